@@ -1,0 +1,172 @@
+// buildApp: the platform hooks every route shares, then each module's routes.
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController, type FastifyError, type FastifyServerOptions } from 'fastify';
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Config } from './config.js';
+import type { Db } from './db/pool.js';
+import { registerAuth } from './platform/auth.js';
+import { ApiError, ERROR_CODES, problemBody, type ErrorCode } from './platform/errors.js';
+import type { App } from './platform/http.js';
+import { IdempotencyEngine } from './platform/idempotency.js';
+import { loggerOptions } from './platform/logging.js';
+import { registerMetrics } from './platform/metrics.js';
+import { CursorCodec } from './platform/pagination.js';
+import { registerRateLimit } from './platform/rate-limit.js';
+import type { ServiceKeys } from './platform/secrets.js';
+import { TokenService } from './platform/tokens.js';
+import { bodyAjv, fieldErrors, queryAjv } from './platform/validation.js';
+import type { MarketCatalogue } from './modules/catalogue/catalogue.js';
+import { collectionsRoutes } from './modules/collections/collections.routes.js';
+import { CollectionsService } from './modules/collections/collections.service.js';
+import { credentialsRoutes } from './modules/credentials/credentials.routes.js';
+import { CredentialsService } from './modules/credentials/credentials.service.js';
+import { systemRoutes } from './modules/system/system.routes.js';
+
+export const API_VERSION = '2.5.0';
+export const BODY_LIMIT = 1024 * 1024;
+
+export interface AppDeps {
+  config: Config;
+  db: Db;
+  keys: ServiceKeys;
+  catalogue: MarketCatalogue;
+  migrationCount: number;
+  /** Override the logger (tests pass false). */
+  logger?: FastifyServerOptions['logger'];
+}
+
+export interface Services {
+  tokens: TokenService;
+  credentials: CredentialsService;
+  idempotency: IdempotencyEngine;
+  collections: CollectionsService;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Body fields whose validation errors carry a more specific code, e.g. customer → invalid_customer. */
+    fieldCodes?: Record<string, ErrorCode>;
+  }
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Services; drain: () => void }> {
+  const { config, db } = deps;
+  let draining = false;
+  const app = Fastify({
+    logger: deps.logger ?? loggerOptions(config.logLevel),
+    bodyLimit: BODY_LIMIT,
+    requestIdHeader: false,
+    logController: new LogController({ requestIdLogLabel: 'request_id' }),
+    genReqId: (req) => {
+      const inbound = req.headers['x-request-id'];
+      return typeof inbound === 'string' && REQUEST_ID.test(inbound) ? inbound : randomUUID();
+    },
+    return503OnClosing: true,
+    ajv: { customOptions: { removeAdditional: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // Bodies are validated without coercion ("100" is not an amount); query strings and params are coerced.
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : queryAjv).compile(schema));
+  app.removeContentTypeParser(['text/plain']);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+    reply.header('API-Version', API_VERSION);
+    if (draining) reply.header('Connection', 'close');
+  });
+
+  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+    const apiError = toApiError(error, request.routeOptions.config?.fieldCodes);
+    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+    for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
+    reply.code(apiError.status).type('application/problem+json');
+    return reply.send(problemBody(apiError, request.id));
+  });
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).type('application/problem+json');
+    return reply.send(problemBody(new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`), request.id));
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Payments service API',
+        version: API_VERSION,
+        description:
+          'Collections over mobile-money and bank rails in African markets, refunds, hosted checkout, payouts and signed webhooks. ' +
+          'Amounts are integers in minor units. Errors are RFC 9457 problem documents with a stable `code`.',
+      },
+      servers: [{ url: config.publicBaseUrl, description: config.paymentsEnv }],
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A workspace-scoped token (see /v1/credentials).' },
+        },
+      },
+    },
+  });
+
+  const tokens = new TokenService(deps.keys, config.paymentsEnv);
+  registerAuth(app, db, tokens);
+  registerRateLimit(app, { perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst });
+  const registry = registerMetrics(app);
+
+  const idempotency = new IdempotencyEngine(db, config.idempotencyRetentionSeconds);
+  const cursors = new CursorCodec(deps.keys.cursorKey);
+  const credentials = new CredentialsService(tokens, config.paymentsEnv);
+  const collections = new CollectionsService(db, deps.catalogue, idempotency, cursors);
+
+  systemRoutes(app, { db, registry, migrationCount: deps.migrationCount, isDraining: () => draining });
+  credentialsRoutes(app, { db, credentials, idempotency, env: config.paymentsEnv });
+  collectionsRoutes(app, collections);
+
+  await app.ready();
+  return {
+    app,
+    services: { tokens, credentials, idempotency, collections },
+    drain: () => {
+      draining = true;
+    },
+  };
+}
+
+/** Maps anything thrown in a request to the contract's error: framework errors get their stable codes. */
+function toApiError(error: FastifyError | ApiError, fieldCodes: Record<string, ErrorCode> | undefined): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error.validation) {
+    const context = error.validationContext;
+    const errors = fieldErrors(error.validation as Parameters<typeof fieldErrors>[0]);
+    let code: ErrorCode = 'validation_failed';
+    if (context === 'body' && fieldCodes) {
+      for (const [prefix, specific] of Object.entries(fieldCodes)) {
+        if (errors.length > 0 && errors.every((e) => e.field === prefix || e.field.startsWith(`${prefix}.`))) code = specific;
+      }
+    }
+    const where = context === 'querystring' ? 'query parameters' : context === 'body' ? 'request body' : context ?? 'request';
+    return new ApiError(code, `The ${where} ${errors.length === 1 ? 'has a problem' : 'has problems'}: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}.`, { errors });
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('payload_too_large', 'The request body is larger than 1 MiB.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError('unsupported_media_type', 'Send the body as JSON with "Content-Type: application/json".');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError('invalid_json', 'The body is empty but Content-Type says JSON.');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ApiError('invalid_json', 'The body is not valid JSON.');
+    default:
+      break;
+  }
+  const status = error.statusCode ?? 500;
+  if (status === 400 && error instanceof SyntaxError) return new ApiError('invalid_json', 'The body is not valid JSON.');
+  if (status === 413) return new ApiError('payload_too_large', 'The request body is larger than 1 MiB.');
+  if (status === 415) return new ApiError('unsupported_media_type', 'Send the body as JSON with "Content-Type: application/json".');
+  if (status >= 400 && status < 500) {
+    const known = (Object.keys(ERROR_CODES) as ErrorCode[]).find((c) => ERROR_CODES[c].status === status && c !== 'validation_failed');
+    return new ApiError(status === 400 ? 'validation_failed' : known ?? 'validation_failed', error.message);
+  }
+  return new ApiError('internal_error', 'Something went wrong on our side; the request id helps us find it.');
+}

@@ -1,0 +1,59 @@
+// First start on an empty database: the admin credential and a 'demo' sandbox workspace, written to credentials.json.
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Config } from './config.js';
+import { withTransaction, type Db } from './db/pool.js';
+import type { CredentialsService } from './modules/credentials/credentials.service.js';
+import { countWorkspaces } from './modules/workspaces/workspaces.repository.js';
+import { createWorkspace } from './modules/workspaces/workspaces.service.js';
+
+const BOOTSTRAP_LOCK = 7_201_002;
+
+export interface BootstrapResult {
+  file: string;
+  adminToken: string;
+  demoWorkspaceId: string;
+  demoToken: string;
+}
+
+/** Returns what it created, or undefined when the database already had workspaces. */
+export async function bootstrap(db: Db, config: Config, credentials: CredentialsService): Promise<BootstrapResult | undefined> {
+  const created = await withTransaction(db, async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [BOOTSTRAP_LOCK]);
+    if ((await countWorkspaces(tx)) > 0) return undefined;
+    const operator = await createWorkspace(tx, credentials, {
+      name: 'operator',
+      displayName: 'Operator',
+      environment: config.paymentsEnv,
+      kind: 'operator',
+      firstAudience: 'admin',
+    });
+    const demo = await createWorkspace(tx, credentials, {
+      name: 'demo',
+      displayName: 'Demo Shop',
+      environment: config.paymentsEnv,
+      kind: 'integrator',
+      firstAudience: 'integrator',
+    });
+    return { operator, demo };
+  });
+  if (!created) return undefined;
+  const file = path.join(config.dataDir, 'credentials.json');
+  const content = {
+    note: 'Bootstrap credentials, written once on first start. Keep this file secret; rotate these tokens before real use.',
+    base_url: config.publicBaseUrl,
+    environment: config.paymentsEnv,
+    admin: { credential_id: created.operator.issued.credential.id, audience: 'admin', token: created.operator.issued.token },
+    workspaces: [
+      {
+        id: created.demo.workspace.id,
+        name: 'demo',
+        integrator: { credential_id: created.demo.issued.credential.id, audience: 'integrator', token: created.demo.issued.token },
+      },
+    ],
+  };
+  await mkdir(config.dataDir, { recursive: true });
+  await writeFile(file, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600 });
+  await chmod(file, 0o600);
+  return { file, adminToken: created.operator.issued.token, demoWorkspaceId: created.demo.workspace.id, demoToken: created.demo.issued.token };
+}

@@ -1,0 +1,71 @@
+// Environment parsed once at boot; a bad value stops the service with a clear message.
+import path from 'node:path';
+
+export type PaymentsEnv = 'sandbox' | 'production';
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  paymentsEnv: PaymentsEnv;
+  publicBaseUrl: string;
+  logLevel: string;
+  /** Path to a JSON file replacing the built-in market and rail catalogue. */
+  catalogueFile: string | undefined;
+  /** Sustained requests per second allowed per credential (token bucket refill rate). */
+  rateLimitPerSecond: number;
+  /** Bucket size: how many requests a credential may burst above the sustained rate. */
+  rateLimitBurst: number;
+  /** Size of the PostgreSQL connection pool. */
+  dbPoolSize: number;
+  /** How long an idempotency outcome is kept, in seconds (contract: 24 hours). */
+  idempotencyRetentionSeconds: number;
+}
+
+export class ConfigError extends Error {}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got '${raw}'`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const paymentsEnv = env.PAYMENTS_ENV ?? 'sandbox';
+  if (paymentsEnv !== 'sandbox' && paymentsEnv !== 'production') {
+    throw new ConfigError(`PAYMENTS_ENV must be 'sandbox' or 'production', got '${paymentsEnv}'`);
+  }
+  const databaseUrl = env.DATABASE_URL === '' ? undefined : env.DATABASE_URL;
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must be a postgres:// URL (leave it unset for the embedded database)');
+  }
+  const publicBaseUrl = (env.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  try {
+    new URL(publicBaseUrl);
+  } catch {
+    throw new ConfigError(`PUBLIC_BASE_URL must be an absolute URL, got '${publicBaseUrl}'`);
+  }
+  const logLevel = env.LOG_LEVEL ?? 'info';
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; got '${logLevel}'`);
+  }
+  return {
+    port,
+    host: env.HOST ?? '0.0.0.0',
+    databaseUrl,
+    dataDir: path.resolve(env.DATA_DIR ?? './data'),
+    paymentsEnv,
+    publicBaseUrl,
+    logLevel,
+    catalogueFile: env.CATALOGUE_FILE === '' ? undefined : env.CATALOGUE_FILE,
+    rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 100, 1, 1_000_000),
+    rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200, 1, 1_000_000),
+    dbPoolSize: integer(env, 'DB_POOL_SIZE', 20, 1, 1000),
+    idempotencyRetentionSeconds: integer(env, 'IDEMPOTENCY_RETENTION_SECONDS', 86_400, 1, 30 * 86_400),
+  };
+}

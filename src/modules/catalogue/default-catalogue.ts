@@ -1,0 +1,73 @@
+// The built-in market and rail catalogue. Data only: an operator replaces it with CATALOGUE_FILE.
+import type { Catalogue } from './catalogue.schema.js';
+
+export const DEFAULT_CATALOGUE: Catalogue = {
+  currencies: {
+    KES: { exponent: 2, min_amount: 100, max_amount: 25_000_000 },
+    GHS: { exponent: 2, min_amount: 100, max_amount: 5_000_000 },
+    UGX: { exponent: 0, min_amount: 500, max_amount: 5_000_000 },
+    TZS: { exponent: 2, min_amount: 10_000, max_amount: 500_000_000 },
+    RWF: { exponent: 0, min_amount: 100, max_amount: 5_000_000 },
+    ZMW: { exponent: 2, min_amount: 100, max_amount: 10_000_000 },
+    NGN: { exponent: 2, min_amount: 10_000, max_amount: 1_000_000_000 },
+    XOF: { exponent: 0, min_amount: 100, max_amount: 2_000_000 },
+  },
+  markets: {
+    KE: {
+      name: 'Kenya', currency: 'KES', language: 'en', phone: { country_code: '254', national_digits: 9 },
+      rails: {
+        mpesa: { name: 'M-Pesa', type: 'mobile_money', customer_fields: ['phone_number'], expiry_seconds: 600, instruction: { type: 'push_prompt' } },
+        airtel_money: { name: 'Airtel Money', type: 'mobile_money', customer_fields: ['phone_number'], expiry_seconds: 600, instruction: { type: 'push_prompt' } },
+      },
+    },
+    GH: {
+      name: 'Ghana', currency: 'GHS', language: 'en', phone: { country_code: '233', national_digits: 9 },
+      rails: {
+        mtn_momo: { name: 'MTN MoMo', type: 'mobile_money', customer_fields: ['phone_number'], expiry_seconds: 600, instruction: { type: 'push_prompt' } },
+        vodafone_cash: { name: 'Telecel Cash', type: 'mobile_money', customer_fields: ['phone_number'], expiry_seconds: 1800, instruction: { type: 'ussd_code', ussd_code: '*110#' } },
+      },
+    },
+    UG: {
+      name: 'Uganda', currency: 'UGX', language: 'en', phone: { country_code: '256', national_digits: 9 },
+      rails: {
+        mtn_momo: { name: 'MTN MoMo', type: 'mobile_money', customer_fields: ['phone_number'], expiry_seconds: 600, instruction: { type: 'push_prompt' } },
+        airtel_money: { name: 'Airtel Money', type: 'mobile_money', customer_fields: ['phone_number'], expiry_seconds: 600, instruction: { type: 'push_prompt' } },
+      },
+    },
+    TZ: {
+      name: 'Tanzania', currency: 'TZS', language: 'en', phone: { country_code: '255', national_digits: 9 },
+      rails: {
+        mpesa: { name: 'M-Pesa', type: 'mobile_money', customer_fields: ['phone_number'], expiry_seconds: 600, instruction: { type: 'push_prompt' } },
+        airtel_money: { name: 'Airtel Money', type: 'mobile_money', customer_fields: ['phone_number'], expiry_seconds: 600, instruction: { type: 'push_prompt' } },
+      },
+    },
+    RW: {
+      name: 'Rwanda', currency: 'RWF', language: 'en', phone: { country_code: '250', national_digits: 9 },
+      rails: {
+        mtn_momo: { name: 'MTN MoMo', type: 'mobile_money', customer_fields: ['phone_number'], expiry_seconds: 600, instruction: { type: 'push_prompt' } },
+      },
+    },
+    ZM: {
+      name: 'Zambia', currency: 'ZMW', language: 'en', phone: { country_code: '260', national_digits: 9 },
+      rails: {
+        mtn_momo: { name: 'MTN MoMo', type: 'mobile_money', customer_fields: ['phone_number'], expiry_seconds: 600, instruction: { type: 'push_prompt' } },
+        airtel_money: { name: 'Airtel Money', type: 'mobile_money', customer_fields: ['phone_number'], expiry_seconds: 600, instruction: { type: 'push_prompt' } },
+      },
+    },
+    NG: {
+      name: 'Nigeria', currency: 'NGN', language: 'en', phone: { country_code: '234', national_digits: 10 },
+      rails: {
+        bank_transfer: { name: 'Bank transfer', type: 'bank_transfer', customer_fields: ['name'], expiry_seconds: 86_400, instruction: { type: 'bank_transfer', bank_name: 'Sandbox Bank' } },
+      },
+    },
+    CI: {
+      name: "Côte d'Ivoire", currency: 'XOF', language: 'fr', phone: { country_code: '225', national_digits: 10 },
+      rails: {
+        orange_money: { name: 'Orange Money', type: 'mobile_money', customer_fields: ['phone_number'], expiry_seconds: 1800, instruction: { type: 'ussd_code', ussd_code: '#144*82#' } },
+        mtn_momo: { name: 'MTN MoMo', type: 'mobile_money', customer_fields: ['phone_number'], expiry_seconds: 600, instruction: { type: 'push_prompt' } },
+        // Wave notifies the payer in its own app and reports back later: nothing for the payer to act on here.
+        wave: { name: 'Wave', type: 'mobile_money', customer_fields: ['phone_number'], expiry_seconds: 900, instruction: null },
+      },
+    },
+  },
+};

@@ -1,0 +1,85 @@
+// SQL for collections. The workspace id is always the first argument.
+import type { Queryable } from '../../db/pool.js';
+import type { CreatedRange, Position } from '../../platform/pagination.js';
+import type { CollectionStatus } from './collections.schemas.js';
+
+export interface CollectionRow {
+  id: string;
+  workspace_id: string;
+  market: string;
+  rail: string;
+  amount: number;
+  currency: string;
+  reference: string;
+  status: CollectionStatus;
+  customer: Record<string, string>;
+  metadata: Record<string, unknown>;
+  payment_instruction: Record<string, string> | null;
+  created_at: Date;
+  updated_at: Date;
+  expires_at: Date;
+}
+
+const COLUMNS =
+  'id, workspace_id, market, rail, amount, currency, reference, status, customer, metadata, payment_instruction, created_at, updated_at, expires_at';
+
+export async function insertCollection(db: Queryable, workspaceId: string, c: Omit<CollectionRow, 'workspace_id'>): Promise<void> {
+  await db.query(
+    `INSERT INTO collections (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+    [
+      c.id,
+      workspaceId,
+      c.market,
+      c.rail,
+      c.amount,
+      c.currency,
+      c.reference,
+      c.status,
+      JSON.stringify(c.customer),
+      JSON.stringify(c.metadata),
+      c.payment_instruction === null ? null : JSON.stringify(c.payment_instruction),
+      c.created_at,
+      c.updated_at,
+      c.expires_at,
+    ],
+  );
+}
+
+export async function findCollection(db: Queryable, workspaceId: string, id: string): Promise<CollectionRow | undefined> {
+  const { rows } = await db.query<CollectionRow>(`SELECT ${COLUMNS} FROM collections WHERE workspace_id = $1 AND id = $2`, [
+    workspaceId,
+    id,
+  ]);
+  return rows[0];
+}
+
+export interface CollectionFilter {
+  status: CollectionStatus | undefined;
+  range: CreatedRange;
+  after: Position | undefined;
+  /** Rows to fetch: the page size plus one, to learn whether more follow. */
+  fetch: number;
+}
+
+export async function listCollections(db: Queryable, workspaceId: string, f: CollectionFilter): Promise<CollectionRow[]> {
+  const where = ['workspace_id = $1'];
+  const params: unknown[] = [workspaceId];
+  const add = (sql: (n: string) => string, value: unknown): void => {
+    params.push(value);
+    where.push(sql(`$${params.length}`));
+  };
+  if (f.status) add((p) => `status = ${p}`, f.status);
+  if (f.range.from) add((p) => `created_at >= ${p}`, f.range.from);
+  if (f.range.toExclusive) add((p) => `created_at < ${p}`, f.range.toExclusive);
+  if (f.after) {
+    params.push(f.after.createdAt, f.after.id);
+    where.push(`(created_at, id) < ($${params.length - 1}, $${params.length})`);
+  }
+  params.push(f.fetch);
+  const { rows } = await db.query<CollectionRow>(
+    `SELECT ${COLUMNS} FROM collections WHERE ${where.join(' AND ')}
+     ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
+    params,
+  );
+  return rows;
+}

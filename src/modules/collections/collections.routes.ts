@@ -1,0 +1,75 @@
+// Routes for collections: row 1 (create), row 3 (list) and read one. No SQL here.
+import { requireAuth } from '../../platform/auth.js';
+import { fingerprint, idempotencyKey } from '../../platform/idempotency.js';
+import { requestPath, sendStored, type App } from '../../platform/http.js';
+import { IdempotencyKeyHeader, problemResponses } from '../../platform/schemas.js';
+import { Type } from 'typebox';
+import {
+  CollectionIdParams,
+  CollectionPage,
+  CollectionPathParams,
+  CollectionSchema,
+  CreateCollectionBody,
+  ListCollectionsQuery,
+} from './collections.schemas.js';
+import type { CollectionsService } from './collections.service.js';
+
+export function collectionsRoutes(app: App, service: CollectionsService): void {
+  app.post(
+    '/v1/collections/:market/rails/:rail',
+    {
+      config: { auth: ['integrator'], fieldCodes: { customer: 'invalid_customer' } },
+      schema: {
+        operationId: 'createCollection',
+        tags: ['Collections'],
+        summary: 'Create a collection (initiate an inbound payment)',
+        description:
+          'Starts a collection on one rail of one market. Requires an Idempotency-Key: a retry with the same key and body returns the ' +
+          'stored response with `Idempotent-Replayed: true`; the same key with another body is 422 `idempotency_key_reused`; while the ' +
+          'first is still running, 409 `idempotency_key_in_use`.',
+        params: CollectionPathParams,
+        headers: Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKeyHeader) }),
+        body: CreateCollectionBody,
+        response: { 201: CollectionSchema, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const key = idempotencyKey(request, true) as string;
+      const print = fingerprint(request.method, requestPath(request.url), request.body);
+      const result = await service.create(auth.workspaceId, request.params.market, request.params.rail, request.body, key, print);
+      return sendStored(reply, result);
+    },
+  );
+
+  app.get(
+    '/v1/collections',
+    {
+      config: { auth: ['integrator'] },
+      schema: {
+        operationId: 'listCollections',
+        tags: ['Collections'],
+        summary: 'List collections',
+        description: "The workspace's collections, newest first, filtered by status and creation time, paged by cursor.",
+        querystring: ListCollectionsQuery,
+        response: { 200: CollectionPage, ...problemResponses(400, 401, 403, 429) },
+      },
+    },
+    async (request) => service.list(requireAuth(request).workspaceId, request.query),
+  );
+
+  app.get(
+    '/v1/collections/:id',
+    {
+      config: { auth: ['integrator'] },
+      schema: {
+        operationId: 'getCollection',
+        tags: ['Collections'],
+        summary: 'Get a collection',
+        params: CollectionIdParams,
+        response: { 200: CollectionSchema, ...problemResponses(401, 403, 404, 429) },
+      },
+    },
+    async (request) => service.get(requireAuth(request).workspaceId, request.params.id),
+  );
+}

@@ -1,0 +1,112 @@
+// Request and response schemas for collections (rows 1 and 3); descriptions write the reference docs.
+import { Type, type Static } from 'typebox';
+import { ListQuery, pageSchema } from '../../platform/pagination.js';
+import { DateTime, Uuid } from '../../platform/schemas.js';
+
+export const COLLECTION_STATUSES = ['created', 'pending', 'processing', 'successful', 'failed', 'expired', 'refunded', 'reversed'] as const;
+export type CollectionStatus = (typeof COLLECTION_STATUSES)[number];
+
+const StatusSchema = Type.Enum(COLLECTION_STATUSES, {
+  description: 'Lifecycle status: created, pending, processing, successful, failed, expired, refunded or reversed.',
+});
+
+export const CustomerSchema = Type.Object(
+  {
+    phone_number: Type.Optional(
+      Type.String({ maxLength: 20, description: "Payer's mobile number in E.164 form in the market's country (+254712345678). Required on mobile-money rails." }),
+    ),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "Payer's full name. Required on bank-transfer rails." })),
+    email: Type.Optional(Type.String({ format: 'email', maxLength: 254, description: "Payer's email address, for receipts." })),
+  },
+  { additionalProperties: false, description: 'The payer. Which fields are required depends on the rail (see the catalogue).' },
+);
+
+export const MetadataSchema = Type.Record(Type.String({ maxLength: 40 }), Type.Unknown(), {
+  maxProperties: 50,
+  description: 'Your own key-value data (up to 50 keys, 16 KiB as JSON). Returned unchanged on the collection and in every webhook payload.',
+});
+
+export const CreateCollectionBody = Type.Object(
+  {
+    amount: Type.Integer({
+      description: 'Amount in minor units of `currency` (an integer). Outside the currency\'s limits: 422 `amount_out_of_range`.',
+    }),
+    currency: Type.String({ description: "ISO 4217 code; must be the market's currency (KES for KE)." }),
+    reference: Type.String({ minLength: 1, maxLength: 128, description: 'Your reconciliation reference, echoed back.' }),
+    customer: CustomerSchema,
+    metadata: Type.Optional(MetadataSchema),
+  },
+  { additionalProperties: false },
+);
+export type CreateCollectionBody = Static<typeof CreateCollectionBody>;
+
+export const CollectionPathParams = Type.Object({
+  market: Type.String({ maxLength: 8, description: 'ISO 3166-1 alpha-2 market code, uppercase (KE, GH, UG, TZ, RW, ZM, NG, CI).' }),
+  rail: Type.String({ maxLength: 64, description: 'Payment rail offered in that market, lowercase (mpesa, mtn_momo, bank_transfer, …).' }),
+});
+
+export const PaymentInstructionSchema = Type.Union(
+  [
+    Type.Object(
+      {
+        type: Type.Literal('push_prompt', { description: 'The payer receives a prompt on their phone and approves it with their PIN.' }),
+        message: Type.String({ description: 'What to tell the payer.' }),
+      },
+      { additionalProperties: false },
+    ),
+    Type.Object(
+      {
+        type: Type.Literal('ussd_code', { description: 'The payer dials a USSD code to approve the payment.' }),
+        ussd_code: Type.String({ description: 'The code to dial, e.g. #144*82#.' }),
+        message: Type.String({ description: 'What to tell the payer.' }),
+      },
+      { additionalProperties: false },
+    ),
+    Type.Object(
+      {
+        type: Type.Literal('bank_transfer', { description: 'The payer transfers the amount to a dedicated account.' }),
+        bank_name: Type.String({ description: 'Bank holding the receiving account.' }),
+        account_number: Type.String({ description: 'Receiving account number, dedicated to this collection.' }),
+        account_name: Type.String({ description: 'Name on the receiving account.' }),
+        message: Type.String({ description: 'What to tell the payer.' }),
+      },
+      { additionalProperties: false },
+    ),
+    Type.Null(),
+  ],
+  { description: 'How the payer completes the payment; null when the rail is purely asynchronous.' },
+);
+
+export const CollectionSchema = Type.Object(
+  {
+    collection_id: Uuid('Identifier of the collection.'),
+    integrator_id: Uuid('Identifier of the owning integrator (the workspace).'),
+    market: Type.String({ description: 'Market code from the request path.' }),
+    rail: Type.String({ description: 'Payment rail from the request path.' }),
+    amount: Type.Integer({ description: 'Amount in minor units.' }),
+    currency: Type.String({ description: 'ISO 4217 currency code.' }),
+    reference: Type.String({ description: 'Echo of the request reference.' }),
+    status: StatusSchema,
+    customer: CustomerSchema,
+    metadata: MetadataSchema,
+    payment_instruction: PaymentInstructionSchema,
+    created_at: DateTime('Creation time (UTC, milliseconds).'),
+    updated_at: DateTime('Time of the last status change.'),
+    expires_at: DateTime('When the collection expires if the payer has not authorised it.'),
+  },
+  { additionalProperties: false, description: 'A collection: an inbound payment on one rail of one market.' },
+);
+export type Collection = Static<typeof CollectionSchema>;
+
+export const ListCollectionsQuery = Type.Object(
+  {
+    ...ListQuery.properties,
+    status: Type.Optional(StatusSchema),
+  },
+  { additionalProperties: false },
+);
+export type ListCollectionsQuery = Static<typeof ListCollectionsQuery>;
+
+export const CollectionPage = pageSchema(CollectionSchema, 'Collections, newest first.');
+
+export const CollectionIdParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'The collection_id.' }) });

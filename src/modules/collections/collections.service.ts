@@ -1,0 +1,157 @@
+// Collection rules: catalogue checks, creation with its event and outbox row in one transaction, reads.
+import type { Db } from '../../db/pool.js';
+import { ApiError, notFound, type FieldError } from '../../platform/errors.js';
+import { canonicalJson, type IdempotencyEngine, type IdempotentResult } from '../../platform/idempotency.js';
+import { uuidv7, uuidv7Time, isUuid } from '../../platform/ids.js';
+import { createdRange, type CursorCodec, type Page } from '../../platform/pagination.js';
+import type { MarketCatalogue } from '../catalogue/catalogue.js';
+import type { Market, Rail } from '../catalogue/catalogue.schema.js';
+import type { CurrencyRules } from '../catalogue/catalogue.js';
+import { recordEvent } from '../events/events.repository.js';
+import * as repo from './collections.repository.js';
+import type { Collection, CreateCollectionBody, ListCollectionsQuery } from './collections.schemas.js';
+import { paymentInstruction } from './payment-instructions.js';
+
+const METADATA_MAX_BYTES = 16 * 1024;
+
+export function toApi(row: repo.CollectionRow): Collection {
+  return {
+    collection_id: row.id,
+    integrator_id: row.workspace_id,
+    market: row.market,
+    rail: row.rail,
+    amount: row.amount,
+    currency: row.currency,
+    reference: row.reference,
+    status: row.status,
+    customer: row.customer,
+    metadata: row.metadata,
+    payment_instruction: row.payment_instruction as Collection['payment_instruction'],
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    expires_at: row.expires_at.toISOString(),
+  };
+}
+
+interface Resolved {
+  market: Market;
+  rail: Rail;
+  currency: CurrencyRules;
+}
+
+export class CollectionsService {
+  constructor(
+    private readonly db: Db,
+    private readonly catalogue: MarketCatalogue,
+    private readonly idempotency: IdempotencyEngine,
+    private readonly cursors: CursorCodec,
+  ) {}
+
+  /** The spec's row-1 rules, in the order a payer's request fails them: market, rail, currency, customer, amount. */
+  resolve(marketCode: string, railCode: string, body: CreateCollectionBody): Resolved {
+    const market = this.catalogue.market(marketCode);
+    if (!market) {
+      throw new ApiError('invalid_market', `Market '${marketCode}' is not supported; use one of ${this.catalogue.marketCodes().join(', ')}.`);
+    }
+    const rail = this.catalogue.rail(market, railCode);
+    if (!rail) {
+      throw new ApiError('invalid_rail', `Rail '${railCode}' is not offered in ${marketCode}; use one of ${Object.keys(market.rails).join(', ')}.`);
+    }
+    if (body.currency !== market.currency) {
+      throw new ApiError('invalid_currency', `Collections in ${marketCode} are in ${market.currency}, not '${body.currency}'.`, {
+        errors: [{ field: 'currency', message: `must be ${market.currency}` }],
+      });
+    }
+    const problems: FieldError[] = [];
+    for (const field of rail.customer_fields) {
+      if (body.customer[field] === undefined) problems.push({ field: `customer.${field}`, message: `is required on ${rail.name}` });
+    }
+    const phone = body.customer.phone_number;
+    if (phone !== undefined) {
+      const { country_code, national_digits } = market.phone;
+      if (!new RegExp(`^\\+${country_code}[0-9]{${national_digits}}$`).test(phone)) {
+        problems.push({
+          field: 'customer.phone_number',
+          message: `must be an E.164 number in ${market.name}: +${country_code} followed by ${national_digits} digits`,
+        });
+      }
+    }
+    if (problems.length > 0) throw new ApiError('invalid_customer', `The customer fields are not valid for ${rail.name} in ${market.name}.`, { errors: problems });
+    const currency = this.catalogue.currency(market.currency);
+    if (!currency) throw new Error(`catalogue has no rules for ${market.currency}`); // validated at boot
+    if (body.amount < currency.min_amount || body.amount > currency.max_amount) {
+      throw new ApiError(
+        'amount_out_of_range',
+        `Amount must be between ${currency.min_amount} and ${currency.max_amount} minor units of ${market.currency}.`,
+        { errors: [{ field: 'amount', message: `must be between ${currency.min_amount} and ${currency.max_amount}` }] },
+      );
+    }
+    if (body.metadata !== undefined && Buffer.byteLength(canonicalJson(body.metadata)) > METADATA_MAX_BYTES) {
+      throw new ApiError('validation_failed', 'metadata is larger than 16 KiB.', { errors: [{ field: 'metadata', message: 'must be at most 16 KiB as JSON' }] });
+    }
+    return { market, rail, currency };
+  }
+
+  async create(
+    workspaceId: string,
+    marketCode: string,
+    railCode: string,
+    body: CreateCollectionBody,
+    key: string,
+    requestFingerprint: string,
+  ): Promise<IdempotentResult> {
+    const { market, rail, currency } = this.resolve(marketCode, railCode, body);
+    return this.idempotency.run(workspaceId, key, requestFingerprint, async (tx) => {
+      const id = uuidv7();
+      const now = uuidv7Time(id);
+      const row: repo.CollectionRow = {
+        id,
+        workspace_id: workspaceId,
+        market: marketCode,
+        rail: railCode,
+        amount: body.amount,
+        currency: body.currency,
+        reference: body.reference,
+        status: 'created',
+        customer: { ...body.customer },
+        metadata: body.metadata ?? {},
+        payment_instruction: paymentInstruction(market, rail, {
+          id,
+          amount: body.amount,
+          currency: body.currency,
+          exponent: currency.exponent,
+          phone: body.customer.phone_number,
+          reference: body.reference,
+        }),
+        created_at: now,
+        updated_at: now,
+        expires_at: new Date(now.getTime() + rail.expiry_seconds * 1000),
+      };
+      await repo.insertCollection(tx, workspaceId, row);
+      const collection = toApi(row);
+      await recordEvent(tx, workspaceId, { type: 'collection.created', objectType: 'collection', objectId: id, data: collection, at: now });
+      return {
+        status: 201,
+        headers: { location: `/v1/collections/${id}` },
+        body: JSON.stringify(collection),
+      };
+    });
+  }
+
+  async get(workspaceId: string, id: string): Promise<Collection> {
+    const row = isUuid(id) ? await repo.findCollection(this.db, workspaceId, id) : undefined;
+    if (!row) throw notFound('collection');
+    return toApi(row);
+  }
+
+  async list(workspaceId: string, query: ListCollectionsQuery): Promise<Page<Collection>> {
+    const limit = query.limit ?? 20;
+    const rows = await repo.listCollections(this.db, workspaceId, {
+      status: query.status,
+      range: createdRange(query),
+      after: query.cursor === undefined ? undefined : this.cursors.decode(query.cursor),
+      fetch: limit + 1,
+    });
+    return this.cursors.page(rows, limit, toApi);
+  }
+}

@@ -1,0 +1,62 @@
+// What the payer must do, by the rail's instruction type in the catalogue; null for asynchronous rails.
+import { createHash } from 'node:crypto';
+import { maskPhone } from '../../platform/logging.js';
+import type { Market, Rail } from '../catalogue/catalogue.schema.js';
+
+export type PaymentInstruction = Record<string, string> | null;
+
+export function formatAmount(amount: number, currency: string, exponent: number, language: 'en' | 'fr'): string {
+  const major = amount / 10 ** exponent;
+  const formatted = new Intl.NumberFormat(language === 'fr' ? 'fr-FR' : 'en-GB', {
+    minimumFractionDigits: exponent,
+    maximumFractionDigits: exponent,
+  }).format(major);
+  return `${currency} ${formatted}`;
+}
+
+/** A dedicated receiving account number for one collection: stable for that collection, 10 digits. */
+export function virtualAccountNumber(collectionId: string): string {
+  const digest = createHash('sha256').update(collectionId).digest();
+  return String(digest.readBigUInt64BE(0) % 10_000_000_000n).padStart(10, '0');
+}
+
+export function paymentInstruction(
+  market: Market,
+  rail: Rail,
+  c: { id: string; amount: number; currency: string; exponent: number; phone: string | undefined; reference: string },
+): PaymentInstruction {
+  const instruction = rail.instruction;
+  if (instruction === null) return null;
+  const amount = formatAmount(c.amount, c.currency, c.exponent, market.language);
+  const phone = c.phone === undefined ? '' : maskPhone(c.phone);
+  const fr = market.language === 'fr';
+  switch (instruction.type) {
+    case 'push_prompt':
+      return {
+        type: 'push_prompt',
+        message: fr
+          ? `Validez la demande ${rail.name} de ${amount} envoyée au ${phone} avec votre code secret.`
+          : `Approve the ${rail.name} prompt for ${amount} sent to ${phone} with your PIN.`,
+      };
+    case 'ussd_code':
+      return {
+        type: 'ussd_code',
+        ussd_code: instruction.ussd_code,
+        message: fr
+          ? `Composez ${instruction.ussd_code} depuis le ${phone} et suivez les instructions pour payer ${amount}.`
+          : `Dial ${instruction.ussd_code} from ${phone} and follow the prompts to pay ${amount}.`,
+      };
+    case 'bank_transfer': {
+      const account = virtualAccountNumber(c.id);
+      return {
+        type: 'bank_transfer',
+        bank_name: instruction.bank_name,
+        account_number: account,
+        account_name: `Collection ${c.reference}`.slice(0, 64),
+        message: fr
+          ? `Virez exactement ${amount} au compte ${account} (${instruction.bank_name}).`
+          : `Transfer exactly ${amount} to account ${account} at ${instruction.bank_name}.`,
+      };
+    }
+  }
+}

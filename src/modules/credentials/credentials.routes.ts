@@ -1,0 +1,220 @@
+// Routes for a workspace's own credentials and the admin workspace API (contract §3).
+import { Type } from 'typebox';
+import type { PaymentsEnv } from '../../config.js';
+import type { Db } from '../../db/pool.js';
+import { requireAuth } from '../../platform/auth.js';
+import { notFound } from '../../platform/errors.js';
+import { requestPath, sendStored, type App } from '../../platform/http.js';
+import { fingerprint, idempotencyKey, type IdempotencyEngine } from '../../platform/idempotency.js';
+import { isUuid } from '../../platform/ids.js';
+import { IdempotencyKeyHeader, problemResponses } from '../../platform/schemas.js';
+import { AUDIENCES } from '../../platform/tokens.js';
+import { findWorkspace, listAllWorkspaces } from '../workspaces/workspaces.repository.js';
+import { createWorkspace } from '../workspaces/workspaces.service.js';
+import { listCredentials } from './credentials.repository.js';
+import {
+  AdminCreateCredentialBody,
+  CreateCredentialBody,
+  CreatedWorkspaceSchema,
+  CreateWorkspaceBody,
+  CredentialSchema,
+  IdParams,
+  IssuedCredentialSchema,
+  WorkspaceSchema,
+  credentialToApi,
+  workspaceToApi,
+} from './credentials.schemas.js';
+import type { CredentialsService } from './credentials.service.js';
+
+const anyAudience = AUDIENCES;
+const optionalKey = Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKeyHeader) });
+
+export function credentialsRoutes(app: App, deps: { db: Db; credentials: CredentialsService; idempotency: IdempotencyEngine; env: PaymentsEnv }): void {
+  const { db, credentials, idempotency, env } = deps;
+
+  app.get(
+    '/v1/workspace',
+    {
+      config: { auth: anyAudience },
+      schema: {
+        operationId: 'getWorkspace',
+        tags: ['Workspace'],
+        summary: "The caller's workspace",
+        response: { 200: WorkspaceSchema, ...problemResponses(401, 429) },
+      },
+    },
+    async (request) => {
+      const workspace = await findWorkspace(db, requireAuth(request).workspaceId);
+      if (!workspace) throw notFound('workspace');
+      return workspaceToApi(workspace);
+    },
+  );
+
+  app.get(
+    '/v1/credentials',
+    {
+      config: { auth: anyAudience },
+      schema: {
+        operationId: 'listCredentials',
+        tags: ['Credentials'],
+        summary: "List the workspace's credentials",
+        description: 'Every credential of the caller\'s workspace, newest first. Tokens are never shown here.',
+        response: {
+          200: Type.Object({ data: Type.Array(CredentialSchema, { description: 'Credentials, newest first.' }) }, { additionalProperties: false }),
+          ...problemResponses(401, 429),
+        },
+      },
+    },
+    async (request) => ({ data: (await listCredentials(db, requireAuth(request).workspaceId)).map(credentialToApi) }),
+  );
+
+  app.post(
+    '/v1/credentials',
+    {
+      config: { auth: anyAudience },
+      schema: {
+        operationId: 'createCredential',
+        tags: ['Credentials'],
+        summary: 'Create a credential in the workspace',
+        description: 'Mints a new token for the caller\'s workspace. Only an admin may mint another audience than its own.',
+        headers: optionalKey,
+        body: CreateCredentialBody,
+        response: { 201: IssuedCredentialSchema, ...problemResponses(400, 401, 403, 409, 415, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const audience = request.body.audience ?? auth.audience;
+      credentials.assertMayMint(auth.audience, audience);
+      const key = idempotencyKey(request, false);
+      const result = await idempotency.maybe(auth.workspaceId, key, fingerprint(request.method, requestPath(request.url), request.body), async (tx) => {
+        const issued = await credentials.create(tx, auth.workspaceId, audience, request.body.name ?? audience);
+        return { status: 201, headers: {}, body: JSON.stringify({ ...credentialToApi(issued.credential), token: issued.token }) };
+      });
+      return sendStored(reply, result);
+    },
+  );
+
+  app.post(
+    '/v1/credentials/:id/rotate',
+    {
+      config: { auth: anyAudience },
+      schema: {
+        operationId: 'rotateCredential',
+        tags: ['Credentials'],
+        summary: 'Rotate a credential',
+        description: 'Returns a new token for the credential. The previous token stops working before this call returns.',
+        params: IdParams,
+        headers: optionalKey,
+        response: { 200: IssuedCredentialSchema, ...problemResponses(401, 404, 409, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const id = request.params.id;
+      if (!isUuid(id)) throw notFound('credential');
+      const key = idempotencyKey(request, false);
+      const result = await idempotency.maybe(auth.workspaceId, key, fingerprint(request.method, requestPath(request.url), null), async (tx) => {
+        const issued = await credentials.rotate(tx, auth.workspaceId, id);
+        return { status: 200, headers: {}, body: JSON.stringify({ ...credentialToApi(issued.credential), token: issued.token }) };
+      });
+      return sendStored(reply, result);
+    },
+  );
+
+  app.delete(
+    '/v1/credentials/:id',
+    {
+      config: { auth: anyAudience },
+      schema: {
+        operationId: 'revokeCredential',
+        tags: ['Credentials'],
+        summary: 'Revoke a credential',
+        description: 'Its token stops working before this call returns. Revoking a revoked credential answers the same record.',
+        params: IdParams,
+        response: { 200: CredentialSchema, ...problemResponses(401, 404, 429) },
+      },
+    },
+    async (request) => {
+      const auth = requireAuth(request);
+      if (!isUuid(request.params.id)) throw notFound('credential');
+      return credentialToApi(await credentials.revoke(db, auth.workspaceId, request.params.id));
+    },
+  );
+
+  app.get(
+    '/v1/admin/workspaces',
+    {
+      config: { auth: ['admin'] },
+      schema: {
+        operationId: 'adminListWorkspaces',
+        tags: ['Admin'],
+        summary: 'List integrator workspaces',
+        response: {
+          200: Type.Object({ data: Type.Array(WorkspaceSchema, { description: 'Workspaces, newest first (at most 1000).' }) }, { additionalProperties: false }),
+          ...problemResponses(401, 403, 429),
+        },
+      },
+    },
+    async () => ({ data: (await listAllWorkspaces(db)).map(workspaceToApi) }),
+  );
+
+  app.post(
+    '/v1/admin/workspaces',
+    {
+      config: { auth: ['admin'] },
+      schema: {
+        operationId: 'adminCreateWorkspace',
+        tags: ['Admin'],
+        summary: 'Create a workspace',
+        description: 'Creates an integrator workspace in this environment with a first integrator credential.',
+        headers: optionalKey,
+        body: CreateWorkspaceBody,
+        response: { 201: CreatedWorkspaceSchema, ...problemResponses(400, 401, 403, 409, 415, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const key = idempotencyKey(request, false);
+      const result = await idempotency.maybe(auth.workspaceId, key, fingerprint(request.method, requestPath(request.url), request.body), async (tx) => {
+        const { workspace, issued } = await createWorkspace(tx, credentials, {
+          name: request.body.name,
+          displayName: request.body.display_name ?? request.body.name,
+          environment: env,
+          kind: 'integrator',
+          firstAudience: 'integrator',
+        });
+        const body = { workspace: workspaceToApi(workspace), credential: { ...credentialToApi(issued.credential), token: issued.token } };
+        return { status: 201, headers: {}, body: JSON.stringify(body) };
+      });
+      return sendStored(reply, result);
+    },
+  );
+
+  app.post(
+    '/v1/admin/workspaces/:id/credentials',
+    {
+      config: { auth: ['admin'] },
+      schema: {
+        operationId: 'adminCreateCredential',
+        tags: ['Admin'],
+        summary: 'Create a credential in any workspace',
+        params: IdParams,
+        headers: optionalKey,
+        body: AdminCreateCredentialBody,
+        response: { 201: IssuedCredentialSchema, ...problemResponses(400, 401, 403, 404, 409, 415, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const target = isUuid(request.params.id) ? await findWorkspace(db, request.params.id) : undefined;
+      if (!target) throw notFound('workspace');
+      const key = idempotencyKey(request, false);
+      const result = await idempotency.maybe(auth.workspaceId, key, fingerprint(request.method, requestPath(request.url), request.body), async (tx) => {
+        const issued = await credentials.create(tx, target.id, request.body.audience, request.body.name ?? request.body.audience);
+        return { status: 201, headers: {}, body: JSON.stringify({ ...credentialToApi(issued.credential), token: issued.token }) };
+      });
+      return sendStored(reply, result);
+    },
+  );
+}

@@ -1,0 +1,25 @@
+// Creating workspaces with their first credential, atomically.
+import type { PaymentsEnv } from '../../config.js';
+import type { Queryable } from '../../db/pool.js';
+import { uuidv7, uuidv7Time } from '../../platform/ids.js';
+import type { CredentialsService, IssuedCredential } from '../credentials/credentials.service.js';
+import type { Audience } from '../../platform/tokens.js';
+import { insertWorkspace, type WorkspaceRow } from './workspaces.repository.js';
+
+export async function createWorkspace(
+  tx: Queryable,
+  credentials: CredentialsService,
+  w: { name: string; displayName: string; environment: PaymentsEnv; kind: WorkspaceRow['kind']; firstAudience: Audience },
+): Promise<{ workspace: WorkspaceRow; issued: IssuedCredential }> {
+  const id = uuidv7();
+  const workspace = await insertWorkspace(tx, {
+    id,
+    name: w.name,
+    display_name: w.displayName,
+    environment: w.environment,
+    kind: w.kind,
+    created_at: uuidv7Time(id),
+  });
+  const issued = await credentials.create(tx, id, w.firstAudience, `${w.firstAudience} (first)`);
+  return { workspace, issued };
+}

@@ -1,0 +1,60 @@
+// Bearer-token authentication and the audience check, applied to every route in one hook.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Db } from '../db/pool.js';
+import { isTokenLive } from '../modules/credentials/credentials.repository.js';
+import { ApiError } from './errors.js';
+import type { Audience, TokenService } from './tokens.js';
+
+export type RouteAuth = 'public' | readonly Audience[];
+
+export interface AuthContext {
+  credentialId: string;
+  workspaceId: string;
+  audience: Audience;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Who may call the route: 'public', or the audiences allowed. Every route must say. */
+    auth?: RouteAuth;
+  }
+  interface FastifyRequest {
+    authContext: AuthContext | undefined;
+  }
+}
+
+const BEARER = /^Bearer ([A-Za-z0-9_.\-+/=]+)$/;
+
+export function requireAuth(request: FastifyRequest): AuthContext {
+  if (!request.authContext) throw new ApiError('unauthorized', 'This route needs a bearer token.');
+  return request.authContext;
+}
+
+export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService): void {
+  app.decorateRequest('authContext', undefined);
+
+  // A route without an explicit auth rule is a mistake caught at boot, not an open door.
+  app.addHook('onRoute', (route) => {
+    const auth = route.config?.auth;
+    if (auth === undefined) throw new Error(`route ${route.method} ${route.url} declares no auth rule`);
+    if (auth !== 'public') {
+      route.schema = { ...route.schema, security: [{ bearerAuth: [] }] };
+    }
+  });
+
+  app.addHook('onRequest', async (request) => {
+    const rule = request.routeOptions.config.auth;
+    if (rule === undefined || rule === 'public') return;
+    const header = request.headers.authorization;
+    if (header === undefined) throw new ApiError('unauthorized', 'Send your API token as "Authorization: Bearer <token>".');
+    const match = BEARER.exec(header);
+    const claims = match?.[1] ? await tokens.verify(match[1]) : undefined;
+    if (!claims || !(await isTokenLive(db, claims.workspaceId, claims.credentialId, claims.tokenId))) {
+      throw new ApiError('unauthorized', 'The bearer token is invalid, rotated or revoked.');
+    }
+    if (!rule.includes(claims.audience)) {
+      throw new ApiError('forbidden', `A ${claims.audience} token cannot call this route; it needs one of: ${rule.join(', ')}.`);
+    }
+    request.authContext = { credentialId: claims.credentialId, workspaceId: claims.workspaceId, audience: claims.audience };
+  });
+}

@@ -1,0 +1,77 @@
+// One error type with a stable code, and the one table that maps each code to its HTTP status.
+
+export const ERROR_TYPE_BASE = 'https://payments.example/errors/';
+
+export const ERROR_CODES = {
+  validation_failed: { status: 400, title: 'Validation failed' },
+  invalid_json: { status: 400, title: 'Malformed JSON body' },
+  invalid_market: { status: 400, title: 'Invalid market' },
+  invalid_rail: { status: 400, title: 'Invalid rail' },
+  invalid_currency: { status: 400, title: 'Invalid currency' },
+  invalid_customer: { status: 400, title: 'Invalid customer' },
+  invalid_cursor: { status: 400, title: 'Invalid cursor' },
+  unauthorized: { status: 401, title: 'Unauthorized' },
+  forbidden: { status: 403, title: 'Forbidden' },
+  not_found: { status: 404, title: 'Not found' },
+  method_not_allowed: { status: 405, title: 'Method not allowed' },
+  idempotency_key_in_use: { status: 409, title: 'Idempotency key in use' },
+  collection_not_refundable: { status: 409, title: 'Collection not refundable' },
+  refund_in_progress: { status: 409, title: 'Refund in progress' },
+  payload_too_large: { status: 413, title: 'Payload too large' },
+  unsupported_media_type: { status: 415, title: 'Unsupported media type' },
+  amount_out_of_range: { status: 422, title: 'Amount out of range' },
+  idempotency_key_missing: { status: 422, title: 'Idempotency key missing' },
+  idempotency_key_invalid: { status: 422, title: 'Idempotency key invalid' },
+  idempotency_key_reused: { status: 422, title: 'Idempotency key reused' },
+  refund_amount_mismatch: { status: 422, title: 'Refund amount mismatch' },
+  rate_limited: { status: 429, title: 'Too many requests' },
+  internal_error: { status: 500, title: 'Internal error' },
+  service_unavailable: { status: 503, title: 'Service unavailable' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly errors: FieldError[] | undefined;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, detail: string, options: { errors?: FieldError[]; headers?: Record<string, string> } = {}) {
+    super(detail);
+    this.code = code;
+    this.status = ERROR_CODES[code].status;
+    this.errors = options.errors;
+    this.headers = options.headers ?? {};
+  }
+}
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ErrorCode;
+  request_id: string;
+  errors?: FieldError[];
+}
+
+export function problemBody(error: ApiError, requestId: string): Problem {
+  const body: Problem = {
+    type: ERROR_TYPE_BASE + error.code,
+    title: ERROR_CODES[error.code].title,
+    status: error.status,
+    detail: error.message,
+    code: error.code,
+    request_id: requestId,
+  };
+  if (error.errors && error.errors.length > 0) body.errors = error.errors;
+  return body;
+}
+
+export const notFound = (what: string): ApiError => new ApiError('not_found', `No ${what} with that id exists in this workspace.`);

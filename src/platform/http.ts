@@ -1,0 +1,21 @@
+// Shared HTTP types and helpers for route modules.
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { IdempotentResult } from './idempotency.js';
+
+export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+/** Sends an idempotent outcome exactly as stored; a replay says so in Idempotent-Replayed. */
+export function sendStored(reply: FastifyReply, result: IdempotentResult): FastifyReply {
+  const { response, replayed } = result;
+  reply.code(response.status);
+  for (const [name, value] of Object.entries(response.headers)) reply.header(name, value);
+  if (replayed) reply.header('Idempotent-Replayed', 'true');
+  reply.header('content-type', 'application/json; charset=utf-8');
+  return reply.send(response.body);
+}
+
+export function requestPath(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
