@@ -11,7 +11,7 @@ import pg from 'pg';
 export interface EmbeddedOptions {
   /** The folder that holds the cluster (created on first start, reused after). */
   dataDir: string;
-  /** Preferred TCP port; never 5432. When busy, a free port is chosen and reported. */
+  /** Preferred TCP port; never 5432. When busy (or 0), a free port is chosen and reported. */
   port: number;
   database: string;
   log: (message: string) => void;
@@ -164,7 +164,9 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
   await stopLeftoverServer(clusterDir, options.log);
 
   let port = options.port;
-  if (port === 5432 || !(await portIsFree(port))) {
+  if (port === 0) {
+    port = await freePort();
+  } else if (port === 5432 || !(await portIsFree(port))) {
     const chosen = await freePort();
     options.log(`port ${port} is not available for the embedded database; using ${chosen}`);
     port = chosen;

@@ -1,0 +1,39 @@
+// `npm test`: runs every *.test.ts under src/ and test/ with node's test runner, against DATABASE_URL
+// or, when it is unset, against an embedded PostgreSQL started here for the run and stopped after.
+import { spawn } from 'node:child_process';
+import { readdirSync, rmSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { startEmbedded, type EmbeddedServer } from '../src/db/embedded.js';
+
+function findTests(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const full = path.join(dir, name);
+    if (statSync(full).isDirectory()) out.push(...findTests(full));
+    else if (name.endsWith('.test.ts')) out.push(full);
+  }
+  return out;
+}
+
+const only = process.argv.slice(2);
+const files = only.length > 0 ? only : [...findTests('src'), ...findTests('test')].sort();
+let embedded: EmbeddedServer | undefined;
+let databaseUrl = process.env.DATABASE_URL;
+if (!databaseUrl) {
+  const dataDir = path.resolve('.data-test');
+  rmSync(dataDir, { recursive: true, force: true });
+  embedded = await startEmbedded({ dataDir, port: 0, database: 'test', log: () => undefined });
+  databaseUrl = embedded.url;
+  process.stdout.write(`# tests run against an embedded PostgreSQL on port ${embedded.port}\n`);
+} else {
+  process.stdout.write(`# tests run against DATABASE_URL (${new URL(databaseUrl).host})\n`);
+}
+
+const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], {
+  stdio: 'inherit',
+  env: { ...process.env, TEST_DATABASE_URL: databaseUrl },
+});
+const code: number = await new Promise((resolve) => child.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0))));
+await embedded?.stop();
+if (embedded) rmSync(path.resolve('.data-test'), { recursive: true, force: true });
+process.exit(code);

@@ -1,0 +1,163 @@
+// Test harness: a fresh database per test file on TEST_DATABASE_URL, the real app listening on loopback,
+// and a small HTTP client. Everything goes through HTTP and a real PostgreSQL.
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { buildApp, type Services } from '../../src/app.js';
+import { bootstrap } from '../../src/bootstrap.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { loadMigrations, migrate } from '../../src/db/migrate.js';
+import { createPool, type Db } from '../../src/db/pool.js';
+import { loadCatalogue, MarketCatalogue } from '../../src/modules/catalogue/catalogue.js';
+import type { App } from '../../src/platform/http.js';
+import { loadServiceKeys } from '../../src/platform/secrets.js';
+
+export interface TestApp {
+  baseUrl: string;
+  app: App;
+  db: Db;
+  services: Services;
+  config: Config;
+  adminToken: string;
+  demoToken: string;
+  demoWorkspaceId: string;
+  databaseName: string;
+  close(): Promise<void>;
+}
+
+function baseDatabaseUrl(): string {
+  const url = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL;
+  if (!url) throw new Error('run the tests with `npm test` (it provides a database), or set DATABASE_URL');
+  return url;
+}
+
+/** Creates an empty database on the test server and returns its URL. */
+export async function createTestDatabase(): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
+  const base = new URL(baseDatabaseUrl());
+  const name = `t_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base.toString() });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(base.toString());
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    name,
+    drop: async () => {
+      const c = new pg.Client({ connectionString: base.toString() });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const database = await createTestDatabase();
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'payments-test-'));
+  const config = loadConfig({
+    DATABASE_URL: database.url,
+    DATA_DIR: dataDir,
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_PER_SECOND: '100000',
+    RATE_LIMIT_BURST: '100000',
+    DB_POOL_SIZE: '20',
+    ...env,
+  });
+  const db = createPool(database.url, config.dbPoolSize);
+  await migrate(db);
+  const keys = await loadServiceKeys(db);
+  const { app, services } = await buildApp({
+    config,
+    db,
+    keys,
+    catalogue: new MarketCatalogue(loadCatalogue(config.catalogueFile)),
+    migrationCount: (await loadMigrations()).length,
+    logger: false,
+  });
+  const boot = await bootstrap(db, config, services.credentials);
+  if (!boot) throw new Error('bootstrap did not run on a fresh database');
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    app,
+    db,
+    services,
+    config,
+    adminToken: boot.adminToken,
+    demoToken: boot.demoToken,
+    demoWorkspaceId: boot.demoWorkspaceId,
+    databaseName: database.name,
+    async close() {
+      await app.close();
+      await db.end();
+      await database.drop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  text: string;
+  body: T;
+}
+
+export interface RequestOptions {
+  token?: string;
+  body?: unknown;
+  /** Sent as-is instead of JSON-encoding `body`. */
+  rawBody?: string;
+  headers?: Record<string, string>;
+  idempotencyKey?: string;
+}
+
+export async function request<T = any>(t: { baseUrl: string }, method: string, url: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+  if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
+  let body: string | undefined;
+  if (options.rawBody !== undefined) body = options.rawBody;
+  else if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(t.baseUrl + url, { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown = undefined;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, body: parsed as T };
+}
+
+/** A workspace of its own, made through the admin API, with its integrator token. */
+export async function createWorkspace(t: TestApp, name: string): Promise<{ id: string; token: string }> {
+  const res = await request(t, 'POST', '/v1/admin/workspaces', { token: t.adminToken, body: { name } });
+  if (res.status !== 201) throw new Error(`workspace creation failed: ${res.status} ${res.text}`);
+  return { id: res.body.workspace.id, token: res.body.credential.token };
+}
+
+export const validCollection = (overrides: Record<string, unknown> = {}) => ({
+  amount: 1500,
+  currency: 'KES',
+  reference: `order-${randomBytes(4).toString('hex')}`,
+  customer: { phone_number: '+254712345678' },
+  metadata: { order_id: '42', cart: { items: 2 } },
+  ...overrides,
+});
+
+export const newKey = (): string => `key-${randomBytes(8).toString('hex')}`;
+
+export async function createCollection(t: { baseUrl: string }, token: string, overrides: Record<string, unknown> = {}, path = '/v1/collections/KE/rails/mpesa') {
+  return request(t, 'POST', path, { token, body: validCollection(overrides), idempotencyKey: newKey() });
+}
