@@ -9,7 +9,7 @@ export function maskPhone(value: string): string {
 
 /** Paths never carry secrets today, but checkout tokens will be path segments: mask them in logs. */
 export function maskUrl(url: string): string {
-  return url.replace(/(\/(?:by-token|checkout)\/)[^/?#]+/g, '$1[token]');
+  return url.replace(/(\/by-token\/)[^/?#]+/, '$1[token]').replace(/^(\/checkout\/)[^/?#]+/, '$1[token]');
 }
 
 function censor(value: unknown, path: string[]): unknown {
@@ -37,8 +37,9 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
       censor,
     },
     serializers: {
-      req(req: { method: string; url: string; ip?: string; id?: string }) {
-        return { method: req.method, url: maskUrl(req.url), remote_address: req.ip };
+      // Only these three fields of a request are logged: never its headers (tokens) or body (phones).
+      req(req: { method?: string; url?: string; ip?: string }) {
+        return { method: req.method, url: typeof req.url === 'string' ? maskUrl(req.url) : undefined, remote_address: req.ip };
       },
     },
   };

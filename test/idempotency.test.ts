@@ -1,0 +1,139 @@
+// The idempotency engine (contract §4), exercised through row 1.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { newKey, request, startTestApp, validCollection, type TestApp } from './helpers/harness.js';
+import { canonicalJson, fingerprint } from '../src/platform/idempotency.js';
+
+let t: TestApp;
+before(async () => {
+  t = await startTestApp();
+});
+after(async () => t.close());
+
+const PATH = '/v1/collections/KE/rails/mpesa';
+const create = (key: string, body: unknown = validCollection(), token = t.demoToken, path = PATH) =>
+  request(t, 'POST', path, { token, body, idempotencyKey: key });
+
+const countCollections = async (reference: string): Promise<number> =>
+  (await t.db.query('SELECT count(*)::int AS n FROM collections WHERE reference = $1', [reference])).rows[0].n;
+
+describe('idempotent replay', () => {
+  it('a retry with the same key and body returns the stored response byte for byte, with Idempotent-Replayed: true', async () => {
+    const key = newKey();
+    const body = validCollection();
+    const first = await create(key, body);
+    assert.equal(first.status, 201);
+    assert.equal(first.headers.get('idempotent-replayed'), null);
+    const second = await create(key, body);
+    assert.equal(second.status, 201);
+    assert.equal(second.text, first.text);
+    assert.equal(second.headers.get('idempotent-replayed'), 'true');
+    assert.equal(second.headers.get('location'), first.headers.get('location'));
+    assert.notEqual(second.headers.get('x-request-id'), first.headers.get('x-request-id'));
+    assert.equal(await countCollections(body.reference), 1);
+  });
+
+  it('the same body with its keys in another order is the same request', async () => {
+    const key = newKey();
+    const body = validCollection();
+    const first = await create(key, body);
+    const reordered = { metadata: body.metadata, customer: body.customer, reference: body.reference, currency: body.currency, amount: body.amount };
+    const second = await create(key, reordered);
+    assert.equal(second.status, 201);
+    assert.equal(second.text, first.text);
+  });
+
+  it('422 idempotency_key_reused when the same key comes with another body', async () => {
+    const key = newKey();
+    const body = validCollection();
+    assert.equal((await create(key, body)).status, 201);
+    const res = await create(key, { ...body, amount: body.amount + 1 });
+    assert.equal(res.status, 422);
+    assert.equal(res.body.code, 'idempotency_key_reused');
+    assert.equal(await countCollections(body.reference), 1);
+  });
+
+  it('422 idempotency_key_reused when the same key comes on another endpoint', async () => {
+    const key = newKey();
+    const body = validCollection();
+    assert.equal((await create(key, body)).status, 201);
+    const res = await create(key, body, t.demoToken, '/v1/collections/KE/rails/airtel_money');
+    assert.equal(res.status, 422);
+    assert.equal(res.body.code, 'idempotency_key_reused');
+  });
+
+  it('a request rejected by validation stores nothing: the corrected retry with the same key succeeds', async () => {
+    const key = newKey();
+    const bad = await create(key, validCollection({ amount: 1 }));
+    assert.equal(bad.status, 422);
+    const good = await create(key, validCollection());
+    assert.equal(good.status, 201);
+    assert.equal(good.headers.get('idempotent-replayed'), null);
+  });
+});
+
+describe('concurrency', () => {
+  it('50 concurrent requests with one key make exactly one collection; every answer is that 201 or a 409', async () => {
+    const key = newKey();
+    const body = validCollection();
+    const responses = await Promise.all(Array.from({ length: 50 }, () => create(key, body)));
+    const created = responses.filter((r) => r.status === 201);
+    const inUse = responses.filter((r) => r.status === 409);
+    assert.equal(created.length + inUse.length, 50, responses.map((r) => r.status).join(','));
+    assert.ok(created.length >= 1);
+    const ids = new Set(created.map((r) => r.body.collection_id));
+    assert.equal(ids.size, 1);
+    for (const r of created) assert.equal(r.text, created[0]?.text);
+    for (const r of inUse) {
+      assert.equal(r.body.code, 'idempotency_key_in_use');
+      assert.equal(r.headers.get('retry-after'), '1');
+    }
+    assert.equal(await countCollections(body.reference), 1);
+    const stored = await t.db.query('SELECT count(*)::int AS n FROM idempotency_keys WHERE key = $1', [key]);
+    assert.equal(stored.rows[0].n, 1);
+    // Once the first has finished, a retry is the replay.
+    const retry = await create(key, body);
+    assert.equal(retry.status, 201);
+    assert.equal(retry.headers.get('idempotent-replayed'), 'true');
+  });
+});
+
+describe('retention', () => {
+  it('outcomes are kept 24 hours from the first request', async () => {
+    const key = newKey();
+    await create(key);
+    const { rows } = await t.db.query(
+      `SELECT extract(epoch FROM expires_at - created_at)::int AS seconds FROM idempotency_keys WHERE key = $1`,
+      [key],
+    );
+    assert.equal(rows[0].seconds, 86_400);
+  });
+
+  it('an outcome past retention no longer replays, and the purge deletes it', async () => {
+    const key = newKey();
+    const body = validCollection();
+    const first = await create(key, body);
+    await t.db.query(`UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE key = $1`, [key]);
+    const again = await create(key, body);
+    assert.equal(again.status, 201);
+    assert.equal(again.headers.get('idempotent-replayed'), null);
+    assert.notEqual(again.body.collection_id, first.body.collection_id);
+
+    const other = newKey();
+    await create(other);
+    await t.db.query(`UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE key = $1`, [other]);
+    const purged = await t.services.idempotency.purgeExpired();
+    assert.ok(purged >= 1);
+    const left = await t.db.query('SELECT count(*)::int AS n FROM idempotency_keys WHERE key = $1', [other]);
+    assert.equal(left.rows[0].n, 0);
+  });
+});
+
+describe('fingerprint', () => {
+  it('canonical JSON sorts keys at every depth and keeps array order', () => {
+    assert.equal(canonicalJson({ b: 1, a: { d: [2, 1], c: null } }), '{"a":{"c":null,"d":[2,1]},"b":1}');
+    assert.equal(fingerprint('post', '/x', { a: 1, b: 2 }), fingerprint('POST', '/x', { b: 2, a: 1 }));
+    assert.notEqual(fingerprint('POST', '/x', { a: [1, 2] }), fingerprint('POST', '/x', { a: [2, 1] }));
+    assert.notEqual(fingerprint('POST', '/x', {}), fingerprint('POST', '/y', {}));
+  });
+});

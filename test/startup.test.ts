@@ -1,0 +1,134 @@
+// `npm start` as a newcomer runs it: no DATABASE_URL, the embedded PostgreSQL in DATA_DIR, bootstrap, drain on SIGTERM.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { randomBytes } from 'node:crypto';
+
+// Under the repository (not a 0700 temp folder) so the postgres user can reach it when tests run as root.
+const dataDir = path.resolve('.tmp', `startup-${randomBytes(4).toString('hex')}`);
+
+function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env = { ...process.env, ...extra };
+  delete env.DATABASE_URL;
+  delete env.TEST_DATABASE_URL;
+  return env;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
+    });
+  });
+}
+
+interface Running {
+  child: ChildProcess;
+  base: string;
+  output: () => string;
+}
+
+async function start(): Promise<Running> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: cleanEnv({ DATA_DIR: dataDir, PORT: String(port), EMBEDDED_PG_PORT: '0', LOG_LEVEL: 'info' }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr?.on('data', (c: Buffer) => (out += c.toString()));
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`service exited early: ${out}`);
+    try {
+      const res = await fetch(`${base}/readyz`);
+      if (res.status === 200) return { child, base, output: () => out };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`service did not become ready: ${out}`);
+}
+
+async function stop(running: Running): Promise<number | null> {
+  running.child.kill('SIGTERM');
+  return new Promise((resolve) => running.child.once('exit', (code) => resolve(code)));
+}
+
+before(async () => {
+  await mkdir(dataDir, { recursive: true });
+});
+after(async () => {
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('npm start on the embedded database', () => {
+  let collectionId = '';
+  let credentialsText = '';
+
+  it('first start creates the cluster in DATA_DIR, bootstraps credentials.json (0600) and serves', async () => {
+    const running = await start();
+    try {
+      assert.ok(existsSync(path.join(dataDir, 'postgres', 'PG_VERSION')), 'cluster is in DATA_DIR/postgres');
+      const file = path.join(dataDir, 'credentials.json');
+      assert.equal(statSync(file).mode & 0o777, 0o600);
+      credentialsText = readFileSync(file, 'utf8');
+      const creds = JSON.parse(credentialsText);
+      assert.match(running.output(), /credentials\.json/);
+      const token: string = creds.workspaces[0].integrator.token;
+      const admin = await fetch(`${running.base}/v1/admin/workspaces`, { headers: { authorization: `Bearer ${creds.admin.token}` } });
+      assert.equal(admin.status, 200);
+      const created = await fetch(`${running.base}/v1/collections/KE/rails/mpesa`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': 'startup-1' },
+        body: JSON.stringify({ amount: 1500, currency: 'KES', reference: 'boot', customer: { phone_number: '+254712345678' } }),
+      });
+      assert.equal(created.status, 201);
+      collectionId = ((await created.json()) as { collection_id: string }).collection_id;
+    } finally {
+      const code = await stop(running);
+      assert.equal(code, 0, running.output());
+    }
+    assert.match(running.output(), /stopped cleanly/);
+    assert.ok(!existsSync(path.join(dataDir, 'postgres', 'postmaster.pid')), 'the embedded server was shut down with the service');
+  });
+
+  it('a second start reuses the data and leaves credentials.json alone', async () => {
+    const running = await start();
+    try {
+      assert.equal(readFileSync(path.join(dataDir, 'credentials.json'), 'utf8'), credentialsText);
+      const token: string = JSON.parse(credentialsText).workspaces[0].integrator.token;
+      const res = await fetch(`${running.base}/v1/collections/${collectionId}`, { headers: { authorization: `Bearer ${token}` } });
+      assert.equal(res.status, 200);
+      assert.doesNotMatch(running.output(), /first start/);
+    } finally {
+      assert.equal(await stop(running), 0);
+    }
+  });
+
+  it('the migrate command reports an up-to-date database', () => {
+    const res = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/migrate.ts'], {
+      env: cleanEnv({ DATA_DIR: dataDir, EMBEDDED_PG_PORT: '0' }),
+      encoding: 'utf8',
+    });
+    assert.equal(res.status, 0, res.stderr);
+    assert.match(res.stdout, /up to date/);
+  });
+
+  it('a bad setting stops the start with a clear message', () => {
+    const res = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: cleanEnv({ DATA_DIR: dataDir, PAYMENTS_ENV: 'staging' }),
+      encoding: 'utf8',
+    });
+    assert.equal(res.status, 1);
+    assert.match(res.stderr, /PAYMENTS_ENV must be 'sandbox' or 'production'/);
+  });
+});
