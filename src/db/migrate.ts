@@ -70,7 +70,7 @@ export async function migrate(pool: pg.Pool, dir = MIGRATIONS_DIR): Promise<numb
         await client.query('COMMIT');
       } catch (err) {
         await client.query('ROLLBACK');
-        throw new Error(`migration ${m.version}_${m.name} failed: ${(err as Error).message}`);
+        throw new Error(`migration ${m.version}_${m.name} failed: ${(err as Error).message}`, { cause: err });
       }
       done.push(m.version);
     }

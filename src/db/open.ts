@@ -25,7 +25,7 @@ export async function openDatabase(config: Config, log: (message: string) => voi
   } catch (err) {
     await pool.end().catch(() => undefined);
     await embedded?.stop();
-    throw new Error(`cannot reach the database: ${(err as Error).message}`);
+    throw new Error(`cannot reach the database: ${(err as Error).message}`, { cause: err });
   }
   return {
     pool,

@@ -131,11 +131,11 @@ export async function request<T = any>(t: { baseUrl: string }, method: string, u
   }
   const response = await fetch(t.baseUrl + url, { method, headers, body });
   const text = await response.text();
-  let parsed: unknown = undefined;
+  let parsed: unknown;
   try {
     parsed = text ? JSON.parse(text) : undefined;
   } catch {
-    parsed = undefined;
+    // not JSON (HTML, Prometheus text): callers read `text`
   }
   return { status: response.status, headers: response.headers, text, body: parsed as T };
 }
