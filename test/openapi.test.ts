@@ -1,0 +1,343 @@
+// The OpenAPI document (contract §11): served publicly, valid OpenAPI 3.1, every route documented and every field
+// described, security declared truthfully, the committed openapi.json current; and the rendered /docs page.
+import { Validator } from '@seriousme/openapi-schema-validator';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { request, startTestApp, type TestApp } from './helpers/harness.js';
+
+type Json = Record<string, any>;
+
+const COMMITTED = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'openapi.json');
+/** scripts/write-openapi.ts writes the document with this base URL (the default of a local run). */
+const PUBLIC_BASE_URL = 'http://localhost:8080';
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+/** Every route registered in src/ (the *.routes.ts files), in OpenAPI path syntax. */
+const EXPECTED_ROUTES: readonly (readonly [string, string])[] = [
+  ['GET', '/healthz'],
+  ['GET', '/readyz'],
+  ['GET', '/metrics'],
+  ['GET', '/v1/openapi.json'],
+  ['GET', '/docs'],
+  ['GET', '/v1/workspace'],
+  ['GET', '/v1/credentials'],
+  ['POST', '/v1/credentials'],
+  ['POST', '/v1/credentials/{id}/rotate'],
+  ['DELETE', '/v1/credentials/{id}'],
+  ['GET', '/v1/admin/workspaces'],
+  ['POST', '/v1/admin/workspaces'],
+  ['POST', '/v1/admin/workspaces/{id}/credentials'],
+  ['POST', '/v1/collections/{market}/rails/{rail}'],
+  ['GET', '/v1/collections'],
+  ['GET', '/v1/collections/{id}'],
+];
+
+/** The operations that need no token. */
+const PUBLIC_PATHS = new Set(['/healthz', '/readyz', '/metrics', '/v1/openapi.json', '/docs']);
+
+let t: TestApp;
+let doc: Json;
+before(async () => {
+  t = await startTestApp({ PUBLIC_BASE_URL });
+  const res = await request(t, 'GET', '/v1/openapi.json');
+  assert.equal(res.status, 200, res.text);
+  doc = res.body as Json;
+});
+after(async () => t.close());
+
+interface Operation {
+  method: string;
+  path: string;
+  op: Json;
+}
+
+function operations(document: Json): Operation[] {
+  const out: Operation[] = [];
+  for (const [p, item] of Object.entries((document.paths ?? {}) as Record<string, Json>)) {
+    for (const method of HTTP_METHODS) {
+      if (item[method]) out.push({ method: method.toUpperCase(), path: p, op: item[method] as Json });
+    }
+  }
+  return out;
+}
+
+const toFastifyPath = (p: string): string => p.replace(/\{([^}]+)\}/g, ':$1');
+const toOpenApiPath = (p: string): string => p.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+const nonEmpty = (v: unknown): boolean => typeof v === 'string' && v.trim().length > 0;
+
+/** Every route fastify knows for a method, read from its route tree (HEAD routes are fastify's own copies of GET). */
+function fastifyRoutes(method: string): string[] {
+  const tree = t.app.printRoutes({ commonPrefix: false, method } as Parameters<TestApp['app']['printRoutes']>[0]);
+  if (tree.trim() === '(empty tree)') return [];
+  const out: string[] = [];
+  const stack: string[] = [];
+  for (const line of tree.split('\n')) {
+    if (!line.trim()) continue;
+    const m = /^((?:│ {3}| {4})*)(?:├── |└── )(\S+)(?: \(([^)]*)\))?$/.exec(line);
+    assert.ok(m, `cannot read the route tree line ${JSON.stringify(line)}:\n${tree}`);
+    const depth = (m[1] as string).length / 4;
+    stack.length = depth;
+    stack.push(m[2] as string);
+    const methods = (m[3] ?? '').split(',').map((s) => s.trim());
+    if (methods.includes(method)) out.push(stack.join(''));
+  }
+  return out;
+}
+
+function resolveRef(schema: Json, document: Json): Json {
+  let s = schema;
+  const seen = new Set<string>();
+  while (typeof s.$ref === 'string') {
+    const ref = s.$ref as string;
+    assert.ok(ref.startsWith('#/'), `external $ref ${ref}`);
+    assert.ok(!seen.has(ref), `circular $ref ${ref}`);
+    seen.add(ref);
+    let target: any = document;
+    for (const part of ref.slice(2).split('/')) target = target?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+    assert.ok(target && typeof target === 'object', `unresolved $ref ${ref}`);
+    s = target as Json;
+  }
+  return s;
+}
+
+/** Collects the path of every property (recursively: nested objects, array items, union branches) without a description. */
+function missingDescriptions(schema: unknown, where: string, document: Json, out: string[], stack: Json[] = []): void {
+  if (!schema || typeof schema !== 'object') return;
+  const s = resolveRef(schema as Json, document);
+  if (stack.includes(s)) return;
+  const next = [...stack, s];
+  for (const [name, prop] of Object.entries((s.properties ?? {}) as Record<string, Json>)) {
+    const resolved = prop && typeof prop === 'object' ? resolveRef(prop, document) : prop;
+    if (!nonEmpty(prop?.description) && !nonEmpty(resolved?.description)) out.push(`${where}.${name}`);
+    missingDescriptions(prop, `${where}.${name}`, document, out, next);
+  }
+  if (s.items && typeof s.items === 'object') {
+    const items = Array.isArray(s.items) ? s.items : [s.items];
+    items.forEach((item: unknown, i: number) => missingDescriptions(item, `${where}[${Array.isArray(s.items) ? i : ''}]`, document, out, next));
+  }
+  for (const [i, item] of ((s.prefixItems ?? []) as Json[]).entries()) missingDescriptions(item, `${where}[${i}]`, document, out, next);
+  for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
+    for (const [i, branch] of ((s[key] ?? []) as Json[]).entries()) missingDescriptions(branch, `${where}<${key}[${i}]>`, document, out, next);
+  }
+  if (s.additionalProperties && typeof s.additionalProperties === 'object') {
+    missingDescriptions(s.additionalProperties, `${where}.*`, document, out, next);
+  }
+  for (const [pattern, sub] of Object.entries((s.patternProperties ?? {}) as Record<string, Json>)) {
+    missingDescriptions(sub, `${where}.<${pattern}>`, document, out, next);
+  }
+  if (s.not) missingDescriptions(s.not, `${where}<not>`, document, out, next);
+}
+
+/** JSON pointers where two JSON values differ (the first few). */
+function differences(a: unknown, b: unknown, at = '', out: string[] = []): string[] {
+  if (out.length >= 10) return out;
+  if (a && b && typeof a === 'object' && typeof b === 'object' && Array.isArray(a) === Array.isArray(b)) {
+    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+    for (const k of keys) differences((a as Json)[k], (b as Json)[k], `${at}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, out);
+    if (Array.isArray(a) && a.length !== (b as unknown[]).length) out.push(`${at} (length)`);
+  } else if (JSON.stringify(a) !== JSON.stringify(b)) {
+    out.push(at || '/');
+  }
+  return out;
+}
+
+describe('GET /v1/openapi.json', () => {
+  it('is public: 200 JSON without a token', async () => {
+    const res = await request(t, 'GET', '/v1/openapi.json');
+    assert.equal(res.status, 200, res.text);
+    assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+    assert.equal(typeof res.body, 'object');
+    assert.ok(res.body.paths, 'no paths in the document');
+  });
+
+  it('is a valid OpenAPI 3.1 document', async () => {
+    assert.equal(doc.openapi, '3.1.0');
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(doc));
+    assert.ok(result.valid, JSON.stringify(result.errors, null, 2));
+    assert.equal(validator.version, '3.1');
+  });
+
+  it('documents every route registered in src/, with its method and {param} path syntax', async () => {
+    const documented = new Set(operations(doc).map((o) => `${o.method} ${o.path}`));
+    const missing = EXPECTED_ROUTES.filter(([m, p]) => !documented.has(`${m} ${p}`)).map(([m, p]) => `${m} ${p}`);
+    assert.deepEqual(missing, [], `routes missing from the document:\n${missing.join('\n')}`);
+    for (const [method, p] of EXPECTED_ROUTES) {
+      assert.ok(t.app.hasRoute({ method: method as 'GET', url: toFastifyPath(p) }), `fastify has no route ${method} ${p}`);
+    }
+    for (const p of Object.keys(doc.paths as Json)) {
+      assert.ok(!p.includes(':'), `path ${p} uses :param syntax`);
+      assert.ok(!p.includes('*'), `path ${p} uses a wildcard`);
+    }
+  });
+
+  it('documents every route fastify knows, and documents no route fastify does not have', async () => {
+    const documented = new Set(operations(doc).map((o) => `${o.method} ${o.path}`));
+    const known: string[] = [];
+    for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) {
+      for (const route of fastifyRoutes(method)) known.push(`${method} ${toOpenApiPath(route)}`);
+    }
+    for (const [m, p] of EXPECTED_ROUTES) assert.ok(known.includes(`${m} ${p}`), `the route tree does not show ${m} ${p}`);
+    const undocumented = known.filter((k) => !documented.has(k));
+    assert.deepEqual(undocumented, [], `routes fastify serves but the document leaves out:\n${undocumented.join('\n')}`);
+    for (const o of operations(doc)) {
+      assert.ok(t.app.hasRoute({ method: o.method as 'GET', url: toFastifyPath(o.path) }), `documented ${o.method} ${o.path} is not a route`);
+    }
+  });
+
+  it('every operation has a unique operationId and a summary; path parameters are declared', async () => {
+    const problems: string[] = [];
+    const seen = new Map<string, string>();
+    for (const { method, path: p, op } of operations(doc)) {
+      const label = `${method} ${p}`;
+      if (!nonEmpty(op.operationId)) problems.push(`${label}: no operationId`);
+      else if (seen.has(op.operationId)) problems.push(`${label}: operationId ${op.operationId} also used by ${seen.get(op.operationId)}`);
+      else seen.set(op.operationId, label);
+      if (!nonEmpty(op.summary)) problems.push(`${label}: no summary`);
+      const declared = new Set(((op.parameters ?? []) as Json[]).filter((x) => x.in === 'path' && x.required === true).map((x) => x.name));
+      for (const name of [...p.matchAll(/\{([^}]+)\}/g)].map((m) => m[1])) {
+        if (!declared.has(name)) problems.push(`${label}: path parameter {${name}} is not declared as a required path parameter`);
+      }
+    }
+    assert.deepEqual(problems, [], problems.join('\n'));
+  });
+
+  it('every parameter and every property of every request and response schema has a description', async () => {
+    const missing: string[] = [];
+    for (const { method, path: p, op } of operations(doc)) {
+      const label = `${method} ${p}`;
+      for (const param of (op.parameters ?? []) as Json[]) {
+        const resolved = resolveRef(param, doc);
+        const where = `${label} ${resolved.in} parameter ${resolved.name}`;
+        if (!nonEmpty(resolved.description) && !nonEmpty(resolved.schema?.description)) missing.push(where);
+        missingDescriptions(resolved.schema, where, doc, missing);
+      }
+      const requestBody = op.requestBody ? resolveRef(op.requestBody, doc) : undefined;
+      for (const [type, media] of Object.entries((requestBody?.content ?? {}) as Record<string, Json>)) {
+        missingDescriptions(media.schema, `${label} request body (${type})`, doc, missing);
+      }
+      for (const [status, response] of Object.entries((op.responses ?? {}) as Record<string, Json>)) {
+        const r = resolveRef(response, doc);
+        if (!nonEmpty(r.description)) missing.push(`${label} response ${status}`);
+        for (const [type, media] of Object.entries((r.content ?? {}) as Record<string, Json>)) {
+          missingDescriptions(media.schema, `${label} response ${status} (${type})`, doc, missing);
+        }
+        for (const [name, header] of Object.entries((r.headers ?? {}) as Record<string, Json>)) {
+          const h = resolveRef(header, doc);
+          if (!nonEmpty(h.description) && !nonEmpty(h.schema?.description)) missing.push(`${label} response ${status} header ${name}`);
+        }
+      }
+    }
+    assert.deepEqual(missing, [], `${missing.length} without a description:\n${missing.join('\n')}`);
+  });
+
+  it('the description walker finds missing descriptions (checked on a sample)', () => {
+    const sample = {
+      type: 'object',
+      properties: {
+        a: { type: 'string', description: 'described' },
+        b: { type: 'string' },
+        c: { type: 'object', description: 'x', properties: { d: { type: 'integer' } } },
+        e: { type: 'array', description: 'x', items: { type: 'object', properties: { f: { type: 'string' } } } },
+        g: { anyOf: [{ type: 'object', properties: { h: { type: 'string', description: ' ' } } }, { type: 'null' }], description: 'x' },
+      },
+    };
+    const out: string[] = [];
+    missingDescriptions(sample, 'sample', {}, out);
+    assert.deepEqual(out, ['sample.b', 'sample.c.d', 'sample.e[].f', 'sample.g<anyOf[0]>.h']);
+  });
+
+  it('protected operations declare bearerAuth security; public ones declare none', async () => {
+    const scheme = doc.components?.securitySchemes?.bearerAuth;
+    assert.equal(scheme?.type, 'http');
+    assert.equal(scheme?.scheme, 'bearer');
+    const problems: string[] = [];
+    for (const { method, path: p, op } of operations(doc)) {
+      const label = `${method} ${p}`;
+      const security = (op.security ?? doc.security ?? []) as Json[];
+      const bearer = security.some((req) => Object.keys(req).includes('bearerAuth'));
+      if (PUBLIC_PATHS.has(p)) {
+        if (security.length > 0) problems.push(`${label} is public but declares security ${JSON.stringify(security)}`);
+      } else if (!bearer) {
+        problems.push(`${label} needs a token but does not declare bearerAuth`);
+      }
+    }
+    for (const p of PUBLIC_PATHS) assert.ok(doc.paths[p]?.get, `public route GET ${p} is not documented`);
+    assert.deepEqual(problems, [], problems.join('\n'));
+  });
+
+  it('the declared security matches the service: without a token, exactly the bearerAuth operations answer 401', async () => {
+    const problems: string[] = [];
+    for (const { method, path: p, op } of operations(doc)) {
+      const url = p.replace(/\{[^}]+\}/g, '01890a5d-ac96-774b-bcce-b302099a8057');
+      const res = await request(t, method, url, method === 'GET' || method === 'DELETE' ? {} : { body: {} });
+      const declared = ((op.security ?? []) as Json[]).length > 0;
+      if (declared && res.status !== 401) problems.push(`${method} ${p} declares bearerAuth but answered ${res.status} without a token`);
+      if (!declared && res.status === 401) problems.push(`${method} ${p} declares no security but answered 401 without a token`);
+    }
+    assert.deepEqual(problems, [], problems.join('\n'));
+  });
+
+  it('the committed openapi.json equals the served document', async () => {
+    let committed: unknown;
+    try {
+      committed = JSON.parse(await readFile(COMMITTED, 'utf8'));
+    } catch (err) {
+      assert.fail(`openapi.json is stale: run \`npm run openapi\` and commit it (${(err as Error).message})`);
+    }
+    const served = (await request(t, 'GET', '/v1/openapi.json')).body;
+    const diff = differences(committed, served);
+    assert.deepEqual(
+      committed,
+      served,
+      `openapi.json is stale: run \`npm run openapi\` and commit it (differs at ${diff.join(', ')})`,
+    );
+  });
+});
+
+describe('GET /docs', () => {
+  let res: Awaited<ReturnType<typeof request>>;
+  before(async () => {
+    res = await request(t, 'GET', '/docs');
+  });
+
+  it('is public: 200 text/html without a token', () => {
+    assert.equal(res.status, 200, res.text);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
+    assert.match(res.text, /^<!doctype html>/i);
+  });
+
+  it('has a Content-Security-Policy without unsafe-inline and without any http(s) source', () => {
+    const csp = res.headers.get('content-security-policy');
+    assert.ok(csp, 'no Content-Security-Policy header');
+    assert.doesNotMatch(csp, /unsafe-inline/i);
+    assert.doesNotMatch(csp, /https?:\/\//i);
+    assert.doesNotMatch(csp, /(^|[\s;])(https?:|\*)(?=[\s;]|$)/i, 'a scheme or wildcard source allows any host');
+    assert.match(csp, /default-src 'none'/);
+    // The inline stylesheet is allowed by its hash, not by unsafe-inline.
+    for (const [, style] of res.text.matchAll(/<style>([\s\S]*?)<\/style>/g)) {
+      const hash = createHash('sha256').update(style as string).digest('base64');
+      assert.ok(csp.includes(`'sha256-${hash}'`), 'the CSP does not allow the page\'s own stylesheet');
+    }
+  });
+
+  it('contains every documented path', () => {
+    const escape = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+    const missing = Object.keys(doc.paths as Json).filter((p) => !res.text.includes(escape(p)));
+    assert.deepEqual(missing, [], `paths not shown on /docs: ${missing.join(', ')}`);
+    for (const { op } of operations(doc)) assert.ok(res.text.includes(escape(op.summary as string).replace(/`([^`]+)`/g, '<code>$1</code>')), `summary missing: ${op.summary}`);
+  });
+
+  it('references no external URL in src= or href= attributes', () => {
+    const refs = [...res.text.matchAll(/\s(?:src|href)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/gi)].map((m) => m[1] ?? m[2] ?? m[3] ?? '');
+    assert.ok(refs.length > 0, 'expected in-page links at least');
+    const external = refs.filter((v) => /^\s*(?:[a-z][a-z0-9+.-]*:|\/\/|\\\\)/i.test(v));
+    assert.deepEqual(external, [], `external references: ${external.join(', ')}`);
+    assert.doesNotMatch(res.text, /<script\b/i);
+  });
+});
