@@ -1,30 +1,20 @@
 // Starts the service: configuration, database (embedded unless DATABASE_URL), migrations, bootstrap, HTTP, workers.
 import pino from 'pino';
-import { buildApp } from './app.js';
 import { bootstrap } from './bootstrap.js';
 import { ConfigError, loadConfig } from './config.js';
-import { loadMigrations, migrate } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
-import { loadCatalogue, MarketCatalogue } from './modules/catalogue/catalogue.js';
-import { loadServiceKeys } from './platform/secrets.js';
+import { loadCatalogue } from './modules/catalogue/catalogue.js';
+import { createService } from './service.js';
 import { every } from './workers/periodic.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const log = pino({ level: config.logLevel === 'silent' ? 'silent' : config.logLevel });
-  const catalogue = new MarketCatalogue(loadCatalogue(config.catalogueFile));
+  loadCatalogue(config.catalogueFile); // a bad catalogue stops the start before the database does
   const database = await openDatabase(config, (m) => log.debug({ component: 'embedded-postgres' }, m));
   try {
-    const applied = await migrate(database.pool);
+    const { app, services, drain, applied } = await createService(config, database.pool);
     if (applied.length > 0) log.info({ applied }, 'database migrations applied');
-    const keys = await loadServiceKeys(database.pool);
-    const { app, services, drain } = await buildApp({
-      config,
-      db: database.pool,
-      keys,
-      catalogue,
-      migrationCount: (await loadMigrations()).length,
-    });
     const boot = await bootstrap(database.pool, config, services.credentials);
     if (boot) log.info({ file: boot.file }, `first start: bootstrap credentials written to ${boot.file}`);
 

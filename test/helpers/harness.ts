@@ -5,14 +5,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { buildApp, type Services } from '../../src/app.js';
+import type { Services } from '../../src/app.js';
 import { bootstrap } from '../../src/bootstrap.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { loadMigrations, migrate } from '../../src/db/migrate.js';
 import { createPool, type Db } from '../../src/db/pool.js';
-import { loadCatalogue, MarketCatalogue } from '../../src/modules/catalogue/catalogue.js';
 import type { App } from '../../src/platform/http.js';
-import { loadServiceKeys } from '../../src/platform/secrets.js';
+import { createService } from '../../src/service.js';
 
 export interface TestApp {
   baseUrl: string;
@@ -69,16 +67,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     ...env,
   });
   const db = createPool(database.url, config.dbPoolSize);
-  await migrate(db);
-  const keys = await loadServiceKeys(db);
-  const { app, services } = await buildApp({
-    config,
-    db,
-    keys,
-    catalogue: new MarketCatalogue(loadCatalogue(config.catalogueFile)),
-    migrationCount: (await loadMigrations()).length,
-    logger: false,
-  });
+  const { app, services } = await createService(config, db, false);
   const boot = await bootstrap(db, config, services.credentials);
   if (!boot) throw new Error('bootstrap did not run on a fresh database');
   await app.listen({ port: 0, host: '127.0.0.1' });

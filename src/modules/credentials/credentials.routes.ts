@@ -5,7 +5,7 @@ import type { Db } from '../../db/pool.js';
 import { requireAuth } from '../../platform/auth.js';
 import { notFound } from '../../platform/errors.js';
 import { requestPath, sendStored, type App } from '../../platform/http.js';
-import { fingerprint, idempotencyKey, type IdempotencyEngine } from '../../platform/idempotency.js';
+import { fingerprint, idempotencyKey, type IdempotencyEngine, type StoredResponse } from '../../platform/idempotency.js';
 import { isUuid } from '../../platform/ids.js';
 import { IdempotencyKeyHeader, problemResponses } from '../../platform/schemas.js';
 import { AUDIENCES } from '../../platform/tokens.js';
@@ -24,9 +24,16 @@ import {
   credentialToApi,
   workspaceToApi,
 } from './credentials.schemas.js';
-import type { CredentialsService } from './credentials.service.js';
+import type { CredentialsService, IssuedCredential } from './credentials.service.js';
 
 const anyAudience = AUDIENCES;
+
+/** A credential with its token, as answered (and, under an Idempotency-Key, stored) once. */
+function issuedResponse(status: number, issued: IssuedCredential): StoredResponse {
+  return { status, headers: {}, body: JSON.stringify(issuedToApi(issued)) };
+}
+
+const issuedToApi = (issued: IssuedCredential) => ({ ...credentialToApi(issued.credential), token: issued.token });
 const optionalKey = Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKeyHeader) });
 
 export function credentialsRoutes(app: App, deps: { db: Db; credentials: CredentialsService; idempotency: IdempotencyEngine; env: PaymentsEnv }): void {
@@ -89,7 +96,7 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
       const key = idempotencyKey(request, false);
       const result = await idempotency.maybe(auth.workspaceId, key, fingerprint(request.method, requestPath(request.url), request.body), async (tx) => {
         const issued = await credentials.create(tx, auth.workspaceId, audience, request.body.name ?? audience);
-        return { status: 201, headers: {}, body: JSON.stringify({ ...credentialToApi(issued.credential), token: issued.token }) };
+        return issuedResponse(201, issued);
       });
       return sendStored(reply, result);
     },
@@ -116,7 +123,7 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
       const key = idempotencyKey(request, false);
       const result = await idempotency.maybe(auth.workspaceId, key, fingerprint(request.method, requestPath(request.url), null), async (tx) => {
         const issued = await credentials.rotate(tx, auth.workspaceId, id);
-        return { status: 200, headers: {}, body: JSON.stringify({ ...credentialToApi(issued.credential), token: issued.token }) };
+        return issuedResponse(200, issued);
       });
       return sendStored(reply, result);
     },
@@ -184,7 +191,7 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
           kind: 'integrator',
           firstAudience: 'integrator',
         });
-        const body = { workspace: workspaceToApi(workspace), credential: { ...credentialToApi(issued.credential), token: issued.token } };
+        const body = { workspace: workspaceToApi(workspace), credential: issuedToApi(issued) };
         return { status: 201, headers: {}, body: JSON.stringify(body) };
       });
       return sendStored(reply, result);
@@ -212,7 +219,7 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
       const key = idempotencyKey(request, false);
       const result = await idempotency.maybe(auth.workspaceId, key, fingerprint(request.method, requestPath(request.url), request.body), async (tx) => {
         const issued = await credentials.create(tx, target.id, request.body.audience, request.body.name ?? request.body.audience);
-        return { status: 201, headers: {}, body: JSON.stringify({ ...credentialToApi(issued.credential), token: issued.token }) };
+        return issuedResponse(201, issued);
       });
       return sendStored(reply, result);
     },

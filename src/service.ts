@@ -1,0 +1,32 @@
+// Assembles the service on an open database: migrations, service keys, catalogue, the app. Used by main, tests and scripts.
+import type { FastifyServerOptions } from 'fastify';
+import { buildApp, type Services } from './app.js';
+import type { Config } from './config.js';
+import { loadMigrations, migrate } from './db/migrate.js';
+import type { Db } from './db/pool.js';
+import { loadCatalogue, MarketCatalogue } from './modules/catalogue/catalogue.js';
+import type { App } from './platform/http.js';
+import { loadServiceKeys } from './platform/secrets.js';
+
+export interface Service {
+  app: App;
+  services: Services;
+  drain: () => void;
+  /** Migration versions this start applied. */
+  applied: number[];
+}
+
+export async function createService(config: Config, db: Db, logger?: FastifyServerOptions['logger']): Promise<Service> {
+  const catalogue = new MarketCatalogue(loadCatalogue(config.catalogueFile));
+  const applied = await migrate(db);
+  const keys = await loadServiceKeys(db);
+  const built = await buildApp({
+    config,
+    db,
+    keys,
+    catalogue,
+    migrationCount: (await loadMigrations()).length,
+    ...(logger === undefined ? {} : { logger }),
+  });
+  return { ...built, applied };
+}
