@@ -20,7 +20,8 @@ const files = only.length > 0 ? only : [...findTests('src'), ...findTests('test'
 let embedded: EmbeddedServer | undefined;
 let databaseUrl = process.env.DATABASE_URL;
 if (!databaseUrl) {
-  const dataDir = path.resolve('.data-test');
+  // One folder per run, so two runs at once never share (or wipe) a cluster.
+  const dataDir = path.resolve(`.data-test-${process.pid}`);
   rmSync(dataDir, { recursive: true, force: true });
   embedded = await startEmbedded({ dataDir, port: 0, database: 'test', log: () => undefined });
   databaseUrl = embedded.url;
@@ -35,5 +36,5 @@ const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-conc
 });
 const code: number = await new Promise((resolve) => child.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0))));
 await embedded?.stop();
-if (embedded) rmSync(path.resolve('.data-test'), { recursive: true, force: true });
+if (embedded) rmSync(path.resolve(`.data-test-${process.pid}`), { recursive: true, force: true });
 process.exit(code);

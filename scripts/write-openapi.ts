@@ -1,19 +1,16 @@
-// `npm run openapi`: builds the app exactly as the service does and writes its OpenAPI document to openapi.json.
+// `npm run openapi`: builds the app exactly as the service and the tests do (createService) and writes its OpenAPI document to openapi.json.
 // The app needs a database to build: a scratch database on DATABASE_URL's server when it is set (dropped after),
-// else an embedded PostgreSQL in .data-openapi (removed after). The settings are the defaults of a local run,
+// else an embedded PostgreSQL in a .data-openapi-* folder of its own (removed after). The settings are the defaults of a local run,
 // never the caller's environment, so the file is the same wherever it is written.
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { startEmbedded, type EmbeddedServer } from '../src/db/embedded.js';
-import { loadMigrations, migrate } from '../src/db/migrate.js';
 import { createPool } from '../src/db/pool.js';
-import { loadCatalogue, MarketCatalogue } from '../src/modules/catalogue/catalogue.js';
-import { loadServiceKeys } from '../src/platform/secrets.js';
+import { createService } from '../src/service.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const output = path.join(root, 'openapi.json');
@@ -43,22 +40,21 @@ async function scratchDatabase(serverUrl: string): Promise<{ url: string; drop: 
 async function main(): Promise<void> {
   const cleanups: (() => Promise<void>)[] = [];
   try {
+    // A folder of this run's own, so runs side by side do not share a database cluster.
+    const work = await mkdtemp(path.join(root, '.data-openapi-'));
+    await chmod(work, 0o755); // as root, the embedded server runs as 'postgres' and must reach its folder
+    cleanups.unshift(() => rm(work, { recursive: true, force: true }));
     let serverUrl = process.env.DATABASE_URL || undefined;
     if (!serverUrl) {
-      const dataDir = path.join(root, '.data-openapi');
-      await rm(dataDir, { recursive: true, force: true });
-      const embedded: EmbeddedServer = await startEmbedded({ dataDir, port: 0, database: 'openapi', log: () => undefined });
-      cleanups.unshift(async () => {
-        await embedded.stop();
-        await rm(dataDir, { recursive: true, force: true });
-      });
+      const embedded: EmbeddedServer = await startEmbedded({ dataDir: path.join(work, 'postgres'), port: 0, database: 'openapi', log: () => undefined });
+      cleanups.unshift(() => embedded.stop());
       serverUrl = embedded.url;
     }
     const database = await scratchDatabase(serverUrl);
     cleanups.unshift(database.drop);
 
-    const appDataDir = await mkdtemp(path.join(root, '.data-openapi-app-'));
-    cleanups.unshift(() => rm(appDataDir, { recursive: true, force: true }));
+    const appDataDir = path.join(work, 'app');
+    await mkdir(appDataDir);
     const config = loadConfig({
       DATABASE_URL: database.url,
       DATA_DIR: appDataDir,
@@ -68,16 +64,7 @@ async function main(): Promise<void> {
     });
     const db = createPool(database.url, 4);
     cleanups.unshift(() => db.end());
-    await migrate(db);
-    const keys = await loadServiceKeys(db);
-    const { app } = await buildApp({
-      config,
-      db,
-      keys,
-      catalogue: new MarketCatalogue(loadCatalogue(config.catalogueFile)),
-      migrationCount: (await loadMigrations()).length,
-      logger: false,
-    });
+    const { app } = await createService(config, db, false);
     cleanups.unshift(() => app.close());
 
     const document = app.swagger();

@@ -290,6 +290,15 @@ describe('rotation', () => {
 });
 
 describe('revocation', () => {
+  it('a weaker audience cannot revoke a stronger credential (403), and the admin token keeps working', async () => {
+    const admin2 = await post('/v1/credentials', t.adminToken, { audience: 'admin', name: 'admin to keep' });
+    const lp = await post('/v1/credentials', t.adminToken, { audience: 'liquidity_provider', name: 'partner 2' });
+    assert.equal(lp.status, 201, lp.text);
+    const del = await request(t, 'DELETE', `/v1/credentials/${admin2.body.id}`, { token: lp.body.token });
+    assertProblem(del, 403, 'forbidden');
+    assert.equal((await get('/v1/admin/workspaces', admin2.body.token)).status, 200);
+  });
+
   it('DELETE answers 200 with status revoked; that token is 401 right after; other credentials keep working', async () => {
     const ws = await workspace('revoke-me');
     const second = await post('/v1/credentials', ws.token, { name: 'to be revoked' });

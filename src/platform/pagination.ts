@@ -90,8 +90,10 @@ export class CursorCodec {
     });
     const [payload, signature, extra] = cursor.split('.');
     if (!payload || !signature || extra !== undefined) throw invalid;
-    const expected = this.sign(payload);
-    const given = Buffer.from(signature, 'base64url');
+    // Compare the text, not decoded bytes: base64url decoding forgives stray characters and padding,
+    // and only the exact string this service issued is a cursor.
+    const expected = Buffer.from(this.sign(payload).toString('base64url'));
+    const given = Buffer.from(signature);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid;
     let parsed: unknown;
     try {

@@ -92,7 +92,7 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
     async (request, reply) => {
       const auth = requireAuth(request);
       const audience = request.body.audience ?? auth.audience;
-      credentials.assertMayMint(auth.audience, audience);
+      credentials.assertMayManage(auth.audience, audience, 'create');
       const key = idempotencyKey(request, false);
       const result = await idempotency.maybe(auth.workspaceId, key, fingerprint(request.method, requestPath(request.url), request.body), async (tx) => {
         const issued = await credentials.create(tx, auth.workspaceId, audience, request.body.name ?? audience);
@@ -110,10 +110,11 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
         operationId: 'rotateCredential',
         tags: ['Credentials'],
         summary: 'Rotate a credential',
-        description: 'Returns a new token for the credential. The previous token stops working before this call returns.',
+        description:
+          'Returns a new token for the credential. The previous token stops working before this call returns. Only an admin may rotate a credential of another audience (403).',
         params: IdParams,
         headers: optionalKey,
-        response: { 200: IssuedCredentialSchema, ...problemResponses(401, 404, 409, 422, 429) },
+        response: { 200: IssuedCredentialSchema, ...problemResponses(401, 403, 404, 409, 422, 429) },
       },
     },
     async (request, reply) => {
@@ -122,7 +123,7 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
       if (!isUuid(id)) throw notFound('credential');
       const key = idempotencyKey(request, false);
       const result = await idempotency.maybe(auth.workspaceId, key, fingerprint(request.method, requestPath(request.url), null), async (tx) => {
-        const issued = await credentials.rotate(tx, auth.workspaceId, id);
+        const issued = await credentials.rotate(tx, auth.workspaceId, auth.audience, id);
         return issuedResponse(200, issued);
       });
       return sendStored(reply, result);
@@ -137,15 +138,16 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
         operationId: 'revokeCredential',
         tags: ['Credentials'],
         summary: 'Revoke a credential',
-        description: 'Its token stops working before this call returns. Revoking a revoked credential answers the same record.',
+        description:
+          'Its token stops working before this call returns. Revoking a revoked credential answers the same record. Only an admin may revoke a credential of another audience (403).',
         params: IdParams,
-        response: { 200: CredentialSchema, ...problemResponses(401, 404, 429) },
+        response: { 200: CredentialSchema, ...problemResponses(401, 403, 404, 429) },
       },
     },
     async (request) => {
       const auth = requireAuth(request);
       if (!isUuid(request.params.id)) throw notFound('credential');
-      return credentialToApi(await credentials.revoke(db, auth.workspaceId, request.params.id));
+      return credentialToApi(await credentials.revoke(db, auth.workspaceId, auth.audience, request.params.id));
     },
   );
 

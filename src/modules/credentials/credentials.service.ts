@@ -17,10 +17,13 @@ export class CredentialsService {
     private readonly env: PaymentsEnv,
   ) {}
 
-  /** Only an admin may mint another audience; anyone else mints credentials of its own audience. */
-  assertMayMint(callerAudience: Audience, requested: Audience): void {
-    if (callerAudience !== 'admin' && callerAudience !== requested) {
-      throw new ApiError('forbidden', `A ${callerAudience} credential cannot create a ${requested} credential.`);
+  /**
+   * Only an admin may act on another audience; anyone else creates, rotates and revokes credentials of its
+   * own audience. Rotation hands out a token, so without this a weaker token could rotate its way to a stronger one.
+   */
+  assertMayManage(callerAudience: Audience, target: Audience, action: 'create' | 'rotate' | 'revoke'): void {
+    if (callerAudience !== 'admin' && callerAudience !== target) {
+      throw new ApiError('forbidden', `A ${callerAudience} credential cannot ${action} a ${target} credential.`);
     }
   }
 
@@ -39,9 +42,10 @@ export class CredentialsService {
     return { credential, token };
   }
 
-  async rotate(db: Queryable, workspaceId: string, id: string): Promise<IssuedCredential> {
+  async rotate(db: Queryable, workspaceId: string, callerAudience: Audience, id: string): Promise<IssuedCredential> {
     const existing = await repo.findCredential(db, workspaceId, id);
     if (!existing) throw notFound('credential');
+    this.assertMayManage(callerAudience, existing.audience, 'rotate');
     if (existing.status !== 'active') throw new ApiError('not_found', 'That credential is revoked and cannot be rotated.');
     const tokenId = uuidv7();
     const credential = await repo.rotateCredential(db, workspaceId, id, tokenId, new Date());
@@ -56,7 +60,10 @@ export class CredentialsService {
     return { credential, token };
   }
 
-  async revoke(db: Queryable, workspaceId: string, id: string): Promise<repo.CredentialRow> {
+  async revoke(db: Queryable, workspaceId: string, callerAudience: Audience, id: string): Promise<repo.CredentialRow> {
+    const existing = await repo.findCredential(db, workspaceId, id);
+    if (!existing) throw notFound('credential');
+    this.assertMayManage(callerAudience, existing.audience, 'revoke');
     const credential = await repo.revokeCredential(db, workspaceId, id, new Date());
     if (!credential) throw notFound('credential');
     return credential;
