@@ -35,6 +35,11 @@ const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-conc
   env: { ...process.env, TEST_DATABASE_URL: databaseUrl },
 });
 const code: number = await new Promise((resolve) => child.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0))));
-await embedded?.stop();
-if (embedded) rmSync(path.resolve(`.data-test-${process.pid}`), { recursive: true, force: true });
+if (embedded) {
+  await embedded.stop();
+  // The cluster may live outside the folder (see src/db/embedded.ts): remove it by its own path too.
+  rmSync(embedded.clusterDir, { recursive: true, force: true });
+  rmSync(`${embedded.clusterDir}.password`, { force: true });
+  rmSync(path.resolve(`.data-test-${process.pid}`), { recursive: true, force: true });
+}
 process.exit(code);

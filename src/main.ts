@@ -11,7 +11,11 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const log = pino({ level: config.logLevel === 'silent' ? 'silent' : config.logLevel });
   loadCatalogue(config.catalogueFile); // a bad catalogue stops the start before the database does
-  const database = await openDatabase(config, (m) => log.debug({ component: 'embedded-postgres' }, m));
+  const database = await openDatabase(
+    config,
+    (m) => log.debug({ component: 'embedded-postgres' }, m),
+    (m) => log.info({ component: 'embedded-postgres' }, m),
+  );
   try {
     const { app, services, drain, applied } = await createService(config, database.pool);
     if (applied.length > 0) log.info({ applied }, 'database migrations applied');

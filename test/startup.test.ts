@@ -33,10 +33,10 @@ interface Running {
   output: () => string;
 }
 
-async function start(): Promise<Running> {
+async function start(dir = dataDir): Promise<Running> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: cleanEnv({ DATA_DIR: dataDir, PORT: String(port), EMBEDDED_PG_PORT: '0', LOG_LEVEL: 'info' }),
+    env: cleanEnv({ DATA_DIR: dir, PORT: String(port), EMBEDDED_PG_PORT: '0', LOG_LEVEL: 'info' }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -58,6 +58,15 @@ async function start(): Promise<Running> {
   throw new Error(`service did not become ready: ${out}`);
 }
 
+const fallbackClusters = new Set<string>();
+
+/** Where the service put the cluster: DATA_DIR/postgres, or the folder it logged when the postgres user could not reach DATA_DIR. */
+function clusterOf(running: Running, dir = dataDir): string {
+  const folder = /keeping the database cluster for it in ([^"\s]+)/.exec(running.output())?.[1];
+  if (folder) fallbackClusters.add(folder);
+  return folder ?? path.join(dir, 'postgres');
+}
+
 async function stop(running: Running): Promise<number | null> {
   running.child.kill('SIGTERM');
   return new Promise((resolve) => running.child.once('exit', (code) => resolve(code)));
@@ -68,6 +77,10 @@ before(async () => {
 });
 after(async () => {
   await rm(dataDir, { recursive: true, force: true });
+  for (const folder of fallbackClusters) {
+    await rm(folder, { recursive: true, force: true });
+    await rm(`${folder}.password`, { force: true });
+  }
 });
 
 describe('npm start on the embedded database', () => {
@@ -77,7 +90,7 @@ describe('npm start on the embedded database', () => {
   it('first start creates the cluster in DATA_DIR, bootstraps credentials.json (0600) and serves', async () => {
     const running = await start();
     try {
-      assert.ok(existsSync(path.join(dataDir, 'postgres', 'PG_VERSION')), 'cluster is in DATA_DIR/postgres');
+      assert.ok(existsSync(path.join(clusterOf(running), 'PG_VERSION')), 'the cluster is in DATA_DIR/postgres (or the logged fallback)');
       const file = path.join(dataDir, 'credentials.json');
       assert.equal(statSync(file).mode & 0o777, 0o600);
       credentialsText = readFileSync(file, 'utf8');
@@ -98,7 +111,7 @@ describe('npm start on the embedded database', () => {
       assert.equal(code, 0, running.output());
     }
     assert.match(running.output(), /stopped cleanly/);
-    assert.ok(!existsSync(path.join(dataDir, 'postgres', 'postmaster.pid')), 'the embedded server was shut down with the service');
+    assert.ok(!existsSync(path.join(clusterOf(running), 'postmaster.pid')), 'the embedded server was shut down with the service');
   });
 
   it('a second start reuses the data and leaves credentials.json alone', async () => {
@@ -121,6 +134,30 @@ describe('npm start on the embedded database', () => {
     });
     assert.equal(res.status, 0, res.stderr);
     assert.match(res.stdout, /up to date/);
+  });
+
+  it('as root, a DATA_DIR the postgres user cannot enter still works: the cluster goes to a reachable folder, and is reused', async (t) => {
+    if (process.getuid?.() !== 0) return t.skip('only root hands the server to the postgres user');
+    const closed = path.join(dataDir, 'closed');
+    await mkdir(closed, { mode: 0o700 });
+    const inner = path.join(closed, 'data');
+    const first = await start(inner);
+    let token: string | undefined;
+    try {
+      clusterOf(first, inner);
+      assert.match(first.output(), /cannot reach .*closed\/data; keeping the database cluster for it in \/var\/tmp\/payments-embedded-pg\/data-/);
+      token = JSON.parse(readFileSync(path.join(inner, 'credentials.json'), 'utf8')).workspaces[0].integrator.token;
+    } finally {
+      assert.equal(await stop(first), 0);
+    }
+    const second = await start(inner);
+    try {
+      assert.ok(token);
+      const res = await fetch(`${second.base}/v1/collections`, { headers: { authorization: `Bearer ${token}` } });
+      assert.equal(res.status, 200);
+    } finally {
+      assert.equal(await stop(second), 0);
+    }
   });
 
   it('a bad setting stops the start with a clear message', () => {

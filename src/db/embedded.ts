@@ -1,8 +1,8 @@
 // The embedded PostgreSQL server: real PostgreSQL binaries from npm, a cluster in DATA_DIR/postgres.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,12 +14,17 @@ export interface EmbeddedOptions {
   /** Preferred TCP port; never 5432. When busy (or 0), a free port is chosen and reported. */
   port: number;
   database: string;
+  /** The server's own output (verbose). */
   log: (message: string) => void;
+  /** What this module decided and a person should know: where the cluster went, a port change. */
+  notice?: (message: string) => void;
 }
 
 export interface EmbeddedServer {
   url: string;
   port: number;
+  /** Where the cluster lives: DATA_DIR/postgres unless the postgres user could not reach DATA_DIR. */
+  clusterDir: string;
   stop(): Promise<void>;
 }
 
@@ -63,16 +68,43 @@ function runAsUser(): RunAs {
   return created;
 }
 
-/** As root, checks that the postgres user can reach a path, so the failure is clear rather than an initdb error. */
-function assertReachable(runAs: RunAs, target: string, what: string): void {
-  if (runAs.uid === undefined) return;
+/** As root, whether the postgres user can read and enter a folder (every parent must be searchable too). */
+function reachable(runAs: RunAs, target: string): boolean {
+  if (runAs.uid === undefined) return true;
   const probe = spawnSync('/bin/sh', ['-c', 'test -r "$1" && test -x "$1"', 'sh', target], { uid: runAs.uid, gid: runAs.gid });
-  if (probe.status !== 0) {
-    throw new Error(
-      `the embedded database runs as the 'postgres' user, which cannot reach ${what} (${target}); ` +
-        'make its parent folders searchable (chmod o+x) or set DATA_DIR / DATABASE_URL',
-    );
+  return probe.status === 0;
+}
+
+// Where the server's files go when, as root, the checkout sits under a folder the postgres user cannot
+// enter (a 0700 temporary folder, say): a world-searchable place of our own.
+const FALLBACK_ROOT = '/var/tmp/payments-embedded-pg';
+
+/** The binaries where the postgres user can run them: in node_modules, or a copy under FALLBACK_ROOT. */
+async function runnableBinaries(bins: Binaries, runAs: RunAs, log: (m: string) => void): Promise<Binaries> {
+  const binDir = path.dirname(bins.postgres);
+  if (reachable(runAs, binDir)) return bins;
+  const nativeDir = path.dirname(binDir);
+  const stamp = createHash('sha256').update(await readFile(bins.postgres)).digest('hex').slice(0, 16);
+  const target = path.join(FALLBACK_ROOT, `bin-${stamp}`);
+  if (!existsSync(path.join(target, '.complete'))) {
+    log(`the postgres user cannot reach ${binDir}; copying the PostgreSQL binaries to ${target}`);
+    await mkdir(FALLBACK_ROOT, { recursive: true, mode: 0o755 });
+    await chmod(FALLBACK_ROOT, 0o755);
+    await rm(target, { recursive: true, force: true });
+    await cp(nativeDir, target, { recursive: true, verbatimSymlinks: true });
+    await writeFile(path.join(target, '.complete'), '');
   }
+  return { initdb: path.join(target, 'bin', path.basename(bins.initdb)), postgres: path.join(target, 'bin', path.basename(bins.postgres)) };
+}
+
+/** The cluster folder: DATA_DIR/postgres, or, when the postgres user cannot reach DATA_DIR, one under FALLBACK_ROOT. */
+async function clusterFolder(dataDir: string, runAs: RunAs, log: (m: string) => void): Promise<string> {
+  if (reachable(runAs, dataDir)) return path.join(dataDir, 'postgres');
+  await mkdir(FALLBACK_ROOT, { recursive: true, mode: 0o755 });
+  await chmod(FALLBACK_ROOT, 0o755);
+  const folder = path.join(FALLBACK_ROOT, `data-${createHash('sha256').update(dataDir).digest('hex').slice(0, 16)}`);
+  log(`the postgres user cannot reach ${dataDir}; keeping the database cluster for it in ${folder}`);
+  return folder;
 }
 
 async function portIsFree(port: number): Promise<boolean> {
@@ -127,22 +159,21 @@ async function stopLeftoverServer(clusterDir: string, log: (m: string) => void):
 }
 
 export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedServer> {
-  const bins = await binaries();
+  const notice = options.notice ?? options.log;
   const runAs = runAsUser();
-  const clusterDir = path.join(options.dataDir, 'postgres');
-  const passwordFile = path.join(options.dataDir, 'postgres.password');
+  const bins = await runnableBinaries(await binaries(), runAs, notice);
   await mkdir(options.dataDir, { recursive: true });
-  assertReachable(runAs, path.dirname(bins.postgres), 'the PostgreSQL binaries');
-  assertReachable(runAs, options.dataDir, 'the data folder');
+  const clusterDir = await clusterFolder(options.dataDir, runAs, notice);
+  const passwordFile = `${clusterDir}.password`;
 
   if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) {
-    options.log(`creating the embedded PostgreSQL cluster in ${clusterDir}`);
+    notice(`creating the embedded PostgreSQL cluster in ${clusterDir}`);
     await rm(clusterDir, { recursive: true, force: true });
     await mkdir(clusterDir, { recursive: true, mode: 0o700 });
     const password = randomBytes(24).toString('base64url');
     await writeFile(passwordFile, password, { mode: 0o600 });
     // initdb reads the password from a file that the postgres user must be able to read.
-    const initPw = path.join(options.dataDir, '.initdb-password');
+    const initPw = path.join(path.dirname(clusterDir), `.initdb-password-${process.pid}`);
     await writeFile(initPw, `${password}\n`, { mode: 0o600 });
     if (runAs.uid !== undefined && runAs.gid !== undefined) {
       await chown(clusterDir, runAs.uid, runAs.gid);
@@ -160,15 +191,16 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
     }
   }
   await chmod(clusterDir, 0o700);
+  if (!existsSync(passwordFile)) throw new Error(`the embedded database's password file ${passwordFile} is missing; restore it or remove ${clusterDir} to start afresh`);
   const password = (await readFile(passwordFile, 'utf8')).trim();
-  await stopLeftoverServer(clusterDir, options.log);
+  await stopLeftoverServer(clusterDir, notice);
 
   let port = options.port;
   if (port === 0) {
     port = await freePort();
   } else if (port === 5432 || !(await portIsFree(port))) {
     const chosen = await freePort();
-    options.log(`port ${port} is not available for the embedded database; using ${chosen}`);
+    notice(`port ${port} is not available for the embedded database; using ${chosen}`);
     port = chosen;
   }
 
@@ -216,6 +248,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
   return {
     url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${options.database}`,
     port,
+    clusterDir,
     stop(): Promise<void> {
       stopping ??= (async () => {
         if (exited) return;

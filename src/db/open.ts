@@ -10,14 +10,18 @@ export interface OpenDatabase {
   close(): Promise<void>;
 }
 
-export async function openDatabase(config: Config, log: (message: string) => void): Promise<OpenDatabase> {
+export async function openDatabase(
+  config: Config,
+  log: (message: string) => void,
+  notice: (message: string) => void = log,
+): Promise<OpenDatabase> {
   let embedded: EmbeddedServer | undefined;
   let url = config.databaseUrl;
   if (url === undefined) {
     const port = Number(process.env.EMBEDDED_PG_PORT ?? DEFAULT_EMBEDDED_PORT);
-    embedded = await startEmbedded({ dataDir: config.dataDir, port, database: 'payments', log });
+    embedded = await startEmbedded({ dataDir: config.dataDir, port, database: 'payments', log, notice });
     url = embedded.url;
-    log(`embedded PostgreSQL is serving ${config.dataDir}/postgres on 127.0.0.1:${embedded.port}`);
+    notice(`embedded PostgreSQL is serving ${embedded.clusterDir} on 127.0.0.1:${embedded.port}`);
   }
   const pool = createPool(url, config.dbPoolSize);
   try {
