@@ -5,7 +5,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { SignJWT, decodeJwt, decodeProtectedHeader, exportJWK, exportSPKI, generateKeyPair, type CryptoKey } from 'jose';
 import { loadServiceKeys } from '../src/platform/secrets.js';
-import { createWorkspace, newKey, request, startTestApp, validCollection, type ApiResponse, type TestApp } from './helpers/harness.js';
+import { createWorkspace, newKey, request, startTestApp, validCollection, type ApiResponse, type TestApp, assertProblem } from './helpers/harness.js';
 
 let t: TestApp;
 before(async () => {
@@ -16,17 +16,6 @@ after(async () => t.close());
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-function assertProblem(res: ApiResponse, status: number, code: string): void {
-  assert.equal(res.status, status, `expected ${status} ${code}, got ${res.status} ${res.text}`);
-  assert.match(res.headers.get('content-type') ?? '', /^application\/problem\+json/);
-  assert.equal(res.body.code, code);
-  assert.equal(res.body.status, status);
-  assert.equal(res.body.type, `https://payments.example/errors/${code}`);
-  assert.equal(typeof res.body.detail, 'string');
-  assert.equal(typeof res.body.request_id, 'string');
-  assert.ok(res.body.request_id.length > 0);
-  assert.equal(res.body.request_id, res.headers.get('x-request-id'));
-}
 
 /** The two protected integrator routes every token case is tried on, with a raw Authorization header (or none). */
 async function callProtected(authorization: string | undefined): Promise<{ list: ApiResponse; create: ApiResponse }> {

@@ -1,7 +1,7 @@
 // Row 1: POST /v1/collections/{market}/rails/{rail}: every status of the spec's error table, and the record it returns.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createCollection, newKey, request, startTestApp, validCollection, type TestApp } from './helpers/harness.js';
+import { createCollection, newKey, request, startTestApp, validCollection, type TestApp, assertProblem } from './helpers/harness.js';
 
 let t: TestApp;
 before(async () => {
@@ -17,16 +17,6 @@ const post = (path: string, body: unknown, opts: { token?: string; key?: string 
     headers: opts.headers,
   });
 
-function assertProblem(res: { status: number; headers: Headers; body: any }, status: number, code: string): void {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.match(res.headers.get('content-type') ?? '', /^application\/problem\+json/);
-  assert.equal(res.body.code, code);
-  assert.equal(res.body.status, status);
-  assert.equal(res.body.type, `https://payments.example/errors/${code}`);
-  assert.equal(typeof res.body.title, 'string');
-  assert.equal(typeof res.body.detail, 'string');
-  assert.equal(res.body.request_id, res.headers.get('x-request-id'));
-}
 
 describe('row 1 success: 201 with the complete Collection record', () => {
   it('returns every field of the spec, status created, expiry from the rail', async () => {

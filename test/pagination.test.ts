@@ -2,7 +2,7 @@
 // stability under concurrent inserts. Through HTTP on a real database.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createCollection, createWorkspace, request, startTestApp, type ApiResponse, type TestApp } from './helpers/harness.js';
+import { createCollection, createWorkspace, request, startTestApp, type ApiResponse, type TestApp, assertProblem } from './helpers/harness.js';
 
 let t: TestApp;
 before(async () => {
@@ -23,15 +23,6 @@ interface PageBody {
   next_cursor: string | null;
 }
 
-function assertProblem(res: ApiResponse, status: number, code: string): void {
-  assert.equal(res.status, status, res.text);
-  assert.match(res.headers.get('content-type') ?? '', /^application\/problem\+json/);
-  assert.equal(res.body.code, code, res.text);
-  assert.equal(res.body.status, status);
-  assert.equal(res.body.type, `https://payments.example/errors/${code}`);
-  assert.equal(typeof res.body.detail, 'string');
-  assert.equal(res.body.request_id, res.headers.get('x-request-id'));
-}
 
 /** A 400 validation_failed whose `errors` names the field. */
 function assertFieldProblem(res: ApiResponse, code: string, field: string): void {

@@ -14,8 +14,3 @@ export function sendStored(reply: FastifyReply, result: IdempotentResult): Fasti
   reply.header('content-type', 'application/json; charset=utf-8');
   return reply.send(response.body);
 }
-
-export function requestPath(url: string): string {
-  const q = url.indexOf('?');
-  return q === -1 ? url : url.slice(0, q);
-}

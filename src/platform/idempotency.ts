@@ -31,6 +31,16 @@ export function idempotencyKey(request: FastifyRequest, required: boolean): stri
   return raw;
 }
 
+/** The key and fingerprint of a request, for `IdempotencyEngine.run` (key required) or `maybe` (key optional). */
+export function idempotencyOf(request: FastifyRequest, required: true): { key: string; fingerprint: string };
+export function idempotencyOf(request: FastifyRequest, required: false): { key: string | undefined; fingerprint: string };
+export function idempotencyOf(request: FastifyRequest, required: boolean): { key: string | undefined; fingerprint: string } {
+  const key = idempotencyKey(request, required);
+  const q = request.url.indexOf('?');
+  const path = q === -1 ? request.url : request.url.slice(0, q);
+  return { key, fingerprint: fingerprint(request.method, path, request.body ?? null) };
+}
+
 /** Canonical JSON: object keys sorted at every depth, so key order never changes a fingerprint. */
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;

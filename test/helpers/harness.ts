@@ -1,5 +1,6 @@
 // Test harness: a fresh database per test file on TEST_DATABASE_URL, the real app listening on loopback,
 // and a small HTTP client. Everything goes through HTTP and a real PostgreSQL.
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -149,4 +150,17 @@ export const newKey = (): string => `key-${randomBytes(8).toString('hex')}`;
 
 export async function createCollection(t: { baseUrl: string }, token: string, overrides: Record<string, unknown> = {}, path = '/v1/collections/KE/rails/mpesa') {
   return request(t, 'POST', path, { token, body: validCollection(overrides), idempotencyKey: newKey() });
+}
+
+/** The contract's error shape: RFC 9457 problem+json with the stable code, matching status and the request id. */
+export function assertProblem(res: ApiResponse, status: number, code: string): void {
+  assert.equal(res.status, status, `expected ${status} ${code}, got ${res.status} ${res.text}`);
+  assert.match(res.headers.get('content-type') ?? '', /^application\/problem\+json/);
+  assert.equal(res.body.code, code);
+  assert.equal(res.body.status, status);
+  assert.equal(res.body.type, `https://payments.example/errors/${code}`);
+  assert.equal(typeof res.body.title, 'string');
+  assert.equal(typeof res.body.detail, 'string');
+  assert.ok(typeof res.body.request_id === 'string' && res.body.request_id.length > 0);
+  assert.equal(res.body.request_id, res.headers.get('x-request-id'));
 }

@@ -1,7 +1,7 @@
 // Routes for collections: row 1 (create), row 3 (list) and read one. No SQL here.
 import { requireAuth } from '../../platform/auth.js';
-import { fingerprint, idempotencyKey } from '../../platform/idempotency.js';
-import { requestPath, sendStored, type App } from '../../platform/http.js';
+import { idempotencyOf } from '../../platform/idempotency.js';
+import { sendStored, type App } from '../../platform/http.js';
 import { IdempotencyKeyHeader, problemResponses } from '../../platform/schemas.js';
 import { Type } from 'typebox';
 import {
@@ -35,9 +35,8 @@ export function collectionsRoutes(app: App, service: CollectionsService): void {
     },
     async (request, reply) => {
       const auth = requireAuth(request);
-      const key = idempotencyKey(request, true) as string;
-      const print = fingerprint(request.method, requestPath(request.url), request.body);
-      const result = await service.create(auth.workspaceId, request.params.market, request.params.rail, request.body, key, print);
+      const { key, fingerprint } = idempotencyOf(request, true);
+      const result = await service.create(auth.workspaceId, request.params.market, request.params.rail, request.body, key, fingerprint);
       return sendStored(reply, result);
     },
   );

@@ -4,8 +4,8 @@ import type { PaymentsEnv } from '../../config.js';
 import type { Db } from '../../db/pool.js';
 import { requireAuth } from '../../platform/auth.js';
 import { notFound } from '../../platform/errors.js';
-import { requestPath, sendStored, type App } from '../../platform/http.js';
-import { fingerprint, idempotencyKey, type IdempotencyEngine, type StoredResponse } from '../../platform/idempotency.js';
+import { sendStored, type App } from '../../platform/http.js';
+import { idempotencyOf, type IdempotencyEngine, type StoredResponse } from '../../platform/idempotency.js';
 import { isUuid } from '../../platform/ids.js';
 import { IdempotencyKeyHeader, problemResponses } from '../../platform/schemas.js';
 import { AUDIENCES } from '../../platform/tokens.js';
@@ -93,8 +93,8 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
       const auth = requireAuth(request);
       const audience = request.body.audience ?? auth.audience;
       credentials.assertMayManage(auth.audience, audience, 'create');
-      const key = idempotencyKey(request, false);
-      const result = await idempotency.maybe(auth.workspaceId, key, fingerprint(request.method, requestPath(request.url), request.body), async (tx) => {
+      const { key, fingerprint } = idempotencyOf(request, false);
+      const result = await idempotency.maybe(auth.workspaceId, key, fingerprint, async (tx) => {
         const issued = await credentials.create(tx, auth.workspaceId, audience, request.body.name ?? audience);
         return issuedResponse(201, issued);
       });
@@ -121,8 +121,8 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
       const auth = requireAuth(request);
       const id = request.params.id;
       if (!isUuid(id)) throw notFound('credential');
-      const key = idempotencyKey(request, false);
-      const result = await idempotency.maybe(auth.workspaceId, key, fingerprint(request.method, requestPath(request.url), null), async (tx) => {
+      const { key, fingerprint } = idempotencyOf(request, false);
+      const result = await idempotency.maybe(auth.workspaceId, key, fingerprint, async (tx) => {
         const issued = await credentials.rotate(tx, auth.workspaceId, auth.audience, id);
         return issuedResponse(200, issued);
       });
@@ -184,8 +184,8 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
     },
     async (request, reply) => {
       const auth = requireAuth(request);
-      const key = idempotencyKey(request, false);
-      const result = await idempotency.maybe(auth.workspaceId, key, fingerprint(request.method, requestPath(request.url), request.body), async (tx) => {
+      const { key, fingerprint } = idempotencyOf(request, false);
+      const result = await idempotency.maybe(auth.workspaceId, key, fingerprint, async (tx) => {
         const { workspace, issued } = await createWorkspace(tx, credentials, {
           name: request.body.name,
           displayName: request.body.display_name ?? request.body.name,
@@ -218,8 +218,8 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
       const auth = requireAuth(request);
       const target = isUuid(request.params.id) ? await findWorkspace(db, request.params.id) : undefined;
       if (!target) throw notFound('workspace');
-      const key = idempotencyKey(request, false);
-      const result = await idempotency.maybe(auth.workspaceId, key, fingerprint(request.method, requestPath(request.url), request.body), async (tx) => {
+      const { key, fingerprint } = idempotencyOf(request, false);
+      const result = await idempotency.maybe(auth.workspaceId, key, fingerprint, async (tx) => {
         const issued = await credentials.create(tx, target.id, request.body.audience, request.body.name ?? request.body.audience);
         return issuedResponse(201, issued);
       });
