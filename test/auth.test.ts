@@ -467,3 +467,28 @@ describe('bootstrap credentials', () => {
     assert.ok(res.body.data.some((w: any) => w.id === t.demoWorkspaceId && w.name === 'demo'));
   });
 });
+
+describe('idempotent token-issuing routes', () => {
+  it('a replay of a credential creation reaches only the credential that made it; anyone else in the workspace gets 422', async () => {
+    const ws = await workspace('replay-scope');
+    const other = await post('/v1/credentials', ws.token, { name: 'second integrator' });
+    assert.equal(other.status, 201, other.text);
+    const first = await request(t, 'POST', '/v1/credentials', { token: ws.token, body: { name: 'ci' }, idempotencyKey: 'cred-key-1' });
+    assert.equal(first.status, 201, first.text);
+    const replay = await request(t, 'POST', '/v1/credentials', { token: ws.token, body: { name: 'ci' }, idempotencyKey: 'cred-key-1' });
+    assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+    assert.equal(replay.text, first.text);
+    const stranger = await request(t, 'POST', '/v1/credentials', { token: other.body.token, body: { name: 'ci' }, idempotencyKey: 'cred-key-1' });
+    assertProblem(stranger, 422, 'idempotency_key_reused');
+    assert.equal(stranger.text.includes(first.body.token), false);
+  });
+
+  it('a caller who may not rotate a credential gets 403 even with the key of an earlier rotation', async () => {
+    const admin2 = await post('/v1/credentials', t.adminToken, { audience: 'admin', name: 'admin rotated with a key' });
+    const lp = await post('/v1/credentials', t.adminToken, { audience: 'liquidity_provider', name: 'partner 3' });
+    const rotated = await request(t, 'POST', `/v1/credentials/${admin2.body.id}/rotate`, { token: admin2.body.token, idempotencyKey: 'rot-key-1' });
+    assert.equal(rotated.status, 200, rotated.text);
+    const replay = await request(t, 'POST', `/v1/credentials/${admin2.body.id}/rotate`, { token: lp.body.token, idempotencyKey: 'rot-key-1' });
+    assertProblem(replay, 403, 'forbidden');
+  });
+});

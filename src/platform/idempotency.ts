@@ -31,14 +31,19 @@ export function idempotencyKey(request: FastifyRequest, required: boolean): stri
   return raw;
 }
 
-/** The key and fingerprint of a request, for `IdempotencyEngine.run` (key required) or `maybe` (key optional). */
-export function idempotencyOf(request: FastifyRequest, required: true): { key: string; fingerprint: string };
-export function idempotencyOf(request: FastifyRequest, required: false): { key: string | undefined; fingerprint: string };
-export function idempotencyOf(request: FastifyRequest, required: boolean): { key: string | undefined; fingerprint: string } {
+/**
+ * The key and fingerprint of a request, for `IdempotencyEngine.run` (key required) or `maybe` (key optional).
+ * `caller` joins the fingerprint on routes whose stored answer is a secret (a new token): only the credential
+ * that made the request can replay it; anyone else in the workspace gets 422 idempotency_key_reused.
+ */
+export function idempotencyOf(request: FastifyRequest, required: true, caller?: string): { key: string; fingerprint: string };
+export function idempotencyOf(request: FastifyRequest, required: false, caller?: string): { key: string | undefined; fingerprint: string };
+export function idempotencyOf(request: FastifyRequest, required: boolean, caller?: string): { key: string | undefined; fingerprint: string } {
   const key = idempotencyKey(request, required);
   const q = request.url.indexOf('?');
   const path = q === -1 ? request.url : request.url.slice(0, q);
-  return { key, fingerprint: fingerprint(request.method, path, request.body ?? null) };
+  const print = fingerprint(request.method, path, request.body ?? null);
+  return { key, fingerprint: caller === undefined ? print : `${print}/${caller}` };
 }
 
 /** Canonical JSON: object keys sorted at every depth, so key order never changes a fingerprint. */

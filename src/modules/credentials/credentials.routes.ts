@@ -93,7 +93,7 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
       const auth = requireAuth(request);
       const audience = request.body.audience ?? auth.audience;
       credentials.assertMayManage(auth.audience, audience, 'create');
-      const { key, fingerprint } = idempotencyOf(request, false);
+      const { key, fingerprint } = idempotencyOf(request, false, auth.credentialId);
       const result = await idempotency.maybe(auth.workspaceId, key, fingerprint, async (tx) => {
         const issued = await credentials.create(tx, auth.workspaceId, audience, request.body.name ?? audience);
         return issuedResponse(201, issued);
@@ -121,7 +121,8 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
       const auth = requireAuth(request);
       const id = request.params.id;
       if (!isUuid(id)) throw notFound('credential');
-      const { key, fingerprint } = idempotencyOf(request, false);
+      await credentials.assertMayRotate(db, auth.workspaceId, auth.audience, id);
+      const { key, fingerprint } = idempotencyOf(request, false, auth.credentialId);
       const result = await idempotency.maybe(auth.workspaceId, key, fingerprint, async (tx) => {
         const issued = await credentials.rotate(tx, auth.workspaceId, auth.audience, id);
         return issuedResponse(200, issued);
@@ -184,7 +185,7 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
     },
     async (request, reply) => {
       const auth = requireAuth(request);
-      const { key, fingerprint } = idempotencyOf(request, false);
+      const { key, fingerprint } = idempotencyOf(request, false, auth.credentialId);
       const result = await idempotency.maybe(auth.workspaceId, key, fingerprint, async (tx) => {
         const { workspace, issued } = await createWorkspace(tx, credentials, {
           name: request.body.name,
@@ -218,7 +219,7 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
       const auth = requireAuth(request);
       const target = isUuid(request.params.id) ? await findWorkspace(db, request.params.id) : undefined;
       if (!target) throw notFound('workspace');
-      const { key, fingerprint } = idempotencyOf(request, false);
+      const { key, fingerprint } = idempotencyOf(request, false, auth.credentialId);
       const result = await idempotency.maybe(auth.workspaceId, key, fingerprint, async (tx) => {
         const issued = await credentials.create(tx, target.id, request.body.audience, request.body.name ?? request.body.audience);
         return issuedResponse(201, issued);

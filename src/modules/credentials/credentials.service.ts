@@ -42,6 +42,13 @@ export class CredentialsService {
     return { credential, token };
   }
 
+  /** Checked before the idempotency engine too, so a replay never hands a token to a caller who may not rotate. */
+  async assertMayRotate(db: Queryable, workspaceId: string, callerAudience: Audience, id: string): Promise<void> {
+    const existing = await repo.findCredential(db, workspaceId, id);
+    if (!existing) throw notFound('credential');
+    this.assertMayManage(callerAudience, existing.audience, 'rotate');
+  }
+
   async rotate(db: Queryable, workspaceId: string, callerAudience: Audience, id: string): Promise<IssuedCredential> {
     const existing = await repo.findCredential(db, workspaceId, id);
     if (!existing) throw notFound('credential');
