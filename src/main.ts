@@ -2,37 +2,56 @@
 import pino from 'pino';
 import { bootstrap } from './bootstrap.js';
 import { ConfigError, loadConfig } from './config.js';
-import { openDatabase } from './db/open.js';
+import { openDatabase, type OpenDatabase } from './db/open.js';
 import { loadCatalogue } from './modules/catalogue/catalogue.js';
 import { createService } from './service.js';
-import { every } from './workers/periodic.js';
+import { every, type PeriodicJob } from './workers/periodic.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const log = pino({ level: config.logLevel === 'silent' ? 'silent' : config.logLevel });
   loadCatalogue(config.catalogueFile); // a bad catalogue stops the start before the database does
-  const database = await openDatabase(
-    config,
-    (m) => log.debug({ component: 'embedded-postgres' }, m),
-    (m) => log.info({ component: 'embedded-postgres' }, m),
-  );
+
+  // Signals are handled from the first moment: one that arrives while starting stops the start
+  // cleanly (the embedded database included) instead of leaving a server behind.
+  let signalled: string | undefined;
+  let stop: ((signal: string) => void) | undefined;
+  const onSignal = (signal: string): void => {
+    if (signalled) return;
+    signalled = signal;
+    stop?.(signal);
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
+
+  let database: OpenDatabase | undefined;
+  const abandon = async (): Promise<void> => {
+    log.info({ signal: signalled }, 'stopped while starting');
+    await database?.close();
+    process.exit(0);
+  };
+
   try {
+    database = await openDatabase(
+      config,
+      (m) => log.debug({ component: 'embedded-postgres' }, m),
+      (m) => log.info({ component: 'embedded-postgres' }, m),
+    );
+    if (signalled) return abandon();
     const { app, services, drain, applied } = await createService(config, database.pool);
     if (applied.length > 0) log.info({ applied }, 'database migrations applied');
     const boot = await bootstrap(database.pool, config, services.credentials);
     if (boot) log.info({ file: boot.file }, `first start: bootstrap credentials written to ${boot.file}`);
+    if (signalled) return abandon();
 
-    const jobs = [
+    const jobs: PeriodicJob[] = [
       every(60 * 60 * 1000, 'idempotency-purge', () => services.idempotency.purgeExpired(), (name, err) => log.error({ err, job: name }, 'job failed')),
     ];
-
     await app.listen({ port: config.port, host: config.host });
     log.info(`payments service (${config.paymentsEnv}) listening on ${config.publicBaseUrl}; reference at ${config.publicBaseUrl}/docs`);
 
-    let stopping = false;
-    const shutdown = (signal: string): void => {
-      if (stopping) return;
-      stopping = true;
+    const opened = database;
+    stop = (signal: string): void => {
       log.info({ signal }, 'draining: no new requests, finishing those in flight');
       drain();
       const force = setTimeout(() => {
@@ -43,15 +62,14 @@ async function main(): Promise<void> {
       void (async () => {
         await app.close();
         await Promise.all(jobs.map((j) => j.stop()));
-        await database.close();
+        await opened.close();
         log.info('stopped cleanly');
         process.exit(0);
       })();
     };
-    process.on('SIGTERM', () => shutdown('SIGTERM'));
-    process.on('SIGINT', () => shutdown('SIGINT'));
+    if (signalled) stop(signalled);
   } catch (err) {
-    await database.close();
+    await database?.close();
     throw err;
   }
 }

@@ -122,6 +122,17 @@ describe('npm start on the embedded database', () => {
       const res = await fetch(`${running.base}/v1/collections/${collectionId}`, { headers: { authorization: `Bearer ${token}` } });
       assert.equal(res.status, 200);
       assert.doesNotMatch(running.output(), /first start/);
+
+      // `npm run migrate` beside a running service uses the server that service runs, and leaves it running.
+      const migrate = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/migrate.ts'], {
+        env: cleanEnv({ DATA_DIR: dataDir, EMBEDDED_PG_PORT: '0' }),
+        encoding: 'utf8',
+      });
+      assert.equal(migrate.status, 0, migrate.stderr);
+      assert.match(migrate.stdout, /up to date/);
+      assert.equal((await fetch(`${running.base}/readyz`)).status, 200);
+      const again = await fetch(`${running.base}/v1/collections/${collectionId}`, { headers: { authorization: `Bearer ${token}` } });
+      assert.equal(again.status, 200);
     } finally {
       assert.equal(await stop(running), 0);
     }

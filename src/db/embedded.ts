@@ -145,17 +145,37 @@ async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: numbe
   return check();
 }
 
-/** A server left running by a process that was killed outright holds the cluster's lock: stop it first. */
-async function stopLeftoverServer(clusterDir: string, log: (m: string) => void): Promise<void> {
-  const pidFile = path.join(clusterDir, 'postmaster.pid');
-  if (!existsSync(pidFile)) return;
-  const pid = Number((await readFile(pidFile, 'utf8')).split('\n')[0]);
-  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return;
+interface RunningServer {
+  pid: number;
+  port: number;
+}
+
+/** The postmaster serving this cluster now, if any (from its postmaster.pid). */
+async function runningServer(clusterDir: string): Promise<RunningServer | undefined> {
+  const lines = (await readFile(path.join(clusterDir, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n');
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return undefined;
   const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-  if (!cmdline.includes('postgres')) return;
-  log(`stopping a leftover embedded PostgreSQL (pid ${pid}) from an earlier run`);
-  process.kill(pid, 'SIGINT');
-  if (!(await waitFor(() => !alive(pid), 15_000))) process.kill(pid, 'SIGKILL');
+  if (!cmdline.includes('postgres')) return undefined;
+  return { pid, port };
+}
+
+/** The pid of the service process that started the running server, if that process is still alive. */
+async function liveOwner(ownerFile: string): Promise<number | undefined> {
+  const pid = Number((await readFile(ownerFile, 'utf8').catch(() => '')).trim());
+  return Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid) ? pid : undefined;
+}
+
+async function ensureDatabase(adminUrl: string, database: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+    if (exists.rowCount === 0) await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(database)}`);
+  } finally {
+    await admin.end();
+  }
 }
 
 export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedServer> {
@@ -193,7 +213,24 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
   await chmod(clusterDir, 0o700);
   if (!existsSync(passwordFile)) throw new Error(`the embedded database's password file ${passwordFile} is missing; restore it or remove ${clusterDir} to start afresh`);
   const password = (await readFile(passwordFile, 'utf8')).trim();
-  await stopLeftoverServer(clusterDir, notice);
+  const ownerFile = `${clusterDir}.owner`;
+  const urlFor = (port: number, database: string): string =>
+    `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
+
+  const running = await runningServer(clusterDir);
+  if (running) {
+    const owner = await liveOwner(ownerFile);
+    if (owner !== undefined) {
+      // Another service process (a running `npm start`, say) owns it: use it, and leave it running.
+      notice(`using the embedded PostgreSQL already run by process ${owner} on port ${running.port}`);
+      await ensureDatabase(urlFor(running.port, 'postgres'), options.database);
+      return { url: urlFor(running.port, options.database), port: running.port, clusterDir, stop: () => Promise.resolve() };
+    }
+    // Its owner was killed outright: the server holds the cluster's lock, so stop it first.
+    notice(`stopping a leftover embedded PostgreSQL (pid ${running.pid}) from an earlier run`);
+    process.kill(running.pid, 'SIGINT');
+    if (!(await waitFor(() => !alive(running.pid), 15_000))) process.kill(running.pid, 'SIGKILL');
+  }
 
   let port = options.port;
   if (port === 0) {
@@ -207,7 +244,8 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
   const child: ChildProcess = spawn(
     bins.postgres,
     ['-D', clusterDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
-    { ...runAs, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C', LANG: 'C' } },
+    // Its own process group: a Ctrl-C in the terminal reaches the service, which drains and then stops the database.
+    { ...runAs, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C', LANG: 'C' } },
   );
   let output = '';
   let exited = false;
@@ -220,7 +258,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
   child.stderr?.on('data', onData);
   const exitedPromise = new Promise<void>((resolve) => child.once('exit', () => { exited = true; resolve(); }));
 
-  const adminUrl = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+  const adminUrl = urlFor(port, 'postgres');
   const ready = await waitFor(async () => {
     if (exited) return true;
     const client = new pg.Client({ connectionString: adminUrl });
@@ -238,15 +276,12 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
     throw new Error(`the embedded PostgreSQL server did not start: ${output}`);
   }
 
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [options.database]);
-  if (exists.rowCount === 0) await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(options.database)}`);
-  await admin.end();
+  await writeFile(ownerFile, String(process.pid));
+  await ensureDatabase(adminUrl, options.database);
 
   let stopping: Promise<void> | undefined;
   return {
-    url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${options.database}`,
+    url: urlFor(port, options.database),
     port,
     clusterDir,
     stop(): Promise<void> {
@@ -256,6 +291,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
         const timer = setTimeout(() => child.kill('SIGQUIT'), 20_000);
         await exitedPromise;
         clearTimeout(timer);
+        await rm(ownerFile, { force: true });
       })();
       return stopping;
     },
