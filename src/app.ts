@@ -15,7 +15,7 @@ import { CursorCodec } from './platform/pagination.js';
 import { registerRateLimit } from './platform/rate-limit.js';
 import type { ServiceKeys } from './platform/secrets.js';
 import { TokenService } from './platform/tokens.js';
-import { bodyAjv, fieldErrors, queryAjv } from './platform/validation.js';
+import { bodyAjv, fieldErrors, queryAjv, unsafeJson } from './platform/validation.js';
 import type { MarketCatalogue } from './modules/catalogue/catalogue.js';
 import { collectionsRoutes } from './modules/collections/collections.routes.js';
 import { CollectionsService } from './modules/collections/collections.service.js';
@@ -78,9 +78,20 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
     if (draining) reply.header('Connection', 'close');
   });
 
+  // Before schema validation: what PostgreSQL could not store, or nesting deep enough to hurt, is a 400 here
+  // rather than a 500 later.
+  app.addHook('preValidation', async (request) => {
+    if (request.body === undefined || request.body === null || typeof request.body !== 'object') return;
+    const problem = unsafeJson(request.body);
+    if (problem) throw new ApiError('validation_failed', `The request body cannot be accepted: ${problem.field} ${problem.message}.`, { errors: [problem] });
+  });
+
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     const apiError = toApiError(error, request.routeOptions.config?.fieldCodes);
-    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+    // Only the error's own words: a database error's detail and context can quote the row (phone numbers).
+    if (apiError.status >= 500) {
+      request.log.error({ err: { type: error.name, message: error.message, code: error.code, stack: error.stack } }, 'request failed');
+    }
     for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
     reply.code(apiError.status).type('application/problem+json');
     return reply.send(problemBody(apiError, request.id));

@@ -148,6 +148,38 @@ describe('row 1 errors: 400', () => {
     assert.deepEqual(extra.body.errors, [{ field: 'amuont', message: 'is not a known field' }]);
   });
 
+  it('400 validation_failed, never 500, for text PostgreSQL cannot store: NUL characters and unpaired surrogates', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ reference: 'r\u0000x' }, 'reference'],
+      [{ metadata: { a: '\u0000' } }, 'metadata.a'],
+      [{ metadata: { a: '\ud800' } }, 'metadata.a'],
+      [{ metadata: { ['k\u0000']: 1 } }, 'metadata.k\u0000'],
+      [{ reference: 'x\udc00' }, 'reference'],
+    ];
+    for (const [override, field] of cases) {
+      const res = await post('/v1/collections/KE/rails/mpesa', validCollection(override));
+      assertProblem(res, 400, 'validation_failed');
+      assert.equal(res.body.errors[0].field, field);
+    }
+    const emoji = await post('/v1/collections/KE/rails/mpesa', validCollection({ reference: 'order 🎉', metadata: { note: 'Asante sana 👍🏾' } }));
+    assert.equal(emoji.status, 201, emoji.text);
+  });
+
+  it('400 validation_failed, never 500, for metadata nested deeper than 32 levels', async () => {
+    // Written by hand: JSON.stringify itself would overflow on 5000 levels.
+    const body = JSON.stringify(validCollection({ metadata: { a: '@' } })).replace('"@"', `${'['.repeat(5000)}1${']'.repeat(5000)}`);
+    const deep = await request(t, 'POST', '/v1/collections/KE/rails/mpesa', {
+      token: t.demoToken,
+      rawBody: body,
+      headers: { 'content-type': 'application/json' },
+      idempotencyKey: newKey(),
+    });
+    assertProblem(deep, 400, 'validation_failed');
+    let ok: unknown = 'leaf';
+    for (let i = 0; i < 20; i++) ok = { n: ok };
+    assert.equal((await post('/v1/collections/KE/rails/mpesa', validCollection({ metadata: { a: ok } }))).status, 201);
+  });
+
   it('400 invalid_json for a malformed body', async () => {
     const res = await request(t, 'POST', '/v1/collections/KE/rails/mpesa', {
       token: t.demoToken,

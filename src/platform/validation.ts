@@ -49,3 +49,34 @@ export function fieldErrors(errors: ErrorObject[] | null | undefined, prefix = '
   }
   return out;
 }
+
+export const MAX_JSON_DEPTH = 32;
+
+// NUL cannot be stored in PostgreSQL text or jsonb; a lone surrogate cannot be stored in jsonb.
+// eslint-disable-next-line no-control-regex
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * The first place in a parsed JSON body that could not be stored or fingerprinted safely: nesting deeper
+ * than MAX_JSON_DEPTH, or a string (or key) holding NUL or a lone surrogate. Iterative, so depth cannot
+ * exhaust the stack.
+ */
+export function unsafeJson(body: unknown): FieldError | undefined {
+  const stack: { value: unknown; path: string; depth: number }[] = [{ value: body, path: '', depth: 0 }];
+  while (stack.length > 0) {
+    const { value, path, depth } = stack.pop() as { value: unknown; path: string; depth: number };
+    const field = path || '(body)';
+    if (typeof value === 'string') {
+      if (UNSTORABLE.test(value)) return { field, message: 'contains a NUL character or an unpaired surrogate' };
+      continue;
+    }
+    if (value === null || typeof value !== 'object') continue;
+    if (depth >= MAX_JSON_DEPTH) return { field, message: `nests deeper than ${MAX_JSON_DEPTH} levels` };
+    for (const [key, child] of Object.entries(value)) {
+      const childPath = Array.isArray(value) ? `${path}[${key}]` : path ? `${path}.${key}` : key;
+      if (UNSTORABLE.test(key)) return { field: childPath, message: 'has a key with a NUL character or an unpaired surrogate' };
+      stack.push({ value: child, path: childPath, depth: depth + 1 });
+    }
+  }
+  return undefined;
+}
