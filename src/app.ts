@@ -1,6 +1,6 @@
 // buildApp: the platform hooks every route shares, then each module's routes.
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyError, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
@@ -64,18 +64,40 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
       const inbound = req.headers['x-request-id'];
       return typeof inbound === 'string' && REQUEST_ID.test(inbound) ? inbound : randomUUID();
     },
-    return503OnClosing: true,
+    // Draining answers with our own 503 problem (below), not fastify's plain one.
+    return503OnClosing: false,
+    // Framework-level rejections (bad percent-encoding, an over-long path segment) get problem documents too.
+    frameworkErrors: (error, request, reply) => {
+      const apiError =
+        error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? new ApiError('not_found', 'No object has an identifier that long.')
+          : new ApiError('validation_failed', 'The URL is not valid: check its percent-encoding.');
+      const plain = reply as unknown as FastifyReply;
+      plain.header('X-Request-Id', request.id).header('API-Version', API_VERSION);
+      return sendProblem(plain, apiError, request.id);
+    },
     ajv: { customOptions: { removeAdditional: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Bodies are validated without coercion ("100" is not an amount); query strings and params are coerced.
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : queryAjv).compile(schema));
   app.removeContentTypeParser(['text/plain']);
+  // A body-less POST or DELETE that still says Content-Type: application/json (many clients always send it)
+  // is a request without a body, not a JSON error.
+  const jsonParser = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') return done(null, undefined);
+    void jsonParser(request, body as string, done);
+  });
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
     reply.header('API-Version', API_VERSION);
-    if (draining) reply.header('Connection', 'close');
+    if (draining && request.routeOptions.url !== '/healthz') {
+      reply.header('Connection', 'close');
+      throw new ApiError('service_unavailable', 'The service is shutting down; retry on another connection.', { headers: { 'Retry-After': '1' } });
+    }
   });
 
   // Before schema validation: what PostgreSQL could not store, or nesting deep enough to hurt, is a 400 here
@@ -92,14 +114,11 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
     if (apiError.status >= 500) {
       request.log.error({ err: { type: error.name, message: error.message, code: error.code, stack: error.stack } }, 'request failed');
     }
-    for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
-    reply.code(apiError.status).type('application/problem+json');
-    return reply.send(problemBody(apiError, request.id));
+    return sendProblem(reply, apiError, request.id);
   });
-  app.setNotFoundHandler((request, reply) => {
-    reply.code(404).type('application/problem+json');
-    return reply.send(problemBody(new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`), request.id));
-  });
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`), request.id),
+  );
 
   await app.register(swagger, {
     openapi: {
@@ -144,6 +163,12 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   };
 }
 
+function sendProblem(reply: FastifyReply, error: ApiError, requestId: string): FastifyReply {
+  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+  reply.code(error.status).type('application/problem+json');
+  return reply.send(problemBody(error, requestId));
+}
+
 /** Maps anything thrown in a request to the contract's error: framework errors get their stable codes. */
 function toApiError(error: FastifyError | ApiError, fieldCodes: Record<string, ErrorCode> | undefined): ApiError {
   if (error instanceof ApiError) return error;
@@ -151,6 +176,9 @@ function toApiError(error: FastifyError | ApiError, fieldCodes: Record<string, E
     const context = error.validationContext;
     const errors = fieldErrors(error.validation as Parameters<typeof fieldErrors>[0]);
     let code: ErrorCode = 'validation_failed';
+    if (context === 'headers' && errors.some((e) => e.field === 'idempotency-key')) {
+      return new ApiError('idempotency_key_missing', 'This request needs an Idempotency-Key header (a UUID v4 is a good choice).');
+    }
     if (context === 'body' && fieldCodes) {
       for (const [prefix, specific] of Object.entries(fieldCodes)) {
         if (errors.length > 0 && errors.every((e) => e.field === prefix || e.field.startsWith(`${prefix}.`))) code = specific;
@@ -167,7 +195,10 @@ function toApiError(error: FastifyError | ApiError, fieldCodes: Record<string, E
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new ApiError('invalid_json', 'The body is empty but Content-Type says JSON.');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return new ApiError('invalid_json', 'The body is not valid JSON.');
+      // The parser also refuses __proto__ and constructor.prototype keys (prototype pollution), with the same error.
+      return new ApiError('invalid_json', 'The body is not valid JSON, or it uses a reserved key (__proto__, constructor.prototype).');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError('validation_failed', 'Content-Length does not match the body.');
     default:
       break;
   }

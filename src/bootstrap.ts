@@ -18,6 +18,9 @@ export interface BootstrapResult {
 
 /** Returns what it created, or undefined when the database already had workspaces. */
 export async function bootstrap(db: Db, config: Config, credentials: CredentialsService): Promise<BootstrapResult | undefined> {
+  const file = path.join(config.dataDir, 'credentials.json');
+  // The file is written before the transaction commits: if it cannot be written, nothing is created and
+  // the next start tries again, rather than leaving credentials whose tokens nobody ever saw.
   const created = await withTransaction(db, async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [BOOTSTRAP_LOCK]);
     if ((await countWorkspaces(tx)) > 0) return undefined;
@@ -35,25 +38,24 @@ export async function bootstrap(db: Db, config: Config, credentials: Credentials
       kind: 'integrator',
       firstAudience: 'integrator',
     });
+    const content = {
+      note: 'Bootstrap credentials, written once on first start. Keep this file secret; rotate these tokens before real use.',
+      base_url: config.publicBaseUrl,
+      environment: config.paymentsEnv,
+      admin: { credential_id: operator.issued.credential.id, audience: 'admin', token: operator.issued.token },
+      workspaces: [
+        {
+          id: demo.workspace.id,
+          name: 'demo',
+          integrator: { credential_id: demo.issued.credential.id, audience: 'integrator', token: demo.issued.token },
+        },
+      ],
+    };
+    await mkdir(config.dataDir, { recursive: true });
+    await writeFile(file, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600 });
+    await chmod(file, 0o600);
     return { operator, demo };
   });
   if (!created) return undefined;
-  const file = path.join(config.dataDir, 'credentials.json');
-  const content = {
-    note: 'Bootstrap credentials, written once on first start. Keep this file secret; rotate these tokens before real use.',
-    base_url: config.publicBaseUrl,
-    environment: config.paymentsEnv,
-    admin: { credential_id: created.operator.issued.credential.id, audience: 'admin', token: created.operator.issued.token },
-    workspaces: [
-      {
-        id: created.demo.workspace.id,
-        name: 'demo',
-        integrator: { credential_id: created.demo.issued.credential.id, audience: 'integrator', token: created.demo.issued.token },
-      },
-    ],
-  };
-  await mkdir(config.dataDir, { recursive: true });
-  await writeFile(file, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600 });
-  await chmod(file, 0o600);
   return { file, adminToken: created.operator.issued.token, demoWorkspaceId: created.demo.workspace.id, demoToken: created.demo.issued.token };
 }

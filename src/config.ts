@@ -1,5 +1,6 @@
 // Environment parsed once at boot; a bad value stops the service with a clear message.
 import path from 'node:path';
+import { DEFAULT_EMBEDDED_PORT } from './db/embedded.js';
 
 export type PaymentsEnv = 'sandbox' | 'production';
 
@@ -17,6 +18,8 @@ export interface Config {
   rateLimitPerSecond: number;
   /** Bucket size: how many requests a credential may burst above the sustained rate. */
   rateLimitBurst: number;
+  /** Port of the embedded PostgreSQL (0: any free port). */
+  embeddedPgPort: number;
   /** Size of the PostgreSQL connection pool. */
   dbPoolSize: number;
   /** How long an idempotency outcome is kept, in seconds (contract: 24 hours). */
@@ -66,6 +69,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 100, 1, 1_000_000),
     rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200, 1, 1_000_000),
     dbPoolSize: integer(env, 'DB_POOL_SIZE', 20, 1, 1000),
+    embeddedPgPort: integer(env, 'EMBEDDED_PG_PORT', DEFAULT_EMBEDDED_PORT, 0, 65535),
     idempotencyRetentionSeconds: integer(env, 'IDEMPOTENCY_RETENTION_SECONDS', 86_400, 1, 30 * 86_400),
   };
 }

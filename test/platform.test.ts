@@ -5,7 +5,14 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { loggerOptions, maskPhone, maskUrl } from '../src/platform/logging.js';
 import { TokenBuckets } from '../src/platform/rate-limit.js';
-import { createCollection, request, startTestApp, type TestApp } from './helpers/harness.js';
+import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { bootstrap } from '../src/bootstrap.js';
+import { loadConfig } from '../src/config.js';
+import { createPool } from '../src/db/pool.js';
+import { createService } from '../src/service.js';
+import { createCollection, createTestDatabase, newKey, request, startTestApp, validCollection, type TestApp } from './helpers/harness.js';
 
 let t: TestApp;
 before(async () => {
@@ -119,5 +126,94 @@ describe('logs', () => {
     assert.doesNotMatch(line, /eyJsecret/);
     assert.doesNotMatch(line, /712345678/);
     assert.match(line, /\+254\*\*\*\*\*\*678/);
+  });
+});
+
+describe('hardening: odd requests get problem documents, never 500', () => {
+  it('400 validation_failed for a URL with broken percent-encoding, with the usual headers', async () => {
+    const res = await request(t, 'GET', '/v1/collections/%E0%A4%A', { token: t.demoToken });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.code, 'validation_failed');
+    assert.ok(res.headers.get('x-request-id'));
+    assert.equal(res.headers.get('api-version'), '2.5.0');
+  });
+
+  it('404 not_found for an over-long path segment', async () => {
+    const res = await request(t, 'GET', `/v1/collections/${'a'.repeat(300)}`, { token: t.demoToken });
+    assert.equal(res.status, 404);
+    assert.equal(res.body.code, 'not_found');
+  });
+
+  it('400 invalid_market (not validation_failed) for an over-long market code', async () => {
+    const res = await request(t, 'POST', `/v1/collections/${'X'.repeat(20)}/rails/mpesa`, {
+      token: t.demoToken, body: validCollection(), idempotencyKey: newKey(),
+    });
+    assert.equal(res.body.code, 'invalid_market');
+  });
+
+  it('the Bearer scheme is case-insensitive', async () => {
+    const res = await request(t, 'GET', '/v1/collections', { headers: { authorization: `bearer ${t.demoToken}` } });
+    assert.equal(res.status, 200);
+  });
+
+  it('a body-less POST that says Content-Type: application/json is accepted as having no body', async () => {
+    const created = await request(t, 'POST', '/v1/credentials', { token: t.demoToken, body: { name: 'rotate me' } });
+    const res = await request(t, 'POST', `/v1/credentials/${created.body.id}/rotate`, {
+      token: created.body.token, headers: { 'content-type': 'application/json' },
+    });
+    assert.equal(res.status, 200, res.text);
+  });
+
+  it('400 invalid_json naming reserved keys for a __proto__ key; 400 validation_failed for a metadata key over 40 characters', async () => {
+    const proto = await request(t, 'POST', '/v1/collections/KE/rails/mpesa', {
+      token: t.demoToken, idempotencyKey: newKey(), headers: { 'content-type': 'application/json' },
+      rawBody: JSON.stringify(validCollection()).replace('"metadata":{', '"metadata":{"__proto__":{"x":1},'),
+    });
+    assert.equal(proto.status, 400);
+    assert.equal(proto.body.code, 'invalid_json');
+    assert.match(proto.body.detail, /__proto__/);
+    const longKey = await request(t, 'POST', '/v1/collections/KE/rails/mpesa', {
+      token: t.demoToken, idempotencyKey: newKey(), body: validCollection({ metadata: { ['k'.repeat(41)]: 1 } }),
+    });
+    assert.equal(longKey.status, 400);
+    assert.equal(longKey.body.code, 'validation_failed');
+  });
+
+  it('while draining, requests get 503 service_unavailable with Connection: close; /healthz still answers', async () => {
+    const draining = await startTestApp();
+    try {
+      draining.drain();
+      const res = await request(draining, 'GET', '/v1/collections', { token: draining.demoToken });
+      assert.equal(res.status, 503);
+      assert.equal(res.body.code, 'service_unavailable');
+      assert.equal(res.headers.get('retry-after'), '1');
+      assert.equal((await request(draining, 'GET', '/healthz')).status, 200);
+    } finally {
+      await draining.close();
+    }
+  });
+});
+
+describe('bootstrap', () => {
+  it('creates nothing when credentials.json cannot be written, so the next start can try again', async () => {
+    const database = await createTestDatabase();
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'boot-'));
+    await mkdir(path.join(dir, 'credentials.json')); // a folder where the file should go
+    const db = createPool(database.url, 2);
+    try {
+      const config = loadConfig({ DATABASE_URL: database.url, DATA_DIR: dir });
+      const { services } = await createService(config, db, false);
+      await assert.rejects(bootstrap(db, config, services.credentials));
+      const { rows } = await db.query('SELECT count(*)::int AS n FROM workspaces');
+      assert.equal(rows[0].n, 0);
+      await rm(path.join(dir, 'credentials.json'), { recursive: true });
+      const boot = await bootstrap(db, config, services.credentials);
+      assert.ok(boot);
+      assert.equal((await stat(boot.file)).mode & 0o777, 0o600);
+    } finally {
+      await db.end();
+      await database.drop();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,6 +1,6 @@
 // Opens the database the configuration names: DATABASE_URL, or the embedded server in DATA_DIR.
 import type { Config } from '../config.js';
-import { DEFAULT_EMBEDDED_PORT, startEmbedded, type EmbeddedServer } from './embedded.js';
+import { startEmbedded, type EmbeddedServer } from './embedded.js';
 import { createPool, type Db } from './pool.js';
 
 export interface OpenDatabase {
@@ -18,8 +18,7 @@ export async function openDatabase(
   let embedded: EmbeddedServer | undefined;
   let url = config.databaseUrl;
   if (url === undefined) {
-    const port = Number(process.env.EMBEDDED_PG_PORT ?? DEFAULT_EMBEDDED_PORT);
-    embedded = await startEmbedded({ dataDir: config.dataDir, port, database: 'payments', log, notice });
+    embedded = await startEmbedded({ dataDir: config.dataDir, port: config.embeddedPgPort, database: 'payments', log, notice });
     url = embedded.url;
     notice(`embedded PostgreSQL is serving ${embedded.clusterDir} on 127.0.0.1:${embedded.port}`);
   }

@@ -23,7 +23,8 @@ declare module 'fastify' {
   }
 }
 
-const BEARER = /^Bearer ([A-Za-z0-9_.\-+/=]+)$/;
+// The scheme is case-insensitive (RFC 9110 §11.1).
+const BEARER = /^Bearer +([A-Za-z0-9_.\-+/=]+)$/i;
 
 export function requireAuth(request: FastifyRequest): AuthContext {
   if (!request.authContext) throw new ApiError('unauthorized', 'This route needs a bearer token.');

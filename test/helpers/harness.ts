@@ -23,6 +23,8 @@ export interface TestApp {
   demoToken: string;
   demoWorkspaceId: string;
   databaseName: string;
+  /** Puts the app in draining mode, as SIGTERM does. */
+  drain: () => void;
   close(): Promise<void>;
 }
 
@@ -68,7 +70,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     ...env,
   });
   const db = createPool(database.url, config.dbPoolSize);
-  const { app, services } = await createService(config, db, false);
+  const { app, services, drain } = await createService(config, db, false);
   const boot = await bootstrap(db, config, services.credentials);
   if (!boot) throw new Error('bootstrap did not run on a fresh database');
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -84,6 +86,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     demoToken: boot.demoToken,
     demoWorkspaceId: boot.demoWorkspaceId,
     databaseName: database.name,
+    drain,
     async close() {
       await app.close();
       await db.end();

@@ -28,7 +28,7 @@ export function collectionsRoutes(app: App, service: CollectionsService): void {
           'stored response with `Idempotent-Replayed: true`; the same key with another body is 422 `idempotency_key_reused`; while the ' +
           'first is still running, 409 `idempotency_key_in_use`.',
         params: CollectionPathParams,
-        headers: Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKeyHeader) }),
+        headers: Type.Object({ 'idempotency-key': IdempotencyKeyHeader }),
         body: CreateCollectionBody,
         response: { 201: CollectionSchema, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429) },
       },

@@ -21,9 +21,10 @@ export const CustomerSchema = Type.Object(
   { additionalProperties: false, description: 'The payer. Which fields are required depends on the rail (see the catalogue).' },
 );
 
-export const MetadataSchema = Type.Record(Type.String({ maxLength: 40 }), Type.Unknown(), {
+export const MetadataSchema = Type.Record(Type.String(), Type.Unknown(), {
   maxProperties: 50,
-  description: 'Your own key-value data (up to 50 keys, 16 KiB as JSON). Returned unchanged on the collection and in every webhook payload.',
+  propertyNames: { maxLength: 40 },
+  description: 'Your own key-value data (up to 50 keys of at most 40 characters, 16 KiB as JSON, 32 levels deep). Returned unchanged on the collection and in every webhook payload.',
 });
 
 export const CreateCollectionBody = Type.Object(
@@ -41,8 +42,8 @@ export const CreateCollectionBody = Type.Object(
 export type CreateCollectionBody = Static<typeof CreateCollectionBody>;
 
 export const CollectionPathParams = Type.Object({
-  market: Type.String({ maxLength: 8, description: 'ISO 3166-1 alpha-2 market code, uppercase (KE, GH, UG, TZ, RW, ZM, NG, CI).' }),
-  rail: Type.String({ maxLength: 64, description: 'Payment rail offered in that market, lowercase (mpesa, mtn_momo, bank_transfer, …).' }),
+  market: Type.String({ description: 'ISO 3166-1 alpha-2 market code, uppercase (KE, GH, UG, TZ, RW, ZM, NG, CI).' }),
+  rail: Type.String({ description: 'Payment rail offered in that market, lowercase (mpesa, mtn_momo, bank_transfer, …).' }),
 });
 
 export const PaymentInstructionSchema = Type.Union(
