@@ -76,7 +76,6 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
       plain.header('X-Request-Id', request.id).header('API-Version', API_VERSION);
       return sendProblem(plain, apiError, request.id);
     },
-    ajv: { customOptions: { removeAdditional: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Bodies are validated without coercion ("100" is not an amount); query strings and params are coerced.
