@@ -64,7 +64,7 @@ async function main(): Promise<void> {
     });
     const db = createPool(database.url, 4);
     cleanups.unshift(() => db.end());
-    const { app } = await createService(config, db, false);
+    const { app } = await createService(config, db, { logger: false });
     cleanups.unshift(() => app.close());
 
     const document = app.swagger();

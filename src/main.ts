@@ -3,14 +3,15 @@ import pino from 'pino';
 import { bootstrap } from './bootstrap.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase, type OpenDatabase } from './db/open.js';
-import { loadCatalogue } from './modules/catalogue/catalogue.js';
+import { loadCatalogue, MarketCatalogue } from './modules/catalogue/catalogue.js';
 import { createService } from './service.js';
 import { every, type PeriodicJob } from './workers/periodic.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const log = pino({ level: config.logLevel === 'silent' ? 'silent' : config.logLevel });
-  loadCatalogue(config.catalogueFile); // a bad catalogue stops the start before the database does
+  // Loaded first: a bad catalogue stops the start before the database is opened.
+  const catalogue = new MarketCatalogue(loadCatalogue(config.catalogueFile));
 
   // Signals are handled from the first moment: one that arrives while starting stops the start
   // cleanly (the embedded database included) instead of leaving a server behind.
@@ -38,7 +39,7 @@ async function main(): Promise<void> {
       (m) => log.info({ component: 'embedded-postgres' }, m),
     );
     if (signalled) return abandon();
-    const { app, services, drain, applied } = await createService(config, database.pool);
+    const { app, services, drain, applied } = await createService(config, database.pool, { catalogue });
     if (applied.length > 0) log.info({ applied }, 'database migrations applied');
     const boot = await bootstrap(database.pool, config, services.credentials);
     if (boot) log.info({ file: boot.file }, `first start: bootstrap credentials written to ${boot.file}`);

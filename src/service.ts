@@ -16,8 +16,15 @@ export interface Service {
   applied: number[];
 }
 
-export async function createService(config: Config, db: Db, logger?: FastifyServerOptions['logger']): Promise<Service> {
-  const catalogue = new MarketCatalogue(loadCatalogue(config.catalogueFile));
+export interface ServiceOptions {
+  logger?: FastifyServerOptions['logger'];
+  /** Already loaded by the caller (main checks it before opening the database); else loaded here. */
+  catalogue?: MarketCatalogue;
+}
+
+export async function createService(config: Config, db: Db, options: ServiceOptions = {}): Promise<Service> {
+  const { logger } = options;
+  const catalogue = options.catalogue ?? new MarketCatalogue(loadCatalogue(config.catalogueFile));
   const applied = await migrate(db);
   const keys = await loadServiceKeys(db);
   const built = await buildApp({

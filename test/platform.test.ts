@@ -202,7 +202,7 @@ describe('bootstrap', () => {
     const db = createPool(database.url, 2);
     try {
       const config = loadConfig({ DATABASE_URL: database.url, DATA_DIR: dir });
-      const { services } = await createService(config, db, false);
+      const { services } = await createService(config, db, { logger: false });
       await assert.rejects(bootstrap(db, config, services.credentials));
       const { rows } = await db.query('SELECT count(*)::int AS n FROM workspaces');
       assert.equal(rows[0].n, 0);

@@ -79,6 +79,11 @@ function reachable(runAs: RunAs, target: string): boolean {
 // enter (a 0700 temporary folder, say): a world-searchable place of our own.
 const FALLBACK_ROOT = '/var/tmp/payments-embedded-pg';
 
+async function ensureFallbackRoot(): Promise<void> {
+  await mkdir(FALLBACK_ROOT, { recursive: true, mode: 0o755 });
+  await chmod(FALLBACK_ROOT, 0o755); // mkdir's mode is masked by the umask
+}
+
 /** The binaries where the postgres user can run them: in node_modules, or a copy under FALLBACK_ROOT. */
 async function runnableBinaries(bins: Binaries, runAs: RunAs, log: (m: string) => void): Promise<Binaries> {
   const binDir = path.dirname(bins.postgres);
@@ -88,8 +93,7 @@ async function runnableBinaries(bins: Binaries, runAs: RunAs, log: (m: string) =
   const target = path.join(FALLBACK_ROOT, `bin-${stamp}`);
   if (!existsSync(path.join(target, '.complete'))) {
     log(`the postgres user cannot reach ${binDir}; copying the PostgreSQL binaries to ${target}`);
-    await mkdir(FALLBACK_ROOT, { recursive: true, mode: 0o755 });
-    await chmod(FALLBACK_ROOT, 0o755);
+    await ensureFallbackRoot();
     await rm(target, { recursive: true, force: true });
     await cp(nativeDir, target, { recursive: true, verbatimSymlinks: true });
     await writeFile(path.join(target, '.complete'), '');
@@ -100,8 +104,7 @@ async function runnableBinaries(bins: Binaries, runAs: RunAs, log: (m: string) =
 /** The cluster folder: DATA_DIR/postgres, or, when the postgres user cannot reach DATA_DIR, one under FALLBACK_ROOT. */
 async function clusterFolder(dataDir: string, runAs: RunAs, log: (m: string) => void): Promise<string> {
   if (reachable(runAs, dataDir)) return path.join(dataDir, 'postgres');
-  await mkdir(FALLBACK_ROOT, { recursive: true, mode: 0o755 });
-  await chmod(FALLBACK_ROOT, 0o755);
+  await ensureFallbackRoot();
   const folder = path.join(FALLBACK_ROOT, `data-${createHash('sha256').update(dataDir).digest('hex').slice(0, 16)}`);
   log(`the postgres user cannot reach ${dataDir}; keeping the database cluster for it in ${folder}`);
   return folder;

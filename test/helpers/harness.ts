@@ -70,7 +70,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     ...env,
   });
   const db = createPool(database.url, config.dbPoolSize);
-  const { app, services, drain } = await createService(config, db, false);
+  const { app, services, drain } = await createService(config, db, { logger: false });
   const boot = await bootstrap(db, config, services.credentials);
   if (!boot) throw new Error('bootstrap did not run on a fresh database');
   await app.listen({ port: 0, host: '127.0.0.1' });

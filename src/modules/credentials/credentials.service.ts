@@ -42,17 +42,27 @@ export class CredentialsService {
     return { credential, token };
   }
 
-  /** Checked before the idempotency engine too, so a replay never hands a token to a caller who may not rotate. */
-  async assertMayRotate(db: Queryable, workspaceId: string, callerAudience: Audience, id: string): Promise<void> {
+  /** The workspace's credential `id`, once the caller is known to be allowed `action` on it. */
+  private async manageable(
+    db: Queryable,
+    workspaceId: string,
+    callerAudience: Audience,
+    id: string,
+    action: 'rotate' | 'revoke',
+  ): Promise<repo.CredentialRow> {
     const existing = await repo.findCredential(db, workspaceId, id);
     if (!existing) throw notFound('credential');
-    this.assertMayManage(callerAudience, existing.audience, 'rotate');
+    this.assertMayManage(callerAudience, existing.audience, action);
+    return existing;
+  }
+
+  /** Checked before the idempotency engine too, so a replay never hands a token to a caller who may not rotate. */
+  async assertMayRotate(db: Queryable, workspaceId: string, callerAudience: Audience, id: string): Promise<void> {
+    await this.manageable(db, workspaceId, callerAudience, id, 'rotate');
   }
 
   async rotate(db: Queryable, workspaceId: string, callerAudience: Audience, id: string): Promise<IssuedCredential> {
-    const existing = await repo.findCredential(db, workspaceId, id);
-    if (!existing) throw notFound('credential');
-    this.assertMayManage(callerAudience, existing.audience, 'rotate');
+    const existing = await this.manageable(db, workspaceId, callerAudience, id, 'rotate');
     if (existing.status !== 'active') throw new ApiError('not_found', 'That credential is revoked and cannot be rotated.');
     const tokenId = uuidv7();
     const credential = await repo.rotateCredential(db, workspaceId, id, tokenId, new Date());
@@ -68,9 +78,7 @@ export class CredentialsService {
   }
 
   async revoke(db: Queryable, workspaceId: string, callerAudience: Audience, id: string): Promise<repo.CredentialRow> {
-    const existing = await repo.findCredential(db, workspaceId, id);
-    if (!existing) throw notFound('credential');
-    this.assertMayManage(callerAudience, existing.audience, 'revoke');
+    await this.manageable(db, workspaceId, callerAudience, id, 'revoke');
     const credential = await repo.revokeCredential(db, workspaceId, id, new Date());
     if (!credential) throw notFound('credential');
     return credential;
