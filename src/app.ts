@@ -21,6 +21,16 @@ import { collectionsRoutes } from './modules/collections/collections.routes.js';
 import { CollectionsService } from './modules/collections/collections.service.js';
 import { credentialsRoutes } from './modules/credentials/credentials.routes.js';
 import { CredentialsService } from './modules/credentials/credentials.service.js';
+import { ledgerRoutes } from './modules/ledger/ledger.routes.js';
+import { Lifecycle } from './modules/lifecycle/lifecycle.service.js';
+import { Submitter } from './modules/lifecycle/submitter.js';
+import { ProviderNotices } from './modules/providers/notices.service.js';
+import { buildProviders, type ProviderPlan, type ProviderRegistry } from './modules/providers/providers.registry.js';
+import { providersRoutes } from './modules/providers/providers.routes.js';
+import { refundsRoutes } from './modules/refunds/refunds.routes.js';
+import { RefundsService } from './modules/refunds/refunds.service.js';
+import { sandboxRoutes } from './modules/sandbox/sandbox.routes.js';
+import { SandboxService } from './modules/sandbox/sandbox.service.js';
 import { systemRoutes } from './modules/system/system.routes.js';
 
 export const API_VERSION = '2.5.0';
@@ -31,6 +41,8 @@ export interface AppDeps {
   db: Db;
   keys: ServiceKeys;
   catalogue: MarketCatalogue;
+  /** Which provider runs each rail (checked against the configuration before the database was opened). */
+  providerPlan: ProviderPlan;
   migrationCount: number;
   /** Override the logger (tests pass false). */
   logger?: FastifyServerOptions['logger'];
@@ -41,12 +53,21 @@ export interface Services {
   credentials: CredentialsService;
   idempotency: IdempotencyEngine;
   collections: CollectionsService;
+  refunds: RefundsService;
+  lifecycle: Lifecycle;
+  providers: ProviderRegistry;
+  notices: ProviderNotices;
+  submitter: Submitter;
 }
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Body fields whose validation errors carry a more specific code, e.g. customer → invalid_customer. */
     fieldCodes?: Record<string, ErrorCode>;
+  }
+  interface FastifyRequest {
+    /** The JSON body exactly as received (provider callbacks verify their signature over it). */
+    rawBody: string | undefined;
   }
 }
 
@@ -85,8 +106,10 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   // is a request without a body, not a JSON error.
   const jsonParser = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
+  app.decorateRequest('rawBody', undefined);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '') return done(null, undefined);
+    request.rawBody = body as string;
     void jsonParser(request, body as string, done);
   });
 
@@ -146,16 +169,26 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   const idempotency = new IdempotencyEngine(db, config.idempotencyRetentionSeconds);
   const cursors = new CursorCodec(deps.keys.cursorKey);
   const credentials = new CredentialsService(tokens, config.paymentsEnv);
-  const collections = new CollectionsService(db, deps.catalogue, idempotency, cursors);
+  const providers = buildProviders(deps.providerPlan, config, db, deps.keys.sandboxProviderSecret);
+  const collections = new CollectionsService(db, deps.catalogue, idempotency, cursors, (market, rail) => providers.nameFor(market, rail));
+  const refunds = new RefundsService(db, idempotency, cursors);
+  const lifecycle = new Lifecycle(app.log);
+  const notices = new ProviderNotices(db, providers, lifecycle, app.log);
+  const submitter = new Submitter(db, providers, lifecycle, app.log);
 
   systemRoutes(app, { db, registry, migrationCount: deps.migrationCount, isDraining: () => draining });
   credentialsRoutes(app, { db, credentials, idempotency, env: config.paymentsEnv });
   collectionsRoutes(app, collections);
+  refundsRoutes(app, refunds);
+  ledgerRoutes(app, db);
+  providersRoutes(app, notices);
+  // The simulate endpoints exist only in the sandbox: in production they are unknown routes (404).
+  if (config.paymentsEnv === 'sandbox' && providers.sandbox) sandboxRoutes(app, new SandboxService(idempotency, lifecycle, providers.sandbox));
 
   await app.ready();
   return {
     app,
-    services: { tokens, credentials, idempotency, collections },
+    services: { tokens, credentials, idempotency, collections, refunds, lifecycle, providers, notices, submitter },
     drain: () => {
       draining = true;
     },

@@ -24,6 +24,14 @@ export interface Config {
   dbPoolSize: number;
   /** How long an idempotency outcome is kept, in seconds (contract: 24 hours). */
   idempotencyRetentionSeconds: number;
+  /** A JSON file naming the HTTP gateways that run rails (required in production for every rail). */
+  providersFile: string | undefined;
+  /** Time between two steps of the sandbox simulator, in milliseconds. */
+  sandboxStepMs: number;
+  /** How often the background workers look for due work (expiry, simulator steps, unsent initiations), in ms. */
+  workerIntervalMs: number;
+  /** A collection or refund in flight this long without news is asked about at its provider, in seconds. */
+  reconcileAfterSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -71,5 +79,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbPoolSize: integer(env, 'DB_POOL_SIZE', 20, 1, 1000),
     embeddedPgPort: integer(env, 'EMBEDDED_PG_PORT', DEFAULT_EMBEDDED_PORT, 0, 65535),
     idempotencyRetentionSeconds: integer(env, 'IDEMPOTENCY_RETENTION_SECONDS', 86_400, 1, 30 * 86_400),
+    providersFile: env.PROVIDERS_FILE === '' ? undefined : env.PROVIDERS_FILE,
+    sandboxStepMs: integer(env, 'SANDBOX_STEP_MS', 2000, 1, 600_000),
+    workerIntervalMs: integer(env, 'WORKER_INTERVAL_MS', 500, 10, 60_000),
+    reconcileAfterSeconds: integer(env, 'RECONCILE_AFTER_SECONDS', 120, 1, 86_400),
   };
 }

@@ -4,14 +4,17 @@ import { bootstrap } from './bootstrap.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase, type OpenDatabase } from './db/open.js';
 import { loadCatalogue, MarketCatalogue } from './modules/catalogue/catalogue.js';
+import { planProviders } from './modules/providers/providers.registry.js';
 import { createService } from './service.js';
-import { every, type PeriodicJob } from './workers/periodic.js';
+import { startWorkers } from './workers/index.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const log = pino({ level: config.logLevel === 'silent' ? 'silent' : config.logLevel });
   // Loaded first: a bad catalogue stops the start before the database is opened.
   const catalogue = new MarketCatalogue(loadCatalogue(config.catalogueFile));
+  // So is a production start with a rail no provider runs.
+  const providerPlan = planProviders(config, catalogue);
 
   // Signals are handled from the first moment: one that arrives while starting stops the start
   // cleanly (the embedded database included) instead of leaving a server behind.
@@ -39,15 +42,13 @@ async function main(): Promise<void> {
       (m) => log.info({ component: 'embedded-postgres' }, m),
     );
     if (signalled) return abandon();
-    const { app, services, drain, applied } = await createService(config, database.pool, { catalogue });
+    const { app, services, drain, applied } = await createService(config, database.pool, { catalogue, providerPlan });
     if (applied.length > 0) log.info({ applied }, 'database migrations applied');
     const boot = await bootstrap(database.pool, config, services.credentials);
     if (boot) log.info({ file: boot.file }, `first start: bootstrap credentials written to ${boot.file}`);
     if (signalled) return abandon();
 
-    const jobs: PeriodicJob[] = [
-      every(60 * 60 * 1000, 'idempotency-purge', () => services.idempotency.purgeExpired(), (name, err) => log.error({ err, job: name }, 'job failed')),
-    ];
+    const workers = startWorkers(services, config, database.pool, app.log);
     await app.listen({ port: config.port, host: config.host });
     log.info(`payments service (${config.paymentsEnv}) listening on ${config.publicBaseUrl}; reference at ${config.publicBaseUrl}/docs`);
 
@@ -62,7 +63,7 @@ async function main(): Promise<void> {
       force.unref();
       void (async () => {
         await app.close();
-        await Promise.all(jobs.map((j) => j.stop()));
+        await workers.stop();
         await opened.close();
         log.info('stopped cleanly');
         process.exit(0);

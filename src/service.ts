@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import { loadMigrations, migrate } from './db/migrate.js';
 import type { Db } from './db/pool.js';
 import { loadCatalogue, MarketCatalogue } from './modules/catalogue/catalogue.js';
+import { planProviders, type ProviderPlan } from './modules/providers/providers.registry.js';
 import type { App } from './platform/http.js';
 import { loadServiceKeys } from './platform/secrets.js';
 
@@ -20,11 +21,14 @@ export interface ServiceOptions {
   logger?: FastifyServerOptions['logger'];
   /** Already loaded by the caller (main checks it before opening the database); else loaded here. */
   catalogue?: MarketCatalogue;
+  /** Already checked by the caller (main refuses a production start without providers early); else planned here. */
+  providerPlan?: ProviderPlan;
 }
 
 export async function createService(config: Config, db: Db, options: ServiceOptions = {}): Promise<Service> {
   const { logger } = options;
   const catalogue = options.catalogue ?? new MarketCatalogue(loadCatalogue(config.catalogueFile));
+  const providerPlan = options.providerPlan ?? planProviders(config, catalogue);
   const applied = await migrate(db);
   const keys = await loadServiceKeys(db);
   const built = await buildApp({
@@ -32,6 +36,7 @@ export async function createService(config: Config, db: Db, options: ServiceOpti
     db,
     keys,
     catalogue,
+    providerPlan,
     migrationCount: (await loadMigrations()).length,
     ...(logger === undefined ? {} : { logger }),
   });

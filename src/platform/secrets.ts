@@ -11,6 +11,8 @@ export interface ServiceKeys {
   publicKey: CryptoKey;
   /** HMAC key for opaque list cursors. */
   cursorKey: Buffer;
+  /** HMAC key the sandbox simulator signs its provider callbacks with. */
+  sandboxProviderSecret: string;
 }
 
 interface StoredSigningKey {
@@ -43,10 +45,14 @@ export async function loadServiceKeys(db: Queryable): Promise<ServiceKeys> {
   const cursor = await getOrCreate<{ key: string }>(db, 'cursor_key', () =>
     Promise.resolve({ key: randomBytes(32).toString('base64') }),
   );
+  const sandbox = await getOrCreate<{ key: string }>(db, 'sandbox_provider_secret', () =>
+    Promise.resolve({ key: randomBytes(32).toString('hex') }),
+  );
   return {
     kid: signing.kid,
     privateKey: (await importJWK(signing.private_jwk, TOKEN_ALG)) as CryptoKey,
     publicKey: (await importJWK(signing.public_jwk, TOKEN_ALG)) as CryptoKey,
     cursorKey: Buffer.from(cursor.key, 'base64'),
+    sandboxProviderSecret: sandbox.key,
   };
 }

@@ -12,6 +12,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createPool, type Db } from '../../src/db/pool.js';
 import type { App } from '../../src/platform/http.js';
 import { createService } from '../../src/service.js';
+import { startWorkers, type Workers } from '../../src/workers/index.js';
 
 export interface TestApp {
   baseUrl: string;
@@ -25,6 +26,8 @@ export interface TestApp {
   databaseName: string;
   /** Puts the app in draining mode, as SIGTERM does. */
   drain: () => void;
+  /** The background workers, when started (`{ workers: true }`). */
+  workers: Workers | undefined;
   close(): Promise<void>;
 }
 
@@ -56,7 +59,15 @@ export async function createTestDatabase(): Promise<{ url: string; name: string;
   };
 }
 
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export interface TestAppOptions {
+  /** Run the background workers (provider initiations, simulator, expiry, reconciliation) as `npm start` does. */
+  workers?: boolean;
+}
+
+/** Fast lifecycle settings for tests that run the workers: simulator steps of 50 ms, polled every 20 ms. */
+export const FAST_LIFECYCLE = { SANDBOX_STEP_MS: '50', WORKER_INTERVAL_MS: '20' };
+
+export async function startTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const database = await createTestDatabase();
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'payments-test-'));
   const config = loadConfig({
@@ -74,6 +85,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   const boot = await bootstrap(db, config, services.credentials);
   if (!boot) throw new Error('bootstrap did not run on a fresh database');
   await app.listen({ port: 0, host: '127.0.0.1' });
+  const workers = options.workers ? startWorkers(services, config, db, app.log) : undefined;
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   return {
@@ -87,7 +99,9 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     demoWorkspaceId: boot.demoWorkspaceId,
     databaseName: database.name,
     drain,
+    workers,
     async close() {
+      await workers?.stop();
       await app.close();
       await db.end();
       await database.drop();

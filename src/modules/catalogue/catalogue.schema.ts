@@ -15,7 +15,7 @@ export const RailSchema = Type.Object(
     name: Type.String({ minLength: 1 }),
     type: Type.Union([Type.Literal('mobile_money'), Type.Literal('bank_transfer')]),
     customer_fields: Type.Array(CustomerField),
-    expiry_seconds: Type.Integer({ minimum: 60, maximum: 7 * 86_400 }),
+    expiry_seconds: Type.Integer({ minimum: 1, maximum: 7 * 86_400 }),
     instruction: Instruction,
   },
   { additionalProperties: false },

@@ -18,14 +18,21 @@ export interface CollectionRow {
   created_at: Date;
   updated_at: Date;
   expires_at: Date;
+  /** Name of the rail provider running it (`sandbox` in the sandbox). */
+  provider: string;
+  provider_reference: string | null;
+  /** When the provider accepted (or refused) the initiation; null until then. */
+  submitted_at: Date | null;
+  failure_reason: string | null;
 }
 
 const COLUMNS =
-  'id, workspace_id, market, rail, amount, currency, reference, status, customer, metadata, payment_instruction, created_at, updated_at, expires_at';
+  'id, workspace_id, market, rail, amount, currency, reference, status, customer, metadata, payment_instruction, created_at, updated_at, expires_at, ' +
+  'provider, provider_reference, submitted_at, failure_reason';
 
 export async function insertCollection(db: Queryable, workspaceId: string, c: Omit<CollectionRow, 'workspace_id'>): Promise<void> {
   await db.query(
-    `INSERT INTO collections (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+    `INSERT INTO collections (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, NULL, NULL, NULL)`,
     [
       c.id,
       workspaceId,
@@ -41,8 +48,45 @@ export async function insertCollection(db: Queryable, workspaceId: string, c: Om
       c.created_at,
       c.updated_at,
       c.expires_at,
+      c.provider,
     ],
   );
+}
+
+/** The row, locked for the rest of the transaction: every status change goes through here. */
+export async function lockCollection(tx: Queryable, workspaceId: string, id: string): Promise<CollectionRow | undefined> {
+  const { rows } = await tx.query<CollectionRow>(`SELECT ${COLUMNS} FROM collections WHERE workspace_id = $1 AND id = $2 FOR UPDATE`, [
+    workspaceId,
+    id,
+  ]);
+  return rows[0];
+}
+
+export async function saveStatus(tx: Queryable, c: CollectionRow): Promise<void> {
+  await tx.query('UPDATE collections SET status = $3, updated_at = $4, failure_reason = $5 WHERE workspace_id = $1 AND id = $2', [
+    c.workspace_id,
+    c.id,
+    c.status,
+    c.updated_at,
+    c.failure_reason,
+  ]);
+}
+
+/** Records the provider's acceptance: its reference and when. */
+export async function markSubmitted(tx: Queryable, workspaceId: string, id: string, reference: string, at: Date): Promise<void> {
+  await tx.query(
+    'UPDATE collections SET provider_reference = coalesce(provider_reference, $3), submitted_at = coalesce(submitted_at, $4) WHERE workspace_id = $1 AND id = $2',
+    [workspaceId, id, reference, at],
+  );
+}
+
+/**
+ * Provider callbacks name our object id but not its workspace: the one lookup by id alone outside
+ * maintenance. Everything after it is scoped by the workspace found here.
+ */
+export async function collectionOwner(db: Queryable, id: string): Promise<{ workspace_id: string; provider: string } | undefined> {
+  const { rows } = await db.query<{ workspace_id: string; provider: string }>('SELECT workspace_id, provider FROM collections WHERE id = $1', [id]);
+  return rows[0];
 }
 
 export async function findCollection(db: Queryable, workspaceId: string, id: string): Promise<CollectionRow | undefined> {

@@ -6,6 +6,14 @@ import { DateTime, Uuid } from '../../platform/schemas.js';
 export const COLLECTION_STATUSES = ['created', 'pending', 'processing', 'successful', 'failed', 'expired', 'refunded', 'reversed'] as const;
 export type CollectionStatus = (typeof COLLECTION_STATUSES)[number];
 
+export const FAILURE_REASONS = ['payer_declined', 'insufficient_funds', 'provider_error', 'provider_refused'] as const;
+export type FailureReason = (typeof FAILURE_REASONS)[number];
+
+/** A provider's free-text reason, mapped onto the codes we document; anything unknown is a provider error. */
+export function failureReason(reason: string | undefined): FailureReason {
+  return (FAILURE_REASONS as readonly string[]).includes(reason ?? '') ? (reason as FailureReason) : 'provider_error';
+}
+
 const StatusSchema = Type.Enum(COLLECTION_STATUSES, {
   description: 'Lifecycle status: created, pending, processing, successful, failed, expired, refunded or reversed.',
 });
@@ -91,6 +99,11 @@ export const CollectionSchema = Type.Object(
     customer: CustomerSchema,
     metadata: MetadataSchema,
     payment_instruction: PaymentInstructionSchema,
+    failure_reason: Type.Union([Type.Enum(FAILURE_REASONS), Type.Null()], {
+      description:
+        'Why the collection failed, once it has: `payer_declined`, `insufficient_funds`, `provider_error` (the provider could not run it), ' +
+        '`provider_refused` (the provider refused the initiation). Null otherwise.',
+    }),
     created_at: DateTime('Creation time (UTC, milliseconds).'),
     updated_at: DateTime('Time of the last status change.'),
     expires_at: DateTime('When the collection expires if the payer has not authorised it.'),

@@ -27,6 +27,7 @@ export function toApi(row: repo.CollectionRow): Collection {
     customer: row.customer,
     metadata: row.metadata,
     payment_instruction: row.payment_instruction as Collection['payment_instruction'],
+    failure_reason: row.failure_reason as Collection['failure_reason'],
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     expires_at: row.expires_at.toISOString(),
@@ -40,11 +41,16 @@ interface Resolved {
 }
 
 export class CollectionsService {
+  /** Called after a collection is committed (the submitter hands it to its provider); unset when no workers run. */
+  afterCreate: ((workspaceId: string, id: string) => void) | undefined;
+
   constructor(
     private readonly db: Db,
     private readonly catalogue: MarketCatalogue,
     private readonly idempotency: IdempotencyEngine,
     private readonly cursors: CursorCodec,
+    /** The provider that runs a rail (checked at boot: every rail has one). */
+    private readonly providerFor: (market: string, rail: string) => string,
   ) {}
 
   /** The spec's row-1 rules, in the order a payer's request fails them: market, rail, currency, customer, amount. */
@@ -101,7 +107,9 @@ export class CollectionsService {
     requestFingerprint: string,
   ): Promise<IdempotentResult> {
     const { market, rail, currency } = this.resolve(marketCode, railCode, body);
-    return this.idempotency.run(workspaceId, key, requestFingerprint, async (tx) => {
+    const provider = this.providerFor(marketCode, railCode);
+    let created: string | undefined;
+    const result = await this.idempotency.run(workspaceId, key, requestFingerprint, async (tx) => {
       const id = uuidv7();
       const now = uuidv7Time(id);
       const row: repo.CollectionRow = {
@@ -126,16 +134,23 @@ export class CollectionsService {
         created_at: now,
         updated_at: now,
         expires_at: new Date(now.getTime() + rail.expiry_seconds * 1000),
+        provider,
+        provider_reference: null,
+        submitted_at: null,
+        failure_reason: null,
       };
       await repo.insertCollection(tx, workspaceId, row);
       const collection = toApi(row);
       await recordEvent(tx, workspaceId, { type: 'collection.created', objectType: 'collection', objectId: id, data: collection, at: now });
+      created = id;
       return {
         status: 201,
         headers: { location: `/v1/collections/${id}` },
         body: JSON.stringify(collection),
       };
     });
+    if (created !== undefined) this.afterCreate?.(workspaceId, created);
+    return result;
   }
 
   async get(workspaceId: string, id: string): Promise<Collection> {

@@ -1,0 +1,115 @@
+// Applies the transition tables: every status change is made here, inside the caller's transaction, with
+// its event, its outbox row and, where money moves, its ledger posting. A repeated notice changes nothing;
+// a transition the table does not allow is refused and logged.
+import type { FastifyBaseLogger } from 'fastify';
+import type { Tx } from '../../db/pool.js';
+import * as collections from '../collections/collections.repository.js';
+import { failureReason, type CollectionStatus } from '../collections/collections.schemas.js';
+import { toApi } from '../collections/collections.service.js';
+import { recordEvent } from '../events/events.repository.js';
+import { post } from '../ledger/ledger.repository.js';
+import * as refunds from '../refunds/refunds.repository.js';
+import { toRefundApi } from '../refunds/refunds.schemas.js';
+import { COLLECTION_TRANSITIONS, plan, REFUND_TRANSITIONS, type RefundStatus } from './transitions.js';
+
+export type MoveOutcome = 'applied' | 'duplicate' | 'refused';
+
+export interface Move<R> {
+  outcome: MoveOutcome;
+  /** The row after the move (unchanged unless applied). */
+  row: R;
+  from: string;
+}
+
+export interface MoveOptions {
+  /** Who asked: `provider:sandbox`, `expiry`, `sandbox_simulation`, `refund:<id>`… (logged when refused). */
+  cause: string;
+  /** For a move to failed: why. */
+  reason?: string | undefined;
+}
+
+/** Each step's time: now, but always after the previous change, so an object's events sort in the order they happened. */
+function stepTime(previous: Date): Date {
+  return new Date(Math.max(Date.now(), previous.getTime() + 1));
+}
+
+export class Lifecycle {
+  constructor(private readonly log: FastifyBaseLogger) {}
+
+  async moveCollection(
+    tx: Tx,
+    workspaceId: string,
+    id: string,
+    to: CollectionStatus,
+    options: MoveOptions,
+  ): Promise<Move<collections.CollectionRow> | undefined> {
+    let row = await collections.lockCollection(tx, workspaceId, id);
+    if (!row) return undefined;
+    const from = row.status;
+    const route = plan(COLLECTION_TRANSITIONS, from, to);
+    if (route.kind === 'duplicate') return { outcome: 'duplicate', row, from };
+    if (route.kind === 'refused') {
+      this.log.warn({ collection_id: id, from, to, cause: options.cause }, 'collection transition refused');
+      return { outcome: 'refused', row, from };
+    }
+    for (const status of route.steps) {
+      const at = stepTime(row.updated_at);
+      row = {
+        ...row,
+        status,
+        updated_at: at,
+        failure_reason: status === 'failed' ? failureReason(options.reason) : row.failure_reason,
+      };
+      await recordEvent(tx, workspaceId, { type: `collection.${status}`, objectType: 'collection', objectId: id, data: toApi(row), at });
+      if (status === 'successful' || status === 'reversed') {
+        await post(tx, workspaceId, {
+          kind: status === 'successful' ? 'collection_successful' : 'collection_reversed',
+          objectType: 'collection',
+          objectId: id,
+          currency: row.currency,
+          amount: row.amount,
+          at,
+        });
+      }
+    }
+    await collections.saveStatus(tx, row);
+    return { outcome: 'applied', row, from };
+  }
+
+  async moveRefund(tx: Tx, workspaceId: string, id: string, to: RefundStatus, options: MoveOptions): Promise<Move<refunds.RefundRow> | undefined> {
+    // Locks in the order refund creation takes them (collection, then refund), so the two never deadlock.
+    const unlocked = await refunds.findRefund(tx, workspaceId, id);
+    if (!unlocked) return undefined;
+    const collection = await collections.lockCollection(tx, workspaceId, unlocked.collection_id);
+    let row = await refunds.lockRefund(tx, workspaceId, id);
+    if (!row || !collection) throw new Error(`refund ${id} or its collection vanished`);
+    const from = row.status;
+    const route = plan(REFUND_TRANSITIONS, from, to);
+    if (route.kind === 'duplicate') return { outcome: 'duplicate', row, from };
+    if (route.kind === 'refused') {
+      this.log.warn({ refund_id: id, from, to, cause: options.cause }, 'refund transition refused');
+      return { outcome: 'refused', row, from };
+    }
+    for (const status of route.steps) {
+      const at = stepTime(row.updated_at);
+      const final = status === 'successful' || status === 'failed';
+      row = {
+        ...row,
+        status,
+        updated_at: at,
+        resolved_at: final ? at : null,
+        failure_reason: status === 'failed' ? options.reason ?? 'provider_error' : row.failure_reason,
+      };
+      await recordEvent(tx, workspaceId, { type: `refund.${status}`, objectType: 'refund', objectId: id, data: toRefundApi(row, collection.metadata), at });
+      if (status === 'successful') {
+        await post(tx, workspaceId, { kind: 'refund_successful', objectType: 'refund', objectId: id, currency: row.currency, amount: row.amount, at });
+      }
+    }
+    await refunds.saveStatus(tx, row);
+    if (row.status === 'successful') {
+      // The money went back to the payer: the collection is refunded (refused, and logged, if it was reversed meanwhile).
+      await this.moveCollection(tx, workspaceId, row.collection_id, 'refunded', { cause: `refund:${id}` });
+    }
+    return { outcome: 'applied', row, from };
+  }
+}

@@ -1,0 +1,125 @@
+// A rail provider reached over HTTPS: an aggregator (or an adapter in front of an operator's API) that
+// speaks our provider protocol. Initiations carry our id as Idempotency-Key, so a retry never prompts the
+// payer twice; callbacks are signed as in callback-protocol.ts with the gateway's own secret.
+import { Type } from 'typebox';
+import { compileBody } from '../../platform/validation.js';
+import { verifyCallback } from './callback-protocol.js';
+import {
+  ProviderError,
+  type CallbackHeaders,
+  type CollectionOrder,
+  type NoticeObjectType,
+  type ProviderAck,
+  type ProviderNotice,
+  type RailProvider,
+  type RefundOrder,
+} from './provider.js';
+
+export interface GatewaySettings {
+  name: string;
+  base_url: string;
+  api_key: string;
+  callback_secret: string;
+  /** `MARKET/rail` pairs this gateway runs, or `MARKET/*` for all of a market's rails. */
+  rails: string[];
+}
+
+const Answer = Type.Object({
+  reference: Type.String({ minLength: 1, maxLength: 200 }),
+  status: Type.Enum(['pending', 'processing', 'successful', 'failed', 'reversed']),
+  reason: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
+});
+const validAnswer = compileBody(Answer);
+
+interface GatewayAnswer {
+  reference: string;
+  status: string;
+  reason?: string | null;
+}
+
+export class HttpGatewayProvider implements RailProvider {
+  readonly name: string;
+
+  constructor(
+    private readonly settings: GatewaySettings,
+    /** Where the gateway sends its callbacks: PUBLIC_BASE_URL/v1/providers/{name}/callbacks. */
+    private readonly callbackUrl: string,
+    private readonly timeoutMs = 15_000,
+  ) {
+    this.name = settings.name;
+  }
+
+  async initiateCollection(order: CollectionOrder): Promise<ProviderAck> {
+    return this.initiate('collections', order.id, {
+      merchant_reference: order.id,
+      market: order.market,
+      rail: order.rail,
+      amount: order.amount,
+      currency: order.currency,
+      reference: order.reference,
+      customer: order.customer,
+      expires_at: order.expiresAt.toISOString(),
+      callback_url: this.callbackUrl,
+    });
+  }
+
+  async initiateRefund(order: RefundOrder): Promise<ProviderAck> {
+    return this.initiate('refunds', order.id, {
+      merchant_reference: order.id,
+      collection_merchant_reference: order.collectionId,
+      collection_reference: order.collectionReference,
+      amount: order.amount,
+      currency: order.currency,
+      callback_url: this.callbackUrl,
+    });
+  }
+
+  parseCallback(rawBody: string, headers: CallbackHeaders): ProviderNotice {
+    return verifyCallback(this.settings.callback_secret, rawBody, headers);
+  }
+
+  async queryStatus(objectType: NoticeObjectType, objectId: string): Promise<Omit<ProviderNotice, 'noticeId'> | undefined> {
+    const res = await this.call('GET', `${objectType}s/${encodeURIComponent(objectId)}`, undefined, objectId);
+    if (res.status === 404) return undefined;
+    const answer = await this.answer(res);
+    return { objectType, objectId, reference: answer.reference, status: answer.status, reason: answer.reason ?? undefined };
+  }
+
+  private async initiate(path: string, id: string, body: unknown): Promise<ProviderAck> {
+    const res = await this.call('POST', path, body, id);
+    // A 4xx other than 409/429 is the gateway refusing this request for good: the collection fails.
+    if (res.status >= 400 && res.status < 500 && res.status !== 409 && res.status !== 429) {
+      return { reference: `refused:${id}`, status: 'failed', reason: 'provider_refused' };
+    }
+    const answer = await this.answer(res);
+    return { reference: answer.reference, status: answer.status === 'failed' ? 'failed' : 'pending', reason: answer.reason ?? undefined };
+  }
+
+  private async call(method: string, path: string, body: unknown, idempotencyKey: string): Promise<Response> {
+    const headers: Record<string, string> = { authorization: `Bearer ${this.settings.api_key}`, 'idempotency-key': idempotencyKey };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    try {
+      return await fetch(new URL(path, `${this.settings.base_url.replace(/\/+$/, '')}/`), {
+        method,
+        headers,
+        body: body === undefined ? null : JSON.stringify(body),
+        signal: AbortSignal.timeout(this.timeoutMs),
+        redirect: 'error',
+      });
+    } catch (err) {
+      throw new ProviderError(`${this.name}: ${method} ${path} failed: ${(err as Error).message}`);
+    }
+  }
+
+  private async answer(res: Response): Promise<GatewayAnswer> {
+    if (!res.ok) throw new ProviderError(`${this.name}: answered ${res.status}`);
+    let parsed: unknown;
+    try {
+      parsed = await res.json();
+    } catch {
+      throw new ProviderError(`${this.name}: answered with a body that is not JSON`);
+    }
+    if (!validAnswer(parsed)) throw new ProviderError(`${this.name}: answered with an unexpected body`);
+    return parsed as GatewayAnswer;
+  }
+}

@@ -1,0 +1,97 @@
+// SQL for refunds. The workspace id is always the first argument (except the provider-callback owner lookup).
+import type { Queryable } from '../../db/pool.js';
+import type { CreatedRange, Position } from '../../platform/pagination.js';
+import type { RefundStatus } from '../lifecycle/transitions.js';
+
+export interface RefundRow {
+  id: string;
+  workspace_id: string;
+  collection_id: string;
+  amount: number;
+  currency: string;
+  status: RefundStatus;
+  failure_reason: string | null;
+  provider: string;
+  provider_reference: string | null;
+  submitted_at: Date | null;
+  requested_at: Date;
+  updated_at: Date;
+  resolved_at: Date | null;
+}
+
+const COLUMNS =
+  'id, workspace_id, collection_id, amount, currency, status, failure_reason, provider, provider_reference, submitted_at, requested_at, updated_at, resolved_at';
+
+export async function insertRefund(db: Queryable, r: RefundRow): Promise<void> {
+  await db.query(
+    `INSERT INTO refunds (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+    [r.id, r.workspace_id, r.collection_id, r.amount, r.currency, r.status, r.failure_reason, r.provider, r.provider_reference, r.submitted_at, r.requested_at, r.updated_at, r.resolved_at],
+  );
+}
+
+export async function findRefund(db: Queryable, workspaceId: string, id: string): Promise<RefundRow | undefined> {
+  const { rows } = await db.query<RefundRow>(`SELECT ${COLUMNS} FROM refunds WHERE workspace_id = $1 AND id = $2`, [workspaceId, id]);
+  return rows[0];
+}
+
+export async function lockRefund(tx: Queryable, workspaceId: string, id: string): Promise<RefundRow | undefined> {
+  const { rows } = await tx.query<RefundRow>(`SELECT ${COLUMNS} FROM refunds WHERE workspace_id = $1 AND id = $2 FOR UPDATE`, [workspaceId, id]);
+  return rows[0];
+}
+
+/** The refund of a collection that is still requested or pending, if any (at most one, by a unique index). */
+export async function refundInProgress(db: Queryable, workspaceId: string, collectionId: string): Promise<RefundRow | undefined> {
+  const { rows } = await db.query<RefundRow>(
+    `SELECT ${COLUMNS} FROM refunds WHERE workspace_id = $1 AND collection_id = $2 AND status IN ('requested', 'pending')`,
+    [workspaceId, collectionId],
+  );
+  return rows[0];
+}
+
+export async function saveStatus(tx: Queryable, r: RefundRow): Promise<void> {
+  await tx.query(
+    'UPDATE refunds SET status = $3, updated_at = $4, resolved_at = $5, failure_reason = $6 WHERE workspace_id = $1 AND id = $2',
+    [r.workspace_id, r.id, r.status, r.updated_at, r.resolved_at, r.failure_reason],
+  );
+}
+
+export async function markSubmitted(tx: Queryable, workspaceId: string, id: string, reference: string, at: Date): Promise<void> {
+  await tx.query(
+    'UPDATE refunds SET provider_reference = coalesce(provider_reference, $3), submitted_at = coalesce(submitted_at, $4) WHERE workspace_id = $1 AND id = $2',
+    [workspaceId, id, reference, at],
+  );
+}
+
+/** See collectionOwner: provider callbacks carry our id without its workspace. */
+export async function refundOwner(db: Queryable, id: string): Promise<{ workspace_id: string; provider: string } | undefined> {
+  const { rows } = await db.query<{ workspace_id: string; provider: string }>('SELECT workspace_id, provider FROM refunds WHERE id = $1', [id]);
+  return rows[0];
+}
+
+export async function listRefunds(
+  db: Queryable,
+  workspaceId: string,
+  collectionId: string,
+  f: { status: RefundStatus | undefined; range: CreatedRange; after: Position | undefined; fetch: number },
+): Promise<(RefundRow & { created_at: Date })[]> {
+  const where = ['workspace_id = $1', 'collection_id = $2'];
+  const params: unknown[] = [workspaceId, collectionId];
+  const add = (sql: (n: string) => string, value: unknown): void => {
+    params.push(value);
+    where.push(sql(`$${params.length}`));
+  };
+  if (f.status) add((p) => `status = ${p}`, f.status);
+  if (f.range.from) add((p) => `requested_at >= ${p}`, f.range.from);
+  if (f.range.toExclusive) add((p) => `requested_at < ${p}`, f.range.toExclusive);
+  if (f.after) {
+    params.push(f.after.createdAt, f.after.id);
+    where.push(`(requested_at, id) < ($${params.length - 1}, $${params.length})`);
+  }
+  params.push(f.fetch);
+  // requested_at is the refund's creation time; the pager reads it as created_at.
+  const { rows } = await db.query<RefundRow & { created_at: Date }>(
+    `SELECT ${COLUMNS}, requested_at AS created_at FROM refunds WHERE ${where.join(' AND ')} ORDER BY requested_at DESC, id DESC LIMIT $${params.length}`,
+    params,
+  );
+  return rows;
+}

@@ -1,0 +1,69 @@
+// Routes for refunds: row 2 (refund a collection), read one, list a collection's. No SQL here.
+import { Type } from 'typebox';
+import { requireAuth } from '../../platform/auth.js';
+import { sendStored, type App } from '../../platform/http.js';
+import { idempotencyOf } from '../../platform/idempotency.js';
+import { IdempotencyKeyHeader, problemResponses } from '../../platform/schemas.js';
+import { CollectionIdParams } from '../collections/collections.schemas.js';
+import { CreateRefundBody, ListRefundsQuery, RefundIdParams, RefundPage, RefundSchema } from './refunds.schemas.js';
+import type { RefundsService } from './refunds.service.js';
+
+export function refundsRoutes(app: App, service: RefundsService): void {
+  app.post(
+    '/v1/collections/:id/refund',
+    {
+      config: { auth: ['integrator'] },
+      schema: {
+        operationId: 'refundCollection',
+        tags: ['Refunds'],
+        summary: 'Refund a collection (full refunds only)',
+        description:
+          'Refunds a `successful` collection in full. Requires an Idempotency-Key. 201 with the refund, status `requested` and ' +
+          '`resolved_at` `{}`; it then moves to `pending` and to `successful` (the collection becomes `refunded`) or `failed` ' +
+          '(a new refund may then be requested). A collection in any other status: 409 `collection_not_refundable`; a refund ' +
+          'of it still requested or pending: 409 `refund_in_progress`; an amount other than the collection\'s: 422 `refund_amount_mismatch`.',
+        params: CollectionIdParams,
+        headers: Type.Object({ 'idempotency-key': IdempotencyKeyHeader }),
+        body: CreateRefundBody,
+        response: { 201: RefundSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const { key, fingerprint } = idempotencyOf(request, true);
+      return sendStored(reply, await service.create(auth.workspaceId, request.params.id, request.body, key, fingerprint));
+    },
+  );
+
+  app.get(
+    '/v1/refunds/:id',
+    {
+      config: { auth: ['integrator'] },
+      schema: {
+        operationId: 'getRefund',
+        tags: ['Refunds'],
+        summary: 'Get a refund',
+        params: RefundIdParams,
+        response: { 200: RefundSchema, ...problemResponses(401, 403, 404, 429) },
+      },
+    },
+    async (request) => service.get(requireAuth(request).workspaceId, request.params.id),
+  );
+
+  app.get(
+    '/v1/collections/:id/refunds',
+    {
+      config: { auth: ['integrator'] },
+      schema: {
+        operationId: 'listCollectionRefunds',
+        tags: ['Refunds'],
+        summary: "List a collection's refunds",
+        description: 'Newest first, paged by cursor like every list; at most one is successful and at most one is in progress.',
+        params: CollectionIdParams,
+        querystring: ListRefundsQuery,
+        response: { 200: RefundPage, ...problemResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request) => service.listForCollection(requireAuth(request).workspaceId, request.params.id, request.query),
+  );
+}

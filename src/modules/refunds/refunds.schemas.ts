@@ -1,0 +1,71 @@
+// Request and response schemas for refunds (row 2 and the reads); descriptions write the reference docs.
+import { Type, type Static } from 'typebox';
+import { MetadataSchema } from '../collections/collections.schemas.js';
+import { REFUND_STATUSES } from '../lifecycle/transitions.js';
+import { ListQuery, pageSchema } from '../../platform/pagination.js';
+import { DateTime, Uuid } from '../../platform/schemas.js';
+
+export const REFUND_FAILURE_REASONS = ['provider_error', 'provider_refused', 'insufficient_provider_balance'] as const;
+
+export const CreateRefundBody = Type.Object(
+  {
+    amount: Type.Integer({
+      description: "Minor units; must equal the collection's amount (full refunds only). Another amount: 422 `refund_amount_mismatch`.",
+    }),
+  },
+  { additionalProperties: false },
+);
+export type CreateRefundBody = Static<typeof CreateRefundBody>;
+
+export const RefundSchema = Type.Object(
+  {
+    refund_id: Uuid('Identifier of the refund.'),
+    collection_id: Uuid('Identifier of the refunded collection.'),
+    amount: Type.Integer({ description: "Minor units; equals the collection's amount." }),
+    currency: Type.String({ description: 'ISO 4217 currency code.' }),
+    status: Type.Enum(REFUND_STATUSES, { description: 'requested → pending → successful or failed.' }),
+    failure_reason: Type.Union([Type.String(), Type.Null()], {
+      description: 'Why the refund failed, once it has (`provider_error`, `provider_refused`, `insufficient_provider_balance`); null otherwise.',
+    }),
+    metadata: Type.Record(Type.String(), Type.Unknown(), {
+      description: "The refunded collection's metadata, unchanged (also in every refund webhook).",
+    }),
+    requested_at: DateTime('When the refund was requested.'),
+    resolved_at: Type.Union([DateTime('When the refund became successful or failed.'), Type.Object({}, { additionalProperties: false })], {
+      description: 'When the refund became successful or failed; an empty object `{}` until then.',
+    }),
+  },
+  { additionalProperties: false, description: 'A full refund of a successful collection.' },
+);
+export type Refund = Static<typeof RefundSchema>;
+
+export const RefundIdParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'The refund_id.' }) });
+
+export const ListRefundsQuery = Type.Object(
+  { ...ListQuery.properties, status: Type.Optional(Type.Enum(REFUND_STATUSES, { description: 'Only refunds in this status.' })) },
+  { additionalProperties: false },
+);
+export type ListRefundsQuery = Static<typeof ListRefundsQuery>;
+
+export const RefundPage = pageSchema(RefundSchema, "The collection's refunds, newest first.");
+
+// Re-exported so the metadata schema stays one definition.
+export { MetadataSchema };
+
+/** The API's view of a refund row; `metadata` is the refunded collection's. */
+export function toRefundApi(
+  row: { id: string; collection_id: string; amount: number; currency: string; status: Refund['status']; failure_reason: string | null; requested_at: Date; resolved_at: Date | null },
+  metadata: Record<string, unknown>,
+): Refund {
+  return {
+    refund_id: row.id,
+    collection_id: row.collection_id,
+    amount: row.amount,
+    currency: row.currency,
+    status: row.status,
+    failure_reason: row.failure_reason,
+    metadata,
+    requested_at: row.requested_at.toISOString(),
+    resolved_at: row.resolved_at === null ? {} : row.resolved_at.toISOString(),
+  };
+}

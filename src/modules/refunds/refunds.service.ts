@@ -1,0 +1,91 @@
+// Refund rules (row 2, contract §7): full refunds of successful collections, one in progress at a time,
+// created through the idempotency engine with their event and outbox row in one transaction.
+import type { Db } from '../../db/pool.js';
+import { ApiError, notFound } from '../../platform/errors.js';
+import type { IdempotencyEngine, IdempotentResult } from '../../platform/idempotency.js';
+import { isUuid, uuidv7, uuidv7Time } from '../../platform/ids.js';
+import { createdRange, type CursorCodec, type Page } from '../../platform/pagination.js';
+import * as collections from '../collections/collections.repository.js';
+import { recordEvent } from '../events/events.repository.js';
+import * as repo from './refunds.repository.js';
+import { toRefundApi, type CreateRefundBody, type ListRefundsQuery, type Refund } from './refunds.schemas.js';
+
+export class RefundsService {
+  /** Called after a refund is committed (the submitter hands it to the provider); unset when no workers run. */
+  afterCreate: ((workspaceId: string, id: string) => void) | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly idempotency: IdempotencyEngine,
+    private readonly cursors: CursorCodec,
+  ) {}
+
+  async create(workspaceId: string, collectionId: string, body: CreateRefundBody, key: string, requestFingerprint: string): Promise<IdempotentResult> {
+    let created: string | undefined;
+    const result = await this.idempotency.run(workspaceId, key, requestFingerprint, async (tx) => {
+      // The collection row lock serialises refund requests for one collection: of two at once, one is in progress
+      // when the other looks.
+      const collection = isUuid(collectionId) ? await collections.lockCollection(tx, workspaceId, collectionId) : undefined;
+      if (!collection) throw notFound('collection');
+      if (collection.status !== 'successful') {
+        throw new ApiError('collection_not_refundable', `Only a successful collection can be refunded; this one is ${collection.status}.`);
+      }
+      const inProgress = await repo.refundInProgress(tx, workspaceId, collectionId);
+      if (inProgress) {
+        throw new ApiError('refund_in_progress', `Refund ${inProgress.id} of this collection is still ${inProgress.status}; wait for it to resolve.`);
+      }
+      if (body.amount !== collection.amount) {
+        throw new ApiError('refund_amount_mismatch', `Only full refunds are supported: the amount must be ${collection.amount}, the collection's amount.`, {
+          errors: [{ field: 'amount', message: `must equal the collection's amount, ${collection.amount}` }],
+        });
+      }
+      const id = uuidv7();
+      const now = uuidv7Time(id);
+      const row: repo.RefundRow = {
+        id,
+        workspace_id: workspaceId,
+        collection_id: collectionId,
+        amount: collection.amount,
+        currency: collection.currency,
+        status: 'requested',
+        failure_reason: null,
+        provider: collection.provider,
+        provider_reference: null,
+        submitted_at: null,
+        requested_at: now,
+        updated_at: now,
+        resolved_at: null,
+      };
+      await repo.insertRefund(tx, row);
+      const refund = toRefundApi(row, collection.metadata);
+      await recordEvent(tx, workspaceId, { type: 'refund.requested', objectType: 'refund', objectId: id, data: refund, at: now });
+      created = id;
+      return { status: 201, headers: { location: `/v1/refunds/${id}` }, body: JSON.stringify(refund) };
+    });
+    if (created !== undefined) this.afterCreate?.(workspaceId, created);
+    return result;
+  }
+
+  async get(workspaceId: string, id: string): Promise<Refund> {
+    const row = isUuid(id) ? await repo.findRefund(this.db, workspaceId, id) : undefined;
+    if (!row) throw notFound('refund');
+    return toRefundApi(row, await this.metadataOf(workspaceId, row.collection_id));
+  }
+
+  async listForCollection(workspaceId: string, collectionId: string, query: ListRefundsQuery): Promise<Page<Refund>> {
+    const collection = isUuid(collectionId) ? await collections.findCollection(this.db, workspaceId, collectionId) : undefined;
+    if (!collection) throw notFound('collection');
+    const limit = query.limit ?? 20;
+    const rows = await repo.listRefunds(this.db, workspaceId, collectionId, {
+      status: query.status,
+      range: createdRange(query),
+      after: query.cursor === undefined ? undefined : this.cursors.decode(query.cursor),
+      fetch: limit + 1,
+    });
+    return this.cursors.page(rows, limit, (row) => toRefundApi(row, collection.metadata));
+  }
+
+  private async metadataOf(workspaceId: string, collectionId: string): Promise<Record<string, unknown>> {
+    return (await collections.findCollection(this.db, workspaceId, collectionId))?.metadata ?? {};
+  }
+}

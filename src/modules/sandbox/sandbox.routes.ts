@@ -1,0 +1,77 @@
+// The sandbox's simulate endpoints; registered only when PAYMENTS_ENV=sandbox (404 in production).
+import { Type } from 'typebox';
+import { requireAuth } from '../../platform/auth.js';
+import { sendStored, type App } from '../../platform/http.js';
+import { idempotencyOf } from '../../platform/idempotency.js';
+import { problemResponses } from '../../platform/schemas.js';
+import { CollectionIdParams, CollectionSchema, FAILURE_REASONS } from '../collections/collections.schemas.js';
+import { REFUND_FAILURE_REASONS, RefundIdParams, RefundSchema } from '../refunds/refunds.schemas.js';
+import type { SandboxService } from './sandbox.service.js';
+
+const SimulateCollectionBody = Type.Object(
+  {
+    outcome: Type.Enum(['successful', 'failed', 'expired', 'reversed'], {
+      description:
+        'Where to drive the collection. Statuses between are passed through, each with its event (pending → processing → successful); ' +
+        'one the lifecycle cannot reach from the current status is 409 `transition_not_allowed`.',
+    }),
+    reason: Type.Optional(Type.Enum(FAILURE_REASONS, { description: 'For `failed`: why (default `provider_error`).' })),
+  },
+  { additionalProperties: false },
+);
+
+const SimulateRefundBody = Type.Object(
+  {
+    outcome: Type.Enum(['successful', 'failed'], { description: 'Where to drive the refund.' }),
+    reason: Type.Optional(Type.Enum(REFUND_FAILURE_REASONS, { description: 'For `failed`: why (default `provider_error`).' })),
+  },
+  { additionalProperties: false },
+);
+
+export function sandboxRoutes(app: App, service: SandboxService): void {
+  app.post(
+    '/v1/sandbox/collections/:id/simulate',
+    {
+      config: { auth: ['integrator'] },
+      schema: {
+        operationId: 'simulateCollection',
+        tags: ['Sandbox'],
+        summary: 'Drive a sandbox collection to an outcome',
+        description:
+          'Sandbox only (404 in production). Stops the simulator\'s own script for this collection and applies the outcome, ' +
+          'with the same events and ledger postings a provider notice would cause. Answers the collection after the change.',
+        params: CollectionIdParams,
+        body: SimulateCollectionBody,
+        response: { 200: CollectionSchema, ...problemResponses(400, 401, 403, 404, 409, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const { key, fingerprint } = idempotencyOf(request, false);
+      const { outcome, reason } = request.body;
+      return sendStored(reply, await service.simulateCollection(auth.workspaceId, request.params.id, outcome, reason, key, fingerprint));
+    },
+  );
+
+  app.post(
+    '/v1/sandbox/refunds/:id/simulate',
+    {
+      config: { auth: ['integrator'] },
+      schema: {
+        operationId: 'simulateRefund',
+        tags: ['Sandbox'],
+        summary: 'Drive a sandbox refund to an outcome',
+        description: 'Sandbox only (404 in production). Refunds in the sandbox succeed by themselves unless driven otherwise.',
+        params: RefundIdParams,
+        body: SimulateRefundBody,
+        response: { 200: RefundSchema, ...problemResponses(400, 401, 403, 404, 409, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const { key, fingerprint } = idempotencyOf(request, false);
+      const { outcome, reason } = request.body;
+      return sendStored(reply, await service.simulateRefund(auth.workspaceId, request.params.id, outcome, reason, key, fingerprint));
+    },
+  );
+}

@@ -1,0 +1,71 @@
+// The simulate endpoints (contract §6): drive a sandbox collection or refund to an outcome by hand. The
+// simulator's own script stops there, and the change goes through the lifecycle like any other.
+import type { IdempotencyEngine, IdempotentResult } from '../../platform/idempotency.js';
+import { ApiError, notFound } from '../../platform/errors.js';
+import { isUuid } from '../../platform/ids.js';
+import * as collections from '../collections/collections.repository.js';
+import type { CollectionStatus } from '../collections/collections.schemas.js';
+import { toApi } from '../collections/collections.service.js';
+import type { Lifecycle } from '../lifecycle/lifecycle.service.js';
+import { COLLECTION_TRANSITIONS, plan, REFUND_TRANSITIONS, type RefundStatus } from '../lifecycle/transitions.js';
+import { SANDBOX_PROVIDER, type SandboxProvider } from '../providers/sandbox.provider.js';
+import * as refunds from '../refunds/refunds.repository.js';
+import { toRefundApi } from '../refunds/refunds.schemas.js';
+
+export class SandboxService {
+  constructor(
+    private readonly idempotency: IdempotencyEngine,
+    private readonly lifecycle: Lifecycle,
+    private readonly simulator: SandboxProvider,
+  ) {}
+
+  simulateCollection(
+    workspaceId: string,
+    id: string,
+    outcome: CollectionStatus,
+    reason: string | undefined,
+    key: string | undefined,
+    requestFingerprint: string,
+  ): Promise<IdempotentResult> {
+    return this.idempotency.maybe(workspaceId, key, requestFingerprint, async (tx) => {
+      const row = isUuid(id) ? await collections.lockCollection(tx, workspaceId, id) : undefined;
+      if (!row) throw notFound('collection');
+      if (row.provider !== SANDBOX_PROVIDER) {
+        throw new ApiError('transition_not_allowed', `This collection runs on provider '${row.provider}', not the simulator.`);
+      }
+      if (plan(COLLECTION_TRANSITIONS, row.status, outcome).kind === 'refused') {
+        throw new ApiError('transition_not_allowed', `A ${row.status} collection cannot become ${outcome}.`);
+      }
+      await this.simulator.driveByHand(tx, id, outcome === 'expired' ? undefined : outcome);
+      const moved = await this.lifecycle.moveCollection(tx, workspaceId, id, outcome, { cause: 'sandbox simulation', reason });
+      return { status: 200, headers: {}, body: JSON.stringify(toApi(moved?.row ?? row)) };
+    });
+  }
+
+  simulateRefund(
+    workspaceId: string,
+    id: string,
+    outcome: RefundStatus,
+    reason: string | undefined,
+    key: string | undefined,
+    requestFingerprint: string,
+  ): Promise<IdempotentResult> {
+    return this.idempotency.maybe(workspaceId, key, requestFingerprint, async (tx) => {
+      const row = isUuid(id) ? await refunds.findRefund(tx, workspaceId, id) : undefined;
+      if (!row) throw notFound('refund');
+      if (row.provider !== SANDBOX_PROVIDER) {
+        throw new ApiError('transition_not_allowed', `This refund runs on provider '${row.provider}', not the simulator.`);
+      }
+      if (plan(REFUND_TRANSITIONS, row.status, outcome).kind === 'refused') {
+        throw new ApiError('transition_not_allowed', `A ${row.status} refund cannot become ${outcome}.`);
+      }
+      const moved = await this.lifecycle.moveRefund(tx, workspaceId, id, outcome, { cause: 'sandbox simulation', reason });
+      // Checked again under the lock: the refund may have moved since it was read.
+      if (moved?.outcome === 'refused') throw new ApiError('transition_not_allowed', `A ${moved.row.status} refund cannot become ${outcome}.`);
+      await this.simulator.driveByHand(tx, id, outcome);
+      const after = moved?.row ?? row;
+      const collection = await collections.findCollection(tx, workspaceId, after.collection_id);
+      return { status: 200, headers: {}, body: JSON.stringify(toRefundApi(after, collection?.metadata ?? {})) };
+    });
+  }
+}

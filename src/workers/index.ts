@@ -1,0 +1,44 @@
+// The background work of one process: provider initiations, the sandbox simulator, expiry, reconciliation
+// and the idempotency purge. Every job is safe to run in several processes at once (row claims with
+// SKIP LOCKED or leases, and notices applied once by id).
+import type { FastifyBaseLogger } from 'fastify';
+import type { Services } from '../app.js';
+import type { Config } from '../config.js';
+import type { Db } from '../db/pool.js';
+import { expireDue, reconcile } from '../modules/lifecycle/sweeps.js';
+import { runSimulatorStep } from '../modules/providers/sandbox.simulator.js';
+import { every, type PeriodicJob } from './periodic.js';
+
+export interface Workers {
+  /** Stops taking work and waits for what is running. */
+  stop(): Promise<void>;
+}
+
+export function startWorkers(services: Services, config: Config, db: Db, log: FastifyBaseLogger): Workers {
+  const onError = (name: string, err: unknown): void => log.error({ err, job: name }, 'job failed');
+  const { submitter, lifecycle, providers, notices } = services;
+  services.collections.afterCreate = (workspaceId, id) => submitter.kick('collection', workspaceId, id);
+  services.refunds.afterCreate = (workspaceId, id) => submitter.kick('refund', workspaceId, id);
+
+  const tick = config.workerIntervalMs;
+  const jobs: PeriodicJob[] = [
+    every(60 * 60 * 1000, 'idempotency-purge', () => services.idempotency.purgeExpired(), onError),
+    every(tick, 'initiation-sweep', () => submitter.sweep(), onError),
+    every(tick, 'expiry', () => expireDue(db, lifecycle), onError),
+    every(Math.min(30_000, config.reconcileAfterSeconds * 1000), 'reconcile', () => reconcile(db, providers, notices, log, config.reconcileAfterSeconds), onError),
+  ];
+  const simulator = providers.sandbox;
+  if (simulator) {
+    // Often enough that a step is never much later than SANDBOX_STEP_MS says.
+    const every_ = Math.max(10, Math.min(tick, Math.floor(config.sandboxStepMs / 2)));
+    jobs.push(every(every_, 'sandbox-simulator', () => runSimulatorStep(simulator, notices, log), onError));
+  }
+  return {
+    async stop() {
+      services.collections.afterCreate = undefined;
+      services.refunds.afterCreate = undefined;
+      await Promise.all(jobs.map((j) => j.stop()));
+      await submitter.stop();
+    },
+  };
+}
