@@ -1,0 +1,279 @@
+// Production mode: rails need a configured provider (the start is refused otherwise), and an HTTP gateway
+// speaking the provider protocol runs collections and refunds end to end: initiation, signed callbacks,
+// retries after an outage, refusals, and reconciliation by status query. Sandbox routes are 404 here.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { loadCatalogue, MarketCatalogue } from '../src/modules/catalogue/catalogue.js';
+import { signCallback } from '../src/modules/providers/callback-protocol.js';
+import { planProviders } from '../src/modules/providers/providers.registry.js';
+import { verifyLedger } from '../src/modules/ledger/ledger.verify.js';
+import { assertProblem, createCollection, newKey, request, startTestApp, type TestApp } from './helpers/harness.js';
+
+const catalogue = new MarketCatalogue(loadCatalogue(undefined));
+const ALL_MARKETS = catalogue.marketCodes().map((m) => `${m}/*`);
+const CALLBACK_SECRET = randomBytes(24).toString('hex');
+const API_KEY = `gw_${randomBytes(8).toString('hex')}`;
+
+interface Received {
+  method: string;
+  url: string;
+  headers: http.IncomingHttpHeaders;
+  body: any;
+}
+
+/** A rail gateway on loopback speaking our provider protocol; its answers are set per test. */
+class FakeGateway {
+  readonly received: Received[] = [];
+  /** What POST /collections and /refunds answer: status code and body. */
+  answer: (req: Received) => { status: number; body: unknown } = (req) => ({
+    status: 201,
+    body: { reference: `gw_${req.body.merchant_reference}`, status: 'pending' },
+  });
+  /** What GET /collections/{id} answers. */
+  query: (id: string) => { status: number; body: unknown } = () => ({ status: 404, body: {} });
+  private server = http.createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c: Buffer) => (raw += c.toString()));
+    req.on('end', () => {
+      const received: Received = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: raw ? JSON.parse(raw) : undefined };
+      this.received.push(received);
+      const reply = req.method === 'GET' ? this.query(decodeURIComponent((req.url ?? '').split('/').pop() ?? '')) : this.answer(received);
+      res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.body));
+    });
+  });
+  url = '';
+
+  async start(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    const address = this.server.address();
+    this.url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  }
+
+  stop(): Promise<void> {
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  initiations(kind: 'collections' | 'refunds', id: string): Received[] {
+    return this.received.filter((r) => r.method === 'POST' && r.url === `/${kind}` && r.body?.merchant_reference === id);
+  }
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('the start is refused when a rail has no provider', () => {
+  it('production without PROVIDERS_FILE: npm start exits 1 naming the rails and the setting', () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, PAYMENTS_ENV: 'production', DATA_DIR: path.join(os.tmpdir(), 'never-created'), LOG_LEVEL: 'silent' };
+    delete env.DATABASE_URL;
+    const res = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, encoding: 'utf8', timeout: 30_000 });
+    assert.equal(res.status, 1, res.stderr);
+    assert.match(res.stderr, /configuration error: production needs a rail provider/);
+    assert.match(res.stderr, /KE\/mpesa/);
+    assert.match(res.stderr, /CI\/wave/);
+    assert.match(res.stderr, /PROVIDERS_FILE/);
+  });
+
+  it('a gateway covering only some rails leaves the others named', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'providers-'));
+    try {
+      const file = path.join(dir, 'providers.json');
+      await writeFile(file, JSON.stringify({ gateways: [{ name: 'acme', base_url: 'https://gw.example', api_key: 'k', callback_secret: CALLBACK_SECRET, rails: ['KE/*'] }] }));
+      const config = loadConfig({ PAYMENTS_ENV: 'production', PROVIDERS_FILE: file });
+      assert.throws(() => planProviders(config, catalogue), (err: Error) => {
+        assert.ok(err instanceof ConfigError);
+        assert.match(err.message, /GH\/mtn_momo/);
+        assert.doesNotMatch(err.message, /KE\/mpesa/);
+        return true;
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('PROVIDERS_FILE mistakes are refused with the reason', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'providers-'));
+    const gateway = { name: 'acme', base_url: 'https://gw.example', api_key: 'k', callback_secret: CALLBACK_SECRET, rails: ALL_MARKETS };
+    const cases: [unknown, RegExp][] = [
+      [{ gateways: [{ ...gateway, rails: ['XX/*'] }] }, /market XX/],
+      [{ gateways: [{ ...gateway, rails: ['KE/wave'] }] }, /rail KE\/wave/],
+      [{ gateways: [gateway, { ...gateway, name: 'other', rails: ['KE/mpesa'] }] }, /KE\/mpesa is given to both 'acme' and 'other'/],
+      [{ gateways: [{ ...gateway, name: 'sandbox' }] }, /reserved/],
+      [{ gateways: [{ ...gateway, base_url: 'http://gw.example' }] }, /must use https in production/],
+      [{ gateways: [{ ...gateway, callback_secret: 'short' }] }, /callback_secret/],
+      [{ gateways: [{ ...gateway, extra: 1 }] }, /extra/],
+    ];
+    try {
+      for (const [content, message] of cases) {
+        const file = path.join(dir, `${randomBytes(4).toString('hex')}.json`);
+        await writeFile(file, JSON.stringify(content));
+        assert.throws(() => planProviders(loadConfig({ PAYMENTS_ENV: 'production', PROVIDERS_FILE: file }), catalogue), message);
+      }
+      assert.throws(() => planProviders(loadConfig({ PROVIDERS_FILE: path.join(dir, 'missing.json') }), catalogue), /could not be read/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('in the sandbox the simulator runs every rail no gateway claims', () => {
+    const plan = planProviders(loadConfig({}), catalogue);
+    assert.equal(plan.rails.get('KE/mpesa'), 'sandbox');
+    assert.equal(plan.rails.get('NG/bank_transfer'), 'sandbox');
+    assert.equal(plan.simulated, true);
+  });
+});
+
+describe('production with an HTTP gateway', () => {
+  let t: TestApp;
+  let dir: string;
+  const gateway = new FakeGateway();
+
+  before(async () => {
+    await gateway.start();
+    dir = await mkdtemp(path.join(os.tmpdir(), 'providers-'));
+    const file = path.join(dir, 'providers.json');
+    await writeFile(
+      file,
+      JSON.stringify({ gateways: [{ name: 'acme', base_url: gateway.url, api_key: API_KEY, callback_secret: CALLBACK_SECRET, rails: ALL_MARKETS }] }),
+    );
+    t = await startTestApp(
+      { PAYMENTS_ENV: 'production', PROVIDERS_FILE: file, WORKER_INTERVAL_MS: '20', RECONCILE_AFTER_SECONDS: '1' },
+      { workers: true },
+    );
+  });
+  after(async () => {
+    await t.close();
+    await gateway.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const status = async (id: string): Promise<any> => (await request(t, 'GET', `/v1/collections/${id}`, { token: t.demoToken })).body;
+  const callback = (body: Record<string, unknown>, secret = CALLBACK_SECRET, provider = 'acme') => {
+    const raw = JSON.stringify({ occurred_at: new Date().toISOString(), reason: null, ...body });
+    return request(t, 'POST', `/v1/providers/${provider}/callbacks`, { rawBody: raw, headers: signCallback(secret, raw) });
+  };
+
+  it('sandbox routes are unknown in production', async () => {
+    const created = await createCollection(t, t.demoToken);
+    for (const url of [`/v1/sandbox/collections/${created.body.collection_id}/simulate`, `/v1/sandbox/refunds/${created.body.collection_id}/simulate`]) {
+      assertProblem(await request(t, 'POST', url, { token: t.demoToken, body: { outcome: 'successful' } }), 404, 'not_found');
+    }
+    // No simulator runs here, so its callback route is unknown too.
+    const raw = JSON.stringify({ notice_id: 'n', object_type: 'collection', merchant_reference: created.body.collection_id, reference: 'r', status: 'successful', occurred_at: new Date().toISOString() });
+    assertProblem(await request(t, 'POST', '/v1/providers/sandbox/callbacks', { rawBody: raw, headers: signCallback('x'.repeat(32), raw) }), 404, 'not_found');
+  });
+
+  it('a collection is initiated at the gateway once, moves by its signed callbacks, and is refunded through it', async () => {
+    const created = await createCollection(t, t.demoToken, { customer: { phone_number: '+254712345678' } });
+    assert.equal(created.status, 201);
+    const id = created.body.collection_id as string;
+    await waitFor('pending', async () => ((await status(id)).status === 'pending' ? true : undefined));
+    const initiations = gateway.initiations('collections', id);
+    assert.equal(initiations.length, 1);
+    const sent = initiations[0] as Received;
+    assert.equal(sent.headers.authorization, `Bearer ${API_KEY}`);
+    assert.equal(sent.headers['idempotency-key'], id);
+    assert.equal(sent.body.amount, 1500);
+    assert.equal(sent.body.currency, 'KES');
+    assert.equal(sent.body.market, 'KE');
+    assert.equal(sent.body.rail, 'mpesa');
+    assert.deepEqual(sent.body.customer, { phone_number: '+254712345678' });
+    assert.equal(sent.body.callback_url, `${t.config.publicBaseUrl}/v1/providers/acme/callbacks`);
+
+    // Signed with another secret: refused, nothing moves.
+    const forged = await callback({ notice_id: 'n-forged', object_type: 'collection', merchant_reference: id, reference: `gw_${id}`, status: 'successful' }, 'y'.repeat(32));
+    assertProblem(forged, 401, 'invalid_signature');
+    assert.equal((await status(id)).status, 'pending');
+
+    // The gateway reports only the final outcome: the collection passes through processing to successful.
+    const done = await callback({ notice_id: 'n-1', object_type: 'collection', merchant_reference: id, reference: `gw_${id}`, status: 'successful' });
+    assert.equal(done.status, 200, done.text);
+    assert.deepEqual(done.body, { received: true, outcome: 'applied' });
+    assert.equal((await status(id)).status, 'successful');
+    const again = await callback({ notice_id: 'n-1', object_type: 'collection', merchant_reference: id, reference: `gw_${id}`, status: 'successful' });
+    assert.deepEqual(again.body, { received: true, outcome: 'duplicate' });
+    const events = await t.db.query<{ type: string }>('SELECT type FROM events WHERE object_id = $1 ORDER BY created_at, id', [id]);
+    assert.deepEqual(events.rows.map((e) => e.type), ['collection.created', 'collection.pending', 'collection.processing', 'collection.successful']);
+
+    // A notice whose reference is not the one the gateway gave: refused.
+    const misrouted = await callback({ notice_id: 'n-2', object_type: 'collection', merchant_reference: id, reference: 'someone-else', status: 'reversed' });
+    assert.deepEqual(misrouted.body, { received: true, outcome: 'refused' });
+    assert.equal((await status(id)).status, 'successful');
+
+    const refund = await request(t, 'POST', `/v1/collections/${id}/refund`, { token: t.demoToken, body: { amount: 1500 }, idempotencyKey: newKey() });
+    assert.equal(refund.status, 201, refund.text);
+    const refundId = refund.body.refund_id as string;
+    await waitFor('refund initiation', async () => (gateway.initiations('refunds', refundId).length === 1 ? true : undefined));
+    const refundSent = gateway.initiations('refunds', refundId)[0] as Received;
+    assert.equal(refundSent.body.collection_reference, `gw_${id}`);
+    assert.equal(refundSent.body.collection_merchant_reference, id);
+    assert.equal(refundSent.body.amount, 1500);
+    await waitFor('refund pending', async () => ((await request(t, 'GET', `/v1/refunds/${refundId}`, { token: t.demoToken })).body.status === 'pending' ? true : undefined));
+    const refunded = await callback({ notice_id: 'r-1', object_type: 'refund', merchant_reference: refundId, reference: `gw_${refundId}`, status: 'successful' });
+    assert.deepEqual(refunded.body, { received: true, outcome: 'applied' });
+    assert.equal((await status(id)).status, 'refunded');
+    assert.deepEqual(await verifyLedger(t.db), []);
+  });
+
+  it('a gateway that refuses the initiation (4xx) fails the collection with provider_refused', async () => {
+    gateway.answer = () => ({ status: 400, body: { error: 'bad msisdn' } });
+    try {
+      const created = await createCollection(t, t.demoToken);
+      const id = created.body.collection_id as string;
+      const failed = await waitFor('failed', async () => {
+        const c = await status(id);
+        return c.status === 'failed' ? c : undefined;
+      });
+      assert.equal(failed.failure_reason, 'provider_refused');
+    } finally {
+      gateway.answer = new FakeGateway().answer;
+    }
+  });
+
+  it('a gateway outage (5xx) leaves the collection created; the initiation is retried once the gateway answers', async () => {
+    let calls = 0;
+    gateway.answer = (req) => {
+      calls += 1;
+      return calls <= 1 ? { status: 503, body: {} } : { status: 201, body: { reference: `gw_${req.body.merchant_reference}`, status: 'pending' } };
+    };
+    try {
+      const created = await createCollection(t, t.demoToken);
+      const id = created.body.collection_id as string;
+      await waitFor('first attempt', async () => (calls >= 1 ? true : undefined));
+      assert.equal((await status(id)).status, 'created');
+      await waitFor('pending after retry', async () => ((await status(id)).status === 'pending' ? true : undefined), 15_000);
+      // Every attempt carried the same Idempotency-Key, so the gateway can tell it is one payment.
+      const keys = new Set(gateway.initiations('collections', id).map((r) => r.headers['idempotency-key']));
+      assert.deepEqual([...keys], [id]);
+      assert.ok(gateway.initiations('collections', id).length >= 2);
+    } finally {
+      gateway.answer = new FakeGateway().answer;
+    }
+  });
+
+  it('a collection in flight with no news is reconciled by asking the gateway', async () => {
+    const created = await createCollection(t, t.demoToken);
+    const id = created.body.collection_id as string;
+    await waitFor('pending', async () => ((await status(id)).status === 'pending' ? true : undefined));
+    gateway.query = (asked) => (asked === id ? { status: 200, body: { reference: `gw_${id}`, status: 'successful' } } : { status: 404, body: {} });
+    try {
+      await waitFor('reconciled to successful', async () => ((await status(id)).status === 'successful' ? true : undefined), 15_000);
+      assert.ok(gateway.received.some((r) => r.method === 'GET' && r.url === `/collections/${id}`));
+    } finally {
+      gateway.query = () => ({ status: 404, body: {} });
+    }
+  });
+});
