@@ -48,8 +48,9 @@ const getCollection = (app: Api, token: string, id: string): Promise<ApiResponse
 const getRefund = (app: Api, token: string, id: string): Promise<ApiResponse> => request(app, 'GET', `/v1/refunds/${id}`, { token });
 const listRefunds = (app: Api, token: string, collectionId: string, query = ''): Promise<ApiResponse> =>
   request(app, 'GET', `/v1/collections/${collectionId}/refunds${query ? `?${query}` : ''}`, { token });
-const postRefund = (app: Api, token: string, collectionId: string, body: unknown = { amount: AMOUNT }, key: string | undefined = newKey()): Promise<ApiResponse> =>
-  request(app, 'POST', `/v1/collections/${collectionId}/refund`, { token, body, idempotencyKey: key });
+/** `key: null` sends no Idempotency-Key. */
+const postRefund = (app: Api, token: string, collectionId: string, body: unknown = { amount: AMOUNT }, key: string | null = newKey()): Promise<ApiResponse> =>
+  request(app, 'POST', `/v1/collections/${collectionId}/refund`, { token, body, ...(key === null ? {} : { idempotencyKey: key }) });
 const simulateRefund = (app: Api, token: string, id: string, body: Record<string, unknown>): Promise<ApiResponse> =>
   request(app, 'POST', `/v1/sandbox/refunds/${id}/simulate`, { token, body });
 const simulateCollection = (app: Api, token: string, id: string, body: Record<string, unknown>): Promise<ApiResponse> =>
@@ -65,7 +66,7 @@ async function waitCollection(app: Api, token: string, id: string, status: strin
       return res.body.status === status ? res.body : undefined;
     });
   } catch (err) {
-    throw new Error(`${(err as Error).message} (last seen: ${last})`);
+    throw new Error(`${(err as Error).message} (last seen: ${last})`, { cause: err });
   }
 }
 
@@ -79,7 +80,7 @@ async function waitRefund(app: Api, token: string, id: string, status: string): 
       return res.body.status === status ? res.body : undefined;
     });
   } catch (err) {
-    throw new Error(`${(err as Error).message} (last seen: ${last})`);
+    throw new Error(`${(err as Error).message} (last seen: ${last})`, { cause: err });
   }
 }
 
@@ -305,7 +306,7 @@ describe('request validation', () => {
   }
 
   it('422 idempotency_key_missing without an Idempotency-Key, and no refund is made', async () => {
-    const res = await postRefund(t, t.demoToken, collectionId, { amount: AMOUNT }, undefined);
+    const res = await postRefund(t, t.demoToken, collectionId, { amount: AMOUNT }, null);
     assertProblem(res, 422, 'idempotency_key_missing');
     assert.equal(await refundCount(t, collectionId), 0);
   });

@@ -21,7 +21,8 @@ export function providersRoutes(app: App, notices: ProviderNotices): void {
           'at most 5 minutes old. A bad signature is 401 `invalid_signature`. A notice received again (same `notice_id`) changes nothing and ' +
           'answers `duplicate`; a status the lifecycle cannot reach answers `refused` (and is logged).',
         params: Type.Object({ provider: Type.String({ maxLength: 40, description: 'The provider name (`sandbox`, or a gateway of PROVIDERS_FILE).' }) }),
-        headers: Type.Object({ [SIGNATURE_HEADER]: Type.String({ description: 't=<unix seconds>,v1=<hex HMAC-SHA256>' }) }),
+        // Optional in the schema so that a missing signature is 401 invalid_signature, like a wrong one.
+        headers: Type.Object({ [SIGNATURE_HEADER]: Type.Optional(Type.String({ description: 't=<unix seconds>,v1=<hex HMAC-SHA256>' })) }),
         body: CallbackBody,
         response: {
           200: Type.Object(
