@@ -1,6 +1,6 @@
 // The transition tables (contract §5 for collections, §7 for refunds) checked against the code's tables and
 // `plan()`: pure, no database. The contract's tables are written out here on their own, so the code's copy is
-// checked against the document rather than against itself.
+// checked against the document rather than against itself (plus the one departure the README documents).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { COLLECTION_STATUSES, type CollectionStatus } from '../src/modules/collections/collections.schemas.js';
@@ -36,6 +36,11 @@ const CONTRACT_REFUND_EDGES: readonly Edge<RefundStatus>[] = [
   ['pending', 'successful'],
   ['pending', 'failed'],
 ];
+/**
+ * The README's "Where this departs from the contract": a refund the provider refuses at initiation goes
+ * requested → failed directly (no refund.pending event). Kept apart so the departure stays a deliberate one.
+ */
+const DOCUMENTED_REFUND_DEPARTURES: readonly Edge<RefundStatus>[] = [['requested', 'failed']];
 const REFUND_FINALS: readonly RefundStatus[] = ['successful', 'failed'];
 
 const key = (from: string, to: string): string => `${from}→${to}`;
@@ -69,12 +74,12 @@ function checkTable<S extends string>(
 ): void {
   const allowed = new Set(contractEdges.map(([a, b]) => key(a, b)));
 
-  it(`the code's ${name} table has exactly the contract's edges`, () => {
+  it(`the code's ${name} table has exactly the documented edges`, () => {
     const codeEdges = statuses.flatMap((from) => table[from].map((to) => key(from, to))).sort();
     assert.deepEqual(codeEdges, [...allowed].sort());
   });
 
-  it(`every row of the contract's ${name} table is a direct step of plan()`, () => {
+  it(`every row of the documented ${name} table is a direct step of plan()`, () => {
     for (const [from, to] of contractEdges) {
       assert.ok(table[from].includes(to), `${key(from, to)} missing from the table`);
       assert.deepEqual(plan(table, from, to), { kind: 'steps', steps: [to] }, key(from, to));
@@ -150,7 +155,12 @@ describe('collection transitions (contract §5)', () => {
 });
 
 describe('refund transitions (contract §7)', () => {
-  checkTable('refund', REFUND_STATUSES, REFUND_TRANSITIONS, CONTRACT_REFUND_EDGES, REFUND_FINALS);
+  checkTable('refund', REFUND_STATUSES, REFUND_TRANSITIONS, [...CONTRACT_REFUND_EDGES, ...DOCUMENTED_REFUND_DEPARTURES], REFUND_FINALS);
+
+  it('a refund fails directly from requested (the README\'s documented departure) and from pending', () => {
+    assert.deepEqual(plan(REFUND_TRANSITIONS, 'requested', 'failed'), { kind: 'steps', steps: ['failed'] });
+    assert.deepEqual(plan(REFUND_TRANSITIONS, 'pending', 'failed'), { kind: 'steps', steps: ['failed'] });
+  });
 
   it('refuses successful → failed, failed → successful, and going back to pending or requested', () => {
     assert.deepEqual(plan(REFUND_TRANSITIONS, 'successful', 'failed'), { kind: 'refused' });
