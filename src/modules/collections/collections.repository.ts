@@ -62,21 +62,12 @@ export async function lockCollection(tx: Queryable, workspaceId: string, id: str
   return rows[0];
 }
 
+/** Writes what the lifecycle changes: status, times, failure reason, and the provider's reference once known. */
 export async function saveStatus(tx: Queryable, c: CollectionRow): Promise<void> {
-  await tx.query('UPDATE collections SET status = $3, updated_at = $4, failure_reason = $5 WHERE workspace_id = $1 AND id = $2', [
-    c.workspace_id,
-    c.id,
-    c.status,
-    c.updated_at,
-    c.failure_reason,
-  ]);
-}
-
-/** Records the provider's acceptance: its reference and when. */
-export async function markSubmitted(tx: Queryable, workspaceId: string, id: string, reference: string, at: Date): Promise<void> {
   await tx.query(
-    'UPDATE collections SET provider_reference = coalesce(provider_reference, $3), submitted_at = coalesce(submitted_at, $4) WHERE workspace_id = $1 AND id = $2',
-    [workspaceId, id, reference, at],
+    `UPDATE collections SET status = $3, updated_at = $4, failure_reason = $5, provider_reference = $6, submitted_at = $7
+     WHERE workspace_id = $1 AND id = $2`,
+    [c.workspace_id, c.id, c.status, c.updated_at, c.failure_reason, c.provider_reference, c.submitted_at],
   );
 }
 

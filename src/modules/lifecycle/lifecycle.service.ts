@@ -26,6 +26,19 @@ export interface MoveOptions {
   cause: string;
   /** For a move to failed: why. */
   reason?: string | undefined;
+  /** The provider's reference for the object, recorded (with the time) if none is recorded yet. */
+  providerReference?: string | undefined;
+}
+
+/** A notice naming a reference other than the one recorded is about something else: it must not move this object. */
+function sameReference(row: { provider_reference: string | null }, reference: string | undefined): boolean {
+  return reference === undefined || row.provider_reference === null || row.provider_reference === reference;
+}
+
+/** The row with the provider's reference recorded, if it had none yet (the first reference given wins). */
+function withReference<R extends { provider_reference: string | null; submitted_at: Date | null }>(row: R, reference: string | undefined): R {
+  if (reference === undefined || row.provider_reference !== null) return row;
+  return { ...row, provider_reference: reference, submitted_at: row.submitted_at ?? new Date() };
 }
 
 /** Each step's time: now, but always after the previous change, so an object's events sort in the order they happened. */
@@ -43,14 +56,19 @@ export class Lifecycle {
     to: CollectionStatus,
     options: MoveOptions,
   ): Promise<Move<collections.CollectionRow> | undefined> {
-    let row = await collections.lockCollection(tx, workspaceId, id);
-    if (!row) return undefined;
+    const current = await collections.lockCollection(tx, workspaceId, id);
+    if (!current) return undefined;
+    if (!sameReference(current, options.providerReference)) {
+      this.log.warn({ collection_id: id, cause: options.cause }, 'provider notice refused: its reference is not the one the provider gave');
+      return { outcome: 'refused', row: current, from: current.status };
+    }
+    let row = withReference(current, options.providerReference);
     const from = row.status;
     const route = plan(COLLECTION_TRANSITIONS, from, to);
-    if (route.kind === 'duplicate') return { outcome: 'duplicate', row, from };
-    if (route.kind === 'refused') {
-      this.log.warn({ collection_id: id, from, to, cause: options.cause }, 'collection transition refused');
-      return { outcome: 'refused', row, from };
+    if (route.kind !== 'steps') {
+      if (route.kind === 'refused') this.log.warn({ collection_id: id, from, to, cause: options.cause }, 'collection transition refused');
+      if (row !== current) await collections.saveStatus(tx, row);
+      return { outcome: route.kind, row, from };
     }
     for (const status of route.steps) {
       const at = stepTime(row.updated_at);
@@ -81,14 +99,19 @@ export class Lifecycle {
     const unlocked = await refunds.findRefund(tx, workspaceId, id);
     if (!unlocked) return undefined;
     const collection = await collections.lockCollection(tx, workspaceId, unlocked.collection_id);
-    let row = await refunds.lockRefund(tx, workspaceId, id);
-    if (!row || !collection) throw new Error(`refund ${id} or its collection vanished`);
+    const lockedRefund = await refunds.lockRefund(tx, workspaceId, id);
+    if (!lockedRefund || !collection) throw new Error(`refund ${id} or its collection vanished`);
+    if (!sameReference(lockedRefund, options.providerReference)) {
+      this.log.warn({ refund_id: id, cause: options.cause }, 'provider notice refused: its reference is not the one the provider gave');
+      return { outcome: 'refused', row: lockedRefund, from: lockedRefund.status };
+    }
+    let row = withReference(lockedRefund, options.providerReference);
     const from = row.status;
     const route = plan(REFUND_TRANSITIONS, from, to);
-    if (route.kind === 'duplicate') return { outcome: 'duplicate', row, from };
-    if (route.kind === 'refused') {
-      this.log.warn({ refund_id: id, from, to, cause: options.cause }, 'refund transition refused');
-      return { outcome: 'refused', row, from };
+    if (route.kind !== 'steps') {
+      if (route.kind === 'refused') this.log.warn({ refund_id: id, from, to, cause: options.cause }, 'refund transition refused');
+      if (row !== lockedRefund) await refunds.saveStatus(tx, row);
+      return { outcome: route.kind, row, from };
     }
     for (const status of route.steps) {
       const at = stepTime(row.updated_at);

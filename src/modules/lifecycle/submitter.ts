@@ -113,10 +113,9 @@ export class Submitter {
       customer: row.customer,
       expiresAt: row.expires_at,
     });
-    await withTransaction(this.db, async (tx) => {
-      await this.lifecycle.moveCollection(tx, workspaceId, id, ack.status, { cause: `initiation at ${provider.name}`, reason: ack.reason });
-      await collections.markSubmitted(tx, workspaceId, id, ack.reference, new Date());
-    });
+    await withTransaction(this.db, (tx) =>
+      this.lifecycle.moveCollection(tx, workspaceId, id, ack.status, { cause: `initiation at ${provider.name}`, reason: ack.reason, providerReference: ack.reference }),
+    );
   }
 
   private async submitRefund(workspaceId: string, id: string): Promise<void> {
@@ -133,9 +132,8 @@ export class Submitter {
       amount: row.amount,
       currency: row.currency,
     });
-    await withTransaction(this.db, async (tx) => {
-      await this.lifecycle.moveRefund(tx, workspaceId, id, ack.status, { cause: `initiation at ${provider.name}`, reason: ack.reason });
-      await refunds.markSubmitted(tx, workspaceId, id, ack.reference, new Date());
-    });
+    await withTransaction(this.db, (tx) =>
+      this.lifecycle.moveRefund(tx, workspaceId, id, ack.status, { cause: `initiation at ${provider.name}`, reason: ack.reason, providerReference: ack.reference }),
+    );
   }
 }

@@ -17,6 +17,9 @@ const REFUND_NOTICE_STATUSES: readonly string[] = ['pending', 'successful', 'fai
 
 export type NoticeOutcome = MoveOutcome;
 
+/** Thrown inside the transaction to roll it back when the notice turns out to be one already applied. */
+const DUPLICATE = Symbol('duplicate notice');
+
 export class ProviderNotices {
   constructor(
     private readonly db: Db,
@@ -38,36 +41,34 @@ export class ProviderNotices {
     const owner = notice.objectType === 'collection' ? await collections.collectionOwner(this.db, notice.objectId) : await refunds.refundOwner(this.db, notice.objectId);
     if (!owner || owner.provider !== providerName) throw unknown;
     const workspaceId = owner.workspace_id;
-    return withTransaction(this.db, async (tx) => {
-      // Claims the notice id first: the same notice arriving twice at once waits here, then finds it taken.
-      const claimed = await tx.query(
-        `INSERT INTO provider_notices (provider, notice_id, workspace_id, object_type, object_id, status, outcome, received_at)
-         VALUES ($1, $2, $3, $4, $5, $6, 'received', now()) ON CONFLICT (provider, notice_id) DO NOTHING`,
-        [providerName, notice.noticeId, workspaceId, notice.objectType, notice.objectId, notice.status],
-      );
-      if (claimed.rowCount === 0) return 'duplicate';
-      const outcome = await this.move(tx, workspaceId, notice);
-      await tx.query('UPDATE provider_notices SET outcome = $3 WHERE provider = $1 AND notice_id = $2', [providerName, notice.noticeId, outcome]);
-      return outcome;
-    });
+    try {
+      return await withTransaction(this.db, async (tx) => {
+        const outcome = await this.move(tx, workspaceId, notice);
+        // Recorded after the move, in the same transaction. The same notice arriving twice at once waits on the
+        // object's row lock, then finds the first one's change already made and its id taken here: it rolls back.
+        const recorded = await tx.query(
+          `INSERT INTO provider_notices (provider, notice_id, workspace_id, object_type, object_id, status, outcome, received_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, now()) ON CONFLICT (provider, notice_id) DO NOTHING`,
+          [providerName, notice.noticeId, workspaceId, notice.objectType, notice.objectId, notice.status, outcome],
+        );
+        if (recorded.rowCount === 0) throw DUPLICATE;
+        return outcome;
+      });
+    } catch (err) {
+      if (err === DUPLICATE) return 'duplicate';
+      throw err;
+    }
   }
 
   private async move(tx: Tx, workspaceId: string, notice: ProviderNotice): Promise<NoticeOutcome> {
-    const cause = `provider notice ${notice.noticeId}`;
+    const options = { cause: `provider notice ${notice.noticeId}`, reason: notice.reason, providerReference: notice.reference };
     if (notice.objectType === 'collection') {
       if (!COLLECTION_NOTICE_STATUSES.includes(notice.status)) return this.refuse(notice, 'not a collection status a provider reports');
-      const current = await collections.lockCollection(tx, workspaceId, notice.objectId);
-      if (current?.provider_reference && current.provider_reference !== notice.reference) return this.refuse(notice, 'reference does not match');
-      await collections.markSubmitted(tx, workspaceId, notice.objectId, notice.reference, new Date());
-      const moved = await this.lifecycle.moveCollection(tx, workspaceId, notice.objectId, notice.status as CollectionStatus, { cause, reason: notice.reason });
+      const moved = await this.lifecycle.moveCollection(tx, workspaceId, notice.objectId, notice.status as CollectionStatus, options);
       return moved?.outcome ?? 'refused';
     }
     if (!REFUND_NOTICE_STATUSES.includes(notice.status)) return this.refuse(notice, 'not a refund status a provider reports');
-    const current = await refunds.findRefund(tx, workspaceId, notice.objectId);
-    if (current?.provider_reference && current.provider_reference !== notice.reference) return this.refuse(notice, 'reference does not match');
-    // After the move, which locks the collection before the refund: the order every refund change takes.
-    const moved = await this.lifecycle.moveRefund(tx, workspaceId, notice.objectId, notice.status as RefundStatus, { cause, reason: notice.reason });
-    await refunds.markSubmitted(tx, workspaceId, notice.objectId, notice.reference, new Date());
+    const moved = await this.lifecycle.moveRefund(tx, workspaceId, notice.objectId, notice.status as RefundStatus, options);
     return moved?.outcome ?? 'refused';
   }
 

@@ -139,14 +139,16 @@ export class SandboxProvider implements RailProvider {
     return { body, headers: signCallback(this.secret, body) };
   }
 
-  /** The step was delivered: schedule the next one, or finish. Does nothing if a hand-driven outcome got there first. */
-  async advance(op: DueOperation): Promise<void> {
+  /** These steps were delivered: schedule each operation's next one, or finish it. A hand-driven outcome that got there first wins. */
+  async advance(ops: DueOperation[]): Promise<void> {
+    if (ops.length === 0) return;
     await this.db.query(
-      `UPDATE sandbox_operations
-       SET next_step = next_step + 1,
-           next_at = CASE WHEN next_step + 1 < cardinality(script) THEN now() + make_interval(secs => $3 / 1000.0) END
-       WHERE object_id = $1 AND next_step = $2`,
-      [op.object_id, op.next_step, this.stepMs],
+      `UPDATE sandbox_operations o
+       SET next_step = o.next_step + 1,
+           next_at = CASE WHEN o.next_step + 1 < cardinality(o.script) THEN now() + make_interval(secs => $3 / 1000.0) END
+       FROM unnest($1::uuid[], $2::int[]) AS done(object_id, step)
+       WHERE o.object_id = done.object_id AND o.next_step = done.step`,
+      [ops.map((o) => o.object_id), ops.map((o) => o.next_step), this.stepMs],
     );
   }
 

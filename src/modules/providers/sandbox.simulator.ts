@@ -15,15 +15,20 @@ export async function runSimulatorStep(simulator: SandboxProvider, notices: Prov
   let sent = 0;
   for (;;) {
     const due = await simulator.claimDue(BATCH, LEASE_MS);
+    const delivered: DueOperation[] = [];
     for (let i = 0; i < due.length; i += PARALLEL) {
-      await Promise.all(due.slice(i, i + PARALLEL).map((op) => send(simulator, notices, log, op)));
+      const batch = due.slice(i, i + PARALLEL);
+      const results = await Promise.all(batch.map((op) => send(simulator, notices, log, op)));
+      batch.forEach((op, k) => results[k] && delivered.push(op));
     }
+    await simulator.advance(delivered);
     sent += due.length;
     if (due.length < BATCH) return sent;
   }
 }
 
-async function send(simulator: SandboxProvider, notices: ProviderNotices, log: FastifyBaseLogger, op: DueOperation): Promise<void> {
+/** Whether the step is done with (delivered, or refused for good). */
+async function send(simulator: SandboxProvider, notices: ProviderNotices, log: FastifyBaseLogger, op: DueOperation): Promise<boolean> {
   const { body, headers } = simulator.callbackFor(op);
   try {
     await notices.receive(simulator.name, body, headers);
@@ -31,9 +36,9 @@ async function send(simulator: SandboxProvider, notices: ProviderNotices, log: F
     // Refused for good (the object is unknown): move on. Anything else: the lease runs out and the step is sent again.
     if (!(err instanceof ApiError) || err.status >= 500) {
       log.warn({ err, object_id: op.object_id }, 'sandbox callback not delivered; will retry');
-      return;
+      return false;
     }
     log.warn({ object_id: op.object_id, code: err.code }, 'sandbox callback rejected');
   }
-  await simulator.advance(op);
+  return true;
 }

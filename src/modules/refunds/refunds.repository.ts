@@ -48,17 +48,12 @@ export async function refundInProgress(db: Queryable, workspaceId: string, colle
   return rows[0];
 }
 
+/** Writes what the lifecycle changes: status, times, failure reason, and the provider's reference once known. */
 export async function saveStatus(tx: Queryable, r: RefundRow): Promise<void> {
   await tx.query(
-    'UPDATE refunds SET status = $3, updated_at = $4, resolved_at = $5, failure_reason = $6 WHERE workspace_id = $1 AND id = $2',
-    [r.workspace_id, r.id, r.status, r.updated_at, r.resolved_at, r.failure_reason],
-  );
-}
-
-export async function markSubmitted(tx: Queryable, workspaceId: string, id: string, reference: string, at: Date): Promise<void> {
-  await tx.query(
-    'UPDATE refunds SET provider_reference = coalesce(provider_reference, $3), submitted_at = coalesce(submitted_at, $4) WHERE workspace_id = $1 AND id = $2',
-    [workspaceId, id, reference, at],
+    `UPDATE refunds SET status = $3, updated_at = $4, resolved_at = $5, failure_reason = $6, provider_reference = $7, submitted_at = $8
+     WHERE workspace_id = $1 AND id = $2`,
+    [r.workspace_id, r.id, r.status, r.updated_at, r.resolved_at, r.failure_reason, r.provider_reference, r.submitted_at],
   );
 }
 
