@@ -5,12 +5,19 @@ ALTER TABLE collections
   ADD COLUMN provider            text,
   ADD COLUMN provider_reference  text,
   ADD COLUMN submitted_at        timestamptz,
+  -- Initiation attempts by the sweep, and when the next may be made (persisted backoff).
+  ADD COLUMN submit_attempts     integer NOT NULL DEFAULT 0,
+  ADD COLUMN submit_after        timestamptz,
   ADD COLUMN failure_reason      text,
   -- When the reconciler last asked the provider about it (it asks the longest-unasked first).
   ADD COLUMN checked_at          timestamptz;
--- The expiry sweeper and the submitter read open collections; the reconciler reads those in flight.
+-- Collections made before providers existed ran nowhere; they belong to the simulator.
+UPDATE collections SET provider = 'sandbox', submit_after = created_at WHERE provider IS NULL;
+ALTER TABLE collections ALTER COLUMN provider SET NOT NULL, ALTER COLUMN submit_after SET NOT NULL;
+-- The expiry sweeper reads open collections; the initiation sweep unsent ones; the reconciler those in flight.
 CREATE INDEX collections_open ON collections (expires_at) WHERE status IN ('created', 'pending');
-CREATE INDEX collections_in_flight ON collections (updated_at) WHERE status IN ('pending', 'processing');
+CREATE INDEX collections_unsent ON collections (submit_after) WHERE status = 'created' AND submitted_at IS NULL;
+CREATE INDEX collections_in_flight ON collections (greatest(updated_at, checked_at)) WHERE status IN ('pending', 'processing');
 
 CREATE TABLE refunds (
   id                  uuid PRIMARY KEY,
@@ -23,6 +30,8 @@ CREATE TABLE refunds (
   provider            text NOT NULL,
   provider_reference  text,
   submitted_at        timestamptz,
+  submit_attempts     integer NOT NULL DEFAULT 0,
+  submit_after        timestamptz NOT NULL,
   requested_at        timestamptz NOT NULL,
   updated_at          timestamptz NOT NULL,
   resolved_at         timestamptz,
@@ -33,7 +42,8 @@ CREATE INDEX refunds_collection ON refunds (workspace_id, collection_id, request
 -- At most one refund in progress, and at most one successful refund, per collection.
 CREATE UNIQUE INDEX refunds_one_in_progress ON refunds (collection_id) WHERE status IN ('requested', 'pending');
 CREATE UNIQUE INDEX refunds_one_successful ON refunds (collection_id) WHERE status = 'successful';
-CREATE INDEX refunds_in_flight ON refunds (updated_at) WHERE status IN ('requested', 'pending');
+CREATE INDEX refunds_unsent ON refunds (submit_after) WHERE status = 'requested' AND submitted_at IS NULL;
+CREATE INDEX refunds_in_flight ON refunds (greatest(updated_at, checked_at)) WHERE status IN ('requested', 'pending');
 
 -- Every provider notice applied, by the provider's own notice id: a notice received twice changes nothing.
 CREATE TABLE provider_notices (

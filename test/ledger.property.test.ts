@@ -56,7 +56,7 @@ const COLLECTION_REASONS: readonly string[] = ['payer_declined', 'insufficient_f
  * The statuses passed through to get from `from` to `to` along the table (a provider that reports only the
  * final outcome is walked through the statuses between): [] when already there, undefined when unreachable.
  */
-function walk<S extends string>(edges: Record<S, readonly S[]>, from: S, to: S): S[] | undefined {
+function walk<S extends string>(edges: Record<S, readonly S[]>, from: S, to: S, notThrough: readonly S[] = []): S[] | undefined {
   if (from === to) return [];
   const previous = new Map<S, S>([[from, from]]);
   const queue: S[] = [from];
@@ -70,7 +70,8 @@ function walk<S extends string>(edges: Record<S, readonly S[]>, from: S, to: S):
         for (let s: S = to; s !== from; s = previous.get(s) as S) steps.unshift(s);
         return steps;
       }
-      queue.push(next);
+      // A status that moves money (successful) is never inferred on the way to another: it must be reported.
+      if (!notThrough.includes(next)) queue.push(next);
     }
   }
   return undefined;
@@ -271,6 +272,12 @@ class Run {
       c.events.push(`collection.${s}`);
       if (s === 'successful') c.credited = true;
       if (s === 'failed') c.failureReason = reason !== null && COLLECTION_REASONS.includes(reason) ? reason : 'provider_error';
+      if (s === 'reversed') {
+        // The payer has the money back: refunds not yet sent to the provider fail instead of being sent.
+        for (const r of this.refunds) {
+          if (r.collectionId === c.id && r.status === 'requested') this.moveRefund(r, ['failed'], 'collection_reversed');
+        }
+      }
     }
   }
 
@@ -448,7 +455,7 @@ async function simulate(run: Run, attempt: SimAttempt): Promise<void> {
   const reason = attempt.body.reason ?? null;
   if (attempt.target === 'collection') {
     const c = run.collection(attempt.id);
-    const steps = walk(COLLECTION_EDGES, c.status, attempt.body.outcome as CStatus);
+    const steps = walk(COLLECTION_EDGES, c.status, attempt.body.outcome as CStatus, ['successful']);
     if (steps === undefined) {
       assertProblem(res, 409, 'transition_not_allowed');
       run.count('simulate collection: 409');
@@ -543,10 +550,13 @@ async function apply(run: Run, op: Op): Promise<string> {
       let outcome: Outcome;
       if (c.reference !== null && reference !== c.reference) outcome = 'refused';
       else {
-        c.reference ??= reference;
-        const steps = walk(COLLECTION_EDGES, c.status, op.status);
+        const steps = walk(COLLECTION_EDGES, c.status, op.status, ['successful']);
         outcome = steps === undefined ? 'refused' : steps.length === 0 ? 'duplicate' : 'applied';
-        if (steps) run.moveCollection(c, steps, n.reason);
+        if (steps) {
+          // The provider's reference is recorded by a notice that is applied (or repeats the status), never by a refused one.
+          c.reference ??= reference;
+          run.moveCollection(c, steps, n.reason);
+        }
       }
       expectOutcomes(answers, outcome);
       run.notices.push(n);
@@ -568,9 +578,11 @@ async function apply(run: Run, op: Op): Promise<string> {
       else {
         const steps = walk(REFUND_EDGES, r.status, op.status as RStatus);
         outcome = steps === undefined ? 'refused' : steps.length === 0 ? 'duplicate' : 'applied';
-        if (steps) run.moveRefund(r, steps, n.reason);
-        // The provider's reference is recorded by any notice that names it and the refund, even one that moves nothing.
-        r.reference ??= reference;
+        if (steps) {
+          // Recorded by a notice that is applied (or repeats the status), never by a refused one.
+          r.reference ??= reference;
+          run.moveRefund(r, steps, n.reason);
+        }
       }
       expectOutcomes(answers, outcome);
       run.notices.push(n);
@@ -706,7 +718,7 @@ async function apply(run: Run, op: Op): Promise<string> {
       }
       const clock = async (): Promise<number> => (await t.db.query<{ now: Date }>('SELECT clock_timestamp() AS now')).rows[0]?.now.getTime() ?? NaN;
       const before = await clock();
-      await expireDue(t.db, t.services.lifecycle);
+      await expireDue(t.db, t.services.lifecycle, t.services.providers, t.services.notices, t.app.log);
       const afterSweep = (await clock()) + 1;
       const openOnes = run.collections.filter((c) => c.status === 'created' || c.status === 'pending');
       const unsure = openOnes.filter((c) => c.expiresAt > before && c.expiresAt <= afterSweep);

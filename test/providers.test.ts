@@ -14,6 +14,7 @@ import { loadCatalogue, MarketCatalogue } from '../src/modules/catalogue/catalog
 import { signCallback } from '../src/modules/providers/callback-protocol.js';
 import { planProviders } from '../src/modules/providers/providers.registry.js';
 import { verifyLedger } from '../src/modules/ledger/ledger.verify.js';
+import { expireDue } from '../src/modules/lifecycle/sweeps.js';
 import { assertProblem, createCollection, newKey, request, startTestApp, type TestApp } from './helpers/harness.js';
 
 const catalogue = new MarketCatalogue(loadCatalogue(undefined));
@@ -149,8 +150,13 @@ describe('production with an HTTP gateway', () => {
       file,
       JSON.stringify({ gateways: [{ name: 'acme', base_url: gateway.url, api_key: API_KEY, callback_secret: CALLBACK_SECRET, rails: ALL_MARKETS }] }),
     );
+    // KE/airtel_money expires after 2 s here, for the expiry test; everything else keeps the built-in expiry.
+    const shortExpiry = loadCatalogue(undefined);
+    (shortExpiry.markets.KE as { rails: Record<string, { expiry_seconds: number }> }).rails.airtel_money!.expiry_seconds = 2;
+    const catalogueFile = path.join(dir, 'catalogue.json');
+    await writeFile(catalogueFile, JSON.stringify(shortExpiry));
     t = await startTestApp(
-      { PAYMENTS_ENV: 'production', PROVIDERS_FILE: file, WORKER_INTERVAL_MS: '20', RECONCILE_AFTER_SECONDS: '1' },
+      { PAYMENTS_ENV: 'production', PROVIDERS_FILE: file, CATALOGUE_FILE: catalogueFile, WORKER_INTERVAL_MS: '20', RECONCILE_AFTER_SECONDS: '1' },
       { workers: true },
     );
   });
@@ -276,4 +282,117 @@ describe('production with an HTTP gateway', () => {
       gateway.query = () => ({ status: 404, body: {} });
     }
   });
+
+  it('a 401 from the gateway (a rotated key, say) is retried, not taken as a refusal of the payment', async () => {
+    let calls = 0;
+    gateway.answer = (req) => {
+      calls += 1;
+      return calls <= 1 ? { status: 401, body: { error: 'bad key' } } : { status: 201, body: { reference: `gw_${req.body.merchant_reference}`, status: 'pending' } };
+    };
+    try {
+      const created = await createCollection(t, t.demoToken);
+      const id = created.body.collection_id as string;
+      await waitFor('pending after retry', async () => ((await status(id)).status === 'pending' ? true : undefined), 15_000);
+      assert.equal((await status(id)).failure_reason, null);
+    } finally {
+      gateway.answer = new FakeGateway().answer;
+    }
+  });
+
+  it('a refund not yet sent when the provider reverses the collection fails as collection_reversed and is never sent', async () => {
+    const created = await createCollection(t, t.demoToken);
+    const id = created.body.collection_id as string;
+    await waitFor('pending', async () => ((await status(id)).status === 'pending' ? true : undefined));
+    await callback({ notice_id: `ok-${id}`, object_type: 'collection', merchant_reference: id, reference: `gw_${id}`, status: 'successful' });
+    let refundCalls = 0;
+    gateway.answer = (req) => (req.url === '/refunds' ? ((refundCalls += 1), { status: 503, body: {} }) : new FakeGateway().answer(req));
+    try {
+      const refund = await request(t, 'POST', `/v1/collections/${id}/refund`, { token: t.demoToken, body: { amount: 1500 }, idempotencyKey: newKey() });
+      assert.equal(refund.status, 201, refund.text);
+      await waitFor('the first refund attempt', async () => (refundCalls >= 1 ? true : undefined));
+      const reversed = await callback({ notice_id: `rev-${id}`, object_type: 'collection', merchant_reference: id, reference: `gw_${id}`, status: 'reversed' });
+      assert.deepEqual(reversed.body, { received: true, outcome: 'applied' });
+      const after = (await request(t, 'GET', `/v1/refunds/${refund.body.refund_id}`, { token: t.demoToken })).body;
+      assert.equal(after.status, 'failed');
+      assert.equal(after.failure_reason, 'collection_reversed');
+      assert.match(after.resolved_at, /^\d{4}-/);
+      const calls = refundCalls;
+      gateway.answer = new FakeGateway().answer;
+      await t.services.submitter.sweep();
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(refundCalls, calls, 'the refund is not sent after the reversal');
+      assert.equal(gateway.initiations('refunds', after.refund_id).filter((r) => r.method === 'POST').length, calls);
+      const events = await t.db.query<{ type: string }>('SELECT type FROM events WHERE object_id = $1 ORDER BY created_at, id', [after.refund_id]);
+      assert.deepEqual(events.rows.map((e) => e.type), ['refund.requested', 'refund.failed']);
+      assert.deepEqual(await verifyLedger(t.db), []);
+    } finally {
+      gateway.answer = new FakeGateway().answer;
+    }
+  });
+
+  it('a payment authorised at the last moment, whose callback was lost, is not expired: the provider is asked', async () => {
+    const late = await createCollection(t, t.demoToken, {}, '/v1/collections/KE/rails/airtel_money');
+    const quiet = await createCollection(t, t.demoToken, {}, '/v1/collections/KE/rails/airtel_money');
+    const lateId = late.body.collection_id as string;
+    const quietId = quiet.body.collection_id as string;
+    await waitFor('both pending', async () => ((await status(lateId)).status === 'pending' && (await status(quietId)).status === 'pending' ? true : undefined));
+    // The payer of `late` authorised, but its callback was lost; the gateway knows.
+    gateway.query = (asked) =>
+      asked === lateId ? { status: 200, body: { reference: `gw_${lateId}`, status: 'processing' } } : { status: 200, body: { reference: `gw_${asked}`, status: 'pending' } };
+    try {
+      await waitFor('quiet expired', async () => ((await status(quietId)).status === 'expired' ? true : undefined), 10_000);
+      assert.equal((await status(lateId)).status, 'processing');
+      const paid = await callback({ notice_id: `late-${lateId}`, object_type: 'collection', merchant_reference: lateId, reference: `gw_${lateId}`, status: 'successful' });
+      assert.deepEqual(paid.body, { received: true, outcome: 'applied' });
+      assert.equal((await status(lateId)).status, 'successful');
+    } finally {
+      gateway.query = () => ({ status: 404, body: {} });
+    }
+  });
 });
+
+describe('the expiry sweep asks the provider first', () => {
+  let t: TestApp;
+  let dir: string;
+
+  before(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'providers-'));
+    const shortExpiry = loadCatalogue(undefined);
+    (shortExpiry.markets.KE as { rails: Record<string, { expiry_seconds: number }> }).rails.mpesa!.expiry_seconds = 1;
+    const file = path.join(dir, 'catalogue.json');
+    await writeFile(file, JSON.stringify(shortExpiry));
+    // No workers: this test runs the submitter and the sweep itself.
+    t = await startTestApp({ CATALOGUE_FILE: file, SANDBOX_STEP_MS: '600000' });
+  });
+  after(async () => {
+    await t.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('a collection its provider reports as authorised becomes processing, one still pending expires', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i += 1) {
+      const res = await createCollection(t, t.demoToken);
+      assert.equal(res.status, 201, res.text);
+      ids.push(res.body.collection_id);
+      t.services.submitter.kick('collection', t.demoWorkspaceId, res.body.collection_id);
+    }
+    const [authorised, quiet] = ids as [string, string];
+    await waitFor('both pending', async () => {
+      const { rows } = await t.db.query<{ n: number }>("SELECT count(*) AS n FROM collections WHERE id = ANY($1) AND status = 'pending'", [ids]);
+      return rows[0]?.n === 2 ? true : undefined;
+    });
+    // At the simulated provider, the payer of `authorised` approved (its callback never came).
+    await t.db.query("UPDATE sandbox_operations SET script = script[1:next_step] || 'processing'::text, next_step = next_step + 1 WHERE object_id = $1", [authorised]);
+    await new Promise((r) => setTimeout(r, 1100));
+    const looked = await expireDue(t.db, t.services.lifecycle, t.services.providers, t.services.notices, t.app.log);
+    assert.ok(looked >= 2);
+    const statuses = await t.db.query<{ id: string; status: string }>('SELECT id, status FROM collections WHERE id = ANY($1)', [ids]);
+    const byId = new Map(statuses.rows.map((r) => [r.id, r.status]));
+    assert.equal(byId.get(authorised), 'processing');
+    assert.equal(byId.get(quiet), 'expired');
+    const events = await t.db.query<{ type: string }>('SELECT type FROM events WHERE object_id = $1 ORDER BY created_at, id', [authorised]);
+    assert.deepEqual(events.rows.map((e) => e.type), ['collection.created', 'collection.pending', 'collection.processing']);
+  });
+});
+

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { COLLECTION_STATUSES, type CollectionStatus } from '../src/modules/collections/collections.schemas.js';
 import {
+  planCollection,
   COLLECTION_TRANSITIONS,
   isFinalCollectionStatus,
   plan,
@@ -146,6 +147,24 @@ describe('collection transitions (contract §5)', () => {
   it('a provider reporting only the outcome is walked through the statuses between', () => {
     assert.deepEqual(plan(COLLECTION_TRANSITIONS, 'pending', 'successful'), { kind: 'steps', steps: ['processing', 'successful'] });
     assert.deepEqual(plan(COLLECTION_TRANSITIONS, 'created', 'successful'), { kind: 'steps', steps: ['processing', 'successful'] });
+  });
+
+  it('planCollection is the table walk, except that a walk through successful is refused', () => {
+    for (const [from, to] of pairs(COLLECTION_STATUSES)) {
+      const raw = plan(COLLECTION_TRANSITIONS, from, to);
+      const throughSuccess = raw.kind === 'steps' && raw.steps.slice(0, -1).includes('successful');
+      assert.deepEqual(planCollection(from, to), throughSuccess ? { kind: 'refused' } : raw, key(from, to));
+    }
+  });
+
+  it('never walks through successful: a reversal reported before any success is refused, not a success invented', () => {
+    assert.deepEqual(planCollection('processing', 'reversed'), { kind: 'refused' });
+    assert.deepEqual(planCollection('pending', 'reversed'), { kind: 'refused' });
+    assert.deepEqual(planCollection('created', 'reversed'), { kind: 'refused' });
+    assert.deepEqual(planCollection('processing', 'refunded'), { kind: 'refused' });
+    assert.deepEqual(planCollection('successful', 'reversed'), { kind: 'steps', steps: ['reversed'] });
+    assert.deepEqual(planCollection('pending', 'successful'), { kind: 'steps', steps: ['processing', 'successful'] });
+    // The raw table would walk it; the rule is what refuses.
     assert.deepEqual(plan(COLLECTION_TRANSITIONS, 'processing', 'reversed'), { kind: 'steps', steps: ['successful', 'reversed'] });
   });
 

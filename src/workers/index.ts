@@ -24,7 +24,7 @@ export function startWorkers(services: Services, config: Config, db: Db, log: Fa
   const jobs: PeriodicJob[] = [
     every(60 * 60 * 1000, 'idempotency-purge', () => services.idempotency.purgeExpired(), onError),
     every(tick, 'initiation-sweep', () => submitter.sweep(), onError),
-    every(tick, 'expiry', () => expireDue(db, lifecycle), onError),
+    every(tick, 'expiry', () => expireDue(db, lifecycle, providers, notices, log), onError),
     every(Math.min(30_000, config.reconcileAfterSeconds * 1000), 'reconcile', () => reconcile(db, providers, notices, log, config.reconcileAfterSeconds), onError),
   ];
   const simulator = providers.sandbox;

@@ -32,7 +32,9 @@ const COLUMNS =
 
 export async function insertCollection(db: Queryable, workspaceId: string, c: Omit<CollectionRow, 'workspace_id'>): Promise<void> {
   await db.query(
-    `INSERT INTO collections (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, NULL, NULL, NULL)`,
+    // The initiation sweep leaves a new collection to the submitter's immediate kick for its first 5 seconds.
+    `INSERT INTO collections (${COLUMNS}, submit_after)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, NULL, NULL, NULL, $12::timestamptz + interval '5 seconds')`,
     [
       c.id,
       workspaceId,

@@ -9,8 +9,8 @@ import { toApi } from '../collections/collections.service.js';
 import { recordEvent } from '../events/events.repository.js';
 import { post } from '../ledger/ledger.repository.js';
 import * as refunds from '../refunds/refunds.repository.js';
-import { toRefundApi } from '../refunds/refunds.schemas.js';
-import { COLLECTION_TRANSITIONS, plan, REFUND_TRANSITIONS, type RefundStatus } from './transitions.js';
+import { refundFailureReason, toRefundApi } from '../refunds/refunds.schemas.js';
+import { planCollection, planRefund, type RefundStatus } from './transitions.js';
 
 export type MoveOutcome = 'applied' | 'duplicate' | 'refused';
 
@@ -62,11 +62,16 @@ export class Lifecycle {
       this.log.warn({ collection_id: id, cause: options.cause }, 'provider notice refused: its reference is not the one the provider gave');
       return { outcome: 'refused', row: current, from: current.status };
     }
-    let row = withReference(current, options.providerReference);
-    const from = row.status;
-    const route = plan(COLLECTION_TRANSITIONS, from, to);
+    const from = current.status;
+    const route = planCollection(from, to);
+    // The provider's reference is recorded by a move that is applied or repeats the status, never by a refused one.
+    let row = route.kind === 'refused' ? current : withReference(current, options.providerReference);
     if (route.kind !== 'steps') {
-      if (route.kind === 'refused') this.log.warn({ collection_id: id, from, to, cause: options.cause }, 'collection transition refused');
+      if (route.kind === 'refused') {
+        // A refused report that money moved (paid after we expired it, reversed after a refund) needs a person: error, not warn.
+        const moneyMoved = to === 'successful' || to === 'reversed';
+        this.log[moneyMoved ? 'error' : 'warn']({ collection_id: id, from, to, cause: options.cause, money_moved: moneyMoved }, 'collection transition refused');
+      }
       if (row !== current) await collections.saveStatus(tx, row);
       return { outcome: route.kind, row, from };
     }
@@ -91,6 +96,13 @@ export class Lifecycle {
       }
     }
     await collections.saveStatus(tx, row);
+    if (row.status === 'reversed') {
+      // The payer has the money back: a refund not yet sent to the provider must not be sent.
+      const unsent = await refunds.unsentRefunds(tx, workspaceId, id);
+      for (const refundId of unsent) {
+        await this.moveRefund(tx, workspaceId, refundId, 'failed', { cause: `collection ${id} reversed`, reason: 'collection_reversed' });
+      }
+    }
     return { outcome: 'applied', row, from };
   }
 
@@ -105,11 +117,14 @@ export class Lifecycle {
       this.log.warn({ refund_id: id, cause: options.cause }, 'provider notice refused: its reference is not the one the provider gave');
       return { outcome: 'refused', row: lockedRefund, from: lockedRefund.status };
     }
-    let row = withReference(lockedRefund, options.providerReference);
-    const from = row.status;
-    const route = plan(REFUND_TRANSITIONS, from, to);
+    const from = lockedRefund.status;
+    const route = planRefund(from, to);
+    let row = route.kind === 'refused' ? lockedRefund : withReference(lockedRefund, options.providerReference);
     if (route.kind !== 'steps') {
-      if (route.kind === 'refused') this.log.warn({ refund_id: id, from, to, cause: options.cause }, 'refund transition refused');
+      if (route.kind === 'refused') {
+        const moneyMoved = to === 'successful';
+        this.log[moneyMoved ? 'error' : 'warn']({ refund_id: id, from, to, cause: options.cause, money_moved: moneyMoved }, 'refund transition refused');
+      }
       if (row !== lockedRefund) await refunds.saveStatus(tx, row);
       return { outcome: route.kind, row, from };
     }
@@ -121,7 +136,7 @@ export class Lifecycle {
         status,
         updated_at: at,
         resolved_at: final ? at : null,
-        failure_reason: status === 'failed' ? options.reason ?? 'provider_error' : row.failure_reason,
+        failure_reason: status === 'failed' ? refundFailureReason(options.reason) : row.failure_reason,
       };
       await recordEvent(tx, workspaceId, { type: `refund.${status}`, objectType: 'refund', objectId: id, data: toRefundApi(row, collection.metadata), at });
       if (status === 'successful') {

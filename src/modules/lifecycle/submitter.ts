@@ -1,6 +1,9 @@
 // Hands new collections and refunds to their rail provider, outside any transaction (a provider call is
 // network I/O), then records the provider's answer in one. A kick right after creation does it at once;
-// a periodic sweep catches anything a kick missed (a crash, a provider outage), with backoff.
+// a periodic sweep catches anything a kick missed (a crash, a provider outage). The sweep claims rows by
+// pushing their `submit_after` forward (a lease and a persisted backoff in one), so several processes
+// never pick the same row at once and a row that keeps failing does not hold up the others. After
+// MAX_ATTEMPTS the object fails with `provider_error`.
 import type { FastifyBaseLogger } from 'fastify';
 import { withTransaction, type Db } from '../../db/pool.js';
 import * as collections from '../collections/collections.repository.js';
@@ -15,18 +18,17 @@ interface Job {
   kind: SubmissionKind;
   workspaceId: string;
   id: string;
+  /** Which sweep attempt this is (0: the kick right after creation). */
+  attempt: number;
 }
 
-/** A kicked submission normally lands well within this; older unsent ones are the sweep's. */
-const SWEEP_GRACE_MS = 5000;
 const MAX_QUEUE = 10_000;
-const MAX_BACKOFF_MS = 60_000;
+/** Sweep attempts before giving up on an initiation (with the backoff below, about 8 minutes). */
+export const MAX_ATTEMPTS = 10;
 
 export class Submitter {
   private readonly queue: Job[] = [];
   private readonly queued = new Set<string>();
-  /** id → when a failed submission may be tried again, and how many times it failed. */
-  private readonly backoff = new Map<string, { at: number; failures: number }>();
   private active = 0;
   private stopped = false;
   private idle: (() => void) | undefined;
@@ -39,28 +41,36 @@ export class Submitter {
     private readonly concurrency = 8,
   ) {}
 
-  kick(kind: SubmissionKind, workspaceId: string, id: string): void {
+  kick(kind: SubmissionKind, workspaceId: string, id: string, attempt = 0): void {
     if (this.stopped || this.queued.has(id) || this.queue.length >= MAX_QUEUE) return;
-    const wait = this.backoff.get(id);
-    if (wait && wait.at > Date.now()) return;
     this.queued.add(id);
-    this.queue.push({ kind, workspaceId, id });
+    this.queue.push({ kind, workspaceId, id, attempt });
     this.pump();
   }
 
-  /** Finds initiations that were never sent (or whose sending failed) and sends them. Maintenance: spans workspaces. */
+  /**
+   * Claims initiations that are due (never sent, or whose last attempt failed) and sends them. Each claim
+   * moves the row's `submit_after` on by a backoff of 2^attempts seconds (at most 60), so a crash or
+   * failure leaves it for a later sweep. Maintenance: spans workspaces.
+   */
   async sweep(): Promise<void> {
-    const stale = await this.db.query<{ kind: SubmissionKind; workspace_id: string; id: string }>(
-      `(SELECT 'collection' AS kind, workspace_id, id FROM collections
-        WHERE status = 'created' AND submitted_at IS NULL AND created_at < now() - make_interval(secs => $1 / 1000.0)
-        ORDER BY expires_at LIMIT 200)
-       UNION ALL
-       (SELECT 'refund', workspace_id, id FROM refunds
-        WHERE status = 'requested' AND submitted_at IS NULL AND requested_at < now() - make_interval(secs => $1 / 1000.0)
-        ORDER BY updated_at LIMIT 200)`,
-      [SWEEP_GRACE_MS],
+    const claimed = await this.db.query<{ kind: SubmissionKind; workspace_id: string; id: string; submit_attempts: number }>(
+      `WITH c AS (
+         UPDATE collections SET submit_attempts = submit_attempts + 1,
+                submit_after = now() + make_interval(secs => least(60, 2 ^ (submit_attempts + 1)))
+         WHERE id IN (SELECT id FROM collections WHERE status = 'created' AND submitted_at IS NULL AND submit_after <= now()
+                      ORDER BY submit_after LIMIT 100 FOR UPDATE SKIP LOCKED)
+         RETURNING workspace_id, id, submit_attempts),
+       r AS (
+         UPDATE refunds SET submit_attempts = submit_attempts + 1,
+                submit_after = now() + make_interval(secs => least(60, 2 ^ (submit_attempts + 1)))
+         WHERE id IN (SELECT id FROM refunds WHERE status = 'requested' AND submitted_at IS NULL AND submit_after <= now()
+                      ORDER BY submit_after LIMIT 100 FOR UPDATE SKIP LOCKED)
+         RETURNING workspace_id, id, submit_attempts)
+       SELECT 'collection' AS kind, workspace_id, id, submit_attempts FROM c
+       UNION ALL SELECT 'refund', workspace_id, id, submit_attempts FROM r`,
     );
-    for (const row of stale.rows) this.kick(row.kind, row.workspace_id, row.id);
+    for (const row of claimed.rows) this.kick(row.kind, row.workspace_id, row.id, row.submit_attempts);
   }
 
   /** Stops taking work and waits for the submissions in flight. */
@@ -75,15 +85,10 @@ export class Submitter {
       const job = this.queue.shift() as Job;
       this.active += 1;
       void this.submit(job)
-        .then(
-          () => this.backoff.delete(job.id),
-          (err: unknown) => {
-            const failures = (this.backoff.get(job.id)?.failures ?? 0) + 1;
-            this.backoff.set(job.id, { at: Date.now() + Math.min(MAX_BACKOFF_MS, 1000 * 2 ** failures), failures });
-            const level = err instanceof ProviderError ? 'warn' : 'error';
-            this.log[level]({ err, kind: job.kind, id: job.id, failures }, 'provider initiation failed; will retry');
-          },
-        )
+        .catch((err: unknown) => {
+          const level = err instanceof ProviderError ? 'warn' : 'error';
+          this.log[level]({ err, kind: job.kind, id: job.id, attempt: job.attempt }, 'provider initiation failed; the sweep retries it');
+        })
         .finally(() => {
           this.active -= 1;
           this.queued.delete(job.id);
@@ -93,15 +98,27 @@ export class Submitter {
     }
   }
 
-  private submit(job: Job): Promise<void> {
-    return job.kind === 'collection' ? this.submitCollection(job.workspaceId, job.id) : this.submitRefund(job.workspaceId, job.id);
+  private async submit(job: Job): Promise<void> {
+    if (job.attempt > MAX_ATTEMPTS) return this.giveUp(job, `no answer from the provider after ${MAX_ATTEMPTS} attempts`);
+    return job.kind === 'collection' ? this.submitCollection(job) : this.submitRefund(job);
   }
 
-  private async submitCollection(workspaceId: string, id: string): Promise<void> {
+  /** The initiation cannot be made: the object fails with provider_error (and its event) rather than wait forever. */
+  private async giveUp(job: Job, why: string): Promise<void> {
+    this.log.error({ kind: job.kind, id: job.id }, `giving up on the provider initiation: ${why}`);
+    const options = { cause: `initiation abandoned: ${why}`, reason: 'provider_error' };
+    await withTransaction(this.db, async (tx) => {
+      if (job.kind === 'collection') await this.lifecycle.moveCollection(tx, job.workspaceId, job.id, 'failed', options);
+      else await this.lifecycle.moveRefund(tx, job.workspaceId, job.id, 'failed', options);
+    });
+  }
+
+  private async submitCollection(job: Job): Promise<void> {
+    const { workspaceId, id } = job;
     const row = await collections.findCollection(this.db, workspaceId, id);
     if (!row || row.status !== 'created' || row.submitted_at !== null) return;
     const provider = this.providers.get(row.provider);
-    if (!provider) throw new Error(`collection ${id} names provider '${row.provider}', which is not configured`);
+    if (!provider) return this.giveUp(job, `provider '${row.provider}' is not configured here`);
     const ack = await provider.initiateCollection({
       id,
       workspaceId,
@@ -118,17 +135,26 @@ export class Submitter {
     );
   }
 
-  private async submitRefund(workspaceId: string, id: string): Promise<void> {
+  private async submitRefund(job: Job): Promise<void> {
+    const { workspaceId, id } = job;
     const row = await refunds.findRefund(this.db, workspaceId, id);
     if (!row || row.status !== 'requested' || row.submitted_at !== null) return;
     const provider = this.providers.get(row.provider);
-    if (!provider) throw new Error(`refund ${id} names provider '${row.provider}', which is not configured`);
+    if (!provider) return this.giveUp(job, `provider '${row.provider}' is not configured here`);
     const collection = await collections.findCollection(this.db, workspaceId, row.collection_id);
+    // Reversed (or otherwise no longer successful) since the refund was requested: the payer already has the
+    // money back, so the refund must not be sent. (Normally the reversal has failed it already.)
+    if (collection?.status !== 'successful') {
+      await withTransaction(this.db, (tx) =>
+        this.lifecycle.moveRefund(tx, workspaceId, id, 'failed', { cause: 'collection no longer successful', reason: 'collection_reversed' }),
+      );
+      return;
+    }
     const ack = await provider.initiateRefund({
       id,
       workspaceId,
       collectionId: row.collection_id,
-      collectionReference: collection?.provider_reference ?? null,
+      collectionReference: collection.provider_reference,
       amount: row.amount,
       currency: row.currency,
     });

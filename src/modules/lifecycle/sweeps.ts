@@ -8,23 +8,57 @@ import type { NoticeObjectType } from '../providers/provider.js';
 import type { ProviderRegistry } from '../providers/providers.registry.js';
 import type { Lifecycle } from './lifecycle.service.js';
 
-/** Expires every collection past its expires_at that was never authorised; returns how many. */
-export async function expireDue(db: Db, lifecycle: Lifecycle, batch = 200): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const expired = await withTransaction(db, async (tx) => {
-      const { rows } = await tx.query<{ workspace_id: string; id: string }>(
-        `SELECT workspace_id, id FROM collections WHERE status IN ('created', 'pending') AND expires_at <= now()
-         ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
-        [batch],
-      );
-      for (const row of rows) await lifecycle.moveCollection(tx, row.workspace_id, row.id, 'expired', { cause: 'expiry' });
-      return rows.length;
-    });
-    total += expired;
-    if (expired < batch) return total;
-  }
+/** The notice id of a provider's answer to a status query: the same answer about the same object twice is one notice. */
+export function queryNoticeId(objectType: NoticeObjectType, objectId: string, status: string): string {
+  return `query:${objectType}:${objectId}:${status}`;
 }
+
+/**
+ * Expires collections still created or pending past their expires_at. One the provider has already been
+ * given is asked about first: if the payer authorised at the last moment, the provider's answer is applied
+ * instead (a provider that cannot be reached does not hold expiry up). Each collection in its own
+ * transaction, so one that fails does not hold up the rest. Returns how many were looked at (at most `batch`).
+ */
+export async function expireDue(
+  db: Db,
+  lifecycle: Lifecycle,
+  providers: ProviderRegistry,
+  notices: ProviderNotices,
+  log: FastifyBaseLogger,
+  batch = 200,
+): Promise<number> {
+  // One batch per run: a row that keeps failing is tried again next run, never in a loop.
+  const { rows } = await db.query<{ workspace_id: string; id: string; provider: string; provider_reference: string | null }>(
+    `SELECT workspace_id, id, provider, provider_reference FROM collections
+     WHERE status IN ('created', 'pending') AND expires_at <= now() ORDER BY expires_at LIMIT $1`,
+    [batch],
+  );
+  for (let i = 0; i < rows.length; i += PARALLEL) {
+    await Promise.all(
+      rows.slice(i, i + PARALLEL).map(async (row) => {
+        try {
+          const provider = providers.get(row.provider);
+          if (provider && row.provider_reference !== null) {
+            const answer = await provider.queryStatus('collection', row.id, row.provider_reference).catch((err: unknown) => {
+              log.warn({ err, collection_id: row.id }, 'provider status query before expiry failed; expiring by the clock');
+              return undefined;
+            });
+            if (answer && answer.status !== 'pending') {
+              const outcome = await notices.apply(provider.name, { ...answer, noticeId: queryNoticeId('collection', row.id, answer.status) });
+              if (outcome === 'applied') return;
+            }
+          }
+          await withTransaction(db, (tx) => lifecycle.moveCollection(tx, row.workspace_id, row.id, 'expired', { cause: 'expiry' }));
+        } catch (err) {
+          log.error({ err, collection_id: row.id }, 'expiry failed for this collection; the next sweep tries again');
+        }
+      }),
+    );
+  }
+  return rows.length;
+}
+
+const PARALLEL = 8;
 
 /** Asks providers about collections and refunds in flight with no news for `afterSeconds`; returns how many were asked. */
 export async function reconcile(
@@ -41,14 +75,14 @@ export async function reconcile(
          SELECT id FROM collections
          WHERE status IN ('pending', 'processing') AND provider_reference IS NOT NULL
            AND greatest(updated_at, checked_at) < now() - make_interval(secs => $1)
-         ORDER BY coalesce(checked_at, updated_at) LIMIT $2 FOR UPDATE SKIP LOCKED)
+         ORDER BY greatest(updated_at, checked_at) LIMIT $2 FOR UPDATE SKIP LOCKED)
        RETURNING id, provider, provider_reference),
      r AS (
        UPDATE refunds SET checked_at = now() WHERE id IN (
          SELECT id FROM refunds
          WHERE status IN ('requested', 'pending') AND provider_reference IS NOT NULL
            AND greatest(updated_at, checked_at) < now() - make_interval(secs => $1)
-         ORDER BY coalesce(checked_at, updated_at) LIMIT $2 FOR UPDATE SKIP LOCKED)
+         ORDER BY greatest(updated_at, checked_at) LIMIT $2 FOR UPDATE SKIP LOCKED)
        RETURNING id, provider, provider_reference)
      SELECT 'collection' AS kind, id, provider, provider_reference AS reference FROM c
      UNION ALL SELECT 'refund', id, provider, provider_reference FROM r`,
@@ -61,7 +95,7 @@ export async function reconcile(
       const answer = await provider.queryStatus(row.kind, row.id, row.reference);
       if (!answer) continue;
       // The same answer twice is one notice: asking again about a quiet operation changes nothing.
-      await notices.apply(provider.name, { ...answer, noticeId: `query:${answer.reference}:${answer.status}` });
+      await notices.apply(provider.name, { ...answer, noticeId: queryNoticeId(row.kind, row.id, answer.status) });
     } catch (err) {
       log.warn({ err, kind: row.kind, id: row.id, provider: row.provider }, 'provider status query failed');
     }

@@ -32,12 +32,13 @@ export type Plan<S extends string> =
   | { kind: 'steps'; steps: S[] };
 
 /**
- * How to reach `to` from `from`: the shortest path through the table. A provider that reports only
- * the final outcome ("successful" while we know "pending") is walked through the statuses between,
- * each recorded as its own event; a target the table cannot reach (failed → successful, a stale
- * "pending" after "processing") is refused.
+ * How to reach `to` from `from`: the shortest path through the table. A provider that reports only the
+ * final outcome ("successful" while we know "pending") is walked through the statuses between, each
+ * recorded as its own event; a target the table cannot reach (failed → successful, a stale "pending"
+ * after "processing") is refused. A path never passes *through* a status in `notThrough`: a status that
+ * moves money must be reported, never inferred.
  */
-export function plan<S extends string>(table: Readonly<Record<S, readonly S[]>>, from: S, to: S): Plan<S> {
+export function plan<S extends string>(table: Readonly<Record<S, readonly S[]>>, from: S, to: S, notThrough: readonly S[] = []): Plan<S> {
   if (from === to) return { kind: 'duplicate' };
   const previous = new Map<S, S>();
   const queue: S[] = [from];
@@ -51,11 +52,22 @@ export function plan<S extends string>(table: Readonly<Record<S, readonly S[]>>,
         for (let s = at; s !== from; s = previous.get(s) as S) steps.unshift(s);
         return { kind: 'steps', steps };
       }
-      queue.push(next);
+      if (!notThrough.includes(next)) queue.push(next);
     }
   }
   return { kind: 'refused' };
 }
+
+/**
+ * Statuses a collection is never walked through: "reversed" while we know "pending" must not invent the
+ * successful payment (and its credit) that the provider never reported.
+ */
+export const COLLECTION_NOT_WALKED: readonly CollectionStatus[] = ['successful'];
+
+export const planCollection = (from: CollectionStatus, to: CollectionStatus): Plan<CollectionStatus> =>
+  plan(COLLECTION_TRANSITIONS, from, to, COLLECTION_NOT_WALKED);
+
+export const planRefund = (from: RefundStatus, to: RefundStatus): Plan<RefundStatus> => plan(REFUND_TRANSITIONS, from, to);
 
 export function isFinalCollectionStatus(status: CollectionStatus): boolean {
   return COLLECTION_TRANSITIONS[status].length === 0;

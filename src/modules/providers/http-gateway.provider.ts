@@ -87,8 +87,9 @@ export class HttpGatewayProvider implements RailProvider {
 
   private async initiate(path: string, id: string, body: unknown): Promise<ProviderAck> {
     const res = await this.call('POST', path, body, id);
-    // A 4xx other than 409/429 is the gateway refusing this request for good: the collection fails.
-    if (res.status >= 400 && res.status < 500 && res.status !== 409 && res.status !== 429) {
+    // 400 and 422 are the gateway refusing this payment for good: it fails. Anything else that is not a success
+    // (401/403 a rotated key, 404 a wrong base_url, 408, 409, 429, 5xx) is ours or transient: retried, then given up.
+    if (res.status === 400 || res.status === 422) {
       return { reference: `refused:${id}`, status: 'failed', reason: 'provider_refused' };
     }
     const answer = await this.answer(res);

@@ -100,7 +100,12 @@ export class SandboxProvider implements RailProvider {
        LIMIT 1`,
       [objectId, workspaceId, objectType, reference, script, this.stepMs],
     );
-    const row = rows[0];
+    // Two initiations at once: the second's statement saw neither its own insert (it conflicted) nor the
+    // first's (not yet committed when it started); read it again now that it is.
+    const row =
+      rows[0] ??
+      (await this.db.query<{ reference: string; first: string }>('SELECT reference, script[1] AS first FROM sandbox_operations WHERE object_id = $1', [objectId]))
+        .rows[0];
     if (!row) throw new Error(`sandbox operation ${objectId} could not be opened`);
     const { status, reason } = parseStep(row.first);
     return { reference: row.reference, status: status === 'failed' ? 'failed' : 'pending', reason };
@@ -156,15 +161,17 @@ export class SandboxProvider implements RailProvider {
    * A hand-driven outcome (the simulate endpoints): the script stops here. A provider status becomes the
    * simulator's view of the operation; `undefined` (expiry, which is ours, not the provider's) only stops it.
    */
-  async driveByHand(tx: Queryable, objectId: string, status: string | undefined): Promise<void> {
-    if (status === undefined) {
-      await tx.query('UPDATE sandbox_operations SET next_at = NULL WHERE object_id = $1', [objectId]);
-      return;
-    }
+  async driveByHand(tx: Queryable, workspaceId: string, objectType: NoticeObjectType, objectId: string, status: string | undefined): Promise<void> {
+    // Written even if the operation was not opened yet (driven right after creation): an initiation that comes
+    // later then finds it, answers from it, and runs no script over the hand-driven outcome.
     await tx.query(
-      `UPDATE sandbox_operations SET script = script[1:next_step] || $2::text, next_step = next_step + 1, next_at = NULL
-       WHERE object_id = $1`,
-      [objectId, status],
+      `INSERT INTO sandbox_operations AS o (object_id, workspace_id, object_type, reference, script, next_step, next_at, created_at)
+       VALUES ($1, $2, $3, $4, ARRAY[coalesce($5, 'pending')], 1, NULL, now())
+       ON CONFLICT (object_id) DO UPDATE
+       SET script = CASE WHEN $5::text IS NULL THEN o.script ELSE o.script[1:o.next_step] || $5::text END,
+           next_step = CASE WHEN $5::text IS NULL THEN o.next_step ELSE o.next_step + 1 END,
+           next_at = NULL`,
+      [objectId, workspaceId, objectType, `sbx_${randomBytes(12).toString('hex')}`, status ?? null],
     );
   }
 }

@@ -24,7 +24,8 @@ const COLUMNS =
 
 export async function insertRefund(db: Queryable, r: RefundRow): Promise<void> {
   await db.query(
-    `INSERT INTO refunds (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+    // As for collections: the sweep leaves a new refund to the submitter's immediate kick for its first 5 seconds.
+    `INSERT INTO refunds (${COLUMNS}, submit_after) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $11::timestamptz + interval '5 seconds')`,
     [r.id, r.workspace_id, r.collection_id, r.amount, r.currency, r.status, r.failure_reason, r.provider, r.provider_reference, r.submitted_at, r.requested_at, r.updated_at, r.resolved_at],
   );
 }
@@ -55,6 +56,15 @@ export async function saveStatus(tx: Queryable, r: RefundRow): Promise<void> {
      WHERE workspace_id = $1 AND id = $2`,
     [r.workspace_id, r.id, r.status, r.updated_at, r.resolved_at, r.failure_reason, r.provider_reference, r.submitted_at],
   );
+}
+
+/** Refunds of a collection still waiting to be sent to the provider. */
+export async function unsentRefunds(db: Queryable, workspaceId: string, collectionId: string): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    "SELECT id FROM refunds WHERE workspace_id = $1 AND collection_id = $2 AND status = 'requested' AND submitted_at IS NULL",
+    [workspaceId, collectionId],
+  );
+  return rows.map((r) => r.id);
 }
 
 /** See collectionOwner: provider callbacks carry our id without its workspace. */

@@ -5,7 +5,13 @@ import { REFUND_STATUSES } from '../lifecycle/transitions.js';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
 import { DateTime, Uuid } from '../../platform/schemas.js';
 
-export const REFUND_FAILURE_REASONS = ['provider_error', 'provider_refused', 'insufficient_provider_balance'] as const;
+export const REFUND_FAILURE_REASONS = ['provider_error', 'provider_refused', 'insufficient_provider_balance', 'collection_reversed'] as const;
+export type RefundFailureReason = (typeof REFUND_FAILURE_REASONS)[number];
+
+/** A provider's free-text reason mapped onto the documented codes; anything else is a provider error. */
+export function refundFailureReason(reason: string | undefined): RefundFailureReason {
+  return (REFUND_FAILURE_REASONS as readonly string[]).includes(reason ?? '') ? (reason as RefundFailureReason) : 'provider_error';
+}
 
 export const CreateRefundBody = Type.Object(
   {
@@ -25,7 +31,9 @@ export const RefundSchema = Type.Object(
     currency: Type.String({ description: 'ISO 4217 currency code.' }),
     status: Type.Enum(REFUND_STATUSES, { description: 'requested → pending → successful or failed.' }),
     failure_reason: Type.Union([Type.String(), Type.Null()], {
-      description: 'Why the refund failed, once it has (`provider_error`, `provider_refused`, `insufficient_provider_balance`); null otherwise.',
+      description:
+        'Why the refund failed, once it has: `provider_error`, `provider_refused`, `insufficient_provider_balance`, or `collection_reversed` ' +
+        '(the provider reversed the payment before the refund was sent, so it was not). Null otherwise.',
     }),
     metadata: Type.Record(Type.String(), Type.Unknown(), {
       description: "The refunded collection's metadata, unchanged (also in every refund webhook).",

@@ -7,7 +7,7 @@ import * as collections from '../collections/collections.repository.js';
 import type { CollectionStatus } from '../collections/collections.schemas.js';
 import { toApi } from '../collections/collections.service.js';
 import type { Lifecycle } from '../lifecycle/lifecycle.service.js';
-import { COLLECTION_TRANSITIONS, plan, REFUND_TRANSITIONS, type RefundStatus } from '../lifecycle/transitions.js';
+import { planCollection, planRefund, type RefundStatus } from '../lifecycle/transitions.js';
 import { SANDBOX_PROVIDER, type SandboxProvider } from '../providers/sandbox.provider.js';
 import * as refunds from '../refunds/refunds.repository.js';
 import { toRefundApi } from '../refunds/refunds.schemas.js';
@@ -33,10 +33,10 @@ export class SandboxService {
       if (row.provider !== SANDBOX_PROVIDER) {
         throw new ApiError('transition_not_allowed', `This collection runs on provider '${row.provider}', not the simulator.`);
       }
-      if (plan(COLLECTION_TRANSITIONS, row.status, outcome).kind === 'refused') {
+      if (planCollection(row.status, outcome).kind === 'refused') {
         throw new ApiError('transition_not_allowed', `A ${row.status} collection cannot become ${outcome}.`);
       }
-      await this.simulator.driveByHand(tx, id, outcome === 'expired' ? undefined : outcome);
+      await this.simulator.driveByHand(tx, workspaceId, 'collection', id, outcome === 'expired' ? undefined : outcome);
       const moved = await this.lifecycle.moveCollection(tx, workspaceId, id, outcome, { cause: 'sandbox simulation', reason });
       return { status: 200, headers: {}, body: JSON.stringify(toApi(moved?.row ?? row)) };
     });
@@ -56,13 +56,13 @@ export class SandboxService {
       if (row.provider !== SANDBOX_PROVIDER) {
         throw new ApiError('transition_not_allowed', `This refund runs on provider '${row.provider}', not the simulator.`);
       }
-      if (plan(REFUND_TRANSITIONS, row.status, outcome).kind === 'refused') {
+      if (planRefund(row.status, outcome).kind === 'refused') {
         throw new ApiError('transition_not_allowed', `A ${row.status} refund cannot become ${outcome}.`);
       }
       const moved = await this.lifecycle.moveRefund(tx, workspaceId, id, outcome, { cause: 'sandbox simulation', reason });
       // Checked again under the lock: the refund may have moved since it was read.
       if (moved?.outcome === 'refused') throw new ApiError('transition_not_allowed', `A ${moved.row.status} refund cannot become ${outcome}.`);
-      await this.simulator.driveByHand(tx, id, outcome);
+      await this.simulator.driveByHand(tx, workspaceId, 'refund', id, outcome);
       const after = moved?.row ?? row;
       const collection = await collections.findCollection(tx, workspaceId, after.collection_id);
       return { status: 200, headers: {}, body: JSON.stringify(toRefundApi(after, collection?.metadata ?? {})) };
