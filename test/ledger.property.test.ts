@@ -11,18 +11,14 @@
 // LEDGER_PROPERTY_SEED=<seed> replays the same operations (expiry timing aside).
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { DEFAULT_CATALOGUE } from '../src/modules/catalogue/default-catalogue.js';
 import { listObjectEvents } from '../src/modules/events/events.repository.js';
 import { verifyLedger } from '../src/modules/ledger/ledger.verify.js';
 import { expireDue } from '../src/modules/lifecycle/sweeps.js';
 import { signCallback } from '../src/modules/providers/callback-protocol.js';
 import { loadServiceKeys } from '../src/platform/secrets.js';
-import { assertProblem, createWorkspace, newKey, request, startTestApp, type ApiResponse, type TestApp } from './helpers/harness.js';
+import { assertProblem, createWorkspace, newKey, request, startTestApp, type ApiResponse, type TestApp, waitFor } from './helpers/harness.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // The contract's tables (§5 collections, §7 refunds).
@@ -316,35 +312,13 @@ function choosePreferring<T>(list: readonly T[], n: number, preferOpen: boolean,
 
 let t: TestApp;
 let secret: string;
-let catalogueDir: string;
-
-/** Polls `fn` every 20 ms until it returns something other than undefined; fails after `timeoutMs`. */
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 before(async () => {
-  catalogueDir = await mkdtemp(path.join(os.tmpdir(), 'ledger-property-'));
-  const catalogue = structuredClone(DEFAULT_CATALOGUE);
-  const airtel = catalogue.markets.KE?.rails.airtel_money;
-  assert.ok(airtel);
-  airtel.expiry_seconds = 1;
-  const file = path.join(catalogueDir, 'catalogue.json');
-  await writeFile(file, JSON.stringify(catalogue));
-  t = await startTestApp({ CATALOGUE_FILE: file });
+  t = await startTestApp({}, { expirySeconds: { 'KE/airtel_money': 1 } });
   secret = (await loadServiceKeys(t.db)).sandboxProviderSecret;
 });
 
-after(async () => {
-  await t?.close();
-  await rm(catalogueDir, { recursive: true, force: true });
-});
+after(async () => t?.close());
 
 async function sendNotice(notice: Notice, signWith = secret, tamper = false): Promise<ApiResponse> {
   const body = JSON.stringify(notice);

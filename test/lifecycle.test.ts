@@ -5,11 +5,7 @@
 // expires after 2 s (KE airtel_money keeps 600 s: tests that must not expire use it).
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { DEFAULT_CATALOGUE } from '../src/modules/catalogue/default-catalogue.js';
 import { listObjectEvents } from '../src/modules/events/events.repository.js';
 import { verifyLedger } from '../src/modules/ledger/ledger.verify.js';
 import { signCallback, type CallbackBody } from '../src/modules/providers/callback-protocol.js';
@@ -24,6 +20,7 @@ import {
   startTestApp,
   type ApiResponse,
   type TestApp,
+  waitFor,
 } from './helpers/harness.js';
 
 const SHORT_EXPIRY_SECONDS = 2;
@@ -31,37 +28,16 @@ const CALLBACKS = '/v1/providers/sandbox/callbacks';
 
 let t: TestApp;
 let secret: string;
-let catalogueDir: string;
 
 before(async () => {
-  catalogueDir = await mkdtemp(path.join(os.tmpdir(), 'lifecycle-catalogue-'));
-  const catalogue = structuredClone(DEFAULT_CATALOGUE);
-  const mpesa = catalogue.markets.KE?.rails.mpesa;
-  assert.ok(mpesa, 'the default catalogue has KE mpesa');
-  mpesa.expiry_seconds = SHORT_EXPIRY_SECONDS;
-  const file = path.join(catalogueDir, 'catalogue.json');
-  await writeFile(file, JSON.stringify(catalogue));
-  t = await startTestApp({ ...FAST_LIFECYCLE, CATALOGUE_FILE: file }, { workers: true });
+  t = await startTestApp(FAST_LIFECYCLE, { workers: true, expirySeconds: { 'KE/mpesa': SHORT_EXPIRY_SECONDS } });
   secret = (await loadServiceKeys(t.db)).sandboxProviderSecret;
 });
 
-after(async () => {
-  await t?.close();
-  await rm(catalogueDir, { recursive: true, force: true });
-});
+after(async () => t?.close());
 
 // ---------------------------------------------------------------------------------------------------------
 // Helpers
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 interface Row {
   status: string;

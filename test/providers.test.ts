@@ -15,7 +15,7 @@ import { signCallback } from '../src/modules/providers/callback-protocol.js';
 import { planProviders } from '../src/modules/providers/providers.registry.js';
 import { verifyLedger } from '../src/modules/ledger/ledger.verify.js';
 import { expireDue } from '../src/modules/lifecycle/sweeps.js';
-import { assertProblem, createCollection, newKey, request, startTestApp, type TestApp } from './helpers/harness.js';
+import { assertProblem, createCollection, newKey, request, startTestApp, type TestApp, waitFor } from './helpers/harness.js';
 
 const catalogue = new MarketCatalogue(loadCatalogue(undefined));
 const ALL_MARKETS = catalogue.marketCodes().map((m) => `${m}/*`);
@@ -63,16 +63,6 @@ class FakeGateway {
 
   initiations(kind: 'collections' | 'refunds', id: string): Received[] {
     return this.received.filter((r) => r.method === 'POST' && r.url === `/${kind}` && r.body?.merchant_reference === id);
-  }
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
   }
 }
 
@@ -151,13 +141,9 @@ describe('production with an HTTP gateway', () => {
       JSON.stringify({ gateways: [{ name: 'acme', base_url: gateway.url, api_key: API_KEY, callback_secret: CALLBACK_SECRET, rails: ALL_MARKETS }] }),
     );
     // KE/airtel_money expires after 2 s here, for the expiry test; everything else keeps the built-in expiry.
-    const shortExpiry = loadCatalogue(undefined);
-    (shortExpiry.markets.KE as { rails: Record<string, { expiry_seconds: number }> }).rails.airtel_money!.expiry_seconds = 2;
-    const catalogueFile = path.join(dir, 'catalogue.json');
-    await writeFile(catalogueFile, JSON.stringify(shortExpiry));
     t = await startTestApp(
-      { PAYMENTS_ENV: 'production', PROVIDERS_FILE: file, CATALOGUE_FILE: catalogueFile, WORKER_INTERVAL_MS: '20', RECONCILE_AFTER_SECONDS: '1' },
-      { workers: true },
+      { PAYMENTS_ENV: 'production', PROVIDERS_FILE: file, WORKER_INTERVAL_MS: '20', RECONCILE_AFTER_SECONDS: '1' },
+      { workers: true, expirySeconds: { 'KE/airtel_money': 2 } },
     );
   });
   after(async () => {
@@ -353,21 +339,12 @@ describe('production with an HTTP gateway', () => {
 
 describe('the expiry sweep asks the provider first', () => {
   let t: TestApp;
-  let dir: string;
 
+  // No workers: this test runs the submitter and the sweep itself.
   before(async () => {
-    dir = await mkdtemp(path.join(os.tmpdir(), 'providers-'));
-    const shortExpiry = loadCatalogue(undefined);
-    (shortExpiry.markets.KE as { rails: Record<string, { expiry_seconds: number }> }).rails.mpesa!.expiry_seconds = 1;
-    const file = path.join(dir, 'catalogue.json');
-    await writeFile(file, JSON.stringify(shortExpiry));
-    // No workers: this test runs the submitter and the sweep itself.
-    t = await startTestApp({ CATALOGUE_FILE: file, SANDBOX_STEP_MS: '600000' });
+    t = await startTestApp({ SANDBOX_STEP_MS: '600000' }, { expirySeconds: { 'KE/mpesa': 1 } });
   });
-  after(async () => {
-    await t.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  after(async () => t.close());
 
   it('a collection its provider reports as authorised becomes processing, one still pending expires', async () => {
     const ids: string[] = [];

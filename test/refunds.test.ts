@@ -15,6 +15,7 @@ import {
   startTestApp,
   type ApiResponse,
   type TestApp,
+  waitFor,
 } from './helpers/harness.js';
 import { listObjectEvents } from '../src/modules/events/events.repository.js';
 import { verifyLedger } from '../src/modules/ledger/ledger.verify.js';
@@ -32,17 +33,6 @@ before(async () => {
   t = await startTestApp(FAST_LIFECYCLE, { workers: true });
 });
 after(async () => t?.close());
-
-/** Polls `fn` every 20 ms until it returns something other than undefined; fails after `timeoutMs`. */
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 const getCollection = (app: Api, token: string, id: string): Promise<ApiResponse> => request(app, 'GET', `/v1/collections/${id}`, { token });
 const getRefund = (app: Api, token: string, id: string): Promise<ApiResponse> => request(app, 'GET', `/v1/refunds/${id}`, { token });

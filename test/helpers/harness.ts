@@ -2,13 +2,14 @@
 // and a small HTTP client. Everything goes through HTTP and a real PostgreSQL.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { Services } from '../../src/app.js';
 import { bootstrap } from '../../src/bootstrap.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import { DEFAULT_CATALOGUE } from '../../src/modules/catalogue/default-catalogue.js';
 import { createPool, type Db } from '../../src/db/pool.js';
 import type { App } from '../../src/platform/http.js';
 import { createService } from '../../src/service.js';
@@ -62,6 +63,11 @@ export async function createTestDatabase(): Promise<{ url: string; name: string;
 export interface TestAppOptions {
   /** Run the background workers (provider initiations, simulator, expiry, reconciliation) as `npm start` does. */
   workers?: boolean;
+  /**
+   * Rails whose collections expire sooner, e.g. `{ 'KE/mpesa': 2 }` (seconds): the app runs on the built-in
+   * catalogue with those changed, written as its CATALOGUE_FILE.
+   */
+  expirySeconds?: Record<string, number>;
 }
 
 /** Fast lifecycle settings for tests that run the workers: simulator steps of 50 ms, polled every 20 ms. */
@@ -70,6 +76,7 @@ export const FAST_LIFECYCLE = { SANDBOX_STEP_MS: '50', WORKER_INTERVAL_MS: '20' 
 export async function startTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const database = await createTestDatabase();
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'payments-test-'));
+  if (options.expirySeconds) env = { ...env, CATALOGUE_FILE: await writeCatalogue(dataDir, options.expirySeconds) };
   const config = loadConfig({
     DATABASE_URL: database.url,
     DATA_DIR: dataDir,
@@ -108,6 +115,30 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+async function writeCatalogue(dir: string, expirySeconds: Record<string, number>): Promise<string> {
+  const catalogue = structuredClone(DEFAULT_CATALOGUE);
+  for (const [key, seconds] of Object.entries(expirySeconds)) {
+    const [market = '', rail = ''] = key.split('/');
+    const found = catalogue.markets[market]?.rails[rail];
+    if (!found) throw new Error(`the built-in catalogue has no rail ${key}`);
+    found.expiry_seconds = seconds;
+  }
+  const file = path.join(dir, 'catalogue.json');
+  await writeFile(file, JSON.stringify(catalogue));
+  return file;
+}
+
+/** Polls `probe` every 20 ms until it returns something other than undefined; fails after `timeoutMs`. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 export interface ApiResponse<T = any> {
