@@ -2,10 +2,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from '../db/pool.js';
 import { isTokenLive } from '../modules/credentials/credentials.repository.js';
+import { describeAccess, routeAccess, type RouteAuth } from './access.js';
 import { ApiError } from './errors.js';
 import type { Audience, TokenService } from './tokens.js';
 
-export type RouteAuth = 'public' | readonly Audience[];
 
 export interface AuthContext {
   credentialId: string;
@@ -15,7 +15,7 @@ export interface AuthContext {
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Who may call the route: 'public', or the audiences allowed. Every route must say. */
+    /** Who may call the route, set from the access table (src/platform/access.ts) when the route is added. */
     auth?: RouteAuth;
   }
   interface FastifyRequest {
@@ -34,13 +34,17 @@ export function requireAuth(request: FastifyRequest): AuthContext {
 export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService): void {
   app.decorateRequest('authContext', undefined);
 
-  // A route without an explicit auth rule is a mistake caught at boot, not an open door.
+  // A route missing from the access table is a mistake caught at boot, not an open door.
   app.addHook('onRoute', (route) => {
-    const auth = route.config?.auth;
-    if (auth === undefined) throw new Error(`route ${route.method} ${route.url} declares no auth rule`);
-    if (auth !== 'public') {
-      route.schema = { ...route.schema, security: [{ bearerAuth: [] }] };
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const rules = methods.map((m) => routeAccess(m, route.url));
+    const auth = rules[0];
+    if (auth === undefined || rules.some((r) => r !== auth)) {
+      throw new Error(`route ${methods.join(',')} ${route.url} is not in the access table (src/platform/access.ts)`);
     }
+    route.config = { ...route.config, auth };
+    const description = [route.schema?.description, describeAccess(auth)].filter(Boolean).join('\n\n');
+    route.schema = { ...route.schema, description, ...(auth === 'public' ? {} : { security: [{ bearerAuth: [] }] }) };
   });
 
   app.addHook('onRequest', async (request) => {

@@ -8,7 +8,6 @@ import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf, type IdempotencyEngine, type StoredResponse } from '../../platform/idempotency.js';
 import { isUuid } from '../../platform/ids.js';
 import { IdempotencyKeyHeader, problemResponses } from '../../platform/schemas.js';
-import { AUDIENCES } from '../../platform/tokens.js';
 import { findWorkspace, listAllWorkspaces } from '../workspaces/workspaces.repository.js';
 import { createWorkspace } from '../workspaces/workspaces.service.js';
 import { listCredentials } from './credentials.repository.js';
@@ -26,7 +25,6 @@ import {
 } from './credentials.schemas.js';
 import type { CredentialsService, IssuedCredential } from './credentials.service.js';
 
-const anyAudience = AUDIENCES;
 
 /** A credential with its token, as answered (and, under an Idempotency-Key, stored) once. */
 function issuedResponse(status: number, issued: IssuedCredential): StoredResponse {
@@ -42,7 +40,6 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
   app.get(
     '/v1/workspace',
     {
-      config: { auth: anyAudience },
       schema: {
         operationId: 'getWorkspace',
         tags: ['Workspace'],
@@ -60,7 +57,6 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
   app.get(
     '/v1/credentials',
     {
-      config: { auth: anyAudience },
       schema: {
         operationId: 'listCredentials',
         tags: ['Credentials'],
@@ -78,7 +74,6 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
   app.post(
     '/v1/credentials',
     {
-      config: { auth: anyAudience },
       schema: {
         operationId: 'createCredential',
         tags: ['Credentials'],
@@ -105,7 +100,6 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
   app.post(
     '/v1/credentials/:id/rotate',
     {
-      config: { auth: anyAudience },
       schema: {
         operationId: 'rotateCredential',
         tags: ['Credentials'],
@@ -134,7 +128,6 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
   app.delete(
     '/v1/credentials/:id',
     {
-      config: { auth: anyAudience },
       schema: {
         operationId: 'revokeCredential',
         tags: ['Credentials'],
@@ -155,7 +148,6 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
   app.get(
     '/v1/admin/workspaces',
     {
-      config: { auth: ['admin'] },
       schema: {
         operationId: 'adminListWorkspaces',
         tags: ['Admin'],
@@ -172,7 +164,6 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
   app.post(
     '/v1/admin/workspaces',
     {
-      config: { auth: ['admin'] },
       schema: {
         operationId: 'adminCreateWorkspace',
         tags: ['Admin'],
@@ -204,7 +195,6 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
   app.post(
     '/v1/admin/workspaces/:id/credentials',
     {
-      config: { auth: ['admin'] },
       schema: {
         operationId: 'adminCreateCredential',
         tags: ['Admin'],

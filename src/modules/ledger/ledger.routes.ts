@@ -29,7 +29,6 @@ export function ledgerRoutes(app: App, db: Db): void {
   app.get(
     '/v1/balances',
     {
-      config: { auth: ['integrator'] },
       schema: {
         operationId: 'listBalances',
         tags: ['Balances'],

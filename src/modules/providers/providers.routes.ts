@@ -11,7 +11,6 @@ export function providersRoutes(app: App, notices: ProviderNotices): void {
   app.post(
     '/v1/providers/:provider/callbacks',
     {
-      config: { auth: 'public' },
       schema: {
         operationId: 'receiveProviderCallback',
         tags: ['Providers'],

@@ -12,7 +12,6 @@ export function refundsRoutes(app: App, service: RefundsService): void {
   app.post(
     '/v1/collections/:id/refund',
     {
-      config: { auth: ['integrator'] },
       schema: {
         operationId: 'refundCollection',
         tags: ['Refunds'],
@@ -38,7 +37,6 @@ export function refundsRoutes(app: App, service: RefundsService): void {
   app.get(
     '/v1/refunds/:id',
     {
-      config: { auth: ['integrator'] },
       schema: {
         operationId: 'getRefund',
         tags: ['Refunds'],
@@ -53,7 +51,6 @@ export function refundsRoutes(app: App, service: RefundsService): void {
   app.get(
     '/v1/collections/:id/refunds',
     {
-      config: { auth: ['integrator'] },
       schema: {
         operationId: 'listCollectionRefunds',
         tags: ['Refunds'],

@@ -32,7 +32,6 @@ export function sandboxRoutes(app: App, service: SandboxService): void {
   app.post(
     '/v1/sandbox/collections/:id/simulate',
     {
-      config: { auth: ['integrator'] },
       schema: {
         operationId: 'simulateCollection',
         tags: ['Sandbox'],
@@ -56,7 +55,6 @@ export function sandboxRoutes(app: App, service: SandboxService): void {
   app.post(
     '/v1/sandbox/refunds/:id/simulate',
     {
-      config: { auth: ['integrator'] },
       schema: {
         operationId: 'simulateRefund',
         tags: ['Sandbox'],

@@ -11,7 +11,6 @@ export function systemRoutes(app: App, deps: { db: Db; registry: Registry; migra
   app.get(
     '/healthz',
     {
-      config: { auth: 'public' },
       schema: {
         operationId: 'healthz',
         tags: ['Operations'],
@@ -25,7 +24,6 @@ export function systemRoutes(app: App, deps: { db: Db; registry: Registry; migra
   app.get(
     '/readyz',
     {
-      config: { auth: 'public' },
       schema: {
         operationId: 'readyz',
         tags: ['Operations'],
@@ -52,7 +50,6 @@ export function systemRoutes(app: App, deps: { db: Db; registry: Registry; migra
   app.get(
     '/metrics',
     {
-      config: { auth: 'public' },
       schema: {
         operationId: 'metrics',
         tags: ['Operations'],
@@ -70,7 +67,6 @@ export function systemRoutes(app: App, deps: { db: Db; registry: Registry; migra
   app.get(
     '/v1/openapi.json',
     {
-      config: { auth: 'public' },
       schema: {
         operationId: 'openapi',
         tags: ['Operations'],
@@ -88,7 +84,6 @@ export function systemRoutes(app: App, deps: { db: Db; registry: Registry; migra
   app.get(
     '/docs',
     {
-      config: { auth: 'public' },
       schema: {
         operationId: 'docs',
         tags: ['Operations'],

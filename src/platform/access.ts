@@ -1,0 +1,53 @@
+// Who may call what: every route and the audiences whose tokens it admits, in one table. The auth hook
+// enforces it (a valid token of another audience is 403) and the reference docs show it. A route missing
+// from the table stops the boot: no route is open by accident.
+import type { Audience } from './tokens.js';
+
+export type RouteAuth = 'public' | readonly Audience[];
+
+const ANY: readonly Audience[] = ['integrator', 'liquidity_provider', 'admin'];
+const INTEGRATOR: readonly Audience[] = ['integrator'];
+const ADMIN: readonly Audience[] = ['admin'];
+
+/** `METHOD /path` (fastify syntax) → who may call it. HEAD follows GET. */
+export const ROUTE_ACCESS: Readonly<Record<string, RouteAuth>> = {
+  // Operations and the reference: no token.
+  'GET /healthz': 'public',
+  'GET /readyz': 'public',
+  'GET /metrics': 'public',
+  'GET /v1/openapi.json': 'public',
+  'GET /docs': 'public',
+  // Rail providers authenticate by the signature over the body, not by a token.
+  'POST /v1/providers/:provider/callbacks': 'public',
+
+  // Every credential holder manages its own workspace's credentials (an admin, any audience's).
+  'GET /v1/workspace': ANY,
+  'GET /v1/credentials': ANY,
+  'POST /v1/credentials': ANY,
+  'POST /v1/credentials/:id/rotate': ANY,
+  'DELETE /v1/credentials/:id': ANY,
+  'GET /v1/admin/workspaces': ADMIN,
+  'POST /v1/admin/workspaces': ADMIN,
+  'POST /v1/admin/workspaces/:id/credentials': ADMIN,
+
+  // Collections, refunds and balances belong to the integrator's workspace.
+  'POST /v1/collections/:market/rails/:rail': INTEGRATOR,
+  'GET /v1/collections': INTEGRATOR,
+  'GET /v1/collections/:id': INTEGRATOR,
+  'POST /v1/collections/:id/refund': INTEGRATOR,
+  'GET /v1/collections/:id/refunds': INTEGRATOR,
+  'GET /v1/refunds/:id': INTEGRATOR,
+  'GET /v1/balances': INTEGRATOR,
+  'POST /v1/sandbox/collections/:id/simulate': INTEGRATOR,
+  'POST /v1/sandbox/refunds/:id/simulate': INTEGRATOR,
+};
+
+export function routeAccess(method: string, url: string): RouteAuth | undefined {
+  const key = `${method === 'HEAD' ? 'GET' : method} ${url}`;
+  return Object.hasOwn(ROUTE_ACCESS, key) ? ROUTE_ACCESS[key] : undefined;
+}
+
+/** The sentence the reference docs show for a route. */
+export function describeAccess(auth: RouteAuth): string {
+  return auth === 'public' ? 'No token needed.' : `Tokens of audience ${auth.map((a) => `\`${a}\``).join(', ')} may call this; any other audience gets 403 \`forbidden\`.`;
+}

@@ -1,0 +1,69 @@
+// The access table (src/platform/access.ts) is the one place that says who may call what: every route is
+// in it, nothing else is, a token of an audience a route does not admit gets 403 on every route, and the
+// reference documents the rule of each operation.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ROUTE_ACCESS } from '../src/platform/access.js';
+import type { Audience } from '../src/platform/tokens.js';
+import { assertProblem, request, startTestApp, type TestApp } from './helpers/harness.js';
+
+let t: TestApp;
+const tokens = {} as Record<Audience, string>;
+
+before(async () => {
+  t = await startTestApp();
+  tokens.admin = t.adminToken;
+  tokens.integrator = t.demoToken;
+  const lp = await request(t, 'POST', `/v1/admin/workspaces/${t.demoWorkspaceId}/credentials`, {
+    token: t.adminToken,
+    body: { audience: 'liquidity_provider' },
+  });
+  assert.equal(lp.status, 201, lp.text);
+  tokens.liquidity_provider = lp.body.token;
+});
+after(async () => t.close());
+
+const ID = '01890a5d-ac96-774b-bcce-b302099a8057';
+const concrete = (url: string): string => url.replace(/:[A-Za-z]+/g, (p) => (p === ':market' ? 'KE' : p === ':rail' ? 'mpesa' : p === ':provider' ? 'sandbox' : ID));
+
+describe('the access table', () => {
+  it('names exactly the routes the service has', () => {
+    for (const key of Object.keys(ROUTE_ACCESS)) {
+      const [method, url] = key.split(' ') as [string, string];
+      assert.ok(t.app.hasRoute({ method: method as 'GET', url }), `the table names ${key}, which is not a route`);
+    }
+    const documented = new Set<string>();
+    const doc = t.app.swagger() as { paths: Record<string, Record<string, unknown>> };
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      for (const method of Object.keys(methods)) documented.add(`${method.toUpperCase()} ${path.replace(/\{([^}]+)\}/g, ':$1')}`);
+    }
+    assert.deepEqual([...documented].filter((k) => !Object.hasOwn(ROUTE_ACCESS, k)), [], 'routes the table does not name');
+  });
+
+  it('a valid token of an audience a route does not admit gets 403 forbidden, on every route', async () => {
+    let checked = 0;
+    for (const [key, rule] of Object.entries(ROUTE_ACCESS)) {
+      if (rule === 'public') continue;
+      const [method, url] = key.split(' ') as [string, string];
+      for (const audience of ['integrator', 'liquidity_provider', 'admin'] as const) {
+        if (rule.includes(audience)) continue;
+        const res = await request(t, method, concrete(url), { token: tokens[audience], ...(method === 'POST' ? { body: {} } : {}) });
+        assertProblem(res, 403, 'forbidden');
+        assert.match(res.body.detail, new RegExp(rule.join('|')));
+        checked += 1;
+      }
+    }
+    assert.ok(checked >= 20, `only ${checked} route/audience pairs were checked`);
+  });
+
+  it('the reference documents each operation\'s rule', () => {
+    const doc = t.app.swagger() as { paths: Record<string, Record<string, { description?: string }>> };
+    for (const [key, rule] of Object.entries(ROUTE_ACCESS)) {
+      const [method, url] = key.split(' ') as [string, string];
+      const op = doc.paths[url.replace(/:([A-Za-z]+)/g, '{$1}')]?.[method.toLowerCase()];
+      assert.ok(op, `${key} is not documented`);
+      if (rule === 'public') assert.match(op.description ?? '', /No token needed/, key);
+      else for (const audience of rule) assert.match(op.description ?? '', new RegExp(`\`${audience}\``), key);
+    }
+  });
+});
