@@ -17,6 +17,8 @@ import type { ServiceKeys } from './platform/secrets.js';
 import { TokenService } from './platform/tokens.js';
 import { bodyAjv, fieldErrors, queryAjv, unsafeJson } from './platform/validation.js';
 import type { MarketCatalogue } from './modules/catalogue/catalogue.js';
+import { beneficiariesRoutes } from './modules/beneficiaries/beneficiaries.routes.js';
+import { BeneficiariesService } from './modules/beneficiaries/beneficiaries.service.js';
 import { collectionsRoutes } from './modules/collections/collections.routes.js';
 import { CollectionsService } from './modules/collections/collections.service.js';
 import { credentialsRoutes } from './modules/credentials/credentials.routes.js';
@@ -181,6 +183,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   collectionsRoutes(app, collections);
   refundsRoutes(app, refunds);
   ledgerRoutes(app, db);
+  beneficiariesRoutes(app, new BeneficiariesService(db, deps.catalogue, idempotency, cursors));
   providersRoutes(app, notices);
   // The simulate endpoints exist only in the sandbox: in production they are unknown routes (404).
   if (config.paymentsEnv === 'sandbox' && providers.sandbox) sandboxRoutes(app, new SandboxService(idempotency, lifecycle, providers.sandbox));

@@ -42,6 +42,10 @@ const EXPECTED_ROUTES: readonly (readonly [string, string])[] = [
   ['POST', '/v1/providers/{provider}/callbacks'],
   ['POST', '/v1/sandbox/collections/{id}/simulate'],
   ['POST', '/v1/sandbox/refunds/{id}/simulate'],
+  ['POST', '/v1/api/beneficiaries'],
+  ['GET', '/v1/api/beneficiaries'],
+  ['GET', '/v1/api/beneficiaries/{beneficiaryId}'],
+  ['DELETE', '/v1/api/beneficiaries/{beneficiaryId}'],
 ];
 
 /** The operations that need no token. */

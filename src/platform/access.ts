@@ -40,6 +40,12 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAuth>> = {
   'GET /v1/balances': INTEGRATOR,
   'POST /v1/sandbox/collections/:id/simulate': INTEGRATOR,
   'POST /v1/sandbox/refunds/:id/simulate': INTEGRATOR,
+
+  // Payout destinations belong to the integrator's workspace.
+  'POST /v1/api/beneficiaries': INTEGRATOR,
+  'GET /v1/api/beneficiaries': INTEGRATOR,
+  'GET /v1/api/beneficiaries/:beneficiaryId': INTEGRATOR,
+  'DELETE /v1/api/beneficiaries/:beneficiaryId': INTEGRATOR,
 };
 
 export function routeAccess(method: string, url: string): RouteAuth | undefined {

@@ -128,3 +128,45 @@ export function pageSchema<T extends import('typebox').TSchema>(item: T, descrip
     { additionalProperties: false },
   );
 }
+
+export interface ListFilter<S extends string = string> {
+  status: S | undefined;
+  range: CreatedRange;
+  after: Position | undefined;
+  /** Rows to fetch: the page size plus one, to learn whether more follow. */
+  fetch: number;
+}
+
+/**
+ * The SQL of one keyset page, newest first: `scope` columns equal (the workspace first), then the status,
+ * the creation range and the cursor position. `created` names the creation-time column; it is selected as
+ * `created_at` too, which the pager reads.
+ */
+export function listQuery(
+  table: string,
+  columns: string,
+  scope: Record<string, unknown>,
+  f: ListFilter,
+  created = 'created_at',
+): { text: string; values: unknown[] } {
+  const where: string[] = [];
+  const values: unknown[] = [];
+  const add = (sql: (n: string) => string, value: unknown): void => {
+    values.push(value);
+    where.push(sql(`$${values.length}`));
+  };
+  for (const [column, value] of Object.entries(scope)) add((p) => `${column} = ${p}`, value);
+  if (f.status) add((p) => `status = ${p}`, f.status);
+  if (f.range.from) add((p) => `${created} >= ${p}`, f.range.from);
+  if (f.range.toExclusive) add((p) => `${created} < ${p}`, f.range.toExclusive);
+  if (f.after) {
+    values.push(f.after.createdAt, f.after.id);
+    where.push(`(${created}, id) < ($${values.length - 1}, $${values.length})`);
+  }
+  values.push(f.fetch);
+  const alias = created === 'created_at' ? '' : `, ${created} AS created_at`;
+  return {
+    text: `SELECT ${columns}${alias} FROM ${table} WHERE ${where.join(' AND ')} ORDER BY ${created} DESC, id DESC LIMIT $${values.length}`,
+    values,
+  };
+}

@@ -42,6 +42,13 @@ export function loadCatalogue(file: string | undefined): Catalogue {
   return validateCatalogue(parsed);
 }
 
+/** Whether `phone` is an E.164 number in the market's country; the message says what is expected when it is not. */
+export function phoneProblem(market: Market, phone: string): string | undefined {
+  const { country_code, national_digits } = market.phone;
+  if (new RegExp(`^\\+${country_code}[0-9]{${national_digits}}$`).test(phone)) return undefined;
+  return `must be an E.164 number in ${market.name}: +${country_code} followed by ${national_digits} digits`;
+}
+
 export class MarketCatalogue {
   constructor(readonly data: Catalogue) {}
 

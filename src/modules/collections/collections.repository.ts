@@ -1,6 +1,6 @@
 // SQL for collections. The workspace id is always the first argument.
 import type { Queryable } from '../../db/pool.js';
-import type { CreatedRange, Position } from '../../platform/pagination.js';
+import { listQuery, type ListFilter } from '../../platform/pagination.js';
 import type { CollectionStatus } from './collections.schemas.js';
 
 export interface CollectionRow {
@@ -90,33 +90,7 @@ export async function findCollection(db: Queryable, workspaceId: string, id: str
   return rows[0];
 }
 
-export interface CollectionFilter {
-  status: CollectionStatus | undefined;
-  range: CreatedRange;
-  after: Position | undefined;
-  /** Rows to fetch: the page size plus one, to learn whether more follow. */
-  fetch: number;
-}
-
-export async function listCollections(db: Queryable, workspaceId: string, f: CollectionFilter): Promise<CollectionRow[]> {
-  const where = ['workspace_id = $1'];
-  const params: unknown[] = [workspaceId];
-  const add = (sql: (n: string) => string, value: unknown): void => {
-    params.push(value);
-    where.push(sql(`$${params.length}`));
-  };
-  if (f.status) add((p) => `status = ${p}`, f.status);
-  if (f.range.from) add((p) => `created_at >= ${p}`, f.range.from);
-  if (f.range.toExclusive) add((p) => `created_at < ${p}`, f.range.toExclusive);
-  if (f.after) {
-    params.push(f.after.createdAt, f.after.id);
-    where.push(`(created_at, id) < ($${params.length - 1}, $${params.length})`);
-  }
-  params.push(f.fetch);
-  const { rows } = await db.query<CollectionRow>(
-    `SELECT ${COLUMNS} FROM collections WHERE ${where.join(' AND ')}
-     ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
-    params,
-  );
-  return rows;
+export async function listCollections(db: Queryable, workspaceId: string, f: ListFilter<CollectionStatus>): Promise<CollectionRow[]> {
+  const { text, values } = listQuery('collections', COLUMNS, { workspace_id: workspaceId }, f);
+  return (await db.query<CollectionRow>(text, values)).rows;
 }

@@ -4,7 +4,7 @@ import { ApiError, notFound, type FieldError } from '../../platform/errors.js';
 import { canonicalJson, type IdempotencyEngine, type IdempotentResult } from '../../platform/idempotency.js';
 import { uuidv7, uuidv7Time, isUuid } from '../../platform/ids.js';
 import { createdRange, type CursorCodec, type Page } from '../../platform/pagination.js';
-import type { MarketCatalogue } from '../catalogue/catalogue.js';
+import { phoneProblem, type MarketCatalogue } from '../catalogue/catalogue.js';
 import type { Market, Rail } from '../catalogue/catalogue.schema.js';
 import type { CurrencyRules } from '../catalogue/catalogue.js';
 import { recordEvent } from '../events/events.repository.js';
@@ -73,15 +73,8 @@ export class CollectionsService {
       if (body.customer[field] === undefined) problems.push({ field: `customer.${field}`, message: `is required on ${rail.name}` });
     }
     const phone = body.customer.phone_number;
-    if (phone !== undefined) {
-      const { country_code, national_digits } = market.phone;
-      if (!new RegExp(`^\\+${country_code}[0-9]{${national_digits}}$`).test(phone)) {
-        problems.push({
-          field: 'customer.phone_number',
-          message: `must be an E.164 number in ${market.name}: +${country_code} followed by ${national_digits} digits`,
-        });
-      }
-    }
+    const phoneIssue = phone === undefined ? undefined : phoneProblem(market, phone);
+    if (phoneIssue) problems.push({ field: 'customer.phone_number', message: phoneIssue });
     if (problems.length > 0) throw new ApiError('invalid_customer', `The customer fields are not valid for ${rail.name} in ${market.name}.`, { errors: problems });
     const currency = this.catalogue.currency(market.currency);
     if (!currency) throw new Error(`catalogue has no rules for ${market.currency}`); // validated at boot

@@ -1,6 +1,6 @@
 // SQL for refunds. The workspace id is always the first argument (except the provider-callback owner lookup).
 import type { Queryable } from '../../db/pool.js';
-import type { CreatedRange, Position } from '../../platform/pagination.js';
+import { listQuery, type ListFilter } from '../../platform/pagination.js';
 import type { RefundStatus } from '../lifecycle/transitions.js';
 
 export interface RefundRow {
@@ -77,26 +77,9 @@ export async function listRefunds(
   db: Queryable,
   workspaceId: string,
   collectionId: string,
-  f: { status: RefundStatus | undefined; range: CreatedRange; after: Position | undefined; fetch: number },
+  f: ListFilter<RefundStatus>,
 ): Promise<(RefundRow & { created_at: Date })[]> {
-  const where = ['workspace_id = $1', 'collection_id = $2'];
-  const params: unknown[] = [workspaceId, collectionId];
-  const add = (sql: (n: string) => string, value: unknown): void => {
-    params.push(value);
-    where.push(sql(`$${params.length}`));
-  };
-  if (f.status) add((p) => `status = ${p}`, f.status);
-  if (f.range.from) add((p) => `requested_at >= ${p}`, f.range.from);
-  if (f.range.toExclusive) add((p) => `requested_at < ${p}`, f.range.toExclusive);
-  if (f.after) {
-    params.push(f.after.createdAt, f.after.id);
-    where.push(`(requested_at, id) < ($${params.length - 1}, $${params.length})`);
-  }
-  params.push(f.fetch);
   // requested_at is the refund's creation time; the pager reads it as created_at.
-  const { rows } = await db.query<RefundRow & { created_at: Date }>(
-    `SELECT ${COLUMNS}, requested_at AS created_at FROM refunds WHERE ${where.join(' AND ')} ORDER BY requested_at DESC, id DESC LIMIT $${params.length}`,
-    params,
-  );
-  return rows;
+  const { text, values } = listQuery('refunds', COLUMNS, { workspace_id: workspaceId, collection_id: collectionId }, f, 'requested_at');
+  return (await db.query<RefundRow & { created_at: Date }>(text, values)).rows;
 }
