@@ -24,6 +24,8 @@ import { CollectionsService } from './modules/collections/collections.service.js
 import { credentialsRoutes } from './modules/credentials/credentials.routes.js';
 import { CredentialsService } from './modules/credentials/credentials.service.js';
 import { ledgerRoutes } from './modules/ledger/ledger.routes.js';
+import { marketDataRoutes } from './modules/market-data/market-data.routes.js';
+import { MarketDataService } from './modules/market-data/market-data.service.js';
 import { Lifecycle } from './modules/lifecycle/lifecycle.service.js';
 import { Submitter } from './modules/lifecycle/submitter.js';
 import { ProviderNotices } from './modules/providers/notices.service.js';
@@ -56,6 +58,7 @@ export interface Services {
   idempotency: IdempotencyEngine;
   collections: CollectionsService;
   refunds: RefundsService;
+  marketData: MarketDataService;
   lifecycle: Lifecycle;
   providers: ProviderRegistry;
   notices: ProviderNotices;
@@ -174,6 +177,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   const providers = buildProviders(deps.providerPlan, config, db, deps.keys.sandboxProviderSecret);
   const collections = new CollectionsService(db, deps.catalogue, idempotency, cursors, (market, rail) => providers.nameFor(market, rail));
   const refunds = new RefundsService(db, idempotency, cursors);
+  const marketData = new MarketDataService(db, idempotency, cursors, config.rateMaxAgeSeconds);
   const lifecycle = new Lifecycle(app.log);
   const notices = new ProviderNotices(db, providers, lifecycle, app.log);
   const submitter = new Submitter(db, providers, lifecycle, app.log);
@@ -184,6 +188,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   refundsRoutes(app, refunds);
   ledgerRoutes(app, db);
   beneficiariesRoutes(app, new BeneficiariesService(db, deps.catalogue, idempotency, cursors));
+  marketDataRoutes(app, marketData);
   providersRoutes(app, notices);
   // The simulate endpoints exist only in the sandbox: in production they are unknown routes (404).
   if (config.paymentsEnv === 'sandbox' && providers.sandbox) sandboxRoutes(app, new SandboxService(idempotency, lifecycle, providers.sandbox));
@@ -191,7 +196,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   await app.ready();
   return {
     app,
-    services: { tokens, credentials, idempotency, collections, refunds, lifecycle, providers, notices, submitter },
+    services: { tokens, credentials, idempotency, collections, refunds, marketData, lifecycle, providers, notices, submitter },
     drain: () => {
       draining = true;
     },

@@ -32,6 +32,8 @@ export interface Config {
   workerIntervalMs: number;
   /** A collection or refund in flight this long without news is asked about at its provider, in seconds. */
   reconcileAfterSeconds: number;
+  /** A rate observed longer ago than this is never used to convert, in seconds. */
+  rateMaxAgeSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -83,5 +85,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sandboxStepMs: integer(env, 'SANDBOX_STEP_MS', 2000, 1, 600_000),
     workerIntervalMs: integer(env, 'WORKER_INTERVAL_MS', 500, 10, 60_000),
     reconcileAfterSeconds: integer(env, 'RECONCILE_AFTER_SECONDS', 120, 1, 86_400),
+    rateMaxAgeSeconds: integer(env, 'RATE_MAX_AGE_SECONDS', 300, 1, 7 * 86_400),
   };
 }

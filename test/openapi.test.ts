@@ -46,6 +46,11 @@ const EXPECTED_ROUTES: readonly (readonly [string, string])[] = [
   ['GET', '/v1/api/beneficiaries'],
   ['GET', '/v1/api/beneficiaries/{beneficiaryId}'],
   ['DELETE', '/v1/api/beneficiaries/{beneficiaryId}'],
+  ['GET', '/v1/api/markets/sources'],
+  ['POST', '/v1/api/markets/sources'],
+  ['PATCH', '/v1/api/markets/sources/{sourceId}'],
+  ['GET', '/v1/api/markets/rates'],
+  ['POST', '/v1/api/markets/rates'],
 ];
 
 /** The operations that need no token. */

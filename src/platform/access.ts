@@ -46,6 +46,13 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAuth>> = {
   'GET /v1/api/beneficiaries': INTEGRATOR,
   'GET /v1/api/beneficiaries/:beneficiaryId': INTEGRATOR,
   'DELETE /v1/api/beneficiaries/:beneficiaryId': INTEGRATOR,
+
+  // Market data: everyone reads it; the admin keeps the sources; liquidity providers (and the admin) post rates.
+  'GET /v1/api/markets/sources': ANY,
+  'POST /v1/api/markets/sources': ADMIN,
+  'PATCH /v1/api/markets/sources/:sourceId': ADMIN,
+  'GET /v1/api/markets/rates': ANY,
+  'POST /v1/api/markets/rates': ['liquidity_provider', 'admin'],
 };
 
 export function routeAccess(method: string, url: string): RouteAuth | undefined {

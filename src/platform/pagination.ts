@@ -166,7 +166,7 @@ export function listQuery(
   values.push(f.fetch);
   const alias = created === 'created_at' ? '' : `, ${created} AS created_at`;
   return {
-    text: `SELECT ${columns}${alias} FROM ${table} WHERE ${where.join(' AND ')} ORDER BY ${created} DESC, id DESC LIMIT $${values.length}`,
+    text: `SELECT ${columns}${alias} FROM ${table} ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY ${created} DESC, id DESC LIMIT $${values.length}`,
     values,
   };
 }

@@ -1,0 +1,106 @@
+// Routes for market data: rows 13 (rates) and 14 (active sources), and the writes behind them. No SQL here.
+import { requireAuth } from '../../platform/auth.js';
+import { sendStored, type App } from '../../platform/http.js';
+import { idempotencyOf } from '../../platform/idempotency.js';
+import { problemResponses } from '../../platform/schemas.js';
+import {
+  CreateRateBody,
+  CreateSourceBody,
+  ListRatesQuery,
+  ListSourcesQuery,
+  RatePage,
+  RateSchema,
+  SourceIdParams,
+  SourcePage,
+  SourceSchema,
+  UpdateSourceBody,
+} from './market-data.schemas.js';
+import type { MarketDataService } from './market-data.service.js';
+
+export function marketDataRoutes(app: App, service: MarketDataService): void {
+  app.get(
+    '/v1/api/markets/sources',
+    {
+      schema: {
+        operationId: 'listRateSources',
+        tags: ['Market data'],
+        summary: 'List active rate sources',
+        description: 'Row 14. The rate sources currently in use, newest first.',
+        querystring: ListSourcesQuery,
+        response: { 200: SourcePage, ...problemResponses(400, 401, 403, 429) },
+      },
+    },
+    async (request) => service.listSources(request.query),
+  );
+
+  app.post(
+    '/v1/api/markets/sources',
+    {
+      schema: {
+        operationId: 'createRateSource',
+        tags: ['Market data'],
+        summary: 'Add a rate source',
+        description: 'A new source, active at once. A name already used: 409 `source_name_taken`.',
+        body: CreateSourceBody,
+        response: { 201: SourceSchema, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const { key, fingerprint } = idempotencyOf(request, false);
+      return sendStored(reply, await service.createSource(auth.workspaceId, request.body, key, fingerprint));
+    },
+  );
+
+  app.patch(
+    '/v1/api/markets/sources/:sourceId',
+    {
+      schema: {
+        operationId: 'updateRateSource',
+        tags: ['Market data'],
+        summary: 'Activate or deactivate a rate source',
+        description: 'Deactivating a source takes its rates out of row 14 and out of every conversion at once.',
+        params: SourceIdParams,
+        body: UpdateSourceBody,
+        response: { 200: SourceSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
+      },
+    },
+    async (request) => service.updateSource(request.params.sourceId, request.body),
+  );
+
+  app.get(
+    '/v1/api/markets/rates',
+    {
+      schema: {
+        operationId: 'listRates',
+        tags: ['Market data'],
+        summary: 'List market rate records',
+        description: 'Row 13. Rate records, newest first; `pair=USDT/KES` keeps one pair.',
+        querystring: ListRatesQuery,
+        response: { 200: RatePage, ...problemResponses(400, 401, 403, 429) },
+      },
+    },
+    async (request) => service.listRates(request.query),
+  );
+
+  app.post(
+    '/v1/api/markets/rates',
+    {
+      schema: {
+        operationId: 'postRate',
+        tags: ['Market data'],
+        summary: 'Post a rate record',
+        description:
+          'A price observed at an active source. The rate is a decimal string (no float rounding). An unknown or inactive source: 422 ' +
+          '`rate_source_unavailable`. Conversions use the newest rate of a pair observed within `RATE_MAX_AGE_SECONDS` (default 300).',
+        body: CreateRateBody,
+        response: { 201: RateSchema, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const { key, fingerprint } = idempotencyOf(request, false);
+      return sendStored(reply, await service.postRate(auth.workspaceId, auth.credentialId, request.body, key, fingerprint));
+    },
+  );
+}
