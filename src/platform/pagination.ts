@@ -105,6 +105,20 @@ export class CursorCodec {
     return { createdAt: new Date(parsed[0]), id: parsed[1] };
   }
 
+  /** A list request's page size and keyset filter: its status, creation range, cursor position, rows to fetch. */
+  filterOf<S extends string>(query: ListQuery & { status?: S | undefined }): { limit: number; filter: ListFilter<S> } {
+    const limit = query.limit ?? DEFAULT_LIMIT;
+    return {
+      limit,
+      filter: {
+        status: query.status,
+        range: createdRange(query),
+        after: query.cursor === undefined ? undefined : this.decode(query.cursor),
+        fetch: limit + 1,
+      },
+    };
+  }
+
   /** Builds a page from `limit + 1` rows fetched newest first. */
   page<R extends { created_at: Date; id: string }, T>(rows: R[], limit: number, toApi: (row: R) => T): Page<T> {
     const hasMore = rows.length > limit;

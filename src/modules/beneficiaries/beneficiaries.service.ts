@@ -4,7 +4,7 @@ import type { Db } from '../../db/pool.js';
 import { ApiError, notFound, type FieldError } from '../../platform/errors.js';
 import type { IdempotencyEngine, IdempotentResult } from '../../platform/idempotency.js';
 import { isUuid, uuidv7, uuidv7Time } from '../../platform/ids.js';
-import { createdRange, type CursorCodec, type Page } from '../../platform/pagination.js';
+import { type CursorCodec, type Page } from '../../platform/pagination.js';
 import { phoneProblem, type MarketCatalogue } from '../catalogue/catalogue.js';
 import * as repo from './beneficiaries.repository.js';
 import type { Beneficiary, CreateBeneficiaryBody, ListBeneficiariesQuery } from './beneficiaries.schemas.js';
@@ -106,13 +106,8 @@ export class BeneficiariesService {
   }
 
   async list(workspaceId: string, query: ListBeneficiariesQuery): Promise<Page<Beneficiary>> {
-    const limit = query.limit ?? 20;
-    const rows = await repo.listBeneficiaries(this.db, workspaceId, {
-      status: query.status,
-      range: createdRange(query),
-      after: query.cursor === undefined ? undefined : this.cursors.decode(query.cursor),
-      fetch: limit + 1,
-    });
+    const { limit, filter } = this.cursors.filterOf(query);
+    const rows = await repo.listBeneficiaries(this.db, workspaceId, filter);
     return this.cursors.page(rows, limit, toBeneficiaryApi);
   }
 }

@@ -3,7 +3,7 @@ import type { Db } from '../../db/pool.js';
 import { ApiError, notFound, type FieldError } from '../../platform/errors.js';
 import { canonicalJson, type IdempotencyEngine, type IdempotentResult } from '../../platform/idempotency.js';
 import { uuidv7, uuidv7Time, isUuid } from '../../platform/ids.js';
-import { createdRange, type CursorCodec, type Page } from '../../platform/pagination.js';
+import { type CursorCodec, type Page } from '../../platform/pagination.js';
 import { phoneProblem, type MarketCatalogue } from '../catalogue/catalogue.js';
 import type { Market, Rail } from '../catalogue/catalogue.schema.js';
 import type { CurrencyRules } from '../catalogue/catalogue.js';
@@ -153,13 +153,8 @@ export class CollectionsService {
   }
 
   async list(workspaceId: string, query: ListCollectionsQuery): Promise<Page<Collection>> {
-    const limit = query.limit ?? 20;
-    const rows = await repo.listCollections(this.db, workspaceId, {
-      status: query.status,
-      range: createdRange(query),
-      after: query.cursor === undefined ? undefined : this.cursors.decode(query.cursor),
-      fetch: limit + 1,
-    });
+    const { limit, filter } = this.cursors.filterOf(query);
+    const rows = await repo.listCollections(this.db, workspaceId, filter);
     return this.cursors.page(rows, limit, toApi);
   }
 }

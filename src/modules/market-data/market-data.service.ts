@@ -4,7 +4,7 @@ import type { Db } from '../../db/pool.js';
 import { ApiError, notFound } from '../../platform/errors.js';
 import type { IdempotencyEngine, IdempotentResult } from '../../platform/idempotency.js';
 import { isUuid, uuidv7, uuidv7Time } from '../../platform/ids.js';
-import { createdRange, type CursorCodec, type Page } from '../../platform/pagination.js';
+import type { CursorCodec, Page } from '../../platform/pagination.js';
 import * as repo from './market-data.repository.js';
 import type { CreateRateBody, CreateSourceBody, ListRatesQuery, ListSourcesQuery, Rate, Source, UpdateSourceBody } from './market-data.schemas.js';
 
@@ -67,12 +67,8 @@ export class MarketDataService {
   }
 
   async listSources(query: ListSourcesQuery): Promise<Page<Source>> {
-    const limit = query.limit ?? 20;
-    const rows = await repo.listActiveSources(this.db, {
-      range: createdRange(query),
-      after: query.cursor === undefined ? undefined : this.cursors.decode(query.cursor),
-      fetch: limit + 1,
-    });
+    const { limit, filter } = this.cursors.filterOf(query);
+    const rows = await repo.listActiveSources(this.db, filter);
     return this.cursors.page(rows, limit, toSourceApi);
   }
 
@@ -99,13 +95,9 @@ export class MarketDataService {
   }
 
   async listRates(query: ListRatesQuery): Promise<Page<Rate>> {
-    const limit = query.limit ?? 20;
+    const { limit, filter } = this.cursors.filterOf(query);
     const [base, quote] = query.pair?.split('/') ?? [];
-    const rows = await repo.listRates(this.db, base && quote ? { base, quote } : undefined, {
-      range: createdRange(query),
-      after: query.cursor === undefined ? undefined : this.cursors.decode(query.cursor),
-      fetch: limit + 1,
-    });
+    const rows = await repo.listRates(this.db, base && quote ? { base, quote } : undefined, filter);
     return this.cursors.page(rows, limit, toRateApi);
   }
 

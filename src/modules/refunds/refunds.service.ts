@@ -4,7 +4,7 @@ import type { Db } from '../../db/pool.js';
 import { ApiError, notFound } from '../../platform/errors.js';
 import type { IdempotencyEngine, IdempotentResult } from '../../platform/idempotency.js';
 import { isUuid, uuidv7, uuidv7Time } from '../../platform/ids.js';
-import { createdRange, type CursorCodec, type Page } from '../../platform/pagination.js';
+import { type CursorCodec, type Page } from '../../platform/pagination.js';
 import * as collections from '../collections/collections.repository.js';
 import { recordEvent } from '../events/events.repository.js';
 import * as repo from './refunds.repository.js';
@@ -75,13 +75,8 @@ export class RefundsService {
   async listForCollection(workspaceId: string, collectionId: string, query: ListRefundsQuery): Promise<Page<Refund>> {
     const collection = isUuid(collectionId) ? await collections.findCollection(this.db, workspaceId, collectionId) : undefined;
     if (!collection) throw notFound('collection');
-    const limit = query.limit ?? 20;
-    const rows = await repo.listRefunds(this.db, workspaceId, collectionId, {
-      status: query.status,
-      range: createdRange(query),
-      after: query.cursor === undefined ? undefined : this.cursors.decode(query.cursor),
-      fetch: limit + 1,
-    });
+    const { limit, filter } = this.cursors.filterOf(query);
+    const rows = await repo.listRefunds(this.db, workspaceId, collectionId, filter);
     return this.cursors.page(rows, limit, (row) => toRefundApi(row, collection.metadata));
   }
 
