@@ -22,7 +22,7 @@ export interface Move<R> {
 }
 
 export interface MoveOptions {
-  /** Who asked: `provider:sandbox`, `expiry`, `sandbox_simulation`, `refund:<id>`… (logged when refused). */
+  /** Who asked: `provider notice <id>`, `initiation at <provider>`, `expiry`, `sandbox simulation`, `refund:<id>`… (logged when refused). */
   cause: string;
   /** For a move to failed: why. */
   reason?: string | undefined;

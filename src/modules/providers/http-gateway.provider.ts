@@ -14,15 +14,7 @@ import {
   type RailProvider,
   type RefundOrder,
 } from './provider.js';
-
-export interface GatewaySettings {
-  name: string;
-  base_url: string;
-  api_key: string;
-  callback_secret: string;
-  /** `MARKET/rail` pairs this gateway runs, or `MARKET/*` for all of a market's rails. */
-  rails: string[];
-}
+import type { GatewayPlan } from './providers.registry.js';
 
 const Answer = Type.Object({
   reference: Type.String({ minLength: 1, maxLength: 200 }),
@@ -41,7 +33,7 @@ export class HttpGatewayProvider implements RailProvider {
   readonly name: string;
 
   constructor(
-    private readonly settings: GatewaySettings,
+    private readonly settings: GatewayPlan,
     /** Where the gateway sends its callbacks: PUBLIC_BASE_URL/v1/providers/{name}/callbacks. */
     private readonly callbackUrl: string,
     private readonly timeoutMs = 15_000,

@@ -1,6 +1,5 @@
 // Request and response schemas for refunds (row 2 and the reads); descriptions write the reference docs.
 import { Type, type Static } from 'typebox';
-import { MetadataSchema } from '../collections/collections.schemas.js';
 import { REFUND_STATUSES } from '../lifecycle/transitions.js';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
 import { DateTime, Uuid } from '../../platform/schemas.js';
@@ -57,8 +56,6 @@ export type ListRefundsQuery = Static<typeof ListRefundsQuery>;
 
 export const RefundPage = pageSchema(RefundSchema, "The collection's refunds, newest first.");
 
-// Re-exported so the metadata schema stays one definition.
-export { MetadataSchema };
 
 /** The API's view of a refund row; `metadata` is the refunded collection's. */
 export function toRefundApi(
