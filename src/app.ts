@@ -36,6 +36,10 @@ import { RefundsService } from './modules/refunds/refunds.service.js';
 import { sandboxRoutes } from './modules/sandbox/sandbox.routes.js';
 import { SandboxService } from './modules/sandbox/sandbox.service.js';
 import { systemRoutes } from './modules/system/system.routes.js';
+import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
+import { WebhooksService } from './modules/webhooks/webhooks.service.js';
+import type { Resolve } from './modules/webhooks/url-guard.js';
+import type { Registry } from 'prom-client';
 
 export const API_VERSION = '2.5.0';
 export const BODY_LIMIT = 1024 * 1024;
@@ -50,6 +54,8 @@ export interface AppDeps {
   migrationCount: number;
   /** Override the logger (tests pass false). */
   logger?: FastifyServerOptions['logger'];
+  /** Name resolution for the production webhook address guard (tests may pass their own). */
+  resolve?: Resolve;
 }
 
 export interface Services {
@@ -63,6 +69,8 @@ export interface Services {
   providers: ProviderRegistry;
   notices: ProviderNotices;
   submitter: Submitter;
+  webhooks: WebhooksService;
+  metrics: Registry;
 }
 
 declare module 'fastify' {
@@ -181,6 +189,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   const lifecycle = new Lifecycle(app.log);
   const notices = new ProviderNotices(db, providers, lifecycle, app.log);
   const submitter = new Submitter(db, providers, lifecycle, app.log);
+  const webhooks = new WebhooksService(db, config.paymentsEnv, idempotency, cursors, deps.resolve);
 
   systemRoutes(app, { db, registry, migrationCount: deps.migrationCount, isDraining: () => draining });
   credentialsRoutes(app, { db, credentials, idempotency, env: config.paymentsEnv });
@@ -190,13 +199,14 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   beneficiariesRoutes(app, new BeneficiariesService(db, deps.catalogue, idempotency, cursors));
   marketDataRoutes(app, marketData);
   providersRoutes(app, notices);
+  webhooksRoutes(app, webhooks);
   // The simulate endpoints exist only in the sandbox: in production they are unknown routes (404).
   if (config.paymentsEnv === 'sandbox' && providers.sandbox) sandboxRoutes(app, new SandboxService(idempotency, lifecycle, providers.sandbox));
 
   await app.ready();
   return {
     app,
-    services: { tokens, credentials, idempotency, collections, refunds, marketData, lifecycle, providers, notices, submitter },
+    services: { tokens, credentials, idempotency, collections, refunds, marketData, lifecycle, providers, notices, submitter, webhooks, metrics: registry },
     drain: () => {
       draining = true;
     },

@@ -34,6 +34,15 @@ export interface Config {
   reconcileAfterSeconds: number;
   /** A rate observed longer ago than this is never used to convert, in seconds. */
   rateMaxAgeSeconds: number;
+  /** Delays before each webhook retry, in ms (contract §10: immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+  webhookRetryScheduleMs: number[];
+  /** How long one webhook delivery attempt may take before it counts as failed, in ms. */
+  webhookTimeoutMs: number;
+  /** How often the webhook relay looks for new events and due deliveries, in ms. */
+  webhookPollMs: number;
+  /** Deliveries in flight at once in one process, and at most this many to one endpoint. */
+  webhookConcurrency: number;
+  webhookEndpointConcurrency: number;
 }
 
 export class ConfigError extends Error {}
@@ -46,6 +55,25 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
   return value;
 }
+
+const DURATION = /^(\d+)(ms|s|m|h)$/;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** A comma-separated list of durations such as `0s,5s,5m,30m,2h`; each at most 24 hours. */
+function durations(env: NodeJS.ProcessEnv, name: string, fallback: string): number[] {
+  const raw = env[name] === undefined || env[name] === '' ? fallback : (env[name] as string);
+  const items = raw.split(',').map((s) => s.trim());
+  if (items.length > 20) throw new ConfigError(`${name} may list at most 20 delays, got ${items.length}`);
+  return items.map((item) => {
+    const m = DURATION.exec(item);
+    if (!m) throw new ConfigError(`${name} must be a comma-separated list of durations like 0s,5s,5m,2h; '${item}' is not one`);
+    const ms = Number(m[1]) * (UNIT_MS[m[2] as string] as number);
+    if (ms > 86_400_000) throw new ConfigError(`${name}: '${item}' is longer than 24 hours`);
+    return ms;
+  });
+}
+
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '0s,5s,5m,30m,2h,5h,10h,10h';
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
@@ -86,5 +114,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerIntervalMs: integer(env, 'WORKER_INTERVAL_MS', 500, 10, 60_000),
     reconcileAfterSeconds: integer(env, 'RECONCILE_AFTER_SECONDS', 120, 1, 86_400),
     rateMaxAgeSeconds: integer(env, 'RATE_MAX_AGE_SECONDS', 300, 1, 7 * 86_400),
+    webhookRetryScheduleMs: durations(env, 'WEBHOOK_RETRY_SCHEDULE', DEFAULT_WEBHOOK_RETRY_SCHEDULE),
+    webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000),
+    webhookPollMs: integer(env, 'WEBHOOK_POLL_MS', 100, 10, 60_000),
+    webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 64, 1, 1000),
+    webhookEndpointConcurrency: integer(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', 8, 1, 1000),
   };
 }

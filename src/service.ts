@@ -6,6 +6,7 @@ import { loadMigrations, migrate } from './db/migrate.js';
 import type { Db } from './db/pool.js';
 import { loadCatalogue, MarketCatalogue } from './modules/catalogue/catalogue.js';
 import { planProviders, type ProviderPlan } from './modules/providers/providers.registry.js';
+import type { Resolve } from './modules/webhooks/url-guard.js';
 import type { App } from './platform/http.js';
 import { loadServiceKeys } from './platform/secrets.js';
 
@@ -23,6 +24,8 @@ export interface ServiceOptions {
   catalogue?: MarketCatalogue;
   /** Already checked by the caller (main refuses a production start without providers early); else planned here. */
   providerPlan?: ProviderPlan;
+  /** Name resolution for the production webhook address guard; the system resolver by default. */
+  resolve?: Resolve;
 }
 
 export async function createService(config: Config, db: Db, options: ServiceOptions = {}): Promise<Service> {
@@ -39,6 +42,7 @@ export async function createService(config: Config, db: Db, options: ServiceOpti
     providerPlan,
     migrationCount: (await loadMigrations()).length,
     ...(logger === undefined ? {} : { logger }),
+    ...(options.resolve === undefined ? {} : { resolve: options.resolve }),
   });
   return { ...built, applied };
 }

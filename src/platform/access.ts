@@ -41,6 +41,18 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAuth>> = {
   'POST /v1/sandbox/collections/:id/simulate': INTEGRATOR,
   'POST /v1/sandbox/refunds/:id/simulate': INTEGRATOR,
 
+  // Webhook endpoints and the events they carry belong to the integrator's workspace.
+  'POST /v1/webhooks/endpoints': INTEGRATOR,
+  'GET /v1/webhooks/endpoints': INTEGRATOR,
+  'GET /v1/webhooks/endpoints/:id': INTEGRATOR,
+  'PATCH /v1/webhooks/endpoints/:id': INTEGRATOR,
+  'DELETE /v1/webhooks/endpoints/:id': INTEGRATOR,
+  'POST /v1/webhooks/endpoints/:id/rotate-secret': INTEGRATOR,
+  'GET /v1/events': INTEGRATOR,
+  'GET /v1/events/:id': INTEGRATOR,
+  'GET /v1/events/:id/deliveries': INTEGRATOR,
+  'POST /v1/events/:id/resend': INTEGRATOR,
+
   // Payout destinations belong to the integrator's workspace.
   'POST /v1/api/beneficiaries': INTEGRATOR,
   'GET /v1/api/beneficiaries': INTEGRATOR,

@@ -152,7 +152,7 @@ export interface ListFilter<S extends string = string> {
 }
 
 /**
- * The SQL of one keyset page, newest first: `scope` columns equal (the workspace first), then the status,
+ * The SQL of one keyset page, newest first: `scope` columns equal (the workspace first; null means IS NULL), then the status,
  * the creation range and the cursor position. `created` names the creation-time column; it is selected as
  * `created_at` too, which the pager reads.
  */
@@ -169,7 +169,10 @@ export function listQuery(
     values.push(value);
     where.push(sql(`$${values.length}`));
   };
-  for (const [column, value] of Object.entries(scope)) add((p) => `${column} = ${p}`, value);
+  for (const [column, value] of Object.entries(scope)) {
+    if (value === null) where.push(`${column} IS NULL`);
+    else add((p) => `${column} = ${p}`, value);
+  }
   if (f.status) add((p) => `status = ${p}`, f.status);
   if (f.range.from) add((p) => `${created} >= ${p}`, f.range.from);
   if (f.range.toExclusive) add((p) => `${created} < ${p}`, f.range.toExclusive);

@@ -1,12 +1,14 @@
-// The background work of one process: provider initiations, the sandbox simulator, expiry, reconciliation
-// and the idempotency purge. Every job is safe to run in several processes at once (row claims with
+// The background work of one process: provider initiations, the sandbox simulator, expiry, reconciliation,
+// webhook delivery and the purges. Every job is safe to run in several processes at once (row claims with
 // SKIP LOCKED or leases, and notices applied once by id).
 import type { FastifyBaseLogger } from 'fastify';
 import type { Services } from '../app.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/pool.js';
+import type { Resolve } from '../modules/webhooks/url-guard.js';
 import { expireDue, reconcile } from '../modules/lifecycle/sweeps.js';
 import { runSimulatorStep } from '../modules/providers/sandbox.simulator.js';
+import { purgePublishedOutbox, WebhookRelay } from '../modules/webhooks/relay.js';
 import { every, type PeriodicJob } from './periodic.js';
 
 export interface Workers {
@@ -14,15 +16,37 @@ export interface Workers {
   stop(): Promise<void>;
 }
 
-export function startWorkers(services: Services, config: Config, db: Db, log: FastifyBaseLogger): Workers {
+export interface WorkerOptions {
+  /** Name resolution for the production webhook address guard (tests may pass their own). */
+  resolve?: Resolve;
+}
+
+export function startWorkers(services: Services, config: Config, db: Db, log: FastifyBaseLogger, options: WorkerOptions = {}): Workers {
   const onError = (name: string, err: unknown): void => log.error({ err, job: name }, 'job failed');
   const { submitter, lifecycle, providers, notices } = services;
   services.collections.afterCreate = (workspaceId, id) => submitter.kick('collection', workspaceId, id);
   services.refunds.afterCreate = (workspaceId, id) => submitter.kick('refund', workspaceId, id);
 
+  const relay = new WebhookRelay(
+    db,
+    {
+      env: config.paymentsEnv,
+      retryScheduleMs: config.webhookRetryScheduleMs,
+      timeoutMs: config.webhookTimeoutMs,
+      concurrency: config.webhookConcurrency,
+      endpointConcurrency: config.webhookEndpointConcurrency,
+      resolve: options.resolve,
+      registry: services.metrics,
+    },
+    log,
+  );
+  services.webhooks.afterQueue = () => relay.kick();
+
   const tick = config.workerIntervalMs;
   const jobs: PeriodicJob[] = [
     every(60 * 60 * 1000, 'idempotency-purge', () => services.idempotency.purgeExpired(), onError),
+    every(60 * 60 * 1000, 'outbox-purge', () => purgePublishedOutbox(db), onError),
+    every(config.webhookPollMs, 'webhook-relay', () => relay.tick(), onError),
     every(tick, 'initiation-sweep', () => submitter.sweep(), onError),
     every(tick, 'expiry', () => expireDue(db, lifecycle, providers, notices, log), onError),
     every(Math.min(30_000, config.reconcileAfterSeconds * 1000), 'reconcile', () => reconcile(db, providers, notices, log, config.reconcileAfterSeconds), onError),
@@ -37,8 +61,9 @@ export function startWorkers(services: Services, config: Config, db: Db, log: Fa
     async stop() {
       services.collections.afterCreate = undefined;
       services.refunds.afterCreate = undefined;
+      services.webhooks.afterQueue = undefined;
       await Promise.all(jobs.map((j) => j.stop()));
-      await submitter.stop();
+      await Promise.all([submitter.stop(), relay.stop()]);
     },
   };
 }

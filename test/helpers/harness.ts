@@ -14,6 +14,7 @@ import { createPool, type Db } from '../../src/db/pool.js';
 import type { App } from '../../src/platform/http.js';
 import { createService } from '../../src/service.js';
 import { startWorkers, type Workers } from '../../src/workers/index.js';
+import type { Resolve } from '../../src/modules/webhooks/url-guard.js';
 
 export interface TestApp {
   baseUrl: string;
@@ -68,6 +69,8 @@ export interface TestAppOptions {
    * catalogue with those changed, written as its CATALOGUE_FILE.
    */
   expirySeconds?: Record<string, number>;
+  /** Name resolution for the production webhook address guard (a fixed table instead of DNS). */
+  resolve?: Resolve;
 }
 
 /** Fast lifecycle settings for tests that run the workers: simulator steps of 50 ms, polled every 20 ms. */
@@ -88,11 +91,11 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
     ...env,
   });
   const db = createPool(database.url, config.dbPoolSize);
-  const { app, services, drain } = await createService(config, db, { logger: false });
+  const { app, services, drain } = await createService(config, db, { logger: false, ...(options.resolve ? { resolve: options.resolve } : {}) });
   const boot = await bootstrap(db, config, services.credentials);
   if (!boot) throw new Error('bootstrap did not run on a fresh database');
   await app.listen({ port: 0, host: '127.0.0.1' });
-  const workers = options.workers ? startWorkers(services, config, db, app.log) : undefined;
+  const workers = options.workers ? startWorkers(services, config, db, app.log, options.resolve ? { resolve: options.resolve } : {}) : undefined;
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   return {

@@ -1,0 +1,15 @@
+// The event catalogue: every type the service emits, and what an endpoint may subscribe to.
+import { COLLECTION_STATUSES } from '../collections/collections.schemas.js';
+import { REFUND_STATUSES } from '../lifecycle/transitions.js';
+
+export const EVENT_TYPES: readonly string[] = [
+  ...COLLECTION_STATUSES.map((s) => `collection.${s}`),
+  ...REFUND_STATUSES.map((s) => `refund.${s}`),
+];
+
+/** Subscribes to every type, including ones added later. */
+export const ALL_EVENTS = '*';
+
+export function subscribes(enabledEvents: readonly string[], type: string): boolean {
+  return enabledEvents.includes(ALL_EVENTS) || enabledEvents.includes(type);
+}

@@ -1,0 +1,277 @@
+// The webhook relay: turns outbox rows into one delivery per subscribed endpoint, then sends due deliveries.
+// At least once: a delivery is held by a lease while it is sent; a worker that dies mid-attempt leaves the
+// lease to run out and another (or the restarted one) sends it again. Claims re-check the lease in the same
+// statement, so two workers never send the same attempt at once. A slow or dead endpoint holds at most
+// `endpointConcurrency` of this process's `concurrency` slots; the others keep flowing.
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import type { PaymentsEnv } from '../../config.js';
+import { withTransaction, type Db } from '../../db/pool.js';
+import { uuidv7 } from '../../platform/ids.js';
+import { subscribes } from './event-types.js';
+import * as repo from './webhooks.repository.js';
+import { send, storable, type AttemptResult } from './sender.js';
+import { signedHeaders } from './signing.js';
+import type { Resolve } from './url-guard.js';
+import { signingSecrets } from './webhooks.service.js';
+
+export interface RelayOptions {
+  env: PaymentsEnv;
+  /** Delays before each retry (ms): the first entry follows the first failure. */
+  retryScheduleMs: number[];
+  timeoutMs: number;
+  concurrency: number;
+  endpointConcurrency: number;
+  /** Name resolution for the production address guard (the system resolver unless a test says otherwise). */
+  resolve?: Resolve;
+  registry?: Registry;
+}
+
+const FAN_OUT_BATCH = 500;
+/** Retry-After is honoured up to this long. */
+const MAX_RETRY_AFTER_MS = 24 * 3600 * 1000;
+/** Retries land within ±10% of their scheduled delay, so failures of many deliveries do not retry in lockstep. */
+const JITTER = 0.1;
+
+export function retryDelay(scheduleMs: number[], failedAttempts: number, retryAfterMs: number | undefined, random = Math.random): number {
+  const base = scheduleMs[failedAttempts - 1] ?? 0;
+  const jittered = Math.round(base * (1 + (random() * 2 - 1) * JITTER));
+  return retryAfterMs === undefined ? jittered : Math.max(jittered, Math.min(retryAfterMs, MAX_RETRY_AFTER_MS));
+}
+
+interface Claimed {
+  id: string;
+  workspace_id: string;
+  event_id: string;
+  endpoint_id: string;
+  kind: 'event' | 'resend';
+  attempts: number;
+  max_attempts: number;
+  lease_token: string;
+  type: string;
+  data: Record<string, unknown>;
+  event_created_at: Date;
+  url: string;
+  secret: string;
+  previous_secrets: repo.PreviousSecret[];
+}
+
+export class WebhookRelay {
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly perEndpoint = new Map<string, number>();
+  private stopped = false;
+  private pumping: Promise<void> | undefined;
+  private pumpAgain = false;
+  private readonly attemptsTotal: Counter<'outcome'> | undefined;
+  private readonly lag: Histogram | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly options: RelayOptions,
+    private readonly log: FastifyBaseLogger,
+  ) {
+    if (options.registry) {
+      this.attemptsTotal = new Counter({
+        name: 'webhook_attempts_total',
+        help: 'Webhook delivery attempts, by outcome (succeeded, failed)',
+        labelNames: ['outcome'],
+        registers: [options.registry],
+      });
+      this.lag = new Histogram({
+        name: 'webhook_delivery_lag_seconds',
+        help: 'From the change an event records to its first successful delivery',
+        buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60, 600],
+        registers: [options.registry],
+      });
+    }
+  }
+
+  /** One poll: fan new events out, then send what is due. */
+  async tick(): Promise<void> {
+    if (this.stopped) return;
+    while ((await this.fanOut()) === FAN_OUT_BATCH && !this.stopped);
+    await this.pump();
+  }
+
+  /** Sends due deliveries now (after a resend, say) rather than at the next poll. */
+  kick(): void {
+    void this.pump().catch((err: unknown) => this.log.error({ err }, 'webhook relay failed'));
+  }
+
+  /** Outbox rows → deliveries, in one transaction; returns how many outbox rows it published. */
+  async fanOut(): Promise<number> {
+    return withTransaction(this.db, async (tx) => {
+      const { rows: batch } = await tx.query<{ id: number; event_id: string; workspace_id: string; type: string; created_at: Date }>(
+        `SELECT o.id, o.event_id, o.workspace_id, e.type, e.created_at FROM outbox o JOIN events e ON e.id = o.event_id
+         WHERE o.published_at IS NULL ORDER BY o.id LIMIT ${FAN_OUT_BATCH} FOR UPDATE OF o SKIP LOCKED`,
+      );
+      if (batch.length === 0) return 0;
+      const endpoints = await repo.enabledEndpoints(tx, [...new Set(batch.map((b) => b.workspace_id))]);
+      const ids: string[] = [];
+      const events: string[] = [];
+      const targets: string[] = [];
+      const workspaces: string[] = [];
+      for (const item of batch) {
+        for (const endpoint of endpoints) {
+          // An endpoint receives the events that happened after it was created and that it subscribes to.
+          if (endpoint.workspace_id !== item.workspace_id || endpoint.created_at > item.created_at) continue;
+          if (!subscribes(endpoint.enabled_events, item.type)) continue;
+          ids.push(uuidv7());
+          events.push(item.event_id);
+          targets.push(endpoint.id);
+          workspaces.push(item.workspace_id);
+        }
+      }
+      if (ids.length > 0) {
+        await tx.query(
+          `INSERT INTO webhook_deliveries (id, workspace_id, event_id, endpoint_id, kind, status, attempts, max_attempts, next_attempt_at, created_at, updated_at)
+           SELECT d.id, d.workspace_id, d.event_id, d.endpoint_id, 'event', 'pending', 0, $5, now(), now(), now()
+           FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[]) AS d (id, workspace_id, event_id, endpoint_id)
+           ON CONFLICT DO NOTHING`,
+          [ids, workspaces, events, targets, this.options.retryScheduleMs.length + 1],
+        );
+      }
+      await tx.query('UPDATE outbox SET published_at = now() WHERE id = ANY($1::bigint[])', [batch.map((b) => b.id)]);
+      return batch.length;
+    });
+  }
+
+  /** Claims and starts due deliveries while slots are free; never runs twice at once in one process. */
+  private pump(): Promise<void> {
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return this.pumping;
+    }
+    this.pumping = (async () => {
+      try {
+        do {
+          this.pumpAgain = false;
+          while (!this.stopped) {
+            const free = this.options.concurrency - this.inFlight.size;
+            if (free <= 0) break;
+            const claimed = await this.claim(free);
+            for (const delivery of claimed) this.start(delivery);
+            if (claimed.length < free) break;
+          }
+        } while (this.pumpAgain && !this.stopped);
+      } finally {
+        this.pumping = undefined;
+      }
+    })();
+    return this.pumping;
+  }
+
+  private async claim(limit: number): Promise<Claimed[]> {
+    const busy: Record<string, number> = Object.fromEntries(this.perEndpoint);
+    const leaseMs = this.options.timeoutMs + 5000;
+    // Candidates without locks, at most `endpointConcurrency` per endpoint (less what this process already
+    // sends there); then each is locked with SKIP LOCKED and re-checked, so a row another worker is taking or
+    // took in between is skipped, never sent twice, and no two workers wait on each other.
+    const { rows } = await this.db.query<Claimed>(
+      `WITH due AS (
+         SELECT id, endpoint_id, next_attempt_at FROM webhook_deliveries
+         WHERE status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until < now())
+         ORDER BY next_attempt_at LIMIT 1000
+       ), ranked AS (
+         SELECT id, endpoint_id, next_attempt_at,
+                row_number() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at, id) AS rn
+         FROM due
+       ), pick AS (
+         SELECT d.id FROM webhook_deliveries d
+         WHERE d.id IN (
+             SELECT r.id FROM ranked r LEFT JOIN jsonb_each_text($1::jsonb) b ON b.key = r.endpoint_id::text
+             WHERE r.rn <= $2 - coalesce(b.value::int, 0)
+             ORDER BY r.next_attempt_at LIMIT $3)
+           AND d.status = 'pending' AND d.next_attempt_at <= now() AND (d.lease_until IS NULL OR d.lease_until < now())
+         FOR UPDATE SKIP LOCKED
+       )
+       UPDATE webhook_deliveries d
+       SET lease_until = now() + make_interval(secs => $4::double precision / 1000), lease_token = $5,
+           attempts = d.attempts + 1, updated_at = now()
+       FROM pick, events e, webhook_endpoints w
+       WHERE d.id = pick.id AND e.id = d.event_id AND w.id = d.endpoint_id
+       RETURNING d.id, d.workspace_id, d.event_id, d.endpoint_id, d.kind, d.attempts, d.max_attempts, d.lease_token,
+                 e.type, e.data, e.created_at AS event_created_at, w.url, w.secret, w.previous_secrets`,
+      [JSON.stringify(busy), this.options.endpointConcurrency, limit, leaseMs, randomUUID()],
+    );
+    return rows;
+  }
+
+  private start(delivery: Claimed): void {
+    this.perEndpoint.set(delivery.endpoint_id, (this.perEndpoint.get(delivery.endpoint_id) ?? 0) + 1);
+    const task = this.deliver(delivery)
+      .catch((err: unknown) => this.log.error({ err, delivery_id: delivery.id }, 'webhook delivery could not be recorded'))
+      .finally(() => {
+        this.inFlight.delete(task);
+        const left = (this.perEndpoint.get(delivery.endpoint_id) ?? 1) - 1;
+        if (left <= 0) this.perEndpoint.delete(delivery.endpoint_id);
+        else this.perEndpoint.set(delivery.endpoint_id, left);
+        if (!this.stopped) this.kick();
+      });
+    this.inFlight.add(task);
+  }
+
+  private async deliver(d: Claimed): Promise<void> {
+    const body = JSON.stringify({ id: d.event_id, type: d.type, timestamp: d.event_created_at.toISOString(), data: d.data });
+    const now = new Date();
+    const headers = signedHeaders(signingSecrets(d, now), d.event_id, now, body);
+    const result = await send(d.url, headers, body, { timeoutMs: this.options.timeoutMs, env: this.options.env, resolve: this.options.resolve });
+    await this.record(d, result, now);
+  }
+
+  private async record(d: Claimed, result: AttemptResult, startedAt: Date): Promise<void> {
+    const code = result.statusCode;
+    const succeeded = code !== undefined && code >= 200 && code < 300;
+    const gone = code === 410;
+    const why = succeeded ? null : storable(result.error ?? `HTTP ${code}`).slice(0, 1000);
+    let status: 'pending' | 'succeeded' | 'failed' = succeeded ? 'succeeded' : 'failed';
+    let nextAt: Date | null = null;
+    if (!succeeded && !gone && d.attempts < d.max_attempts) {
+      status = 'pending';
+      nextAt = new Date(Date.now() + retryDelay(this.options.retryScheduleMs, d.attempts, result.retryAfterMs));
+    }
+    await withTransaction(this.db, async (tx) => {
+      await tx.query(
+        `INSERT INTO webhook_attempts (id, workspace_id, delivery_id, attempt, url, status_code, duration_ms, response_body, error, succeeded, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+        [uuidv7(), d.workspace_id, d.id, d.attempts, d.url, code ?? null, result.durationMs, result.responseBody ?? null, result.error ?? null, succeeded, startedAt],
+      );
+      // Only while this worker still holds the lease; a delivery stopped meanwhile (endpoint disabled or
+      // deleted) stays failed unless this attempt got through.
+      await tx.query(
+        `UPDATE webhook_deliveries SET
+           status = CASE WHEN $3 = 'succeeded' OR status = 'pending' THEN $3 ELSE status END,
+           next_attempt_at = CASE WHEN $3 = 'succeeded' OR status = 'pending' THEN $4::timestamptz ELSE NULL END,
+           last_error = CASE WHEN $3 = 'succeeded' THEN NULL WHEN status = 'pending' THEN $5 ELSE last_error END,
+           lease_until = NULL, lease_token = NULL, updated_at = now()
+         WHERE id = $1 AND lease_token = $2`,
+        [d.id, d.lease_token, status, nextAt, gone ? 'the endpoint answered 410 Gone; it is now disabled' : why],
+      );
+      if (gone) {
+        await tx.query(
+          `UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'endpoint_gone', updated_at = now()
+           WHERE id = $1 AND status = 'enabled' AND deleted_at IS NULL`,
+          [d.endpoint_id],
+        );
+        await repo.failPendingDeliveries(tx, d.workspace_id, d.endpoint_id, 'endpoint disabled: it answered 410 Gone', d.id);
+      }
+    });
+    this.attemptsTotal?.inc({ outcome: succeeded ? 'succeeded' : 'failed' });
+    if (succeeded && d.attempts === 1 && d.kind === 'event') this.lag?.observe((Date.now() - d.event_created_at.getTime()) / 1000);
+    if (gone) this.log.warn({ endpoint_id: d.endpoint_id }, 'webhook endpoint answered 410 Gone; disabled');
+  }
+
+  /** Stops claiming and waits for the attempts in progress (each is bounded by the timeout). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.pumping;
+    await Promise.all([...this.inFlight]);
+  }
+}
+
+/** Published outbox rows older than a day are of no further use: the events table keeps the history. */
+export async function purgePublishedOutbox(db: Db): Promise<number> {
+  const { rowCount } = await db.query("DELETE FROM outbox WHERE published_at < now() - interval '1 day'");
+  return rowCount ?? 0;
+}

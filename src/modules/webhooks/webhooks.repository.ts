@@ -1,0 +1,174 @@
+// SQL for webhook endpoints, deliveries and attempts. The workspace id is always the first argument.
+import type { Queryable } from '../../db/pool.js';
+import { listQuery, type ListFilter } from '../../platform/pagination.js';
+
+export interface PreviousSecret {
+  secret: string;
+  expires_at: string;
+}
+
+export interface EndpointRow {
+  id: string;
+  workspace_id: string;
+  url: string;
+  description: string | null;
+  enabled_events: string[];
+  status: 'enabled' | 'disabled';
+  disabled_reason: 'disabled_by_user' | 'endpoint_gone' | null;
+  secret: string;
+  previous_secrets: PreviousSecret[];
+  created_at: Date;
+  updated_at: Date;
+}
+
+const ENDPOINT_COLUMNS =
+  'id, workspace_id, url, description, enabled_events, status, disabled_reason, secret, previous_secrets, created_at, updated_at';
+
+export async function insertEndpoint(db: Queryable, e: EndpointRow): Promise<void> {
+  await db.query(`INSERT INTO webhook_endpoints (${ENDPOINT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, [
+    e.id, e.workspace_id, e.url, e.description, e.enabled_events, e.status, e.disabled_reason, e.secret,
+    JSON.stringify(e.previous_secrets), e.created_at, e.updated_at,
+  ]);
+}
+
+export async function countEndpoints(db: Queryable, workspaceId: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_endpoints WHERE workspace_id = $1 AND deleted_at IS NULL', [workspaceId]);
+  return rows[0]?.n ?? 0;
+}
+
+export async function findEndpoint(db: Queryable, workspaceId: string, id: string, lock = false): Promise<EndpointRow | undefined> {
+  const { rows } = await db.query<EndpointRow>(
+    `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL${lock ? ' FOR UPDATE' : ''}`,
+    [workspaceId, id],
+  );
+  return rows[0];
+}
+
+export async function listEndpoints(db: Queryable, workspaceId: string, f: ListFilter<'enabled' | 'disabled'>): Promise<EndpointRow[]> {
+  const { text, values } = listQuery('webhook_endpoints', ENDPOINT_COLUMNS, { workspace_id: workspaceId, deleted_at: null }, f);
+  return (await db.query<EndpointRow>(text, values)).rows;
+}
+
+export async function enabledEndpoints(db: Queryable, workspaceIds: string[]): Promise<Pick<EndpointRow, 'id' | 'workspace_id' | 'enabled_events' | 'created_at'>[]> {
+  const { rows } = await db.query<Pick<EndpointRow, 'id' | 'workspace_id' | 'enabled_events' | 'created_at'>>(
+    `SELECT id, workspace_id, enabled_events, created_at FROM webhook_endpoints
+     WHERE workspace_id = ANY($1::uuid[]) AND status = 'enabled' AND deleted_at IS NULL`,
+    [workspaceIds],
+  );
+  return rows;
+}
+
+export async function updateEndpoint(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+  changes: Partial<Pick<EndpointRow, 'url' | 'description' | 'enabled_events' | 'status' | 'disabled_reason' | 'secret' | 'previous_secrets'>>,
+  at: Date,
+): Promise<EndpointRow | undefined> {
+  const sets: string[] = [];
+  const values: unknown[] = [workspaceId, id, at];
+  for (const [column, value] of Object.entries(changes)) {
+    values.push(column === 'previous_secrets' ? JSON.stringify(value) : value);
+    sets.push(`${column} = $${values.length}`);
+  }
+  const { rows } = await db.query<EndpointRow>(
+    `UPDATE webhook_endpoints SET ${[...sets, 'updated_at = $3'].join(', ')}
+     WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${ENDPOINT_COLUMNS}`,
+    values,
+  );
+  return rows[0];
+}
+
+export async function deleteEndpoint(db: Queryable, workspaceId: string, id: string, at: Date): Promise<boolean> {
+  const { rowCount } = await db.query(
+    'UPDATE webhook_endpoints SET deleted_at = $3, updated_at = $3 WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL',
+    [workspaceId, id, at],
+  );
+  return rowCount === 1;
+}
+
+/** Stops an endpoint's pending deliveries (disabled, gone or deleted); an attempt in progress still logs its result. */
+export async function failPendingDeliveries(db: Queryable, workspaceId: string, endpointId: string, reason: string, exceptId?: string): Promise<void> {
+  await db.query(
+    `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, last_error = $3, updated_at = now()
+     WHERE workspace_id = $1 AND endpoint_id = $2 AND status = 'pending' AND id IS DISTINCT FROM $4`,
+    [workspaceId, endpointId, reason, exceptId ?? null],
+  );
+}
+
+// Events
+
+export interface EventRow {
+  id: string;
+  type: string;
+  data: Record<string, unknown>;
+  created_at: Date;
+}
+
+export async function findEvent(db: Queryable, workspaceId: string, id: string): Promise<EventRow | undefined> {
+  const { rows } = await db.query<EventRow>('SELECT id, type, data, created_at FROM events WHERE workspace_id = $1 AND id = $2', [workspaceId, id]);
+  return rows[0];
+}
+
+export async function listEvents(db: Queryable, workspaceId: string, f: ListFilter, type: string | undefined, objectId: string | undefined): Promise<EventRow[]> {
+  const scope: Record<string, unknown> = { workspace_id: workspaceId };
+  if (objectId !== undefined) scope.object_id = objectId;
+  if (type !== undefined) scope.type = type;
+  const { text, values } = listQuery('events', 'id, type, data, created_at', scope, f);
+  return (await db.query<EventRow>(text, values)).rows;
+}
+
+// Deliveries
+
+export interface DeliveryRow {
+  id: string;
+  workspace_id: string;
+  event_id: string;
+  endpoint_id: string;
+  kind: 'event' | 'resend';
+  status: 'pending' | 'succeeded' | 'failed';
+  next_attempt_at: Date | null;
+  last_error: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface AttemptRow {
+  delivery_id: string;
+  attempt: number;
+  url: string;
+  status_code: number | null;
+  duration_ms: number;
+  response_body: string | null;
+  error: string | null;
+  succeeded: boolean;
+  created_at: Date;
+}
+
+const DELIVERY_COLUMNS = 'id, workspace_id, event_id, endpoint_id, kind, status, next_attempt_at, last_error, created_at, updated_at';
+
+export async function insertResendDeliveries(db: Queryable, workspaceId: string, eventId: string, deliveries: { id: string; endpointId: string }[], at: Date): Promise<DeliveryRow[]> {
+  const { rows } = await db.query<DeliveryRow>(
+    `INSERT INTO webhook_deliveries (id, workspace_id, event_id, endpoint_id, kind, status, attempts, max_attempts, next_attempt_at, created_at, updated_at)
+     SELECT d.id, $1, $2, d.endpoint_id, 'resend', 'pending', 0, 1, $3, $3, $3
+     FROM unnest($4::uuid[], $5::uuid[]) AS d (id, endpoint_id)
+     RETURNING ${DELIVERY_COLUMNS}`,
+    [workspaceId, eventId, at, deliveries.map((d) => d.id), deliveries.map((d) => d.endpointId)],
+  );
+  return rows;
+}
+
+export async function listDeliveries(db: Queryable, workspaceId: string, eventId: string, f: ListFilter): Promise<DeliveryRow[]> {
+  const { text, values } = listQuery('webhook_deliveries', DELIVERY_COLUMNS, { workspace_id: workspaceId, event_id: eventId }, f);
+  return (await db.query<DeliveryRow>(text, values)).rows;
+}
+
+export async function attemptsOf(db: Queryable, workspaceId: string, deliveryIds: string[]): Promise<AttemptRow[]> {
+  if (deliveryIds.length === 0) return [];
+  const { rows } = await db.query<AttemptRow>(
+    `SELECT delivery_id, attempt, url, status_code, duration_ms, response_body, error, succeeded, created_at
+     FROM webhook_attempts WHERE workspace_id = $1 AND delivery_id = ANY($2::uuid[]) ORDER BY delivery_id, attempt, created_at`,
+    [workspaceId, deliveryIds],
+  );
+  return rows;
+}

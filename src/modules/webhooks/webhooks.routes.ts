@@ -1,0 +1,220 @@
+// Routes for webhook endpoints and the events API (contract §10). No SQL here.
+import { Type } from 'typebox';
+import { requireAuth } from '../../platform/auth.js';
+import { sendStored, type App } from '../../platform/http.js';
+import { idempotencyOf } from '../../platform/idempotency.js';
+import { ListQuery } from '../../platform/pagination.js';
+import { problemResponses } from '../../platform/schemas.js';
+import { EVENT_TYPES } from './event-types.js';
+import {
+  CreateEndpointBody,
+  DeliveryPage,
+  EndpointIdParams,
+  EndpointPage,
+  EndpointSchema,
+  EndpointWithSecretSchema,
+  EventIdParams,
+  EventPage,
+  EventSchema,
+  ListEndpointsQuery,
+  ListEventsQuery,
+  MAX_ENDPOINTS,
+  ResendBody,
+  ResendResponse,
+  UpdateEndpointBody,
+} from './webhooks.schemas.js';
+import type { WebhooksService } from './webhooks.service.js';
+
+const DELIVERY_RULES =
+  'Each delivery is a POST of `{"id", "type", "timestamp", "data"}` signed per Standard Webhooks (`webhook-id` is the event id, ' +
+  'the same on every retry and resend; `webhook-timestamp`; `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">`). ' +
+  '2xx is success; anything else, a timeout (15 s) or a refused connection is retried immediately, then after 5 s, 5 min, 30 min, ' +
+  '2 h, 5 h, 10 h and 10 h (±10% jitter; a later `Retry-After` on 429 or 503 is honoured), then the delivery is failed. ' +
+  '410 Gone disables the endpoint. Redirects are not followed.';
+
+export function webhooksRoutes(app: App, service: WebhooksService): void {
+  app.post(
+    '/v1/webhooks/endpoints',
+    {
+      schema: {
+        operationId: 'createWebhookEndpoint',
+        tags: ['Webhooks'],
+        summary: 'Register a webhook endpoint',
+        description:
+          `201 with the endpoint and its signing secret, shown only here. A workspace may have ${MAX_ENDPOINTS} endpoints ` +
+          '(then 409 `webhook_endpoint_limit_reached`). An unusable URL is 400 `invalid_webhook_url`. An Idempotency-Key is honoured. ' +
+          'The endpoint receives events that happen after it is created. ' +
+          DELIVERY_RULES,
+        body: CreateEndpointBody,
+        response: { 201: EndpointWithSecretSchema, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const { key, fingerprint } = idempotencyOf(request, false, auth.credentialId);
+      return sendStored(reply, await service.create(auth.workspaceId, request.body, key, fingerprint));
+    },
+  );
+
+  app.get(
+    '/v1/webhooks/endpoints',
+    {
+      schema: {
+        operationId: 'listWebhookEndpoints',
+        tags: ['Webhooks'],
+        summary: 'List webhook endpoints',
+        description: "The workspace's endpoints (deleted ones excepted), newest first, paged by cursor. Secrets are never shown here.",
+        querystring: ListEndpointsQuery,
+        response: { 200: EndpointPage, ...problemResponses(400, 401, 403, 429) },
+      },
+    },
+    async (request) => service.list(requireAuth(request).workspaceId, request.query),
+  );
+
+  app.get(
+    '/v1/webhooks/endpoints/:id',
+    {
+      schema: {
+        operationId: 'getWebhookEndpoint',
+        tags: ['Webhooks'],
+        summary: 'Get a webhook endpoint',
+        params: EndpointIdParams,
+        response: { 200: EndpointSchema, ...problemResponses(401, 403, 404, 429) },
+      },
+    },
+    async (request) => service.get(requireAuth(request).workspaceId, request.params.id),
+  );
+
+  app.patch(
+    '/v1/webhooks/endpoints/:id',
+    {
+      schema: {
+        operationId: 'updateWebhookEndpoint',
+        tags: ['Webhooks'],
+        summary: 'Change a webhook endpoint',
+        description:
+          'Changes the URL, the event types, the description, or the status. Disabling marks its pending deliveries failed ' +
+          '(resend them from the events API); enabling clears `disabled_reason`, also after a 410.',
+        params: EndpointIdParams,
+        body: UpdateEndpointBody,
+        response: { 200: EndpointSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
+      },
+    },
+    async (request) => service.update(requireAuth(request).workspaceId, request.params.id, request.body),
+  );
+
+  app.delete(
+    '/v1/webhooks/endpoints/:id',
+    {
+      schema: {
+        operationId: 'deleteWebhookEndpoint',
+        tags: ['Webhooks'],
+        summary: 'Delete a webhook endpoint',
+        description: '204. Its pending deliveries stop; its delivery log stays readable from the events API. Deleting again is 404.',
+        params: EndpointIdParams,
+        response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses(401, 403, 404, 429) },
+      },
+    },
+    async (request, reply) => {
+      await service.delete(requireAuth(request).workspaceId, request.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/v1/webhooks/endpoints/:id/rotate-secret',
+    {
+      schema: {
+        operationId: 'rotateWebhookSecret',
+        tags: ['Webhooks'],
+        summary: 'Rotate the signing secret',
+        description:
+          '200 with the endpoint and its new secret, shown only here. For the next 24 hours every delivery carries two signatures, ' +
+          'one with each secret, so a receiver can switch to the new secret at its own pace without rejecting an event. ' +
+          'An Idempotency-Key is honoured.',
+        params: EndpointIdParams,
+        response: { 200: EndpointWithSecretSchema, ...problemResponses(401, 403, 404, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const { key, fingerprint } = idempotencyOf(request, false, auth.credentialId);
+      return sendStored(reply, await service.rotateSecret(auth.workspaceId, request.params.id, key, fingerprint));
+    },
+  );
+
+  app.get(
+    '/v1/events',
+    {
+      schema: {
+        operationId: 'listEvents',
+        tags: ['Events'],
+        summary: 'List events',
+        description: `The workspace's events, newest first, filtered by type, object and creation time. Types: ${EVENT_TYPES.map((t) => `\`${t}\``).join(', ')}.`,
+        querystring: ListEventsQuery,
+        response: { 200: EventPage, ...problemResponses(400, 401, 403, 429) },
+      },
+    },
+    async (request) => service.listEvents(requireAuth(request).workspaceId, request.query),
+  );
+
+  app.get(
+    '/v1/events/:id',
+    {
+      schema: {
+        operationId: 'getEvent',
+        tags: ['Events'],
+        summary: 'Get an event',
+        description: 'The event exactly as deliveries carry it in their body.',
+        params: EventIdParams,
+        response: { 200: EventSchema, ...problemResponses(401, 403, 404, 429) },
+      },
+    },
+    async (request) => service.getEvent(requireAuth(request).workspaceId, request.params.id),
+  );
+
+  app.get(
+    '/v1/events/:id/deliveries',
+    {
+      schema: {
+        operationId: 'listEventDeliveries',
+        tags: ['Events'],
+        summary: "An event's deliveries and their attempt log",
+        description:
+          'One delivery per endpoint (and per resend), newest first; each lists its attempts: status code, duration, the first 4 KB of ' +
+          'the answer, the error.',
+        params: EventIdParams,
+        querystring: ListQuery,
+        response: { 200: DeliveryPage, ...problemResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request) => service.deliveries(requireAuth(request).workspaceId, request.params.id, request.query),
+  );
+
+  app.post(
+    '/v1/events/:id/resend',
+    {
+      schema: {
+        operationId: 'resendEvent',
+        tags: ['Events'],
+        summary: 'Resend an event',
+        description:
+          '202: one new attempt, right away, to the named endpoint or to every enabled endpoint subscribed to the event type, with the same ' +
+          '`webhook-id` as before (receivers that deduplicate on it see a repeat). A disabled endpoint is 409 `webhook_endpoint_disabled`; ' +
+          'no endpoint to send to is 409 `no_webhook_endpoints`. An Idempotency-Key is honoured.',
+        params: EventIdParams,
+        body: ResendBody,
+        response: { 202: ResendResponse, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
+      },
+      // The body is optional: none means every subscribed endpoint.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const { key, fingerprint } = idempotencyOf(request, false, auth.credentialId);
+      return sendStored(reply, await service.resend(auth.workspaceId, request.params.id, request.body, key, fingerprint));
+    },
+  );
+}

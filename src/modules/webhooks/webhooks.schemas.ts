@@ -1,0 +1,184 @@
+// Webhook endpoints, events and their deliveries (contract §10); descriptions write the reference docs.
+import { Type, type Static } from 'typebox';
+import { ListQuery, pageSchema } from '../../platform/pagination.js';
+import { DateTime, Uuid } from '../../platform/schemas.js';
+import { ALL_EVENTS, EVENT_TYPES } from './event-types.js';
+import { MAX_URL_LENGTH } from './url-guard.js';
+
+export const ENDPOINT_STATUSES = ['enabled', 'disabled'] as const;
+export const DISABLED_REASONS = ['disabled_by_user', 'endpoint_gone'] as const;
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+/** How many endpoints (not deleted) one workspace may have. */
+export const MAX_ENDPOINTS = 16;
+/** How long a secret keeps signing after a rotation. */
+export const PREVIOUS_SECRET_SECONDS = 24 * 3600;
+
+const EventTypeSchema = Type.Enum([ALL_EVENTS, ...EVENT_TYPES], {
+  description: `An event type, or \`${ALL_EVENTS}\` for every type (including types added later).`,
+});
+
+const Url = Type.String({
+  minLength: 1,
+  maxLength: MAX_URL_LENGTH,
+  description:
+    'Where deliveries are POSTed. In production: https, and the host must not resolve to a loopback, private or link-local address ' +
+    '(checked now and again at every delivery). The sandbox also accepts http and local addresses.',
+});
+const EnabledEvents = Type.Array(EventTypeSchema, {
+  minItems: 1,
+  maxItems: 64,
+  uniqueItems: true,
+  description: `The event types this endpoint receives. Default \`["${ALL_EVENTS}"]\`.`,
+});
+const Description = Type.String({ maxLength: 500, description: 'Your own note about this endpoint.' });
+
+export const CreateEndpointBody = Type.Object(
+  { url: Url, enabled_events: Type.Optional(EnabledEvents), description: Type.Optional(Description) },
+  { additionalProperties: false },
+);
+export type CreateEndpointBody = Static<typeof CreateEndpointBody>;
+
+export const UpdateEndpointBody = Type.Object(
+  {
+    url: Type.Optional(Url),
+    enabled_events: Type.Optional(EnabledEvents),
+    description: Type.Optional(Type.Union([Description, Type.Null()], { description: 'A new note, or null to remove it.' })),
+    status: Type.Optional(
+      Type.Enum(ENDPOINT_STATUSES, {
+        description:
+          '`disabled` stops deliveries: pending ones are marked failed (resend them later from the events API). `enabled` turns it back on, ' +
+          'also after the service disabled it for a 410.',
+      }),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type UpdateEndpointBody = Static<typeof UpdateEndpointBody>;
+
+const endpointFields = {
+  id: Uuid('Identifier of the endpoint.'),
+  url: Type.String({ description: 'Where deliveries go.' }),
+  description: Type.Union([Type.String(), Type.Null()], { description: 'Your note, if any.' }),
+  enabled_events: Type.Array(Type.String(), { description: `Event types delivered here; \`${ALL_EVENTS}\` is every type.` }),
+  status: Type.Enum(ENDPOINT_STATUSES, { description: '`enabled` receives deliveries; `disabled` receives none.' }),
+  disabled_reason: Type.Union([Type.Enum(DISABLED_REASONS), Type.Null()], {
+    description: '`disabled_by_user` (PATCH), or `endpoint_gone`: the endpoint answered 410 Gone. Null while enabled.',
+  }),
+  previous_secret_expires_at: Type.Union([DateTime('After a rotation, when the previous secret stops signing.'), Type.Null()], {
+    description: 'After a rotation, when the previous secret stops signing deliveries (24 hours later); null when only one secret signs.',
+  }),
+  created_at: DateTime('Creation time.'),
+  updated_at: DateTime('Time of the last change.'),
+};
+
+export const EndpointSchema = Type.Object(endpointFields, {
+  additionalProperties: false,
+  description: 'A URL that receives signed event deliveries. The signing secret is never shown here.',
+});
+export type Endpoint = Static<typeof EndpointSchema>;
+
+export const EndpointWithSecretSchema = Type.Object(
+  {
+    ...endpointFields,
+    secret: Type.String({
+      description:
+        'The signing secret (`whsec_…`), shown only in this response. Verify deliveries with it, e.g. ' +
+        '`new Webhook(secret).verify(body, headers)` from the `standardwebhooks` package.',
+    }),
+  },
+  { additionalProperties: false, description: 'The endpoint, with its signing secret: store the secret now, it is not shown again.' },
+);
+export type EndpointWithSecret = Static<typeof EndpointWithSecretSchema>;
+
+export const EndpointIdParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'The endpoint id.' }) });
+
+export const ListEndpointsQuery = Type.Object(
+  { ...ListQuery.properties, status: Type.Optional(Type.Enum(ENDPOINT_STATUSES, { description: 'Only endpoints in this status.' })) },
+  { additionalProperties: false },
+);
+export type ListEndpointsQuery = Static<typeof ListEndpointsQuery>;
+export const EndpointPage = pageSchema(EndpointSchema, "The workspace's endpoints, newest first.");
+
+// Events
+
+export const EventSchema = Type.Object(
+  {
+    id: Uuid('Identifier of the event; also the `webhook-id` of every delivery of it.'),
+    type: Type.String({ description: `The event type: ${EVENT_TYPES.map((t) => `\`${t}\``).join(', ')}.` }),
+    timestamp: DateTime('When the change happened.'),
+    data: Type.Record(Type.String(), Type.Unknown(), {
+      description:
+        'The object as the API returned it at that moment (a collection or a refund). Collection and refund events carry the ' +
+        "collection's `metadata` unchanged.",
+    }),
+  },
+  { additionalProperties: false, description: 'Something that happened, exactly as webhook deliveries carry it in their body.' },
+);
+export type Event = Static<typeof EventSchema>;
+
+export const EventIdParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'The event id.' }) });
+
+export const ListEventsQuery = Type.Object(
+  {
+    ...ListQuery.properties,
+    type: Type.Optional(Type.Enum(EVENT_TYPES, { description: 'Only events of this type.' })),
+    object_id: Type.Optional(Type.String({ format: 'uuid', description: 'Only events about this object (a collection_id or refund_id).' })),
+  },
+  { additionalProperties: false },
+);
+export type ListEventsQuery = Static<typeof ListEventsQuery>;
+export const EventPage = pageSchema(EventSchema, "The workspace's events, newest first.");
+
+export const AttemptSchema = Type.Object(
+  {
+    attempt: Type.Integer({ description: 'Attempt number within the delivery, from 1.' }),
+    url: Type.String({ description: 'The URL called.' }),
+    status_code: Type.Union([Type.Integer(), Type.Null()], { description: 'The HTTP status the endpoint answered; null if it never answered.' }),
+    duration_ms: Type.Integer({ description: 'Milliseconds from sending to the answer (or to the failure).' }),
+    response_body: Type.Union([Type.String(), Type.Null()], { description: 'The first 4 KB of the answer body.' }),
+    error: Type.Union([Type.String(), Type.Null()], {
+      description: 'Why no answer came: `connection refused`, `timed out after 15000 ms`, `refused: …` (a forbidden address in production), …',
+    }),
+    succeeded: Type.Boolean({ description: 'True when the endpoint answered 2xx.' }),
+    created_at: DateTime('When the attempt was made.'),
+  },
+  { additionalProperties: false },
+);
+
+export const DeliverySchema = Type.Object(
+  {
+    id: Uuid('Identifier of the delivery.'),
+    event_id: Uuid('The event delivered; the `webhook-id` header of every attempt.'),
+    endpoint_id: Uuid('The endpoint delivered to.'),
+    kind: Type.Enum(['event', 'resend'], {
+      description: '`event`: sent because the endpoint subscribes, retried on the schedule; `resend`: asked for with POST /v1/events/{id}/resend, one attempt.',
+    }),
+    status: Type.Enum(DELIVERY_STATUSES, {
+      description: '`pending` (an attempt is due or in progress), `succeeded` (a 2xx came back) or `failed` (attempts exhausted, 410, or the endpoint was disabled).',
+    }),
+    next_attempt_at: Type.Union([DateTime('When the next attempt is due.'), Type.Null()], { description: 'When the next attempt is due; null unless pending.' }),
+    last_error: Type.Union([Type.String(), Type.Null()], { description: 'Why the latest attempt failed, or why the delivery stopped.' }),
+    attempts: Type.Array(AttemptSchema, { description: 'Every attempt so far, oldest first.' }),
+    created_at: DateTime('When the delivery was queued.'),
+    updated_at: DateTime('Time of the last change.'),
+  },
+  { additionalProperties: false, description: 'One event on its way to one endpoint, with its attempt log.' },
+);
+export type Delivery = Static<typeof DeliverySchema>;
+
+export const DeliveryPage = pageSchema(DeliverySchema, 'Deliveries of the event, newest first, each with its attempts.');
+
+export const ResendBody = Type.Object(
+  {
+    endpoint_id: Type.Optional(
+      Type.String({ format: 'uuid', description: 'Send to this endpoint only. Without it: every enabled endpoint that subscribes to the event type.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ResendBody = Static<typeof ResendBody>;
+
+export const ResendResponse = Type.Object(
+  { data: Type.Array(DeliverySchema, { description: 'The deliveries queued, one per endpoint; each makes one attempt right away.' }) },
+  { additionalProperties: false },
+);

@@ -1,0 +1,232 @@
+// Webhook endpoints (with their signing secrets), the events API and resend. Delivery itself is the relay's.
+import type { PaymentsEnv } from '../../config.js';
+import { withTransaction, type Db } from '../../db/pool.js';
+import { ApiError, notFound } from '../../platform/errors.js';
+import type { IdempotencyEngine, IdempotentResult } from '../../platform/idempotency.js';
+import { isUuid, uuidv7 } from '../../platform/ids.js';
+import type { CursorCodec, Page } from '../../platform/pagination.js';
+import { ALL_EVENTS, subscribes } from './event-types.js';
+import * as repo from './webhooks.repository.js';
+import {
+  MAX_ENDPOINTS,
+  PREVIOUS_SECRET_SECONDS,
+  type CreateEndpointBody,
+  type Delivery,
+  type Endpoint,
+  type EndpointWithSecret,
+  type Event,
+  type ListEndpointsQuery,
+  type ListEventsQuery,
+  type ResendBody,
+  type UpdateEndpointBody,
+} from './webhooks.schemas.js';
+import { newSecret } from './signing.js';
+import { destinationProblem, type Resolve } from './url-guard.js';
+
+/** Secrets that still sign at `now`: the current one first, then earlier ones inside their 24 hours. */
+export function signingSecrets(row: Pick<repo.EndpointRow, 'secret' | 'previous_secrets'>, now: Date): string[] {
+  return [row.secret, ...row.previous_secrets.filter((p) => new Date(p.expires_at) > now).map((p) => p.secret)];
+}
+
+export function toEndpointApi(row: repo.EndpointRow, now = new Date()): Endpoint {
+  const live = row.previous_secrets.map((p) => new Date(p.expires_at)).filter((d) => d > now);
+  const latest = live.length === 0 ? null : new Date(Math.max(...live.map((d) => d.getTime())));
+  return {
+    id: row.id,
+    url: row.url,
+    description: row.description,
+    enabled_events: row.enabled_events,
+    status: row.status,
+    disabled_reason: row.disabled_reason,
+    previous_secret_expires_at: latest === null ? null : latest.toISOString(),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+export function toEventApi(row: repo.EventRow): Event {
+  return { id: row.id, type: row.type, timestamp: row.created_at.toISOString(), data: row.data };
+}
+
+function toDeliveryApi(row: repo.DeliveryRow, attempts: repo.AttemptRow[]): Delivery {
+  return {
+    id: row.id,
+    event_id: row.event_id,
+    endpoint_id: row.endpoint_id,
+    kind: row.kind,
+    status: row.status,
+    next_attempt_at: row.next_attempt_at === null ? null : row.next_attempt_at.toISOString(),
+    last_error: row.last_error,
+    attempts: attempts.map((a) => ({
+      attempt: a.attempt,
+      url: a.url,
+      status_code: a.status_code,
+      duration_ms: a.duration_ms,
+      response_body: a.response_body,
+      error: a.error,
+      succeeded: a.succeeded,
+      created_at: a.created_at.toISOString(),
+    })),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+export class WebhooksService {
+  /** Called after a resend commits, so the relay sends at once rather than at its next poll. */
+  afterQueue: (() => void) | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly env: PaymentsEnv,
+    private readonly idempotency: IdempotencyEngine,
+    private readonly cursors: CursorCodec,
+    private readonly resolve?: Resolve,
+  ) {}
+
+  private async checkUrl(url: string): Promise<void> {
+    const problem = await destinationProblem(url, this.env, this.resolve);
+    if (problem) throw new ApiError('invalid_webhook_url', `The endpoint URL ${problem}.`, { errors: [{ field: 'url', message: problem }] });
+  }
+
+  async create(workspaceId: string, body: CreateEndpointBody, key: string | undefined, fingerprint: string): Promise<IdempotentResult> {
+    await this.checkUrl(body.url);
+    return this.idempotency.maybe(workspaceId, key, fingerprint, async (tx) => {
+      // Serialises creations in one workspace, so the limit holds under concurrent requests.
+      await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 7301))', [workspaceId]);
+      if ((await repo.countEndpoints(tx, workspaceId)) >= MAX_ENDPOINTS) {
+        throw new ApiError('webhook_endpoint_limit_reached', `A workspace may have at most ${MAX_ENDPOINTS} webhook endpoints; delete one first.`);
+      }
+      const id = uuidv7();
+      const now = new Date();
+      const row: repo.EndpointRow = {
+        id,
+        workspace_id: workspaceId,
+        url: body.url,
+        description: body.description ?? null,
+        enabled_events: body.enabled_events ?? [ALL_EVENTS],
+        status: 'enabled',
+        disabled_reason: null,
+        secret: newSecret(),
+        previous_secrets: [],
+        created_at: now,
+        updated_at: now,
+      };
+      await repo.insertEndpoint(tx, row);
+      const shown: EndpointWithSecret = { ...toEndpointApi(row, now), secret: row.secret };
+      return { status: 201, headers: { location: `/v1/webhooks/endpoints/${id}` }, body: JSON.stringify(shown) };
+    });
+  }
+
+  async list(workspaceId: string, query: ListEndpointsQuery): Promise<Page<Endpoint>> {
+    const { limit, filter } = this.cursors.filterOf(query);
+    const rows = await repo.listEndpoints(this.db, workspaceId, filter);
+    const now = new Date();
+    return this.cursors.page(rows, limit, (r) => toEndpointApi(r, now));
+  }
+
+  async get(workspaceId: string, id: string): Promise<Endpoint> {
+    const row = isUuid(id) ? await repo.findEndpoint(this.db, workspaceId, id) : undefined;
+    if (!row) throw notFound('webhook endpoint');
+    return toEndpointApi(row);
+  }
+
+  async update(workspaceId: string, id: string, body: UpdateEndpointBody): Promise<Endpoint> {
+    if (!isUuid(id)) throw notFound('webhook endpoint');
+    if (body.url !== undefined) await this.checkUrl(body.url);
+    return withTransaction(this.db, async (tx) => {
+      const current = await repo.findEndpoint(tx, workspaceId, id, true);
+      if (!current) throw notFound('webhook endpoint');
+      const changes: Parameters<typeof repo.updateEndpoint>[3] = {};
+      if (body.url !== undefined) changes.url = body.url;
+      if (body.description !== undefined) changes.description = body.description;
+      if (body.enabled_events !== undefined) changes.enabled_events = body.enabled_events;
+      if (body.status === 'disabled' && current.status === 'enabled') {
+        changes.status = 'disabled';
+        changes.disabled_reason = 'disabled_by_user';
+        await repo.failPendingDeliveries(tx, workspaceId, id, 'endpoint disabled');
+      } else if (body.status === 'enabled' && current.status === 'disabled') {
+        changes.status = 'enabled';
+        changes.disabled_reason = null;
+      }
+      const row = await repo.updateEndpoint(tx, workspaceId, id, changes, new Date());
+      if (!row) throw notFound('webhook endpoint');
+      return toEndpointApi(row);
+    });
+  }
+
+  async delete(workspaceId: string, id: string): Promise<void> {
+    if (!isUuid(id)) throw notFound('webhook endpoint');
+    await withTransaction(this.db, async (tx) => {
+      if (!(await repo.deleteEndpoint(tx, workspaceId, id, new Date()))) throw notFound('webhook endpoint');
+      await repo.failPendingDeliveries(tx, workspaceId, id, 'endpoint deleted');
+    });
+  }
+
+  /** A new current secret; the one it replaces keeps signing for 24 hours, so receivers can roll without losing events. */
+  async rotateSecret(workspaceId: string, id: string, key: string | undefined, fingerprint: string): Promise<IdempotentResult> {
+    if (!isUuid(id)) throw notFound('webhook endpoint');
+    return this.idempotency.maybe(workspaceId, key, fingerprint, async (tx) => {
+      const current = await repo.findEndpoint(tx, workspaceId, id, true);
+      if (!current) throw notFound('webhook endpoint');
+      const now = new Date();
+      const expires = new Date(now.getTime() + PREVIOUS_SECRET_SECONDS * 1000).toISOString();
+      const previous = [{ secret: current.secret, expires_at: expires }, ...current.previous_secrets.filter((p) => new Date(p.expires_at) > now)];
+      const row = await repo.updateEndpoint(tx, workspaceId, id, { secret: newSecret(), previous_secrets: previous }, now);
+      if (!row) throw notFound('webhook endpoint');
+      const shown: EndpointWithSecret = { ...toEndpointApi(row, now), secret: row.secret };
+      return { status: 200, headers: {}, body: JSON.stringify(shown) };
+    });
+  }
+
+  // Events
+
+  async listEvents(workspaceId: string, query: ListEventsQuery): Promise<Page<Event>> {
+    const { limit, filter } = this.cursors.filterOf(query);
+    const rows = await repo.listEvents(this.db, workspaceId, filter, query.type, query.object_id);
+    return this.cursors.page(rows, limit, toEventApi);
+  }
+
+  async getEvent(workspaceId: string, id: string): Promise<Event> {
+    const row = isUuid(id) ? await repo.findEvent(this.db, workspaceId, id) : undefined;
+    if (!row) throw notFound('event');
+    return toEventApi(row);
+  }
+
+  async deliveries(workspaceId: string, eventId: string, query: ListEndpointsQuery): Promise<Page<Delivery>> {
+    const event = isUuid(eventId) ? await repo.findEvent(this.db, workspaceId, eventId) : undefined;
+    if (!event) throw notFound('event');
+    const { limit, filter } = this.cursors.filterOf({ ...query, status: undefined });
+    const rows = await repo.listDeliveries(this.db, workspaceId, eventId, filter);
+    const attempts = await repo.attemptsOf(this.db, workspaceId, rows.slice(0, limit).map((r) => r.id));
+    return this.cursors.page(rows, limit, (r) => toDeliveryApi(r, attempts.filter((a) => a.delivery_id === r.id)));
+  }
+
+  /** Queues one new attempt of the event to one endpoint, or to every enabled endpoint subscribed to its type. */
+  async resend(workspaceId: string, eventId: string, body: ResendBody, key: string | undefined, fingerprint: string): Promise<IdempotentResult> {
+    if (!isUuid(eventId)) throw notFound('event');
+    const result = await this.idempotency.maybe(workspaceId, key, fingerprint, async (tx) => {
+      const event = await repo.findEvent(tx, workspaceId, eventId);
+      if (!event) throw notFound('event');
+      let targets: string[];
+      if (body.endpoint_id !== undefined) {
+        const endpoint = await repo.findEndpoint(tx, workspaceId, body.endpoint_id);
+        if (!endpoint) throw notFound('webhook endpoint');
+        if (endpoint.status !== 'enabled') {
+          throw new ApiError('webhook_endpoint_disabled', 'That endpoint is disabled; enable it (PATCH status: enabled) before resending to it.');
+        }
+        targets = [endpoint.id];
+      } else {
+        const endpoints = await repo.enabledEndpoints(tx, [workspaceId]);
+        targets = endpoints.filter((e) => subscribes(e.enabled_events, event.type)).map((e) => e.id);
+        if (targets.length === 0) {
+          throw new ApiError('no_webhook_endpoints', `No enabled endpoint subscribes to ${event.type}; name one with endpoint_id or add one.`);
+        }
+      }
+      const rows = await repo.insertResendDeliveries(tx, workspaceId, eventId, targets.map((endpointId) => ({ id: uuidv7(), endpointId })), new Date());
+      return { status: 202, headers: {}, body: JSON.stringify({ data: rows.map((r) => toDeliveryApi(r, [])) }) };
+    });
+    if (!result.replayed) this.afterQueue?.();
+    return result;
+  }
+}
