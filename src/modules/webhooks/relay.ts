@@ -126,10 +126,12 @@ export class WebhookRelay {
       if (ids.length > 0) {
         await tx.query(
           `INSERT INTO webhook_deliveries (id, workspace_id, event_id, endpoint_id, kind, status, attempts, max_attempts, next_attempt_at, created_at, updated_at)
-           SELECT d.id, d.workspace_id, d.event_id, d.endpoint_id, 'event', 'pending', 0, $5, now(), now(), now()
+           SELECT d.id, d.workspace_id, d.event_id, d.endpoint_id, 'event', 'pending', 0, $5, $6, $6, $6
            FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[]) AS d (id, workspace_id, event_id, endpoint_id)
            ON CONFLICT DO NOTHING`,
-          [ids, workspaces, events, targets, this.options.retryScheduleMs.length + 1],
+          // A millisecond time from here, not now(): list cursors carry milliseconds, and a microsecond
+          // creation time would fall between two cursor positions and drop rows from a page walk.
+          [ids, workspaces, events, targets, this.options.retryScheduleMs.length + 1, new Date()],
         );
       }
       await tx.query('UPDATE outbox SET published_at = now() WHERE id = ANY($1::bigint[])', [batch.map((b) => b.id)]);

@@ -17,11 +17,11 @@ const EventTypeSchema = Type.Enum([ALL_EVENTS, ...EVENT_TYPES], {
   description: `An event type, or \`${ALL_EVENTS}\` for every type (including types added later).`,
 });
 
+// No length bounds here: an empty or over-long URL is refused by the URL check, as 400 invalid_webhook_url.
 const Url = Type.String({
-  minLength: 1,
-  maxLength: MAX_URL_LENGTH,
   description:
-    'Where deliveries are POSTed. In production: https, and the host must not resolve to a loopback, private or link-local address ' +
+    `Where deliveries are POSTed: an absolute http(s) URL of at most ${MAX_URL_LENGTH} characters, without credentials or a fragment. ` +
+    'In production: https, and the host must not resolve to a loopback, private or link-local address ' +
     '(checked now and again at every delivery). The sandbox also accepts http and local addresses.',
 });
 const EnabledEvents = Type.Array(EventTypeSchema, {
