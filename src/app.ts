@@ -13,6 +13,7 @@ import { loggerOptions } from './platform/logging.js';
 import { registerMetrics } from './platform/metrics.js';
 import { CursorCodec } from './platform/pagination.js';
 import { registerRateLimit } from './platform/rate-limit.js';
+import { SharedProblemSchema } from './platform/schemas.js';
 import type { ServiceKeys } from './platform/secrets.js';
 import { TokenService } from './platform/tokens.js';
 import { bodyAjv, fieldErrors, queryAjv, unsafeJson } from './platform/validation.js';
@@ -155,7 +156,11 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
     sendProblem(reply, new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`), request.id),
   );
 
+  // Every problem response refers to this one schema ({ $ref: 'Problem#' }, see problemResponses): the document has it once,
+  // as #/components/schemas/Problem (components are named by $id), and responses are still serialized with it.
+  app.addSchema(SharedProblemSchema);
   await app.register(swagger, {
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     openapi: {
       openapi: '3.1.0',
       info: {

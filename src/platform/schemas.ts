@@ -1,5 +1,5 @@
 // Schemas shared by every module: the problem document and common headers.
-import { Type } from 'typebox';
+import { Type, type Static, type TUnsafe } from 'typebox';
 import { ERROR_CODES } from './errors.js';
 
 export const ProblemSchema = Type.Object(
@@ -26,11 +26,20 @@ export const ProblemSchema = Type.Object(
   { additionalProperties: false, description: 'An RFC 9457 problem document.' },
 );
 
+/** The $id under which ProblemSchema is registered once (app.addSchema); the OpenAPI document has it as #/components/schemas/Problem. */
+export const PROBLEM_SCHEMA_ID = 'Problem';
+
+/** ProblemSchema as a shared schema, for app.addSchema: every problem response refers to it instead of repeating it. */
+export const SharedProblemSchema = { ...ProblemSchema, $id: PROBLEM_SCHEMA_ID };
+
+/** A problem response: a reference to the shared schema, with the response's own description next to it. */
+type ProblemResponse = TUnsafe<Static<typeof ProblemSchema>>;
+
 /** Problem-document responses for the given statuses, each described with the codes it can carry. */
-export function problemResponses<const S extends readonly number[]>(...statuses: S): { [K in S[number]]: typeof ProblemSchema } {
-  const out: Record<number, typeof ProblemSchema> = {};
-  for (const s of statuses) out[s] = { ...ProblemSchema, description: describeStatus(s) } as typeof ProblemSchema;
-  return out as { [K in S[number]]: typeof ProblemSchema };
+export function problemResponses<const S extends readonly number[]>(...statuses: S): { [K in S[number]]: ProblemResponse } {
+  const out: Record<number, ProblemResponse> = {};
+  for (const s of statuses) out[s] = Type.Unsafe<Static<typeof ProblemSchema>>({ $ref: `${PROBLEM_SCHEMA_ID}#`, description: describeStatus(s) });
+  return out as { [K in S[number]]: ProblemResponse };
 }
 
 function describeStatus(status: number): string {
