@@ -31,7 +31,6 @@ for (const [network, prefix] of [
   ['::', 128], // unspecified
   ['::1', 128], // loopback
   ['::', 96], // IPv4-compatible (deprecated)
-  ['::ffff:0:0', 96], // IPv4-mapped
   ['64:ff9b:1::', 48], // local-use NAT64
   ['100::', 64], // discard
   ['2001:db8::', 32], // documentation
@@ -43,9 +42,13 @@ for (const [network, prefix] of [
   INTERNAL.addSubnet(network, prefix, 'ipv6');
 }
 
-/** The IPv4 address a NAT64 (64:ff9b::/96) address stands for, if it is one. */
-function nat64Target(address: string): string | undefined {
-  const m = /^64:ff9b::([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address) ?? /^64:ff9b::(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+/**
+ * The IPv4 address an IPv4-mapped (::ffff:a.b.c.d) or NAT64 (64:ff9b::a.b.c.d) address stands for, if it is
+ * one. Checked explicitly rather than by an IPv6 rule: BlockList matches plain IPv4 addresses against
+ * IPv6 rules as if mapped, so a ::ffff:0:0/96 rule would refuse every IPv4 address.
+ */
+function embeddedIpv4(address: string): string | undefined {
+  const m = /^(?:::ffff|64:ff9b:):([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address) ?? /^(?:::ffff|64:ff9b:):(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
   if (!m) return undefined;
   if (m[2] === undefined) return m[1];
   const hi = parseInt(m[1] as string, 16);
@@ -58,7 +61,7 @@ export function isInternalAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return INTERNAL.check(address, 'ipv4');
   if (family === 6) {
-    const embedded = nat64Target(address);
+    const embedded = embeddedIpv4(address);
     if (embedded !== undefined) return isInternalAddress(embedded);
     return INTERNAL.check(address, 'ipv6');
   }
