@@ -958,3 +958,41 @@ describe('deliveries and resend', () => {
     assert.equal(back.status, 202, back.text);
   });
 });
+
+describe('disabling while the relay fans out', () => {
+  // The relay reads an event's endpoints FOR SHARE while it inserts their deliveries; disabling or deleting
+  // locks the endpoint first and only then fails its pending deliveries. So a delivery the relay is still
+  // committing when the endpoint is disabled is failed too, never sent to a disabled endpoint.
+  for (const how of ['PATCH status disabled', 'DELETE'] as const) {
+    it(`${how} waits for a fan-out in progress and fails the delivery it made`, async () => {
+      const ws = await createWorkspace(t, `race-${how.length}`);
+      const endpoint = (await createEndpoint(ws.token, { url: `${receiverBase}/race` })).body;
+      const event = (await createCollection(t, ws.token)).body;
+      const eventId = (await listEvents(ws.token, `object_id=${event.collection_id}&type=collection.created`)).body.data[0].id as string;
+      const relay = await t.db.connect();
+      try {
+        await relay.query('BEGIN');
+        // What the fan-out does: share-lock the enabled endpoints, then insert a pending delivery.
+        const shared = await relay.query("SELECT id FROM webhook_endpoints WHERE id = $1 AND status = 'enabled' FOR SHARE", [endpoint.id]);
+        assert.equal(shared.rowCount, 1);
+        const change = how === 'DELETE' ? deleteEndpoint(ws.token, endpoint.id) : patchEndpoint(ws.token, endpoint.id, { status: 'disabled' });
+        let settled = false;
+        void change.then(() => (settled = true));
+        await new Promise((r) => setTimeout(r, 300));
+        assert.equal(settled, false, 'the change waits for the fan-out to commit');
+        await relay.query(
+          `INSERT INTO webhook_deliveries (id, workspace_id, event_id, endpoint_id, kind, status, attempts, max_attempts, next_attempt_at, created_at, updated_at)
+           VALUES (gen_random_uuid(), $1, $2, $3, 'resend', 'pending', 0, 1, now() + interval '1 hour', now(), now())`,
+          [ws.id, eventId, endpoint.id],
+        );
+        await relay.query('COMMIT');
+        assert.ok([200, 204].includes((await change).status));
+      } finally {
+        relay.release();
+      }
+      const { rows } = await t.db.query<{ status: string }>('SELECT status FROM webhook_deliveries WHERE endpoint_id = $1', [endpoint.id]);
+      assert.ok(rows.length >= 1);
+      assert.deepEqual(rows.map((r) => r.status).filter((s) => s === 'pending'), [], 'no delivery is left pending for a disabled endpoint');
+    });
+  }
+});

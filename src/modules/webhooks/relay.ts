@@ -107,7 +107,7 @@ export class WebhookRelay {
          WHERE o.published_at IS NULL ORDER BY o.id LIMIT ${FAN_OUT_BATCH} FOR UPDATE OF o SKIP LOCKED`,
       );
       if (batch.length === 0) return 0;
-      const endpoints = await repo.enabledEndpoints(tx, [...new Set(batch.map((b) => b.workspace_id))]);
+      const endpoints = await repo.enabledEndpoints(tx, [...new Set(batch.map((b) => b.workspace_id))], true);
       const ids: string[] = [];
       const events: string[] = [];
       const targets: string[] = [];

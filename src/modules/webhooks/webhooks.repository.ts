@@ -49,10 +49,19 @@ export async function listEndpoints(db: Queryable, workspaceId: string, f: ListF
   return (await db.query<EndpointRow>(text, values)).rows;
 }
 
-export async function enabledEndpoints(db: Queryable, workspaceIds: string[]): Promise<Pick<EndpointRow, 'id' | 'workspace_id' | 'enabled_events' | 'created_at'>[]> {
+/**
+ * The enabled endpoints of these workspaces. `share` (the fan-out) keeps them from being disabled or deleted
+ * until the deliveries made for them are committed, so that disabling, which locks the endpoint first and
+ * then fails its pending deliveries, sees those deliveries too.
+ */
+export async function enabledEndpoints(
+  db: Queryable,
+  workspaceIds: string[],
+  share = false,
+): Promise<Pick<EndpointRow, 'id' | 'workspace_id' | 'enabled_events' | 'created_at'>[]> {
   const { rows } = await db.query<Pick<EndpointRow, 'id' | 'workspace_id' | 'enabled_events' | 'created_at'>>(
     `SELECT id, workspace_id, enabled_events, created_at FROM webhook_endpoints
-     WHERE workspace_id = ANY($1::uuid[]) AND status = 'enabled' AND deleted_at IS NULL`,
+     WHERE workspace_id = ANY($1::uuid[]) AND status = 'enabled' AND deleted_at IS NULL${share ? ' FOR SHARE' : ''}`,
     [workspaceIds],
   );
   return rows;
