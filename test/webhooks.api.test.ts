@@ -681,6 +681,42 @@ describe('secret rotation end to end', () => {
   });
 });
 
+describe('rotating often', () => {
+  it('keeps only the two newest earlier secrets signing, next to the current one', async () => {
+    const ws = await createWorkspace(t, 'webhooks-rotate-often');
+    const path = `/rotation/${randomUUID()}`;
+    const created = await newEndpoint(ws.token, { url: `${receiverBase}${path}`, enabled_events: ['collection.created'] });
+    const secrets: string[] = [created.secret];
+    for (let i = 0; i < 4; i++) {
+      const rotated = await rotate(ws.token, created.id);
+      assert.equal(rotated.status, 200, rotated.text);
+      secrets.push(rotated.body.secret);
+    }
+    await createCollection(t, ws.token);
+    const [delivery] = await waitFor('the delivery', async () => {
+      const got = received.filter((r) => r.path === path);
+      return got.length >= 1 ? got : undefined;
+    }, WAIT_MS);
+    const headers = delivery!.headers as Record<string, string>;
+    assert.equal((headers['webhook-signature'] ?? '').split(' ').length, 3, headers['webhook-signature']);
+    for (const secret of secrets.slice(2)) new Webhook(secret).verify(delivery!.body, headers);
+    for (const secret of secrets.slice(0, 2)) assert.throws(() => new Webhook(secret).verify(delivery!.body, headers), /signature/i);
+  });
+});
+
+describe('ids in bodies and queries', () => {
+  it('a urn:uuid: id is a 400 naming the field, not a server error', async () => {
+    const res = await listEvents(t.demoToken, 'object_id=urn:uuid:00000000-0000-4000-8000-000000000000');
+    assertProblem(res, 400, 'validation_failed');
+    assert.ok(hasFieldError(res, 'object_id'), res.text);
+    const collection = (await createCollection(t, t.demoToken)).body;
+    const event = (await listEvents(t.demoToken, `object_id=${collection.collection_id}`)).body.data[0];
+    const resent = await resend(t.demoToken, event.id, { endpoint_id: 'urn:uuid:00000000-0000-4000-8000-000000000000' });
+    assertProblem(resent, 400, 'validation_failed');
+    assert.ok(hasFieldError(resent, 'endpoint_id'), resent.text);
+  });
+});
+
 // 8. Events API
 
 describe('events API', () => {

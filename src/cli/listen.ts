@@ -159,37 +159,61 @@ const address = server.address();
 const localUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}/`;
 const deliverTo = args['public-url'] ?? localUrl;
 
-const created = await api('POST', '/v1/webhooks/endpoints', {
-  url: deliverTo,
-  enabled_events: events,
-  description: `npm run listen (temporary; removed when it stops) pid ${process.pid}`,
+// Installed before the endpoint exists, so a stop at any moment (Ctrl-C, a closed terminal, a crash)
+// removes whatever was registered.
+const run: { endpointId?: string; stopping: boolean; creating: boolean } = { stopping: false, creating: false };
+async function stop(reason: string, code = 0): Promise<void> {
+  if (run.stopping) return;
+  run.stopping = true;
+  const { endpointId } = run;
+  server.closeAllConnections();
+  server.close();
+  if (endpointId === undefined) {
+    if (run.creating) return; // finished once the endpoint exists, so it can be removed
+    process.exit(code);
+  }
+  const removed = await api('DELETE', `/v1/webhooks/endpoints/${endpointId}`).catch(
+    (err: unknown): ApiResult => ({ status: 0, body: { code: 'unreachable', detail: (err as Error).message } }),
+  );
+  if (removed.status === 204 || removed.status === 404) {
+    process.stdout.write(`Stopped (${reason}); endpoint ${endpointId} removed.\n`);
+    process.exit(code);
+  }
+  process.stderr.write(`listen: stopped, but endpoint ${endpointId} could not be removed (${problem(removed)}); delete it yourself\n`);
+  process.exit(1);
+}
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stop(signal));
+process.on('uncaughtException', (err) => {
+  process.stderr.write(`listen: ${err.message}\n`);
+  void stop('error', 1);
 });
+
+let created: ApiResult;
+run.creating = true;
+try {
+  created = await api('POST', '/v1/webhooks/endpoints', {
+    url: deliverTo,
+    enabled_events: events,
+    description: `npm run listen (temporary; removed when it stops) pid ${process.pid}`,
+  });
+} catch (err) {
+  server.close();
+  fail(`could not register the endpoint: ${(err as Error).message}`);
+}
 if (created.status !== 201) {
   server.close();
   fail(`could not register the endpoint (${problem(created)})`);
 }
 const endpointId = created.body.id ?? '';
+run.endpointId = endpointId;
+run.creating = false;
 const secret = created.body.secret ?? '';
 receiver.verifier = new Webhook(secret);
-
-let stopping = false;
-async function stop(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  const removed = await api('DELETE', `/v1/webhooks/endpoints/${endpointId}`).catch(
-    (err: unknown): ApiResult => ({ status: 0, body: { code: 'unreachable', detail: (err as Error).message } }),
-  );
-  server.closeAllConnections();
-  server.close();
-  if (removed.status === 204 || removed.status === 404) {
-    process.stdout.write(`Stopped (${signal}); endpoint ${endpointId} removed.\n`);
-    process.exit(0);
-  }
-  process.stderr.write(`listen: stopped, but endpoint ${endpointId} could not be removed (${problem(removed)}); delete it yourself\n`);
-  process.exit(1);
+if (run.stopping) {
+  // A signal arrived while the endpoint was being created: stop() ran without an id; remove it now.
+  run.stopping = false;
+  void stop('stopped while starting');
 }
-process.on('SIGINT', () => void stop('SIGINT'));
-process.on('SIGTERM', () => void stop('SIGTERM'));
 
 process.stdout.write(
   `Ready. Workspace ${workspace.body.name} (${workspace.body.id}) delivers ${events.join(', ')} to ${deliverTo}` +

@@ -1,6 +1,7 @@
 // Schemas shared by every module: the problem document and common headers.
 import { Type, type Static, type TUnsafe } from 'typebox';
 import { ERROR_CODES } from './errors.js';
+import { UUID_PATTERN } from './ids.js';
 
 export const ProblemSchema = Type.Object(
   {
@@ -53,5 +54,6 @@ export const IdempotencyKeyHeader = Type.String({
   description: 'Unique per logical operation (a UUID v4 is a good choice), 1–255 visible ASCII characters. Outcomes are kept 24 hours.',
 });
 
-export const Uuid = (description: string) => Type.String({ format: 'uuid', description });
+// The pattern as well as the format: ajv's uuid format also accepts a `urn:uuid:` prefix, which PostgreSQL refuses.
+export const Uuid = (description: string) => Type.String({ format: 'uuid', pattern: UUID_PATTERN, description });
 export const DateTime = (description: string) => Type.String({ format: 'date-time', description });

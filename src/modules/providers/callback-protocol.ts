@@ -1,6 +1,7 @@
 // The callback protocol our providers speak (the sandbox simulator and the HTTP gateway alike): a JSON body
 // signed with HMAC-SHA256 over "timestamp.body", sent as `Provider-Signature: t=<unix seconds>,v1=<hex>`.
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { UUID_PATTERN } from '../../platform/ids.js';
 import { Type, type Static } from 'typebox';
 import { ApiError } from '../../platform/errors.js';
 import { compileBody, fieldErrors } from '../../platform/validation.js';
@@ -14,7 +15,7 @@ export const CallbackBody = Type.Object(
   {
     notice_id: Type.String({ minLength: 1, maxLength: 200, description: "The provider's id of this notice; the same id again is a duplicate." }),
     object_type: Type.Enum(NOTICE_OBJECT_TYPES, { description: 'What the notice is about.' }),
-    merchant_reference: Type.String({ format: 'uuid', description: 'Our id of the collection or refund.' }),
+    merchant_reference: Type.String({ format: 'uuid', pattern: UUID_PATTERN, description: 'Our id of the collection or refund.' }),
     reference: Type.String({ minLength: 1, maxLength: 200, description: "The provider's reference." }),
     status: Type.Enum(['pending', 'processing', 'successful', 'failed', 'reversed'], {
       description: 'The status the provider reports. Collections: all five; refunds: pending, successful, failed.',

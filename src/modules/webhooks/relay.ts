@@ -55,6 +55,7 @@ interface Claimed {
   url: string;
   secret: string;
   previous_secrets: repo.PreviousSecret[];
+  endpoint_live: boolean;
 }
 
 export class WebhookRelay {
@@ -166,6 +167,9 @@ export class WebhookRelay {
 
   private async claim(limit: number): Promise<Claimed[]> {
     const busy: Record<string, number> = Object.fromEntries(this.perEndpoint);
+    // Endpoints already at their share are left out before the window is taken, so a backlog for one slow
+    // endpoint can never fill the window and starve everyone else.
+    const saturated = [...this.perEndpoint].filter(([, n]) => n >= this.options.endpointConcurrency).map(([id]) => id);
     const leaseMs = this.options.timeoutMs + 5000;
     // Candidates without locks, at most `endpointConcurrency` per endpoint (less what this process already
     // sends there); then each is locked with SKIP LOCKED and re-checked, so a row another worker is taking or
@@ -174,6 +178,7 @@ export class WebhookRelay {
       `WITH due AS (
          SELECT id, endpoint_id, next_attempt_at FROM webhook_deliveries
          WHERE status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until < now())
+           AND endpoint_id <> ALL($6::uuid[])
          ORDER BY next_attempt_at LIMIT 1000
        ), ranked AS (
          SELECT id, endpoint_id, next_attempt_at,
@@ -194,8 +199,9 @@ export class WebhookRelay {
        FROM pick, events e, webhook_endpoints w
        WHERE d.id = pick.id AND e.id = d.event_id AND w.id = d.endpoint_id
        RETURNING d.id, d.workspace_id, d.event_id, d.endpoint_id, d.kind, d.attempts, d.max_attempts, d.lease_token,
-                 e.type, e.data, e.created_at AS event_created_at, w.url, w.secret, w.previous_secrets`,
-      [JSON.stringify(busy), this.options.endpointConcurrency, limit, leaseMs, randomUUID()],
+                 e.type, e.data, e.created_at AS event_created_at, w.url, w.secret, w.previous_secrets,
+                 w.status = 'enabled' AND w.deleted_at IS NULL AS endpoint_live`,
+      [JSON.stringify(busy), this.options.endpointConcurrency, limit, leaseMs, randomUUID(), saturated],
     );
     return rows;
   }
@@ -217,23 +223,36 @@ export class WebhookRelay {
   private async deliver(d: Claimed): Promise<void> {
     const body = JSON.stringify({ id: d.event_id, type: d.type, timestamp: d.event_created_at.toISOString(), data: d.data });
     const now = new Date();
-    const headers = signedHeaders(signingSecrets(d, now), d.event_id, now, body);
-    const result = await send(d.url, headers, body, { timeoutMs: this.options.timeoutMs, env: this.options.env, resolve: this.options.resolve });
-    await this.record(d, result, now);
+    let result: AttemptResult;
+    if (!d.endpoint_live) {
+      // Disabled or deleted after this delivery was queued: nothing is sent.
+      result = { statusCode: undefined, responseBody: undefined, error: 'not sent: the endpoint is disabled or deleted', durationMs: 0, retryAfterMs: undefined };
+    } else {
+      try {
+        const headers = signedHeaders(signingSecrets(d, now), d.event_id, now, body);
+        result = await send(d.url, headers, body, { timeoutMs: this.options.timeoutMs, env: this.options.env, resolve: this.options.resolve });
+      } catch (err) {
+        result = { statusCode: undefined, responseBody: undefined, error: storable(`not sent: ${(err as Error).message}`).slice(0, 500), durationMs: 0, retryAfterMs: undefined };
+      }
+    }
+    await this.record(d, result, now, !d.endpoint_live);
   }
 
-  private async record(d: Claimed, result: AttemptResult, startedAt: Date): Promise<void> {
+  private async record(d: Claimed, result: AttemptResult, startedAt: Date, final = false): Promise<void> {
     const code = result.statusCode;
     const succeeded = code !== undefined && code >= 200 && code < 300;
     const gone = code === 410;
     const why = succeeded ? null : storable(result.error ?? `HTTP ${code}`).slice(0, 1000);
     let status: 'pending' | 'succeeded' | 'failed' = succeeded ? 'succeeded' : 'failed';
     let nextAt: Date | null = null;
-    if (!succeeded && !gone && d.attempts < d.max_attempts) {
+    if (!succeeded && !gone && !final && d.attempts < d.max_attempts) {
       status = 'pending';
       nextAt = new Date(Date.now() + retryDelay(this.options.retryScheduleMs, d.attempts, result.retryAfterMs));
     }
-    await withTransaction(this.db, async (tx) => {
+    const recorded = await withTransaction(this.db, async (tx) => {
+      // Locks in the order every other path takes them (endpoint, then its deliveries), so a burst of 410s,
+      // or a 410 and a PATCH, cannot deadlock.
+      if (gone) await tx.query('SELECT 1 FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [d.endpoint_id]);
       await tx.query(
         `INSERT INTO webhook_attempts (id, workspace_id, delivery_id, attempt, url, status_code, duration_ms, response_body, error, succeeded, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
@@ -241,7 +260,7 @@ export class WebhookRelay {
       );
       // Only while this worker still holds the lease; a delivery stopped meanwhile (endpoint disabled or
       // deleted) stays failed unless this attempt got through.
-      await tx.query(
+      const updated = await tx.query(
         `UPDATE webhook_deliveries SET
            status = CASE WHEN $3 = 'succeeded' OR status = 'pending' THEN $3 ELSE status END,
            next_attempt_at = CASE WHEN $3 = 'succeeded' OR status = 'pending' THEN $4::timestamptz ELSE NULL END,
@@ -258,7 +277,12 @@ export class WebhookRelay {
         );
         await repo.failPendingDeliveries(tx, d.workspace_id, d.endpoint_id, 'endpoint disabled: it answered 410 Gone', d.id);
       }
+      return updated.rowCount === 1;
     });
+    if (!recorded) {
+      // The lease ran out before the result was written: another worker may be sending it again.
+      this.log.warn({ delivery_id: d.id, attempt: d.attempts }, 'webhook attempt finished after its lease ran out');
+    }
     this.attemptsTotal?.inc({ outcome: succeeded ? 'succeeded' : 'failed' });
     if (succeeded && d.attempts === 1 && d.kind === 'event') this.lag?.observe((Date.now() - d.event_created_at.getTime()) / 1000);
     if (gone) this.log.warn({ endpoint_id: d.endpoint_id }, 'webhook endpoint answered 410 Gone; disabled');

@@ -31,7 +31,10 @@ for (const [network, prefix] of [
   ['::', 128], // unspecified
   ['::1', 128], // loopback
   ['::', 96], // IPv4-compatible (deprecated)
+  ['::ffff:0:0:0', 96], // IPv4-translated
   ['64:ff9b:1::', 48], // local-use NAT64
+  ['2001::', 32], // Teredo (the IPv4 inside is obscured)
+  ['2002::', 16], // 6to4 (deprecated; may wrap any IPv4 address)
   ['100::', 64], // discard
   ['2001:db8::', 32], // documentation
   ['fc00::', 7], // unique local
@@ -94,7 +97,19 @@ export function urlProblem(raw: string, env: PaymentsEnv): string | undefined {
 
 export type Resolve = (host: string) => Promise<string[]>;
 
-export const systemResolve: Resolve = async (host) => (await dns.promises.lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+// c-ares with a time limit rather than getaddrinfo: getaddrinfo runs on libuv's four pool threads with no
+// time limit, so one tenant's unanswering DNS server could stall every other tenant's deliveries.
+const resolver = new dns.promises.Resolver({ timeout: 2500, tries: 2 });
+
+/** A host's IPv4 and IPv6 addresses from DNS; `localhost` names are loopback (RFC 6761) without asking. */
+export const systemResolve: Resolve = async (host) => {
+  const name = host.toLowerCase().replace(/\.$/, '');
+  if (name === 'localhost' || name.endsWith('.localhost')) return ['127.0.0.1', '::1'];
+  const [v4, v6] = await Promise.allSettled([resolver.resolve4(name), resolver.resolve6(name)]);
+  const addresses = [...(v4.status === 'fulfilled' ? v4.value : []), ...(v6.status === 'fulfilled' ? v6.value : [])];
+  if (addresses.length === 0) throw v4.status === 'rejected' ? (v4.reason as Error) : new Error(`${host} has no address`);
+  return addresses;
+};
 
 /**
  * Resolves the URL's host and refuses it in production when any of its addresses is internal.

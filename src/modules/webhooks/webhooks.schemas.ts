@@ -1,4 +1,5 @@
 // Webhook endpoints, events and their deliveries (contract §10); descriptions write the reference docs.
+import { UUID_PATTERN } from '../../platform/ids.js';
 import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
 import { DateTime, Uuid } from '../../platform/schemas.js';
@@ -10,6 +11,8 @@ export const DISABLED_REASONS = ['disabled_by_user', 'endpoint_gone'] as const;
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 /** How many endpoints (not deleted) one workspace may have. */
 export const MAX_ENDPOINTS = 16;
+/** Earlier secrets still signing after rotations (the newest ones); an older one stops signing at once. */
+export const MAX_PREVIOUS_SECRETS = 2;
 /** How long a secret keeps signing after a rotation. */
 export const PREVIOUS_SECRET_SECONDS = 24 * 3600;
 
@@ -122,7 +125,7 @@ export const ListEventsQuery = Type.Object(
   {
     ...ListQuery.properties,
     type: Type.Optional(Type.Enum(EVENT_TYPES, { description: 'Only events of this type.' })),
-    object_id: Type.Optional(Type.String({ format: 'uuid', description: 'Only events about this object (a collection_id or refund_id).' })),
+    object_id: Type.Optional(Type.String({ format: 'uuid', pattern: UUID_PATTERN, description: 'Only events about this object (a collection_id or refund_id).' })),
   },
   { additionalProperties: false },
 );
@@ -171,7 +174,7 @@ export const DeliveryPage = pageSchema(DeliverySchema, 'Deliveries of the event,
 export const ResendBody = Type.Object(
   {
     endpoint_id: Type.Optional(
-      Type.String({ format: 'uuid', description: 'Send to this endpoint only. Without it: every enabled endpoint that subscribes to the event type.' }),
+      Type.String({ format: 'uuid', pattern: UUID_PATTERN, description: 'Send to this endpoint only. Without it: every enabled endpoint that subscribes to the event type.' }),
     ),
   },
   { additionalProperties: false },

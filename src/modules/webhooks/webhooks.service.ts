@@ -9,6 +9,7 @@ import { ALL_EVENTS, subscribes } from './event-types.js';
 import * as repo from './webhooks.repository.js';
 import {
   MAX_ENDPOINTS,
+  MAX_PREVIOUS_SECRETS,
   PREVIOUS_SECRET_SECONDS,
   type CreateEndpointBody,
   type Delivery,
@@ -171,7 +172,11 @@ export class WebhooksService {
       if (!current) throw notFound('webhook endpoint');
       const now = new Date();
       const expires = new Date(now.getTime() + PREVIOUS_SECRET_SECONDS * 1000).toISOString();
-      const previous = [{ secret: current.secret, expires_at: expires }, ...current.previous_secrets.filter((p) => new Date(p.expires_at) > now)];
+      // At most MAX_PREVIOUS_SECRETS earlier secrets keep signing, so frequent rotation cannot grow the header without bound.
+      const previous = [{ secret: current.secret, expires_at: expires }, ...current.previous_secrets.filter((p) => new Date(p.expires_at) > now)].slice(
+        0,
+        MAX_PREVIOUS_SECRETS,
+      );
       const row = await repo.updateEndpoint(tx, workspaceId, id, { secret: newSecret(), previous_secrets: previous }, now);
       if (!row) throw notFound('webhook endpoint');
       const shown: EndpointWithSecret = { ...toEndpointApi(row, now), secret: row.secret };
@@ -210,14 +215,15 @@ export class WebhooksService {
       if (!event) throw notFound('event');
       let targets: string[];
       if (body.endpoint_id !== undefined) {
-        const endpoint = await repo.findEndpoint(tx, workspaceId, body.endpoint_id);
+        // Locked like the fan-out locks them, so a concurrent disable or delete fails this delivery too.
+        const endpoint = await repo.findEndpoint(tx, workspaceId, body.endpoint_id, true);
         if (!endpoint) throw notFound('webhook endpoint');
         if (endpoint.status !== 'enabled') {
           throw new ApiError('webhook_endpoint_disabled', 'That endpoint is disabled; enable it (PATCH status: enabled) before resending to it.');
         }
         targets = [endpoint.id];
       } else {
-        const endpoints = await repo.enabledEndpoints(tx, [workspaceId]);
+        const endpoints = await repo.enabledEndpoints(tx, [workspaceId], true);
         targets = endpoints.filter((e) => subscribes(e.enabled_events, event.type)).map((e) => e.id);
         if (targets.length === 0) {
           throw new ApiError('no_webhook_endpoints', `No enabled endpoint subscribes to ${event.type}; name one with endpoint_id or add one.`);
