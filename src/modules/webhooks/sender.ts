@@ -19,9 +19,12 @@ export interface AttemptResult {
   retryAfterMs: number | undefined;
 }
 
+// Kept-alive connections are reused across deliveries; an idle one is closed after 30 s (the agent destroys
+// a free socket on its timeout; an attempt in progress is bounded by its own timer instead).
+const AGENT_OPTIONS = { keepAlive: true, maxSockets: 64, maxFreeSockets: 16, maxTotalSockets: 1024, timeout: 30_000 };
 const agents = {
-  'http:': new http.Agent({ keepAlive: true, maxSockets: 64, maxFreeSockets: 16 }),
-  'https:': new https.Agent({ keepAlive: true, maxSockets: 64, maxFreeSockets: 16 }),
+  'http:': new http.Agent(AGENT_OPTIONS),
+  'https:': new https.Agent(AGENT_OPTIONS),
 };
 
 /** Retry-After: seconds, or an HTTP date. */
