@@ -1,10 +1,10 @@
 // `npm run listen`: a real child process against a real service, with the forward target verifying what it gets.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { createCollection, createWorkspace, FAST_LIFECYCLE, request, startTestApp, waitFor, type TestApp } from './helpers/harness.js';
+import { startReceiver, type Receiver } from './helpers/receiver.js';
 
 interface Listener {
   child: ChildProcessWithoutNullStreams;
@@ -28,26 +28,16 @@ function listen(args: string[], env: Record<string, string> = {}): Listener {
 
 describe('npm run listen', () => {
   let t: TestApp;
-  let forwardServer: http.Server;
-  const forwarded: { headers: Record<string, string>; body: string }[] = [];
+  let forward: Receiver;
   let forwardUrl = '';
 
   before(async () => {
     t = await startTestApp({ ...FAST_LIFECYCLE, WEBHOOK_POLL_MS: '20' }, { workers: true });
-    forwardServer = http.createServer((req, res) => {
-      let body = '';
-      req.on('data', (c: Buffer) => (body += c.toString()));
-      req.on('end', () => {
-        forwarded.push({ headers: req.headers as Record<string, string>, body });
-        res.writeHead(200).end();
-      });
-    });
-    await new Promise<void>((resolve) => forwardServer.listen(0, '127.0.0.1', resolve));
-    const address = forwardServer.address();
-    forwardUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/webhooks`;
+    forward = await startReceiver();
+    forwardUrl = forward.url;
   });
   after(async () => {
-    forwardServer.close();
+    await forward.close();
     await t.close();
   });
 
@@ -69,9 +59,9 @@ describe('npm run listen', () => {
         assert.match(l.out(), new RegExp(`${type.replace('.', '\\.')}\\s+\\S+\\s+${id}\\s+→ ${forwardUrl.replace(/[/.]/g, '\\$&')} 200`));
       }
       // The forward target gets the service's body and signature unchanged: it verifies with the printed secret.
-      await waitFor('four forwarded', async () => (forwarded.length >= 4 ? true : undefined));
+      await waitFor('four forwarded', async () => (forward.requests.length >= 4 ? true : undefined));
       const wh = new Webhook(secret);
-      const types = forwarded.map((f) => (wh.verify(f.body, f.headers) as { type: string }).type);
+      const types = forward.requests.map((f) => (wh.verify(f.body, f.headers) as { type: string }).type);
       assert.deepEqual(types.sort(), ['collection.created', 'collection.pending', 'collection.processing', 'collection.successful']);
 
       l.child.kill('SIGINT');

@@ -4,7 +4,6 @@
 // relay only ever sends to the local receiver (workspaces without collections have no events to deliver).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import {
@@ -19,6 +18,7 @@ import {
   type TestApp,
   waitFor,
 } from './helpers/harness.js';
+import { startReceiver, type Receiver, type ReceivedRequest } from './helpers/receiver.js';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -30,36 +30,20 @@ const WAIT_MS = 15_000;
 /** A phone number the sandbox takes through pending → processing → successful. */
 const SUCCEEDS = { customer: { phone_number: '+254712340000' } };
 
-interface Received {
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
 let t: TestApp;
-let server: http.Server;
+let receiver: Receiver;
 let receiverBase = '';
-const received: Received[] = [];
+let received: ReceivedRequest[] = [];
 
 before(async () => {
-  server = http.createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (c: string) => (body += c));
-    req.on('end', () => {
-      received.push({ path: req.url ?? '', headers: req.headers, body });
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  receiverBase = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  receiver = await startReceiver(() => ({ status: 200, headers: { 'content-type': 'text/plain' }, body: 'ok' }));
+  receiverBase = `http://127.0.0.1:${receiver.port}`;
+  received = receiver.requests;
   t = await startTestApp({ ...FAST_LIFECYCLE, WEBHOOK_POLL_MS: '20' }, { workers: true });
 });
 after(async () => {
   await t?.close();
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await receiver?.close();
 });
 
 // Helpers
@@ -934,8 +918,8 @@ describe('deliveries and resend', () => {
 
     const copies = received.filter((r) => r.path === pathSuccess && r.headers['webhook-id'] === successfulEvent.id);
     assert.equal(copies.length, 2, 'the original delivery and the resend');
-    assert.deepEqual(JSON.parse((copies[1] as Received).body), successfulEvent);
-    new Webhook(successOnly.secret).verify((copies[1] as Received).body, (copies[1] as Received).headers as Record<string, string>);
+    assert.deepEqual(JSON.parse((copies[1] as ReceivedRequest).body), successfulEvent);
+    new Webhook(successOnly.secret).verify((copies[1] as ReceivedRequest).body, (copies[1] as ReceivedRequest).headers as Record<string, string>);
   });
 
   it('resend without an endpoint: 202 to every enabled subscribed endpoint (no body, an empty body or {})', async () => {

@@ -11,7 +11,7 @@ import { withTransaction, type Db } from '../../db/pool.js';
 import { uuidv7 } from '../../platform/ids.js';
 import { subscribes } from './event-types.js';
 import * as repo from './webhooks.repository.js';
-import { send, storable, type AttemptResult } from './sender.js';
+import { notSent, send, storable, type AttemptResult } from './sender.js';
 import { signedHeaders } from './signing.js';
 import type { Resolve } from './url-guard.js';
 import { signingSecrets } from './webhooks.service.js';
@@ -226,13 +226,13 @@ export class WebhookRelay {
     let result: AttemptResult;
     if (!d.endpoint_live) {
       // Disabled or deleted after this delivery was queued: nothing is sent.
-      result = { statusCode: undefined, responseBody: undefined, error: 'not sent: the endpoint is disabled or deleted', durationMs: 0, retryAfterMs: undefined };
+      result = notSent('not sent: the endpoint is disabled or deleted');
     } else {
       try {
         const headers = signedHeaders(signingSecrets(d, now), d.event_id, now, body);
         result = await send(d.url, headers, body, { timeoutMs: this.options.timeoutMs, env: this.options.env, resolve: this.options.resolve });
       } catch (err) {
-        result = { statusCode: undefined, responseBody: undefined, error: storable(`not sent: ${(err as Error).message}`).slice(0, 500), durationMs: 0, retryAfterMs: undefined };
+        result = notSent(`not sent: ${(err as Error).message}`);
       }
     }
     await this.record(d, result, now, !d.endpoint_live);

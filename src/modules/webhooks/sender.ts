@@ -27,6 +27,11 @@ const agents = {
   'https:': new https.Agent(AGENT_OPTIONS),
 };
 
+/** The result of an attempt that never reached the network. */
+export function notSent(error: string): AttemptResult {
+  return { statusCode: undefined, responseBody: undefined, error: storable(error).slice(0, 500), durationMs: 0, retryAfterMs: undefined };
+}
+
 /** Retry-After: seconds, or an HTTP date. */
 export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
   if (value === undefined) return undefined;
@@ -71,7 +76,7 @@ export function send(rawUrl: string, headers: Record<string, string>, body: stri
   const elapsed = (): number => Math.round(performance.now() - started);
   const refused = urlProblem(rawUrl, options.env);
   if (refused) {
-    return Promise.resolve({ statusCode: undefined, responseBody: undefined, error: `refused: the URL ${refused}`, durationMs: 0, retryAfterMs: undefined });
+    return Promise.resolve(notSent(`refused: the URL ${refused}`));
   }
   const url = new URL(rawUrl);
   const transport = url.protocol === 'https:' ? https : http;

@@ -126,6 +126,11 @@ export async function destinationProblem(raw: string, env: PaymentsEnv, resolve:
   } catch {
     return `host '${host}' does not resolve`;
   }
+  return addressesProblem(host, addresses);
+}
+
+/** What is wrong with the addresses a host resolved to: none at all, or any internal one. */
+function addressesProblem(host: string, addresses: readonly string[]): string | undefined {
   const internal = addresses.find(isInternalAddress);
   if (internal !== undefined) return `host '${host}' resolves to ${internal}, a loopback, private or link-local address`;
   if (addresses.length === 0) return `host '${host}' does not resolve`;
@@ -144,9 +149,8 @@ export function guardedLookup(resolve: Resolve = systemResolve): LookupFunction 
   return (hostname, options, callback) => {
     resolve(hostname).then(
       (addresses) => {
-        const internal = addresses.find(isInternalAddress);
-        if (internal !== undefined || addresses.length === 0) {
-          const reason = internal === undefined ? `host '${hostname}' does not resolve` : `host '${hostname}' resolves to ${internal}, a loopback, private or link-local address`;
+        const reason = addressesProblem(hostname, addresses);
+        if (reason !== undefined) {
           callback(new DestinationRefused(reason), '', 0);
           return;
         }

@@ -4,7 +4,7 @@ import { withTransaction, type Db } from '../../db/pool.js';
 import { ApiError, notFound } from '../../platform/errors.js';
 import type { IdempotencyEngine, IdempotentResult } from '../../platform/idempotency.js';
 import { isUuid, uuidv7 } from '../../platform/ids.js';
-import type { CursorCodec, Page } from '../../platform/pagination.js';
+import type { CursorCodec, ListQuery, Page } from '../../platform/pagination.js';
 import { ALL_EVENTS, subscribes } from './event-types.js';
 import * as repo from './webhooks.repository.js';
 import {
@@ -198,10 +198,10 @@ export class WebhooksService {
     return toEventApi(row);
   }
 
-  async deliveries(workspaceId: string, eventId: string, query: ListEndpointsQuery): Promise<Page<Delivery>> {
+  async deliveries(workspaceId: string, eventId: string, query: ListQuery): Promise<Page<Delivery>> {
     const event = isUuid(eventId) ? await repo.findEvent(this.db, workspaceId, eventId) : undefined;
     if (!event) throw notFound('event');
-    const { limit, filter } = this.cursors.filterOf({ ...query, status: undefined });
+    const { limit, filter } = this.cursors.filterOf(query);
     const rows = await repo.listDeliveries(this.db, workspaceId, eventId, filter);
     const attempts = await repo.attemptsOf(this.db, workspaceId, rows.slice(0, limit).map((r) => r.id));
     return this.cursors.page(rows, limit, (r) => toDeliveryApi(r, attempts.filter((a) => a.delivery_id === r.id)));
