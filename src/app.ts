@@ -20,6 +20,8 @@ import { bodyAjv, fieldErrors, queryAjv, unsafeJson } from './platform/validatio
 import type { MarketCatalogue } from './modules/catalogue/catalogue.js';
 import { beneficiariesRoutes } from './modules/beneficiaries/beneficiaries.routes.js';
 import { BeneficiariesService } from './modules/beneficiaries/beneficiaries.service.js';
+import { checkoutRoutes } from './modules/checkout/checkout.routes.js';
+import { CheckoutService } from './modules/checkout/checkout.service.js';
 import { collectionsRoutes } from './modules/collections/collections.routes.js';
 import { CollectionsService } from './modules/collections/collections.service.js';
 import { credentialsRoutes } from './modules/credentials/credentials.routes.js';
@@ -64,6 +66,7 @@ export interface Services {
   credentials: CredentialsService;
   idempotency: IdempotencyEngine;
   collections: CollectionsService;
+  checkout: CheckoutService;
   refunds: RefundsService;
   marketData: MarketDataService;
   lifecycle: Lifecycle;
@@ -191,7 +194,9 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   const collections = new CollectionsService(db, deps.catalogue, idempotency, cursors, (market, rail) => providers.nameFor(market, rail));
   const refunds = new RefundsService(db, idempotency, cursors);
   const marketData = new MarketDataService(db, idempotency, cursors, config.rateMaxAgeSeconds);
-  const lifecycle = new Lifecycle(app.log);
+  const checkout = new CheckoutService(db, deps.catalogue, collections, idempotency, cursors, { env: config.paymentsEnv, publicBaseUrl: config.publicBaseUrl });
+  // A checkout session follows its attempt's collection, in the transaction that moves the collection.
+  const lifecycle = new Lifecycle(app.log, (tx, workspaceId, collection) => checkout.followCollection(tx, workspaceId, collection));
   const notices = new ProviderNotices(db, providers, lifecycle, app.log);
   const submitter = new Submitter(db, providers, lifecycle, app.log);
   const webhooks = new WebhooksService(db, config.paymentsEnv, idempotency, cursors, deps.resolve);
@@ -199,6 +204,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   systemRoutes(app, { db, registry, migrationCount: deps.migrationCount, isDraining: () => draining });
   credentialsRoutes(app, { db, credentials, idempotency, env: config.paymentsEnv });
   collectionsRoutes(app, collections);
+  checkoutRoutes(app, checkout, { perSecond: config.checkoutRateLimitPerSecond, burst: config.checkoutRateLimitBurst });
   refundsRoutes(app, refunds);
   ledgerRoutes(app, db);
   beneficiariesRoutes(app, new BeneficiariesService(db, deps.catalogue, idempotency, cursors));
@@ -211,7 +217,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   await app.ready();
   return {
     app,
-    services: { tokens, credentials, idempotency, collections, refunds, marketData, lifecycle, providers, notices, submitter, webhooks, metrics: registry },
+    services: { tokens, credentials, idempotency, collections, checkout, refunds, marketData, lifecycle, providers, notices, submitter, webhooks, metrics: registry },
     drain: () => {
       draining = true;
     },

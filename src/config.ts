@@ -18,6 +18,9 @@ export interface Config {
   rateLimitPerSecond: number;
   /** Bucket size: how many requests a credential may burst above the sustained rate. */
   rateLimitBurst: number;
+  /** Requests per second a payer's client may make on one checkout link (token bucket refill rate), and its burst. */
+  checkoutRateLimitPerSecond: number;
+  checkoutRateLimitBurst: number;
   /** Port of the embedded PostgreSQL (0: any free port). */
   embeddedPgPort: number;
   /** Size of the PostgreSQL connection pool. */
@@ -106,6 +109,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     catalogueFile: env.CATALOGUE_FILE === '' ? undefined : env.CATALOGUE_FILE,
     rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 100, 1, 1_000_000),
     rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200, 1, 1_000_000),
+    checkoutRateLimitPerSecond: integer(env, 'CHECKOUT_RATE_LIMIT_PER_SECOND', 5, 1, 1_000_000),
+    checkoutRateLimitBurst: integer(env, 'CHECKOUT_RATE_LIMIT_BURST', 30, 1, 1_000_000),
     dbPoolSize: integer(env, 'DB_POOL_SIZE', 20, 1, 1000),
     embeddedPgPort: integer(env, 'EMBEDDED_PG_PORT', DEFAULT_EMBEDDED_PORT, 0, 65535),
     idempotencyRetentionSeconds: integer(env, 'IDEMPOTENCY_RETENTION_SECONDS', 86_400, 1, 30 * 86_400),

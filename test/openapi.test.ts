@@ -62,10 +62,27 @@ const EXPECTED_ROUTES: readonly (readonly [string, string])[] = [
   ['PATCH', '/v1/api/markets/sources/{sourceId}'],
   ['GET', '/v1/api/markets/rates'],
   ['POST', '/v1/api/markets/rates'],
+  // Contract §9: hosted checkout (rows 15, 16 and 18) and the page.
+  ['POST', '/v1/checkout/sessions'],
+  ['GET', '/v1/checkout/sessions'],
+  ['GET', '/v1/checkout/sessions/{id}'],
+  ['GET', '/v1/checkout/by-token/{token}'],
+  ['POST', '/v1/checkout/by-token/{token}/pay'],
+  ['GET', '/checkout/{token}'],
 ];
 
 /** The operations that need no token. */
-const PUBLIC_PATHS = new Set(['/healthz', '/readyz', '/metrics', '/v1/openapi.json', '/docs', '/v1/providers/{provider}/callbacks']);
+const PUBLIC_PATHS = new Set([
+  '/healthz',
+  '/readyz',
+  '/metrics',
+  '/v1/openapi.json',
+  '/docs',
+  '/v1/providers/{provider}/callbacks',
+  '/v1/checkout/by-token/{token}',
+  '/v1/checkout/by-token/{token}/pay',
+  '/checkout/{token}',
+]);
 
 let t: TestApp;
 let doc: Json;

@@ -41,6 +41,15 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAuth>> = {
   'POST /v1/sandbox/collections/:id/simulate': INTEGRATOR,
   'POST /v1/sandbox/refunds/:id/simulate': INTEGRATOR,
 
+  // Hosted checkout: the integrator's sessions; the payer's page and its by-token endpoints need no token
+  // (the link's random token is the capability; they are rate-limited per link and client).
+  'POST /v1/checkout/sessions': INTEGRATOR,
+  'GET /v1/checkout/sessions': INTEGRATOR,
+  'GET /v1/checkout/sessions/:id': INTEGRATOR,
+  'GET /v1/checkout/by-token/:token': 'public',
+  'POST /v1/checkout/by-token/:token/pay': 'public',
+  'GET /checkout/:token': 'public',
+
   // Webhook endpoints and the events they carry belong to the integrator's workspace.
   'POST /v1/webhooks/endpoints': INTEGRATOR,
   'GET /v1/webhooks/endpoints': INTEGRATOR,

@@ -49,6 +49,7 @@ export function startWorkers(services: Services, config: Config, db: Db, log: Fa
     every(config.webhookPollMs, 'webhook-relay', () => relay.tick(), onError),
     every(tick, 'initiation-sweep', () => submitter.sweep(), onError),
     every(tick, 'expiry', () => expireDue(db, lifecycle, providers, notices, log), onError),
+    every(tick, 'checkout-expiry', () => services.checkout.expireDue(), onError),
     every(Math.min(30_000, config.reconcileAfterSeconds * 1000), 'reconcile', () => reconcile(db, providers, notices, log, config.reconcileAfterSeconds), onError),
   ];
   const simulator = providers.sandbox;

@@ -24,17 +24,19 @@ export interface CollectionRow {
   /** When the provider accepted (or refused) the initiation; null until then. */
   submitted_at: Date | null;
   failure_reason: string | null;
+  /** The hosted checkout session this collection is a payment attempt of; null for collections made through the API. */
+  checkout_session_id: string | null;
 }
 
 const COLUMNS =
   'id, workspace_id, market, rail, amount, currency, reference, status, customer, metadata, payment_instruction, created_at, updated_at, expires_at, ' +
-  'provider, provider_reference, submitted_at, failure_reason';
+  'provider, provider_reference, submitted_at, failure_reason, checkout_session_id';
 
 export async function insertCollection(db: Queryable, workspaceId: string, c: Omit<CollectionRow, 'workspace_id'>): Promise<void> {
   await db.query(
     // The initiation sweep leaves a new collection to the submitter's immediate kick for its first 5 seconds.
     `INSERT INTO collections (${COLUMNS}, submit_after)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, NULL, NULL, NULL, $12::timestamptz + interval '5 seconds')`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, NULL, NULL, NULL, $16, $12::timestamptz + interval '5 seconds')`,
     [
       c.id,
       workspaceId,
@@ -51,6 +53,7 @@ export async function insertCollection(db: Queryable, workspaceId: string, c: Om
       c.updated_at,
       c.expires_at,
       c.provider,
+      c.checkout_session_id,
     ],
   );
 }

@@ -1,5 +1,5 @@
 // Collection rules: catalogue checks, creation with its event and outbox row in one transaction, reads.
-import type { Db } from '../../db/pool.js';
+import type { Db, Tx } from '../../db/pool.js';
 import { ApiError, notFound, type FieldError } from '../../platform/errors.js';
 import { canonicalJson, type IdempotencyEngine, type IdempotentResult } from '../../platform/idempotency.js';
 import { uuidv7, uuidv7Time, isUuid } from '../../platform/ids.js';
@@ -34,7 +34,7 @@ export function toApi(row: repo.CollectionRow): Collection {
   };
 }
 
-interface Resolved {
+export interface Resolved {
   market: Market;
   rail: Rail;
   currency: CurrencyRules;
@@ -99,51 +99,70 @@ export class CollectionsService {
     key: string,
     requestFingerprint: string,
   ): Promise<IdempotentResult> {
-    const { market, rail, currency } = this.resolve(marketCode, railCode, body);
-    const provider = this.providerFor(marketCode, railCode);
+    const resolved = this.resolve(marketCode, railCode, body);
     let created: string | undefined;
     const result = await this.idempotency.run(workspaceId, key, requestFingerprint, async (tx) => {
-      const id = uuidv7();
-      const now = uuidv7Time(id);
-      const row: repo.CollectionRow = {
-        id,
-        workspace_id: workspaceId,
-        market: marketCode,
-        rail: railCode,
-        amount: body.amount,
-        currency: body.currency,
-        reference: body.reference,
-        status: 'created',
-        customer: { ...body.customer },
-        metadata: body.metadata ?? {},
-        payment_instruction: paymentInstruction(market, rail, {
-          id,
-          amount: body.amount,
-          currency: body.currency,
-          exponent: currency.exponent,
-          phone: body.customer.phone_number,
-          reference: body.reference,
-        }),
-        created_at: now,
-        updated_at: now,
-        expires_at: new Date(now.getTime() + rail.expiry_seconds * 1000),
-        provider,
-        provider_reference: null,
-        submitted_at: null,
-        failure_reason: null,
-      };
-      await repo.insertCollection(tx, workspaceId, row);
-      const collection = toApi(row);
-      await recordEvent(tx, workspaceId, { type: 'collection.created', objectType: 'collection', objectId: id, data: collection, at: now });
-      created = id;
+      const collection = await this.insert(tx, workspaceId, marketCode, railCode, resolved, body);
+      created = collection.collection_id;
       return {
         status: 201,
-        headers: { location: `/v1/collections/${id}` },
+        headers: { location: `/v1/collections/${collection.collection_id}` },
         body: JSON.stringify(collection),
       };
     });
     if (created !== undefined) this.afterCreate?.(workspaceId, created);
     return result;
+  }
+
+  /**
+   * Writes a new collection and its `collection.created` event inside the caller's transaction. The caller
+   * has run `resolve` and calls `afterCreate` once the transaction commits. A hosted checkout's attempt
+   * names its session and may expire sooner than the rail's own expiry (never after the session).
+   */
+  async insert(
+    tx: Tx,
+    workspaceId: string,
+    marketCode: string,
+    railCode: string,
+    { market, rail, currency }: Resolved,
+    body: CreateCollectionBody,
+    checkout?: { sessionId: string; expiresAt: Date },
+  ): Promise<Collection> {
+    const id = uuidv7();
+    const now = uuidv7Time(id);
+    const railExpiry = now.getTime() + rail.expiry_seconds * 1000;
+    const row: repo.CollectionRow = {
+      id,
+      workspace_id: workspaceId,
+      market: marketCode,
+      rail: railCode,
+      amount: body.amount,
+      currency: body.currency,
+      reference: body.reference,
+      status: 'created',
+      customer: { ...body.customer },
+      metadata: body.metadata ?? {},
+      payment_instruction: paymentInstruction(market, rail, {
+        id,
+        amount: body.amount,
+        currency: body.currency,
+        exponent: currency.exponent,
+        phone: body.customer.phone_number,
+        reference: body.reference,
+      }),
+      created_at: now,
+      updated_at: now,
+      expires_at: new Date(checkout ? Math.min(railExpiry, checkout.expiresAt.getTime()) : railExpiry),
+      provider: this.providerFor(marketCode, railCode),
+      provider_reference: null,
+      submitted_at: null,
+      failure_reason: null,
+      checkout_session_id: checkout?.sessionId ?? null,
+    };
+    await repo.insertCollection(tx, workspaceId, row);
+    const collection = toApi(row);
+    await recordEvent(tx, workspaceId, { type: 'collection.created', objectType: 'collection', objectId: id, data: collection, at: now });
+    return collection;
   }
 
   async get(workspaceId: string, id: string): Promise<Collection> {

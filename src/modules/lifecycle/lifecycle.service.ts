@@ -46,8 +46,15 @@ function stepTime(previous: Date): Date {
   return new Date(Math.max(Date.now(), previous.getTime() + 1));
 }
 
+/** Called in the same transaction after a collection that is a hosted checkout's payment attempt has moved. */
+export type CheckoutFollower = (tx: Tx, workspaceId: string, collection: collections.CollectionRow) => Promise<void>;
+
 export class Lifecycle {
-  constructor(private readonly log: FastifyBaseLogger) {}
+  constructor(
+    private readonly log: FastifyBaseLogger,
+    /** Moves a checkout session along with its collection (open again, complete or expired). */
+    private readonly followCheckout: CheckoutFollower,
+  ) {}
 
   async moveCollection(
     tx: Tx,
@@ -96,6 +103,7 @@ export class Lifecycle {
       }
     }
     await collections.saveStatus(tx, row);
+    if (row.checkout_session_id !== null) await this.followCheckout(tx, workspaceId, row);
     if (row.status === 'reversed') {
       // The payer has the money back: a refund not yet sent to the provider must not be sent.
       const unsent = await refunds.unsentRefunds(tx, workspaceId, id);

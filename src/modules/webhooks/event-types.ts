@@ -5,6 +5,8 @@ import { REFUND_STATUSES } from '../lifecycle/transitions.js';
 export const EVENT_TYPES: readonly string[] = [
   ...COLLECTION_STATUSES.map((s) => `collection.${s}`),
   ...REFUND_STATUSES.map((s) => `refund.${s}`),
+  'checkout.session.completed',
+  'checkout.session.expired',
 ];
 
 /** Subscribes to every type, including ones added later. */

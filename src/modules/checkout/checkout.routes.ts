@@ -1,0 +1,186 @@
+// Routes for hosted checkout: sessions (rows 15, 16, and a list), the by-token endpoints the payer's page
+// calls without an API key (row 18), and the page itself at /checkout/{token}. No SQL here.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { requireAuth } from '../../platform/auth.js';
+import { ApiError } from '../../platform/errors.js';
+import { sendStored, type App } from '../../platform/http.js';
+import { idempotencyOf } from '../../platform/idempotency.js';
+import { TokenBuckets, type RateLimitOptions } from '../../platform/rate-limit.js';
+import { IdempotencyKeyHeader, problemResponses } from '../../platform/schemas.js';
+import { CHECKOUT_CSP, CHECKOUT_HEADERS, renderCheckoutPage, renderNotFoundPage, renderRateLimitedPage } from './checkout.page.js';
+import {
+  CreateSessionBody,
+  ListSessionsQuery,
+  PayBody,
+  PayerViewSchema,
+  SessionIdParams,
+  SessionPage,
+  SessionSchema,
+  TokenParams,
+} from './checkout.schemas.js';
+import type { CheckoutService } from './checkout.service.js';
+
+/** How many times more requests one client may make across all links than on one link (many payers share a carrier's NAT). */
+const CLIENT_FACTOR = 20;
+
+/**
+ * The payer's endpoints carry no credential: they are limited per link and client address, and per client
+ * address across links (which also slows anyone guessing tokens, though 256 random bits are not guessable).
+ */
+class PayerLimits {
+  private readonly perLink: TokenBuckets;
+  private readonly perClient: TokenBuckets;
+
+  constructor(private readonly options: RateLimitOptions) {
+    this.perLink = new TokenBuckets(options);
+    this.perClient = new TokenBuckets({ perSecond: options.perSecond * CLIENT_FACTOR, burst: options.burst * CLIENT_FACTOR });
+  }
+
+  /** Seconds to wait when the request is over a limit, else undefined; sets the RateLimit-* headers of the link's bucket. */
+  check(token: string, client: string, reply: FastifyReply): number | undefined {
+    const byClient = this.perClient.take(client);
+    const link = this.perLink.take(`${token}|${client}`);
+    reply.header('RateLimit-Limit', String(this.options.burst));
+    reply.header('RateLimit-Remaining', String(link.remaining));
+    reply.header('RateLimit-Reset', String(link.resetSeconds));
+    if (link.allowed && byClient.allowed) return undefined;
+    return Math.max(link.allowed ? 0 : link.retryAfterSeconds, byClient.allowed ? 0 : byClient.retryAfterSeconds);
+  }
+}
+
+export function checkoutRoutes(app: App, service: CheckoutService, limits: RateLimitOptions): void {
+  const payer = new PayerLimits(limits);
+  const limitApi = async (request: FastifyRequest<{ Params: { token: string } }>, reply: FastifyReply): Promise<void> => {
+    for (const [name, value] of Object.entries(CHECKOUT_HEADERS)) reply.header(name, value);
+    const wait = payer.check(request.params.token, request.ip, reply);
+    if (wait !== undefined) {
+      throw new ApiError('rate_limited', `Too many requests for this payment link; retry after ${wait} s.`, { headers: { 'Retry-After': String(wait) } });
+    }
+  };
+
+  app.post(
+    '/v1/checkout/sessions',
+    {
+      config: { fieldCodes: { customer: 'invalid_customer' } },
+      schema: {
+        operationId: 'createCheckoutSession',
+        tags: ['Checkout'],
+        summary: 'Create a hosted checkout session',
+        description:
+          'Send the payer to the returned `session_url`. The page offers the rails of the market, takes the payment as a collection ' +
+          '(each attempt is a collection carrying the session\'s reference and metadata), and on success sends the payer to `redirect_url` ' +
+          'with `session_id` and `status`. Confirm the outcome with GET /v1/checkout/sessions/{id} or the `checkout.session.completed` ' +
+          'webhook; `checkout.session.expired` says it was never paid. An `Idempotency-Key` is honoured.',
+        headers: Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKeyHeader) }),
+        body: CreateSessionBody,
+        response: { 201: SessionSchema, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const { key, fingerprint } = idempotencyOf(request, false);
+      return sendStored(reply, await service.create(auth.workspaceId, request.body, key, fingerprint));
+    },
+  );
+
+  app.get(
+    '/v1/checkout/sessions',
+    {
+      schema: {
+        operationId: 'listCheckoutSessions',
+        tags: ['Checkout'],
+        summary: 'List checkout sessions',
+        description: "The workspace's checkout sessions, newest first, filtered by status and creation time, paged by cursor.",
+        querystring: ListSessionsQuery,
+        response: { 200: SessionPage, ...problemResponses(400, 401, 403, 429) },
+      },
+    },
+    async (request) => service.list(requireAuth(request).workspaceId, request.query),
+  );
+
+  app.get(
+    '/v1/checkout/sessions/:id',
+    {
+      schema: {
+        operationId: 'getCheckoutSession',
+        tags: ['Checkout'],
+        summary: 'Read a checkout session (poll its final status)',
+        description: '`complete` and `expired` are final. `collection_id` names the latest attempt\'s collection.',
+        params: SessionIdParams,
+        response: { 200: SessionSchema, ...problemResponses(401, 403, 404, 429) },
+      },
+    },
+    async (request) => service.get(requireAuth(request).workspaceId, request.params.id),
+  );
+
+  app.get(
+    '/v1/checkout/by-token/:token',
+    {
+      onRequest: limitApi,
+      schema: {
+        operationId: 'getCheckoutByToken',
+        tags: ['Checkout (payer)'],
+        summary: "The payer's view of a checkout session",
+        description:
+          'Called by the hosted page; needs no API key, only the token from `session_url`. Shows what the payer needs: merchant, amount, ' +
+          'rails, status and the latest attempt\'s instruction. Never metadata, never ids of other objects. Limited per link and client.',
+        params: TokenParams,
+        response: { 200: PayerViewSchema, ...problemResponses(404, 429) },
+      },
+    },
+    async (request) => service.view(request.params.token),
+  );
+
+  app.post(
+    '/v1/checkout/by-token/:token/pay',
+    {
+      onRequest: limitApi,
+      config: { fieldCodes: { customer: 'invalid_customer' } },
+      schema: {
+        operationId: 'payCheckoutByToken',
+        tags: ['Checkout (payer)'],
+        summary: 'Start a payment attempt on a checkout session',
+        description:
+          'Called by the hosted page with one `Idempotency-Key` per attempt (a retry of the same attempt is answered from the first). ' +
+          'Starts a collection on the chosen rail; the session is `processing` until it ends. Wrong details for the rail: 400 ' +
+          '`invalid_customer` with field errors. A session already paid or with an attempt running: 409 `checkout_session_not_open`; ' +
+          'past its expiry: 409 `checkout_session_expired`.',
+        params: TokenParams,
+        headers: Type.Object({ 'idempotency-key': IdempotencyKeyHeader }),
+        body: PayBody,
+        response: { 201: PayerViewSchema, ...problemResponses(400, 404, 409, 413, 415, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { key, fingerprint } = idempotencyOf(request, true);
+      return sendStored(reply, await service.pay(request.params.token, request.body, key, fingerprint));
+    },
+  );
+
+  app.get(
+    '/checkout/:token',
+    {
+      schema: {
+        operationId: 'checkoutPage',
+        tags: ['Checkout (payer)'],
+        summary: 'The hosted payment page',
+        description: 'The page at `session_url`: English, or French in francophone markets. An unknown link is a 404 page.',
+        params: TokenParams,
+        response: { 200: Type.String({ description: 'An HTML page.' }), 404: Type.String({ description: 'An HTML page.' }), 429: Type.String({ description: 'An HTML page.' }) },
+      },
+    },
+    async (request, reply) => {
+      reply.header('content-type', 'text/html; charset=utf-8').header('content-security-policy', CHECKOUT_CSP);
+      for (const [name, value] of Object.entries(CHECKOUT_HEADERS)) reply.header(name, value);
+      const wait = payer.check(request.params.token, request.ip, reply);
+      if (wait !== undefined) return reply.code(429).header('Retry-After', String(wait)).send(renderRateLimitedPage(wait));
+      const view = await service.view(request.params.token).catch((err: unknown) => {
+        if (err instanceof ApiError && err.code === 'not_found') return undefined;
+        throw err;
+      });
+      if (!view) return reply.code(404).send(renderNotFoundPage());
+      return reply.send(renderCheckoutPage(request.params.token, view));
+    },
+  );
+}

@@ -1,0 +1,368 @@
+// Hosted checkout rules: sessions (rows 15, 16), the payer's by-token view and payment attempts (row 18),
+// sessions following their attempt's collection, and expiry. Every change is written with its event and
+// outbox row in one transaction.
+import { randomBytes } from 'node:crypto';
+import { withTransaction, type Db, type Tx } from '../../db/pool.js';
+import { ApiError, notFound } from '../../platform/errors.js';
+import { canonicalJson, type IdempotencyEngine, type IdempotentResult } from '../../platform/idempotency.js';
+import { isUuid, uuidv7, uuidv7Time } from '../../platform/ids.js';
+import type { CursorCodec, Page } from '../../platform/pagination.js';
+import type { PaymentsEnv } from '../../config.js';
+import { phoneProblem, type MarketCatalogue } from '../catalogue/catalogue.js';
+import type { Market } from '../catalogue/catalogue.schema.js';
+import * as collectionsRepo from '../collections/collections.repository.js';
+import type { Collection } from '../collections/collections.schemas.js';
+import type { CollectionsService } from '../collections/collections.service.js';
+import { formatAmount } from '../collections/payment-instructions.js';
+import { recordEvent } from '../events/events.repository.js';
+import * as repo from './checkout.repository.js';
+import {
+  EXPIRES_IN_DEFAULT,
+  type AttemptFailureReason,
+  type CreateSessionBody,
+  type ListSessionsQuery,
+  type PayBody,
+  type PayerView,
+  type Session,
+} from './checkout.schemas.js';
+
+const METADATA_MAX_BYTES = 16 * 1024;
+/** 256 random bits, base64url: 43 characters. */
+const TOKEN_RE = /^[A-Za-z0-9_-]{43}$/;
+
+export function newSessionToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+export function isSessionToken(value: string): boolean {
+  return TOKEN_RE.test(value);
+}
+
+/** Each change's time: now, but after the previous one, so a session's events sort in the order they happened. */
+function stepTime(previous: Date): Date {
+  return new Date(Math.max(Date.now(), previous.getTime() + 1));
+}
+
+/** The redirect_url with the session's id and final status added to its query (contract §9). */
+export function returnUrl(row: Pick<repo.SessionRow, 'id' | 'redirect_url' | 'status'>): string {
+  const url = new URL(row.redirect_url);
+  url.searchParams.set('session_id', row.id);
+  url.searchParams.set('status', row.status);
+  return url.toString();
+}
+
+export interface CheckoutOptions {
+  env: PaymentsEnv;
+  publicBaseUrl: string;
+}
+
+export class CheckoutService {
+  constructor(
+    private readonly db: Db,
+    private readonly catalogue: MarketCatalogue,
+    private readonly collections: CollectionsService,
+    private readonly idempotency: IdempotencyEngine,
+    private readonly cursors: CursorCodec,
+    private readonly options: CheckoutOptions,
+  ) {}
+
+  toApi(row: repo.SessionRow): Session {
+    return {
+      id: row.id,
+      status: row.status,
+      amount: row.amount,
+      currency: row.currency,
+      market: row.market,
+      reference: row.reference,
+      redirect_url: row.redirect_url,
+      session_url: `${this.options.publicBaseUrl}/checkout/${row.token}`,
+      customer: row.customer,
+      metadata: row.metadata,
+      collection_id: row.collection_id,
+      rail: row.rail,
+      failure_reason: row.failure_reason as AttemptFailureReason | null,
+      attempts: row.attempts,
+      expires_at: row.expires_at.toISOString(),
+      completed_at: row.completed_at?.toISOString() ?? null,
+      created_at: row.created_at.toISOString(),
+      updated_at: row.updated_at.toISOString(),
+    };
+  }
+
+  /** Row 15's rules, in the order a request fails them: redirect URL, market and currency, customer, amount, metadata. */
+  private check(body: CreateSessionBody): { market: string } {
+    const redirectProblem = this.redirectProblem(body.redirect_url);
+    if (redirectProblem) {
+      throw new ApiError('invalid_redirect_url', `redirect_url ${redirectProblem}.`, { errors: [{ field: 'redirect_url', message: redirectProblem }] });
+    }
+    const marketCode = this.marketFor(body);
+    const market = this.catalogue.market(marketCode) as Market;
+    const phone = body.customer?.phone_number;
+    const phoneIssue = phone === undefined ? undefined : phoneProblem(market, phone);
+    if (phoneIssue) {
+      throw new ApiError('invalid_customer', `The customer's phone number is not valid in ${market.name}.`, {
+        errors: [{ field: 'customer.phone_number', message: phoneIssue }],
+      });
+    }
+    const currency = this.catalogue.currency(market.currency);
+    if (!currency) throw new Error(`catalogue has no rules for ${market.currency}`); // validated at boot
+    if (body.amount < currency.min_amount || body.amount > currency.max_amount) {
+      throw new ApiError(
+        'amount_out_of_range',
+        `Amount must be between ${currency.min_amount} and ${currency.max_amount} minor units of ${market.currency}.`,
+        { errors: [{ field: 'amount', message: `must be between ${currency.min_amount} and ${currency.max_amount}` }] },
+      );
+    }
+    if (body.metadata !== undefined && Buffer.byteLength(canonicalJson(body.metadata)) > METADATA_MAX_BYTES) {
+      throw new ApiError('validation_failed', 'metadata is larger than 16 KiB.', { errors: [{ field: 'metadata', message: 'must be at most 16 KiB as JSON' }] });
+    }
+    return { market: marketCode };
+  }
+
+  /** Why a redirect URL cannot be used, or undefined when it can. */
+  private redirectProblem(raw: string): string | undefined {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      return 'must be an absolute URL';
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an http or https URL';
+    if (this.options.env === 'production' && url.protocol !== 'https:') return 'must be an https URL in production';
+    if (url.username !== '' || url.password !== '') return 'must not carry a user name or password';
+    return undefined;
+  }
+
+  /** The market: as given (its currency must match), or the only market using the currency. */
+  private marketFor(body: CreateSessionBody): string {
+    if (body.market !== undefined) {
+      const market = this.catalogue.market(body.market);
+      if (!market) {
+        throw new ApiError('invalid_market', `Market '${body.market}' is not supported; use one of ${this.catalogue.marketCodes().join(', ')}.`, {
+          errors: [{ field: 'market', message: 'is not a supported market' }],
+        });
+      }
+      if (market.currency !== body.currency) {
+        throw new ApiError('invalid_currency', `Payments in ${body.market} are in ${market.currency}, not '${body.currency}'.`, {
+          errors: [{ field: 'currency', message: `must be ${market.currency}` }],
+        });
+      }
+      return body.market;
+    }
+    const using = this.catalogue.marketCodes().filter((code) => this.catalogue.market(code)?.currency === body.currency);
+    if (using.length === 0) {
+      throw new ApiError('invalid_currency', `No market takes payments in '${body.currency}'.`, {
+        errors: [{ field: 'currency', message: 'is not the currency of any supported market' }],
+      });
+    }
+    if (using.length > 1) {
+      throw new ApiError('invalid_market', `${body.currency} is used in ${using.join(', ')}: say which market with \`market\`.`, {
+        errors: [{ field: 'market', message: `is required for ${body.currency}: one of ${using.join(', ')}` }],
+      });
+    }
+    return using[0] as string;
+  }
+
+  async create(workspaceId: string, body: CreateSessionBody, key: string | undefined, requestFingerprint: string): Promise<IdempotentResult> {
+    const { market } = this.check(body);
+    return this.idempotency.maybe(workspaceId, key, requestFingerprint, async (tx) => {
+      const id = uuidv7();
+      const now = uuidv7Time(id);
+      const row: repo.SessionRow = {
+        id,
+        workspace_id: workspaceId,
+        token: newSessionToken(),
+        status: 'open',
+        amount: body.amount,
+        currency: body.currency,
+        market,
+        reference: body.reference ?? null,
+        redirect_url: body.redirect_url,
+        customer: { ...body.customer },
+        metadata: body.metadata ?? {},
+        collection_id: null,
+        rail: null,
+        failure_reason: null,
+        attempts: 0,
+        expires_at: new Date(now.getTime() + (body.expires_in ?? EXPIRES_IN_DEFAULT) * 1000),
+        completed_at: null,
+        created_at: now,
+        updated_at: now,
+      };
+      await repo.insertSession(tx, workspaceId, row);
+      return { status: 201, headers: { location: `/v1/checkout/sessions/${id}` }, body: JSON.stringify(this.toApi(row)) };
+    });
+  }
+
+  async get(workspaceId: string, id: string): Promise<Session> {
+    const row = isUuid(id) ? await repo.findSession(this.db, workspaceId, id) : undefined;
+    if (!row) throw notFound('checkout session');
+    return this.toApi(row);
+  }
+
+  async list(workspaceId: string, query: ListSessionsQuery): Promise<Page<Session>> {
+    const { limit, filter } = this.cursors.filterOf(query);
+    const rows = await repo.listSessions(this.db, workspaceId, filter);
+    return this.cursors.page(rows, limit, (r) => this.toApi(r));
+  }
+
+  // ---- Row 18: the payer, who knows only the token.
+
+  private async byToken(token: string): Promise<repo.SessionRow & { merchant_name: string }> {
+    const row = isSessionToken(token) ? await repo.findByToken(this.db, token) : undefined;
+    if (!row) throw new ApiError('not_found', 'This payment link is not valid.');
+    return row;
+  }
+
+  /** What the hosted page shows: amount, merchant, rails, status and the latest attempt; never metadata or other ids. */
+  private payerView(row: repo.SessionRow, merchantName: string, attempt: Collection | collectionsRepo.CollectionRow | undefined): PayerView {
+    const market = this.catalogue.market(row.market);
+    if (!market) throw new Error(`session ${row.id} names market ${row.market}, which the catalogue no longer has`);
+    const exponent = this.catalogue.currency(row.currency)?.exponent ?? 0;
+    const final = row.status === 'complete' || row.status === 'expired';
+    return {
+      status: row.status,
+      merchant_name: merchantName,
+      amount: row.amount,
+      currency: row.currency,
+      amount_display: formatAmount(row.amount, row.currency, exponent, market.language),
+      market: row.market,
+      market_name: market.name,
+      language: market.language,
+      phone: { country_code: market.phone.country_code, national_digits: market.phone.national_digits },
+      rails: Object.entries(market.rails).map(([code, rail]) => ({ rail: code, name: rail.name, type: rail.type, customer_fields: [...rail.customer_fields] })),
+      customer: row.customer,
+      expires_at: row.expires_at.toISOString(),
+      attempt:
+        attempt === undefined || row.rail === null
+          ? null
+          : {
+              rail: row.rail,
+              status: attempt.status,
+              payment_instruction: attempt.payment_instruction as Collection['payment_instruction'],
+              failure_reason: row.failure_reason as AttemptFailureReason | null,
+            },
+      return_url: final ? returnUrl(row) : null,
+      sandbox: this.options.env === 'sandbox',
+    };
+  }
+
+  async view(token: string): Promise<PayerView> {
+    const row = await this.byToken(token);
+    const attempt = row.collection_id === null ? undefined : await collectionsRepo.findCollection(this.db, row.workspace_id, row.collection_id);
+    return this.payerView(row, row.merchant_name, attempt);
+  }
+
+  /**
+   * One payment attempt: a collection on the chosen rail for the session's amount, carrying its reference and
+   * metadata. Idempotent per attempt (the page sends one key per attempt); a session that is not open refuses.
+   */
+  async pay(token: string, body: PayBody, key: string, requestFingerprint: string): Promise<IdempotentResult> {
+    const found = await this.byToken(token);
+    const collectionBody = {
+      amount: found.amount,
+      currency: found.currency,
+      reference: found.reference ?? found.id,
+      customer: body.customer,
+      metadata: found.metadata,
+    };
+    const resolved = this.collections.resolve(found.market, body.rail, collectionBody);
+    let created: string | undefined;
+    const result = await this.idempotency.run(found.workspace_id, `checkout:${found.id}:${key}`, requestFingerprint, async (tx) => {
+      const session = await repo.lockSession(tx, found.workspace_id, found.id);
+      if (!session) throw new ApiError('not_found', 'This payment link is not valid.');
+      if (session.status === 'expired' || (session.status === 'open' && session.expires_at.getTime() <= Date.now())) {
+        throw new ApiError('checkout_session_expired', 'This payment link has expired; no payment was taken.');
+      }
+      if (session.status !== 'open') {
+        throw new ApiError(
+          'checkout_session_not_open',
+          session.status === 'complete' ? 'This payment is already complete.' : 'A payment attempt is already in progress for this link.',
+        );
+      }
+      const collection = await this.collections.insert(tx, found.workspace_id, found.market, body.rail, resolved, collectionBody, {
+        sessionId: session.id,
+        expiresAt: session.expires_at,
+      });
+      const at = stepTime(session.updated_at);
+      const next: repo.SessionRow = {
+        ...session,
+        status: 'processing',
+        collection_id: collection.collection_id,
+        rail: body.rail,
+        failure_reason: null,
+        attempts: session.attempts + 1,
+        updated_at: at,
+      };
+      await repo.saveSession(tx, next);
+      created = collection.collection_id;
+      return { status: 201, headers: {}, body: JSON.stringify(this.payerView(next, found.merchant_name, collection)) };
+    });
+    if (created !== undefined) this.collections.afterCreate?.(found.workspace_id, created);
+    return result;
+  }
+
+  // ---- Following the attempt, and expiry.
+
+  /**
+   * Called by the lifecycle, in the transaction that moved a collection started from a session (the collection
+   * is locked first, then the session: the order payment attempts never reverse). A success completes the
+   * session; a failure or expiry opens it again for another attempt, or expires it if its time is up.
+   */
+  async followCollection(tx: Tx, workspaceId: string, collection: collectionsRepo.CollectionRow): Promise<void> {
+    if (collection.checkout_session_id === null) return;
+    const session = await repo.lockSession(tx, workspaceId, collection.checkout_session_id);
+    // Only the latest attempt moves a session, and only while it is waiting for that attempt.
+    if (!session || session.collection_id !== collection.id || session.status !== 'processing') return;
+    const at = stepTime(session.updated_at);
+    switch (collection.status) {
+      case 'created':
+      case 'pending':
+      case 'processing':
+      case 'refunded':
+      case 'reversed':
+        return;
+      case 'successful': {
+        const next: repo.SessionRow = { ...session, status: 'complete', completed_at: at, updated_at: at };
+        await repo.saveSession(tx, next);
+        await recordEvent(tx, workspaceId, { type: 'checkout.session.completed', objectType: 'checkout_session', objectId: session.id, data: this.toApi(next), at });
+        return;
+      }
+      case 'failed':
+      case 'expired': {
+        const reason = collection.status === 'expired' ? 'expired' : (collection.failure_reason ?? 'provider_error');
+        const timeUp = session.expires_at.getTime() <= at.getTime();
+        const next: repo.SessionRow = { ...session, status: timeUp ? 'expired' : 'open', failure_reason: reason, updated_at: at };
+        await repo.saveSession(tx, next);
+        if (timeUp) {
+          await recordEvent(tx, workspaceId, { type: 'checkout.session.expired', objectType: 'checkout_session', objectId: session.id, data: this.toApi(next), at });
+        }
+        return;
+      }
+    }
+  }
+
+  /**
+   * Expires open sessions past `expires_at`, with no request needed. A session with an attempt in flight is
+   * not expired here: its collection expires no later than the session (see CollectionsService.insert) and
+   * the session follows it. Returns how many expired (at most `batch`).
+   */
+  async expireDue(batch = 200): Promise<number> {
+    return withTransaction(this.db, async (tx) => {
+      const rows = await repo.lockDueForExpiry(tx, batch);
+      for (const session of rows) {
+        const at = stepTime(session.updated_at);
+        const next: repo.SessionRow = { ...session, status: 'expired', updated_at: at };
+        await repo.saveSession(tx, next);
+        await recordEvent(tx, session.workspace_id, {
+          type: 'checkout.session.expired',
+          objectType: 'checkout_session',
+          objectId: session.id,
+          data: this.toApi(next),
+          at,
+        });
+      }
+      return rows.length;
+    });
+  }
+}
