@@ -96,6 +96,8 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   const app = Fastify({
     logger: deps.logger ?? loggerOptions(config.logLevel),
     bodyLimit: BODY_LIMIT,
+    // A hop count trusts that many proxies nearest to us (fastify's typings take it as a function).
+    trustProxy: typeof config.trustProxy === 'number' ? ((hops: number) => (_address: string, i: number) => i < hops)(config.trustProxy) : config.trustProxy,
     requestIdHeader: false,
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
     genReqId: (req) => {

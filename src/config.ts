@@ -21,6 +21,11 @@ export interface Config {
   /** Requests per second a payer's client may make on one checkout link (token bucket refill rate), and its burst. */
   checkoutRateLimitPerSecond: number;
   checkoutRateLimitBurst: number;
+  /**
+   * Whom to believe about the client's address (X-Forwarded-For): false (nobody: the peer is the client), true (any
+   * proxy), a number of proxy hops, or a comma-separated list of proxy addresses or CIDRs. Used by per-client limits.
+   */
+  trustProxy: boolean | number | string;
   /** Port of the embedded PostgreSQL (0: any free port). */
   embeddedPgPort: number;
   /** Size of the PostgreSQL connection pool. */
@@ -76,6 +81,14 @@ function durations(env: NodeJS.ProcessEnv, name: string, fallback: string): numb
   });
 }
 
+function trustProxy(raw: string | undefined): boolean | number | string {
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  if (!/^[0-9A-Fa-f:.,/ ]+$/.test(raw)) throw new ConfigError(`TRUST_PROXY must be true, false, a hop count or a list of addresses/CIDRs; got '${raw}'`);
+  return raw;
+}
+
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '0s,5s,5m,30m,2h,5h,10h,10h';
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -111,6 +124,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200, 1, 1_000_000),
     checkoutRateLimitPerSecond: integer(env, 'CHECKOUT_RATE_LIMIT_PER_SECOND', 5, 1, 1_000_000),
     checkoutRateLimitBurst: integer(env, 'CHECKOUT_RATE_LIMIT_BURST', 30, 1, 1_000_000),
+    trustProxy: trustProxy(env.TRUST_PROXY),
     dbPoolSize: integer(env, 'DB_POOL_SIZE', 20, 1, 1000),
     embeddedPgPort: integer(env, 'EMBEDDED_PG_PORT', DEFAULT_EMBEDDED_PORT, 0, 65535),
     idempotencyRetentionSeconds: integer(env, 'IDEMPOTENCY_RETENTION_SECONDS', 86_400, 1, 30 * 86_400),

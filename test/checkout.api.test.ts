@@ -13,6 +13,8 @@ import {
   type ApiResponse,
   type TestApp,
 } from './helpers/harness.js';
+import { clientKey } from '../src/modules/checkout/checkout.routes.js';
+import { MAX_ATTEMPTS, returnUrl } from '../src/modules/checkout/checkout.service.js';
 
 const PUBLIC_BASE_URL = 'https://pay.example.test';
 const METADATA = { order_id: 'ord-7731', secret_note: 'internal-margin-12pct' };
@@ -305,19 +307,79 @@ describe('expiry', () => {
     assertProblem(await pay(tokenOf(s), '+254712340000'), 409, 'checkout_session_expired');
   });
 
-  it('an attempt never authorised expires no later than its session, and the session expires with it', async () => {
+  it('an attempt the payer is on is not cut short: past expires_at the session waits for it and completes when it succeeds', async () => {
     const { body: s } = await createSession();
-    await t.db.query(`UPDATE checkout_sessions SET expires_at = now() + interval '1500 milliseconds' WHERE id = $1`, [s.id]);
-    const started = await pay(tokenOf(s), '+254712340003'); // 0003: pending, never authorised
+    await t.db.query(`UPDATE checkout_sessions SET expires_at = now() + interval '300 milliseconds' WHERE id = $1`, [s.id]);
+    const started = await pay(tokenOf(s), '+254712340005'); // 0005: stays processing until driven
     assert.equal(started.status, 201, started.text);
-    const collectionId = (await readSession(s.id)).body.collection_id;
+    const { collection_id: collectionId, expires_at: sessionExpiry } = (await readSession(s.id)).body;
     const collection = (await request(t, 'GET', `/v1/collections/${collectionId}`, { token: t.demoToken })).body;
-    assert.ok(Date.parse(collection.expires_at) <= Date.parse((await readSession(s.id)).body.expires_at), 'the attempt expires with the session');
+    assert.equal(Date.parse(collection.expires_at) - Date.parse(collection.created_at), 600_000, "the attempt keeps the rail's expiry");
+    await waitFor('the session expiry to pass', async () => (Date.now() > Date.parse(sessionExpiry) + 300 ? true : undefined));
+    assert.equal((await readSession(s.id)).body.status, 'processing', 'not expired while the payer may still approve');
+    const driven = await request(t, 'POST', `/v1/sandbox/collections/${collectionId}/simulate`, { token: t.demoToken, body: { outcome: 'successful' } });
+    assert.ok(driven.status < 300, driven.text);
+    const done = await sessionWhen(s.id, 'complete');
+    assert.ok(Date.parse(done.completed_at) > Date.parse(done.expires_at));
+    const events = await request(t, 'GET', `/v1/events?object_id=${s.id}`, { token: t.demoToken });
+    assert.deepEqual(events.body.data.map((e: { type: string }) => e.type), ['checkout.session.completed'], 'never expired, then paid');
+  });
+
+  it('an attempt that ends unpaid after expires_at expires the session, with the reason', async () => {
+    const { body: s } = await createSession();
+    assert.equal((await pay(tokenOf(s), '+254712340005')).status, 201);
+    await t.db.query(`UPDATE checkout_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [s.id]);
+    const collectionId = (await readSession(s.id)).body.collection_id;
+    const driven = await request(t, 'POST', `/v1/sandbox/collections/${collectionId}/simulate`, { token: t.demoToken, body: { outcome: 'expired' } });
+    assert.ok(driven.status < 300, driven.text);
     const expired = await sessionWhen(s.id, 'expired');
     assert.equal(expired.failure_reason, 'expired');
-    assert.equal((await request(t, 'GET', `/v1/collections/${collectionId}`, { token: t.demoToken })).body.status, 'expired');
     const events = await request(t, 'GET', `/v1/events?object_id=${s.id}`, { token: t.demoToken });
     assert.deepEqual(events.body.data.map((e: { type: string }) => e.type), ['checkout.session.expired']);
+  });
+
+  it(`after ${MAX_ATTEMPTS} failed attempts the session expires: a link cannot prompt phone after phone`, async () => {
+    const { body: s } = await createSession();
+    const token = tokenOf(s);
+    for (let n = 1; n <= MAX_ATTEMPTS; n++) {
+      assert.equal((await pay(token, '+254712340002')).status, 201, `attempt ${n}`);
+      await waitFor(`attempt ${n} to fail`, async () => {
+        const now = (await readSession(s.id)).body;
+        return now.status !== 'processing' && now.attempts === n ? now : undefined;
+      });
+    }
+    const final = (await readSession(s.id)).body;
+    assert.equal(final.status, 'expired');
+    assert.equal(final.failure_reason, 'insufficient_funds');
+    assertProblem(await pay(token, '+254712340000'), 409, 'checkout_session_expired');
+  });
+});
+
+describe('what the payer is shown', () => {
+  it("a bank-transfer attempt names the account after the merchant, never the integrator's reference or an id", async () => {
+    const { body: s } = await createSession({ currency: 'NGN', amount: 500_000, reference: 'internal-ref-42' });
+    const res = await request(t, 'POST', `/v1/checkout/by-token/${tokenOf(s)}/pay`, {
+      body: { rail: 'bank_transfer', customer: { name: 'Chinedu Okafor' } },
+      idempotencyKey: newKey(),
+    });
+    assert.equal(res.status, 201, res.text);
+    const instruction = res.body.attempt.payment_instruction;
+    assert.equal(instruction.type, 'bank_transfer');
+    assert.equal(instruction.account_name, 'Demo Shop');
+    assert.match(instruction.account_number, /^\d{10}$/);
+    for (const secret of ['internal-ref-42', s.id, 'ord-7731']) assert.ok(!res.text.includes(secret), `the payer view must not contain ${secret}`);
+    const view = await byToken(tokenOf(s));
+    assert.ok(!view.text.includes('internal-ref-42') && !view.text.includes(s.id));
+  });
+
+  it("the return URL keeps the shop's query byte for byte and its fragment last", () => {
+    const id = '0190a5f4-0000-7000-8000-000000000000';
+    assert.equal(
+      returnUrl({ id, status: 'complete', redirect_url: 'https://shop.example/r?sig=a%20b&flag#done' }),
+      `https://shop.example/r?sig=a%20b&flag&session_id=${id}&status=complete#done`,
+    );
+    assert.equal(returnUrl({ id, status: 'expired', redirect_url: 'https://shop.example/r' }), `https://shop.example/r?session_id=${id}&status=expired`);
+    assert.equal(returnUrl({ id, status: 'expired', redirect_url: 'https://shop.example/r?' }), `https://shop.example/r?session_id=${id}&status=expired`);
   });
 });
 
@@ -365,8 +427,30 @@ describe('rate limits', () => {
       // Another link from the same client has its own bucket.
       const other = await request(limited, 'POST', '/v1/checkout/sessions', { token: limited.demoToken, body: sessionBody() });
       assert.equal((await request(limited, 'GET', `/v1/checkout/by-token/${tokenOf(other.body)}`)).status, 200);
+      // Without TRUST_PROXY, X-Forwarded-For is not believed: it buys no fresh bucket.
+      const spoofed = await request(limited, 'GET', `/v1/checkout/by-token/${token}`, { headers: { 'x-forwarded-for': '198.51.100.9' } });
+      assertProblem(spoofed, 429, 'rate_limited');
     } finally {
       await limited.close();
     }
+  });
+
+  it('behind a trusted proxy each payer counts separately; an IPv6 client counts by its /64', async () => {
+    const proxied = await startTestApp({ CHECKOUT_RATE_LIMIT_PER_SECOND: '1', CHECKOUT_RATE_LIMIT_BURST: '2', TRUST_PROXY: '1' });
+    try {
+      const res = await request(proxied, 'POST', '/v1/checkout/sessions', { token: proxied.demoToken, body: sessionBody() });
+      const link = `/v1/checkout/by-token/${tokenOf(res.body)}`;
+      const from = (ip: string) => request(proxied, 'GET', link, { headers: { 'x-forwarded-for': ip } });
+      assert.deepEqual([(await from('198.51.100.7')).status, (await from('198.51.100.7')).status, (await from('198.51.100.7')).status], [200, 200, 429]);
+      assert.equal((await from('198.51.100.8')).status, 200, 'another payer behind the same proxy');
+      assert.deepEqual([(await from('2001:db8:1:2::1')).status, (await from('2001:db8:1:2:aaaa::9')).status, (await from('2001:db8:1:2:ffff::7')).status], [200, 200, 429]);
+      assert.equal((await from('2001:db8:1:3::1')).status, 200, 'another /64');
+    } finally {
+      await proxied.close();
+    }
+    assert.equal(clientKey('2001:db8:1:2::1'), '2001:db8:1:2::/64');
+    assert.equal(clientKey('::ffff:198.51.100.7'), '198.51.100.7');
+    assert.equal(clientKey('fe80::1%eth0'), 'fe80:0:0:0::/64');
+    assert.equal(clientKey('203.0.113.5'), '203.0.113.5');
   });
 });

@@ -80,6 +80,7 @@ describe('the hosted payment page in Chromium', { skip }, () => {
       assert.deepEqual(await page.locator('.rail span').allTextContents(), ['M-Pesa', 'Airtel Money']);
       assert.equal(await page.locator('#phone-prefix').textContent(), '+254');
       assert.match((await page.locator('#phone-hint').textContent()) ?? '', /9 digits after \+254/);
+      assert.match((await page.locator('#expires').textContent()) ?? '', /^This payment link expires at \d{2}:\d{2}/);
       await assertFitsPhone(page);
       await snapBothWidths(page, shots, '1-pay');
 
@@ -191,6 +192,14 @@ describe('the hosted payment page in Chromium', { skip }, () => {
       assert.equal(await page.evaluate(() => document.activeElement?.id), 'continue');
       const linkRing = await page.evaluate(() => getComputedStyle(document.activeElement as Element).outlineStyle);
       assert.equal(linkRing, 'solid');
+      // The timed return to the shop can be turned off (WCAG 2.2.1), from the keyboard too.
+      await page.keyboard.press('Tab');
+      assert.equal(await page.evaluate(() => document.activeElement?.id), 'stay');
+      await page.keyboard.press('Enter');
+      assert.equal(await page.evaluate(() => document.activeElement?.id), 'continue');
+      await page.waitForTimeout(5_500);
+      assert.equal(new URL(page.url()).pathname.startsWith('/checkout/'), true, 'the payer stayed');
+      assert.match((await page.locator('#success-text').textContent()) ?? '', /when you are ready/);
       await page.keyboard.press('Enter');
       await page.waitForURL((u) => u.pathname === '/thanks', { timeout: 15_000 });
       assert.equal(new URL(page.url()).searchParams.get('status'), 'complete');

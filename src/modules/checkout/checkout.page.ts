@@ -31,7 +31,9 @@ const STRINGS = {
     status_pending: 'Waiting for you to approve the payment…',
     status_processing: 'Payment approved. Confirming…',
     successTitle: 'Payment received',
-    successText: 'Thank you. Taking you back to {merchant}…',
+    successText: 'Thank you. Taking you back to {merchant} in a few seconds.',
+    stay: 'Stay on this page',
+    stayed: 'You can go back to {merchant} when you are ready.',
     continue: 'Continue to {merchant}',
     failedTitle: 'Payment not completed',
     reason_payer_declined: 'The payment was declined.',
@@ -40,6 +42,10 @@ const STRINGS = {
     reason_provider_refused: '{rail} refused the payment request. Check the number.',
     reason_expired: 'The payment was not approved in time.',
     retryHint: 'No money was taken. You can try again.',
+    retryHintExpired: 'If you approved the payment on your phone just now, wait for its confirmation message before you try again.',
+    startFailed: 'The payment could not be started. Try again.',
+    phoneRejected: 'This number cannot pay with {rail}. Check it or choose another way to pay.',
+    expiresAt: 'This payment link expires at {time}.',
     retry: 'Try again',
     expiredTitle: 'This payment link has expired',
     expiredText: 'No payment was taken. Go back to {merchant} to start again.',
@@ -77,7 +83,9 @@ const STRINGS = {
     status_pending: 'En attente de votre validation…',
     status_processing: 'Paiement validé. Confirmation en cours…',
     successTitle: 'Paiement reçu',
-    successText: 'Merci. Retour vers {merchant}…',
+    successText: 'Merci. Retour vers {merchant} dans quelques secondes.',
+    stay: 'Rester sur cette page',
+    stayed: 'Vous pourrez retourner sur {merchant} quand vous le souhaitez.',
     continue: 'Continuer vers {merchant}',
     failedTitle: 'Paiement non effectué',
     reason_payer_declined: 'Le paiement a été refusé.',
@@ -86,6 +94,10 @@ const STRINGS = {
     reason_provider_refused: '{rail} a refusé la demande. Vérifiez le numéro.',
     reason_expired: 'Le paiement n’a pas été validé à temps.',
     retryHint: 'Aucun montant n’a été débité. Vous pouvez réessayer.',
+    retryHintExpired: 'Si vous venez de valider le paiement sur votre téléphone, attendez son message de confirmation avant de réessayer.',
+    startFailed: 'Le paiement n’a pas pu être lancé. Réessayez.',
+    phoneRejected: 'Ce numéro ne peut pas payer avec {rail}. Vérifiez-le ou choisissez un autre moyen de paiement.',
+    expiresAt: 'Ce lien de paiement expire à {time}.',
     retry: 'Réessayer',
     expiredTitle: 'Ce lien de paiement a expiré',
     expiredText: 'Aucun paiement n’a été effectué. Retournez sur {merchant} pour recommencer.',
@@ -137,7 +149,8 @@ input[aria-invalid=true]{border:2px solid #a4001d}
 .error{margin:.25rem 0 0;color:#a4001d;font-size:.875rem;font-weight:600}
 .error:empty{display:none}
 button,.button{display:flex;align-items:center;justify-content:center;width:100%;min-height:48px;padding:.75rem 1rem;font:inherit;font-weight:600;color:#fff;background:#0b5394;border:0;border-radius:8px;cursor:pointer;text-decoration:none;text-align:center}
-button[disabled]{background:#4d6a8a;cursor:progress}
+button[aria-disabled=true]{background:#3d5a7a;cursor:progress}
+.secondary{color:#0b5394;background:#fff;border:2px solid #0b5394;margin-top:.75rem}
 a{color:#0b5394}
 :focus-visible{outline:3px solid #1a1a1a;outline-offset:2px;box-shadow:0 0 0 2px #fff}
 .rail:focus-within{outline:3px solid #1a1a1a;outline-offset:2px}
@@ -158,7 +171,7 @@ const SCRIPT = `(function () {
   var cc = view.phone.country_code, digits = view.phone.national_digits;
   var $ = function (id) { return document.getElementById(id); };
   var fill = function (s, v) { return s.replace(/\\{(\\w+)\\}/g, function (_, k) { return v[k] === undefined ? '' : String(v[k]); }); };
-  var current = null, pollTimer = null, redirectTimer = null, retrying = false, attempt = null;
+  var current = null, pollTimer = null, redirectTimer = null, retrying = false, attempt = null, sending = false, polls = 0, lastSeen = '';
   var form = $('pay-form'), payButton = $('pay-button'), phone = $('phone');
   var payLabel = fill(t.pay, { amount: view.amount_display });
 
@@ -212,11 +225,19 @@ const SCRIPT = `(function () {
     setError($('email'), $('email-error'), m);
     return m;
   }
-  function formError(message) { $('form-error').textContent = message; }
+  /** Cleared first, then set on the next frame, so the same message twice is announced twice. */
+  function formError(message) {
+    $('form-error').textContent = '';
+    if (message) setTimeout(function () { $('form-error').textContent = message; }, 50);
+  }
 
+  /** Polls every ms while things change; a payment that stays in one state for minutes is asked about less often. */
   function schedulePoll(ms) {
     clearTimeout(pollTimer);
-    pollTimer = setTimeout(refresh, ms);
+    var seen = view.status + '/' + (view.attempt ? view.attempt.status : '');
+    polls = seen === lastSeen ? polls + 1 : 0;
+    lastSeen = seen;
+    pollTimer = setTimeout(refresh, polls > 150 ? Math.max(ms, 15000) : polls > 30 ? Math.max(ms, 5000) : ms);
   }
   function refresh() {
     return fetch(api, { cache: 'no-store', headers: { accept: 'application/json' } })
@@ -232,6 +253,7 @@ const SCRIPT = `(function () {
     if (view.status === 'open') {
       if (a && a.failure_reason && !retrying) {
         $('failure-reason').textContent = fill(t['reason_' + a.failure_reason] || t.reason_provider_error, { rail: railName(a.rail) });
+        $('retry-hint').textContent = a.failure_reason === 'expired' ? t.retryHintExpired : t.retryHint;
         show('failed');
       } else {
         show('pay');
@@ -256,9 +278,10 @@ const SCRIPT = `(function () {
       schedulePoll(2000);
     } else if (view.status === 'complete') {
       $('continue').href = view.return_url;
+      var first = current !== 'success';
       show('success');
-      clearTimeout(redirectTimer);
-      redirectTimer = setTimeout(function () { window.location.assign(view.return_url); }, 4000);
+      // Back to the shop after 5 s, unless the payer asks to stay (WCAG 2.2.1: a timed move can be turned off).
+      if (first && !$('stay').hidden) redirectTimer = setTimeout(function () { window.location.assign(view.return_url); }, 5000);
     } else {
       $('expired-return').href = view.return_url;
       show('expired');
@@ -281,6 +304,7 @@ const SCRIPT = `(function () {
 
   form.addEventListener('submit', function (e) {
     e.preventDefault();
+    if (sending) return;
     formError('');
     var rail = selectedRail();
     var problems = [checkPhone(true), checkName(), checkEmail()];
@@ -296,7 +320,9 @@ const SCRIPT = `(function () {
     if (needs('email')) customer.email = $('email').value.trim();
     var body = JSON.stringify({ rail: rail.rail, customer: customer });
     if (!attempt || attempt.body !== body) attempt = { key: newKey(), body: body };
-    payButton.disabled = true;
+    // Not disabled: a disabled button loses the keyboard focus. aria-disabled says it is busy; the sending flag ignores repeats.
+    sending = true;
+    payButton.setAttribute('aria-disabled', 'true');
     payButton.textContent = t.sending;
     fetch(api + '/pay', { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': attempt.key }, body: body })
       .then(function (res) {
@@ -304,16 +330,24 @@ const SCRIPT = `(function () {
           if (res.ok && json) { attempt = null; retrying = false; render(json); return; }
           if (res.status === 409) { attempt = null; retrying = false; return refresh(); }
           if (res.status === 429) { formError(t.rateLimited); return; }
+          // The server's words are English; the payer reads this page's own, in the page's language.
           var shown = false;
           ((json && json.errors) || []).forEach(function (err) {
-            if (err.field === 'customer.phone_number') { setError(phone, $('phone-error'), err.message); phone.focus(); shown = true; }
-            if (err.field === 'customer.name') { setError($('name'), $('name-error'), err.message); shown = true; }
+            if (err.field === 'customer.phone_number') { setError(phone, $('phone-error'), fill(t.phoneRejected, { rail: rail.name })); phone.focus(); shown = true; }
+            if (err.field === 'customer.name') { setError($('name'), $('name-error'), t.nameRequired); shown = true; }
           });
-          formError(shown ? t.required : (json && json.detail) || t.networkError);
+          formError(shown ? t.required : res.status >= 500 ? t.networkError : t.startFailed);
         });
       })
       .catch(function () { formError(t.networkError); })
-      .then(function () { payButton.disabled = false; payButton.textContent = payLabel; });
+      .then(function () { sending = false; payButton.removeAttribute('aria-disabled'); payButton.textContent = payLabel; });
+  });
+
+  $('stay').addEventListener('click', function () {
+    clearTimeout(redirectTimer);
+    $('stay').hidden = true;
+    $('success-text').textContent = t.stayed;
+    $('continue').focus();
   });
 
   $('retry').addEventListener('click', function () {
@@ -322,6 +356,8 @@ const SCRIPT = `(function () {
     phone.focus();
   });
 
+  var expires = new Date(view.expires_at);
+  $('expires').textContent = fill(t.expiresAt, { time: expires.toLocaleTimeString(document.documentElement.lang, { hour: '2-digit', minute: '2-digit' }) });
   updateFields();
   render(view);
 })();`;
@@ -398,26 +434,27 @@ ${view.sandbox ? `<p class="sandbox">${esc(t.sandbox)}</p>` : ''}
 <p class="error" id="email-error" aria-live="polite"></p></div>
 <button type="submit" id="pay-button">${esc(fill(t.pay, { amount: view.amount_display }))}</button>
 <p class="error" id="form-error" role="alert"></p>
-</form></section>
+</form><p class="expires" id="expires"></p></section>
 <section id="screen-wait" aria-labelledby="wait-title" hidden>
-<h2 id="wait-title" tabindex="-1">${esc(t.waitTitle)}</h2>
+<h2 id="wait-title" tabindex="-1" aria-describedby="instruction ussd">${esc(t.waitTitle)}</h2>
 <p id="instruction"></p><p class="ussd" id="ussd" hidden></p>
 <dl id="bank" hidden><dt>${esc(t.bankLabel)}</dt><dd id="bank-name"></dd><dt>${esc(t.accountLabel)}</dt><dd id="bank-account"></dd><dt>${esc(t.holderLabel)}</dt><dd id="bank-holder"></dd></dl>
 <p class="status" role="status"><span class="spinner" aria-hidden="true"></span><span id="status-text"></span></p>
 </section>
 <section id="screen-success" aria-labelledby="success-title" hidden>
-<h2 id="success-title" tabindex="-1">${esc(t.successTitle)}</h2>
-<p>${esc(fill(t.successText, { merchant: view.merchant_name }))}</p>
+<h2 id="success-title" tabindex="-1" aria-describedby="success-text">${esc(t.successTitle)}</h2>
+<p id="success-text">${esc(fill(t.successText, { merchant: view.merchant_name }))}</p>
 <a class="button" id="continue" href="#">${esc(fill(t.continue, { merchant: view.merchant_name }))}</a>
+<button type="button" class="secondary" id="stay">${esc(t.stay)}</button>
 </section>
 <section id="screen-failed" aria-labelledby="failed-title" hidden>
-<h2 id="failed-title" tabindex="-1">${esc(t.failedTitle)}</h2>
-<p id="failure-reason"></p><p>${esc(t.retryHint)}</p>
+<h2 id="failed-title" tabindex="-1" aria-describedby="failure-reason retry-hint">${esc(t.failedTitle)}</h2>
+<p id="failure-reason"></p><p id="retry-hint">${esc(t.retryHint)}</p>
 <button type="button" id="retry">${esc(t.retry)}</button>
 </section>
 <section id="screen-expired" aria-labelledby="expired-title" hidden>
-<h2 id="expired-title" tabindex="-1">${esc(t.expiredTitle)}</h2>
-<p>${esc(fill(t.expiredText, { merchant: view.merchant_name }))}</p>
+<h2 id="expired-title" tabindex="-1" aria-describedby="expired-text">${esc(t.expiredTitle)}</h2>
+<p id="expired-text">${esc(fill(t.expiredText, { merchant: view.merchant_name }))}</p>
 <a class="button" id="expired-return" href="#">${esc(fill(t.returnTo, { merchant: view.merchant_name }))}</a>
 </section>
 </div>

@@ -23,29 +23,53 @@ import type { CheckoutService } from './checkout.service.js';
 
 /** How many times more requests one client may make across all links than on one link (many payers share a carrier's NAT). */
 const CLIENT_FACTOR = 20;
+/** How many times more requests one link may take from all clients together than from one. */
+const LINK_FACTOR = 4;
 
 /**
- * The payer's endpoints carry no credential: they are limited per link and client address, and per client
- * address across links (which also slows anyone guessing tokens, though 256 random bits are not guessable).
+ * The client a request counts against: its address, or for IPv6 its /64 (one subscriber's prefix: rotating
+ * addresses within it does not buy a fresh bucket). Behind a proxy the address comes from X-Forwarded-For
+ * only when TRUST_PROXY says so.
+ */
+export function clientKey(ip: string): string {
+  const address = ip.split('%')[0] ?? ip;
+  if (!address.includes(':')) return address;
+  if (/^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(address)) return address.slice(7);
+  const [head = '', tail] = address.split('::');
+  const front = head === '' ? [] : head.split(':');
+  const back = tail === undefined || tail === '' ? [] : tail.split(':');
+  const groups = tail === undefined ? front : [...front, ...new Array<string>(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => (Number.parseInt(g, 16) || 0).toString(16))
+    .join(':')}::/64`;
+}
+
+/**
+ * The payer's endpoints carry no credential: they are limited per link and client, per link across clients, and
+ * per client across links (which also slows anyone guessing tokens, though 256 random bits are not guessable).
  */
 class PayerLimits {
+  private readonly perLinkClient: TokenBuckets;
   private readonly perLink: TokenBuckets;
   private readonly perClient: TokenBuckets;
 
   constructor(private readonly options: RateLimitOptions) {
-    this.perLink = new TokenBuckets(options);
+    this.perLinkClient = new TokenBuckets(options);
+    this.perLink = new TokenBuckets({ perSecond: options.perSecond * LINK_FACTOR, burst: options.burst * LINK_FACTOR });
     this.perClient = new TokenBuckets({ perSecond: options.perSecond * CLIENT_FACTOR, burst: options.burst * CLIENT_FACTOR });
   }
 
-  /** Seconds to wait when the request is over a limit, else undefined; sets the RateLimit-* headers of the link's bucket. */
-  check(token: string, client: string, reply: FastifyReply): number | undefined {
-    const byClient = this.perClient.take(client);
-    const link = this.perLink.take(`${token}|${client}`);
+  /** Seconds to wait when the request is over a limit, else undefined; sets the RateLimit-* headers of the link and client bucket. */
+  check(token: string, ip: string, reply: FastifyReply): number | undefined {
+    const client = clientKey(ip);
+    const results = [this.perLinkClient.take(`${token}|${client}`), this.perLink.take(token), this.perClient.take(client)];
+    const own = results[0] as ReturnType<TokenBuckets['take']>;
     reply.header('RateLimit-Limit', String(this.options.burst));
-    reply.header('RateLimit-Remaining', String(link.remaining));
-    reply.header('RateLimit-Reset', String(link.resetSeconds));
-    if (link.allowed && byClient.allowed) return undefined;
-    return Math.max(link.allowed ? 0 : link.retryAfterSeconds, byClient.allowed ? 0 : byClient.retryAfterSeconds);
+    reply.header('RateLimit-Remaining', String(own.remaining));
+    reply.header('RateLimit-Reset', String(own.resetSeconds));
+    const refused = results.filter((r) => !r.allowed);
+    return refused.length === 0 ? undefined : Math.max(...refused.map((r) => r.retryAfterSeconds));
   }
 }
 

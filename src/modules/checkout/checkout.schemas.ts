@@ -18,7 +18,8 @@ export const EXPIRES_IN_DEFAULT = 3_600;
 const SessionStatusSchema = Type.Enum(SESSION_STATUSES, {
   description:
     '`open` (waiting for the payer, also again after a failed attempt), `processing` (the payer submitted; a collection runs), ' +
-    '`complete` (paid: final) or `expired` (not paid by `expires_at`: final).',
+    '`complete` (paid: final) or `expired` (final: not paid by `expires_at`, or 5 attempts failed). A session still `processing` at ' +
+    '`expires_at` ends with its attempt: `complete` if it succeeds, else `expired`.',
 });
 
 const AttemptFailureSchema = Type.Union([Type.Enum(ATTEMPT_FAILURE_REASONS), Type.Null()], {

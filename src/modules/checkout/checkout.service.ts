@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { withTransaction, type Db, type Tx } from '../../db/pool.js';
 import { ApiError, notFound } from '../../platform/errors.js';
-import { canonicalJson, type IdempotencyEngine, type IdempotentResult } from '../../platform/idempotency.js';
+import type { IdempotencyEngine, IdempotentResult } from '../../platform/idempotency.js';
 import { isUuid, uuidv7, uuidv7Time } from '../../platform/ids.js';
 import type { CursorCodec, Page } from '../../platform/pagination.js';
 import type { PaymentsEnv } from '../../config.js';
@@ -12,7 +12,7 @@ import { phoneProblem, type MarketCatalogue } from '../catalogue/catalogue.js';
 import type { Market } from '../catalogue/catalogue.schema.js';
 import * as collectionsRepo from '../collections/collections.repository.js';
 import type { Collection } from '../collections/collections.schemas.js';
-import type { CollectionsService } from '../collections/collections.service.js';
+import { checkAmountAndMetadata, type CollectionsService } from '../collections/collections.service.js';
 import { formatAmount } from '../collections/payment-instructions.js';
 import { recordEvent } from '../events/events.repository.js';
 import * as repo from './checkout.repository.js';
@@ -26,7 +26,6 @@ import {
   type Session,
 } from './checkout.schemas.js';
 
-const METADATA_MAX_BYTES = 16 * 1024;
 /** 256 random bits, base64url: 43 characters. */
 const TOKEN_RE = /^[A-Za-z0-9_-]{43}$/;
 
@@ -43,13 +42,23 @@ function stepTime(previous: Date): Date {
   return new Date(Math.max(Date.now(), previous.getTime() + 1));
 }
 
-/** The redirect_url with the session's id and final status added to its query (contract §9). */
+/**
+ * The redirect_url with the session's id and final status added to its query (contract §9). Appended to the
+ * query exactly as given, so a signed return URL keeps its bytes; a fragment stays last.
+ */
 export function returnUrl(row: Pick<repo.SessionRow, 'id' | 'redirect_url' | 'status'>): string {
-  const url = new URL(row.redirect_url);
-  url.searchParams.set('session_id', row.id);
-  url.searchParams.set('status', row.status);
-  return url.toString();
+  const hashAt = row.redirect_url.indexOf('#');
+  const base = hashAt === -1 ? row.redirect_url : row.redirect_url.slice(0, hashAt);
+  const fragment = hashAt === -1 ? '' : row.redirect_url.slice(hashAt);
+  const joiner = !base.includes('?') ? '?' : base.endsWith('?') || base.endsWith('&') ? '' : '&';
+  return `${base}${joiner}session_id=${encodeURIComponent(row.id)}&status=${encodeURIComponent(row.status)}${fragment}`;
 }
+
+/**
+ * Failed attempts a session allows. Past this the session expires: anyone holding the link could otherwise send
+ * payment prompts in the merchant's name to phone after phone.
+ */
+export const MAX_ATTEMPTS = 5;
 
 export interface CheckoutOptions {
   env: PaymentsEnv;
@@ -104,18 +113,7 @@ export class CheckoutService {
         errors: [{ field: 'customer.phone_number', message: phoneIssue }],
       });
     }
-    const currency = this.catalogue.currency(market.currency);
-    if (!currency) throw new Error(`catalogue has no rules for ${market.currency}`); // validated at boot
-    if (body.amount < currency.min_amount || body.amount > currency.max_amount) {
-      throw new ApiError(
-        'amount_out_of_range',
-        `Amount must be between ${currency.min_amount} and ${currency.max_amount} minor units of ${market.currency}.`,
-        { errors: [{ field: 'amount', message: `must be between ${currency.min_amount} and ${currency.max_amount}` }] },
-      );
-    }
-    if (body.metadata !== undefined && Buffer.byteLength(canonicalJson(body.metadata)) > METADATA_MAX_BYTES) {
-      throw new ApiError('validation_failed', 'metadata is larger than 16 KiB.', { errors: [{ field: 'metadata', message: 'must be at most 16 KiB as JSON' }] });
-    }
+    checkAmountAndMetadata(this.catalogue, market.currency, body.amount, body.metadata);
     return { market: marketCode };
   }
 
@@ -282,7 +280,7 @@ export class CheckoutService {
       }
       const collection = await this.collections.insert(tx, found.workspace_id, found.market, body.rail, resolved, collectionBody, {
         sessionId: session.id,
-        expiresAt: session.expires_at,
+        accountName: found.merchant_name,
       });
       const at = stepTime(session.updated_at);
       const next: repo.SessionRow = {
@@ -307,7 +305,9 @@ export class CheckoutService {
   /**
    * Called by the lifecycle, in the transaction that moved a collection started from a session (the collection
    * is locked first, then the session: the order payment attempts never reverse). A success completes the
-   * session; a failure or expiry opens it again for another attempt, or expires it if its time is up.
+   * session, even past its expires_at (the payer authorised in time: the money is taken, so the session is
+   * paid). A failure or expiry opens it again for another attempt, or expires it when its time is up or
+   * after MAX_ATTEMPTS attempts.
    */
   async followCollection(tx: Tx, workspaceId: string, collection: collectionsRepo.CollectionRow): Promise<void> {
     if (collection.checkout_session_id === null) return;
@@ -331,7 +331,7 @@ export class CheckoutService {
       case 'failed':
       case 'expired': {
         const reason = collection.status === 'expired' ? 'expired' : (collection.failure_reason ?? 'provider_error');
-        const timeUp = session.expires_at.getTime() <= at.getTime();
+        const timeUp = session.expires_at.getTime() <= at.getTime() || session.attempts >= MAX_ATTEMPTS;
         const next: repo.SessionRow = { ...session, status: timeUp ? 'expired' : 'open', failure_reason: reason, updated_at: at };
         await repo.saveSession(tx, next);
         if (timeUp) {
@@ -344,8 +344,8 @@ export class CheckoutService {
 
   /**
    * Expires open sessions past `expires_at`, with no request needed. A session with an attempt in flight is
-   * not expired here: its collection expires no later than the session (see CollectionsService.insert) and
-   * the session follows it. Returns how many expired (at most `batch`).
+   * not expired here: it ends with that attempt (followCollection), so a payer who approves the prompt in time
+   * is never charged on an expired session. Returns how many expired (at most `batch`).
    */
   async expireDue(batch = 200): Promise<number> {
     return withTransaction(this.db, async (tx) => {

@@ -34,6 +34,24 @@ export function toApi(row: repo.CollectionRow): Collection {
   };
 }
 
+/**
+ * The currency's amount limits (422 `amount_out_of_range`) and the metadata size limit, checked the same way by
+ * every request that asks a payer for money (collections, checkout sessions). Returns the currency's rules.
+ */
+export function checkAmountAndMetadata(catalogue: MarketCatalogue, currencyCode: string, amount: number, metadata: unknown): CurrencyRules {
+  const currency = catalogue.currency(currencyCode);
+  if (!currency) throw new Error(`catalogue has no rules for ${currencyCode}`); // validated at boot
+  if (amount < currency.min_amount || amount > currency.max_amount) {
+    throw new ApiError('amount_out_of_range', `Amount must be between ${currency.min_amount} and ${currency.max_amount} minor units of ${currencyCode}.`, {
+      errors: [{ field: 'amount', message: `must be between ${currency.min_amount} and ${currency.max_amount}` }],
+    });
+  }
+  if (metadata !== undefined && Buffer.byteLength(canonicalJson(metadata)) > METADATA_MAX_BYTES) {
+    throw new ApiError('validation_failed', 'metadata is larger than 16 KiB.', { errors: [{ field: 'metadata', message: 'must be at most 16 KiB as JSON' }] });
+  }
+  return currency;
+}
+
 export interface Resolved {
   market: Market;
   rail: Rail;
@@ -76,18 +94,7 @@ export class CollectionsService {
     const phoneIssue = phone === undefined ? undefined : phoneProblem(market, phone);
     if (phoneIssue) problems.push({ field: 'customer.phone_number', message: phoneIssue });
     if (problems.length > 0) throw new ApiError('invalid_customer', `The customer fields are not valid for ${rail.name} in ${market.name}.`, { errors: problems });
-    const currency = this.catalogue.currency(market.currency);
-    if (!currency) throw new Error(`catalogue has no rules for ${market.currency}`); // validated at boot
-    if (body.amount < currency.min_amount || body.amount > currency.max_amount) {
-      throw new ApiError(
-        'amount_out_of_range',
-        `Amount must be between ${currency.min_amount} and ${currency.max_amount} minor units of ${market.currency}.`,
-        { errors: [{ field: 'amount', message: `must be between ${currency.min_amount} and ${currency.max_amount}` }] },
-      );
-    }
-    if (body.metadata !== undefined && Buffer.byteLength(canonicalJson(body.metadata)) > METADATA_MAX_BYTES) {
-      throw new ApiError('validation_failed', 'metadata is larger than 16 KiB.', { errors: [{ field: 'metadata', message: 'must be at most 16 KiB as JSON' }] });
-    }
+    const currency = checkAmountAndMetadata(this.catalogue, market.currency, body.amount, body.metadata);
     return { market, rail, currency };
   }
 
@@ -116,8 +123,10 @@ export class CollectionsService {
 
   /**
    * Writes a new collection and its `collection.created` event inside the caller's transaction. The caller
-   * has run `resolve` and calls `afterCreate` once the transaction commits. A hosted checkout's attempt
-   * names its session and may expire sooner than the rail's own expiry (never after the session).
+   * has run `resolve` and calls `afterCreate` once the transaction commits. A hosted checkout's attempt names
+   * its session, and its bank-transfer account is named after the merchant rather than the reference (the
+   * payer sees the instruction). Its expiry is the rail's: cutting it short at the session's expiry would
+   * expire a prompt the payer may still approve.
    */
   async insert(
     tx: Tx,
@@ -126,11 +135,10 @@ export class CollectionsService {
     railCode: string,
     { market, rail, currency }: Resolved,
     body: CreateCollectionBody,
-    checkout?: { sessionId: string; expiresAt: Date },
+    checkout?: { sessionId: string; accountName: string },
   ): Promise<Collection> {
     const id = uuidv7();
     const now = uuidv7Time(id);
-    const railExpiry = now.getTime() + rail.expiry_seconds * 1000;
     const row: repo.CollectionRow = {
       id,
       workspace_id: workspaceId,
@@ -149,10 +157,11 @@ export class CollectionsService {
         exponent: currency.exponent,
         phone: body.customer.phone_number,
         reference: body.reference,
+        accountName: checkout?.accountName,
       }),
       created_at: now,
       updated_at: now,
-      expires_at: new Date(checkout ? Math.min(railExpiry, checkout.expiresAt.getTime()) : railExpiry),
+      expires_at: new Date(now.getTime() + rail.expiry_seconds * 1000),
       provider: this.providerFor(marketCode, railCode),
       provider_reference: null,
       submitted_at: null,

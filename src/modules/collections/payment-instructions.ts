@@ -23,7 +23,16 @@ export function virtualAccountNumber(collectionId: string): string {
 export function paymentInstruction(
   market: Market,
   rail: Rail,
-  c: { id: string; amount: number; currency: string; exponent: number; phone: string | undefined; reference: string },
+  c: {
+    id: string;
+    amount: number;
+    currency: string;
+    exponent: number;
+    phone: string | undefined;
+    reference: string;
+    /** Name on the receiving account; default `Collection <reference>`. */
+    accountName?: string | undefined;
+  },
 ): PaymentInstruction {
   const instruction = rail.instruction;
   if (instruction === null) return null;
@@ -52,7 +61,7 @@ export function paymentInstruction(
         type: 'bank_transfer',
         bank_name: instruction.bank_name,
         account_number: account,
-        account_name: `Collection ${c.reference}`.slice(0, 64),
+        account_name: (c.accountName ?? `Collection ${c.reference}`).slice(0, 64),
         message: fr
           ? `Virez exactement ${amount} au compte ${account} (${instruction.bank_name}).`
           : `Transfer exactly ${amount} to account ${account} at ${instruction.bank_name}.`,
