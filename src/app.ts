@@ -35,6 +35,8 @@ import { ProviderNotices } from './modules/providers/notices.service.js';
 import { buildProviders, type ProviderPlan, type ProviderRegistry } from './modules/providers/providers.registry.js';
 import { providersRoutes } from './modules/providers/providers.routes.js';
 import { refundsRoutes } from './modules/refunds/refunds.routes.js';
+import { riskRoutes } from './modules/risk/risk.routes.js';
+import { RiskService } from './modules/risk/risk.service.js';
 import { RefundsService } from './modules/refunds/refunds.service.js';
 import { sandboxRoutes } from './modules/sandbox/sandbox.routes.js';
 import { SandboxService } from './modules/sandbox/sandbox.service.js';
@@ -68,6 +70,7 @@ export interface Services {
   collections: CollectionsService;
   checkout: CheckoutService;
   refunds: RefundsService;
+  risk: RiskService;
   marketData: MarketDataService;
   lifecycle: Lifecycle;
   providers: ProviderRegistry;
@@ -194,11 +197,15 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   const credentials = new CredentialsService(tokens, config.paymentsEnv);
   const providers = buildProviders(deps.providerPlan, config, db, deps.keys.sandboxProviderSecret);
   const collections = new CollectionsService(db, deps.catalogue, idempotency, cursors, (market, rail) => providers.nameFor(market, rail));
-  const refunds = new RefundsService(db, idempotency, cursors);
+  const risk = new RiskService(db, idempotency, cursors);
+  const refunds = new RefundsService(db, idempotency, cursors, (tx, workspaceId, refundId) => risk.afterRefundRequested(tx, workspaceId, refundId));
   const marketData = new MarketDataService(db, idempotency, cursors, config.rateMaxAgeSeconds);
   const checkout = new CheckoutService(db, deps.catalogue, collections, idempotency, cursors, { env: config.paymentsEnv, publicBaseUrl: config.publicBaseUrl });
-  // A checkout session follows its attempt's collection, in the transaction that moves the collection.
-  const lifecycle = new Lifecycle(app.log, (tx, workspaceId, collection) => checkout.followCollection(tx, workspaceId, collection));
+  // In the transaction that moves a collection: its checkout session follows, and the risk rules look at it.
+  const lifecycle = new Lifecycle(app.log, async (tx, workspaceId, collection) => {
+    await checkout.followCollection(tx, workspaceId, collection);
+    await risk.afterCollectionMoved(tx, workspaceId, collection);
+  });
   const notices = new ProviderNotices(db, providers, lifecycle, app.log);
   const submitter = new Submitter(db, providers, lifecycle, app.log);
   const webhooks = new WebhooksService(db, config.paymentsEnv, idempotency, cursors, deps.resolve);
@@ -211,6 +218,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   ledgerRoutes(app, db);
   beneficiariesRoutes(app, new BeneficiariesService(db, deps.catalogue, idempotency, cursors));
   marketDataRoutes(app, marketData);
+  riskRoutes(app, risk);
   providersRoutes(app, notices);
   webhooksRoutes(app, webhooks);
   // The simulate endpoints exist only in the sandbox: in production they are unknown routes (404).
@@ -219,7 +227,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   await app.ready();
   return {
     app,
-    services: { tokens, credentials, idempotency, collections, checkout, refunds, marketData, lifecycle, providers, notices, submitter, webhooks, metrics: registry },
+    services: { tokens, credentials, idempotency, collections, checkout, refunds, risk, marketData, lifecycle, providers, notices, submitter, webhooks, metrics: registry },
     drain: () => {
       draining = true;
     },

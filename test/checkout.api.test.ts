@@ -325,17 +325,32 @@ describe('expiry', () => {
     assert.deepEqual(events.body.data.map((e: { type: string }) => e.type), ['checkout.session.completed'], 'never expired, then paid');
   });
 
-  it('an attempt that ends unpaid after expires_at expires the session, with the reason', async () => {
+  it('an attempt that fails after expires_at expires the session, with the reason', async () => {
     const { body: s } = await createSession();
-    assert.equal((await pay(tokenOf(s), '+254712340005')).status, 201);
+    assert.equal((await pay(tokenOf(s), '+254712340005')).status, 201); // 0005: stays processing until driven
     await t.db.query(`UPDATE checkout_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [s.id]);
     const collectionId = (await readSession(s.id)).body.collection_id;
-    const driven = await request(t, 'POST', `/v1/sandbox/collections/${collectionId}/simulate`, { token: t.demoToken, body: { outcome: 'expired' } });
+    // processing → failed is allowed from every status the attempt can be in by now (created, pending or processing).
+    const driven = await request(t, 'POST', `/v1/sandbox/collections/${collectionId}/simulate`, { token: t.demoToken, body: { outcome: 'failed' } });
     assert.ok(driven.status < 300, driven.text);
     const expired = await sessionWhen(s.id, 'expired');
-    assert.equal(expired.failure_reason, 'expired');
+    const collection = (await request(t, 'GET', `/v1/collections/${collectionId}`, { token: t.demoToken })).body;
+    assert.equal(collection.status, 'failed');
+    assert.equal(expired.failure_reason, collection.failure_reason);
     const events = await request(t, 'GET', `/v1/events?object_id=${s.id}`, { token: t.demoToken });
     assert.deepEqual(events.body.data.map((e: { type: string }) => e.type), ['checkout.session.expired']);
+  });
+
+  it('an unauthorised attempt that expires after expires_at expires the session with reason expired', async () => {
+    const { body: s } = await createSession();
+    assert.equal((await pay(tokenOf(s), '+254712340003')).status, 201); // 0003: pending, never authorised
+    await t.db.query(`UPDATE checkout_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [s.id]);
+    const collectionId = (await readSession(s.id)).body.collection_id;
+    // The expiry sweep ends it at its own expires_at; bring that forward instead of waiting the rail's 10 minutes.
+    await t.db.query(`UPDATE collections SET expires_at = now() WHERE id = $1`, [collectionId]);
+    const expired = await sessionWhen(s.id, 'expired');
+    assert.equal(expired.failure_reason, 'expired');
+    assert.equal((await request(t, 'GET', `/v1/collections/${collectionId}`, { token: t.demoToken })).body.status, 'expired');
   });
 
   it(`after ${MAX_ATTEMPTS} failed attempts the session expires: a link cannot prompt phone after phone`, async () => {

@@ -62,6 +62,10 @@ const EXPECTED_ROUTES: readonly (readonly [string, string])[] = [
   ['PATCH', '/v1/api/markets/sources/{sourceId}'],
   ['GET', '/v1/api/markets/rates'],
   ['POST', '/v1/api/markets/rates'],
+  ['GET', '/v1/api/risk/signals/open'],
+  ['GET', '/v1/api/risk/signals/{signalId}'],
+  ['POST', '/v1/api/risk/signals'],
+  ['PATCH', '/v1/api/risk/signals/{signalId}'],
   // Contract §9: hosted checkout (rows 15, 16 and 18) and the page.
   ['POST', '/v1/checkout/sessions'],
   ['GET', '/v1/checkout/sessions'],

@@ -68,6 +68,12 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAuth>> = {
   'GET /v1/api/beneficiaries/:beneficiaryId': INTEGRATOR,
   'DELETE /v1/api/beneficiaries/:beneficiaryId': INTEGRATOR,
 
+  // Risk signals: every token holder reports and reads its workspace's; the admin reviews them (and reads all).
+  'GET /v1/api/risk/signals/open': ANY,
+  'GET /v1/api/risk/signals/:signalId': ANY,
+  'POST /v1/api/risk/signals': ANY,
+  'PATCH /v1/api/risk/signals/:signalId': ADMIN,
+
   // Market data: everyone reads it; the admin keeps the sources; liquidity providers (and the admin) post rates.
   'GET /v1/api/markets/sources': ANY,
   'POST /v1/api/markets/sources': ADMIN,

@@ -46,14 +46,14 @@ function stepTime(previous: Date): Date {
   return new Date(Math.max(Date.now(), previous.getTime() + 1));
 }
 
-/** Called in the same transaction after a collection that is a hosted checkout's payment attempt has moved. */
-export type CheckoutFollower = (tx: Tx, workspaceId: string, collection: collections.CollectionRow) => Promise<void>;
+/** Called in the same transaction after every applied collection move (checkout sessions follow; risk rules look). */
+export type CollectionFollower = (tx: Tx, workspaceId: string, collection: collections.CollectionRow) => Promise<void>;
 
 export class Lifecycle {
   constructor(
     private readonly log: FastifyBaseLogger,
-    /** Moves a checkout session along with its collection (open again, complete or expired). */
-    private readonly followCheckout: CheckoutFollower,
+    /** What else moves with a collection, in its transaction: its checkout session, the risk rules. */
+    private readonly followCollection: CollectionFollower,
   ) {}
 
   async moveCollection(
@@ -103,7 +103,7 @@ export class Lifecycle {
       }
     }
     await collections.saveStatus(tx, row);
-    if (row.checkout_session_id !== null) await this.followCheckout(tx, workspaceId, row);
+    await this.followCollection(tx, workspaceId, row);
     if (row.status === 'reversed') {
       // The payer has the money back: a refund not yet sent to the provider must not be sent.
       const unsent = await refunds.unsentRefunds(tx, workspaceId, id);

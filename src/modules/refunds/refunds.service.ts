@@ -1,6 +1,6 @@
 // Refund rules (row 2, contract §7): full refunds of successful collections, one in progress at a time,
 // created through the idempotency engine with their event and outbox row in one transaction.
-import type { Db } from '../../db/pool.js';
+import type { Db, Tx } from '../../db/pool.js';
 import { ApiError, notFound } from '../../platform/errors.js';
 import type { IdempotencyEngine, IdempotentResult } from '../../platform/idempotency.js';
 import { isUuid, uuidv7, uuidv7Time } from '../../platform/ids.js';
@@ -18,6 +18,8 @@ export class RefundsService {
     private readonly db: Db,
     private readonly idempotency: IdempotencyEngine,
     private readonly cursors: CursorCodec,
+    /** Runs in the request's transaction once the refund is written (the risk rules look at the pace of refunds). */
+    private readonly afterRequested: (tx: Tx, workspaceId: string, refundId: string) => Promise<void>,
   ) {}
 
   async create(workspaceId: string, collectionId: string, body: CreateRefundBody, key: string, requestFingerprint: string): Promise<IdempotentResult> {
@@ -59,6 +61,7 @@ export class RefundsService {
       await repo.insertRefund(tx, row);
       const refund = toRefundApi(row, collection.metadata);
       await recordEvent(tx, workspaceId, { type: 'refund.requested', objectType: 'refund', objectId: id, data: refund, at: now });
+      await this.afterRequested(tx, workspaceId, id);
       created = id;
       return { status: 201, headers: { location: `/v1/refunds/${id}` }, body: JSON.stringify(refund) };
     });

@@ -7,6 +7,7 @@ export const EVENT_TYPES: readonly string[] = [
   ...REFUND_STATUSES.map((s) => `refund.${s}`),
   'checkout.session.completed',
   'checkout.session.expired',
+  'risk_signal.created',
 ];
 
 /** Subscribes to every type, including ones added later. */

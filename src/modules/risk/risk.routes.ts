@@ -1,0 +1,78 @@
+// Routes for risk signals: rows 6 (open ones), 7 (one) and 8 (report one), and the admin's review. No SQL here.
+import { requireAuth } from '../../platform/auth.js';
+import { sendStored, type App } from '../../platform/http.js';
+import { idempotencyOf } from '../../platform/idempotency.js';
+import { problemResponses } from '../../platform/schemas.js';
+import { CreateSignalBody, ListOpenQuery, ReviewSignalBody, SignalIdParams, SignalPage, SignalSchema } from './risk.schemas.js';
+import { RISK_RULES, type RiskService } from './risk.service.js';
+
+const rules = Object.entries(RISK_RULES)
+  .map(([name, r]) => `\`${name}\` (${r.threshold} within ${r.windowSeconds / 60} min, ${r.severity})`)
+  .join('; ');
+
+export function riskRoutes(app: App, service: RiskService): void {
+  app.get(
+    '/v1/api/risk/signals/open',
+    {
+      schema: {
+        operationId: 'listOpenRiskSignals',
+        tags: ['Risk'],
+        summary: 'List open risk signals',
+        description: `Row 6. Open signals of your workspace, newest first; an admin token lists every workspace's (the review queue). Built-in rules: ${rules}.`,
+        querystring: ListOpenQuery,
+        response: { 200: SignalPage, ...problemResponses(400, 401, 403, 429) },
+      },
+    },
+    async (request) => service.listOpen(requireAuth(request), request.query),
+  );
+
+  app.get(
+    '/v1/api/risk/signals/:signalId',
+    {
+      schema: {
+        operationId: 'getRiskSignal',
+        tags: ['Risk'],
+        summary: 'Get a risk signal',
+        description: "Row 7. A signal of your workspace (an admin token reads any); another workspace's is 404.",
+        params: SignalIdParams,
+        response: { 200: SignalSchema, ...problemResponses(401, 403, 404, 429) },
+      },
+    },
+    async (request) => service.get(requireAuth(request), request.params.signalId),
+  );
+
+  app.post(
+    '/v1/api/risk/signals',
+    {
+      schema: {
+        operationId: 'createRiskSignal',
+        tags: ['Risk'],
+        summary: 'Report a risk signal',
+        description: 'Row 8: 201 with the signal, `open`, in your workspace (an admin token may name another with `workspace_id`). An Idempotency-Key is honoured.',
+        body: CreateSignalBody,
+        response: { 201: SignalSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const { key, fingerprint } = idempotencyOf(request, false);
+      return sendStored(reply, await service.create(auth, request.body, key, fingerprint));
+    },
+  );
+
+  app.patch(
+    '/v1/api/risk/signals/:signalId',
+    {
+      schema: {
+        operationId: 'reviewRiskSignal',
+        tags: ['Risk'],
+        summary: 'Acknowledge or resolve a risk signal',
+        description: 'open → acknowledged → resolved, or open → resolved; anything else is 409 `transition_not_allowed`. `resolved` is final.',
+        params: SignalIdParams,
+        body: ReviewSignalBody,
+        response: { 200: SignalSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429) },
+      },
+    },
+    async (request) => service.review(request.params.signalId, request.body),
+  );
+}

@@ -1,0 +1,172 @@
+// Risk signals: reported by token holders (row 8), read (row 7) and listed while open (row 6), reviewed by the
+// admin, and raised by built-in rules inside the transaction of the change that shows the pattern.
+import { withTransaction, type Db, type Tx } from '../../db/pool.js';
+import type { AuthContext } from '../../platform/auth.js';
+import { ApiError, notFound } from '../../platform/errors.js';
+import type { IdempotencyEngine, IdempotentResult } from '../../platform/idempotency.js';
+import { isUuid, uuidv7, uuidv7Time } from '../../platform/ids.js';
+import type { CursorCodec, Page } from '../../platform/pagination.js';
+import type { CollectionRow } from '../collections/collections.repository.js';
+import { recordEvent } from '../events/events.repository.js';
+import * as repo from './risk.repository.js';
+import type { CreateSignalBody, ListOpenQuery, ReviewSignalBody, RuleType, Severity, Signal } from './risk.schemas.js';
+
+/** The built-in rules: how many events of a kind within a window raise a signal. Data, in one place. */
+export const RISK_RULES: Readonly<Record<RuleType, { threshold: number; windowSeconds: number; severity: Severity }>> = {
+  /** One payer's number failing again and again: card-testing style probing, or a payer being pushed to pay. */
+  repeated_failed_collections: { threshold: 3, windowSeconds: 3600, severity: 'medium' },
+  /** Many refunds in a short time: a compromised key or an insider draining the balance. */
+  refund_burst: { threshold: 5, windowSeconds: 600, severity: 'high' },
+};
+
+function toApi(row: repo.SignalRow): Signal {
+  return {
+    signal_id: row.id,
+    workspace_id: row.workspace_id,
+    type: row.type,
+    severity: row.severity,
+    status: row.status,
+    source: row.source,
+    subject: { type: row.subject_type as Signal['subject']['type'], id: row.subject_id },
+    description: row.description,
+    details: row.details,
+    resolution_note: row.resolution_note,
+    acknowledged_at: row.acknowledged_at?.toISOString() ?? null,
+    resolved_at: row.resolved_at?.toISOString() ?? null,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+export class RiskService {
+  constructor(
+    private readonly db: Db,
+    private readonly idempotency: IdempotencyEngine,
+    private readonly cursors: CursorCodec,
+  ) {}
+
+  /** Row 8: a token holder reports a risk in its own workspace; the admin may name another workspace. */
+  async create(auth: AuthContext, body: CreateSignalBody, key: string | undefined, requestFingerprint: string): Promise<IdempotentResult> {
+    if (body.workspace_id !== undefined && auth.audience !== 'admin') {
+      throw new ApiError('forbidden', 'Only an admin token may raise a signal about another workspace; leave workspace_id out.');
+    }
+    const workspaceId = body.workspace_id ?? auth.workspaceId;
+    return this.idempotency.maybe(auth.workspaceId, key, requestFingerprint, async (tx) => {
+      const exists = await tx.query('SELECT 1 FROM workspaces WHERE id = $1', [workspaceId]);
+      if (exists.rowCount === 0) throw new ApiError('not_found', 'No workspace with that id exists.', { errors: [{ field: 'workspace_id', message: 'is not a workspace' }] });
+      const row = await this.insert(tx, workspaceId, {
+        type: body.type,
+        severity: body.severity,
+        source: auth.audience,
+        subject: body.subject,
+        description: body.description,
+        details: body.details ?? {},
+      });
+      if (!row) throw new Error('a reported signal is never deduplicated');
+      return { status: 201, headers: { location: `/v1/api/risk/signals/${row.id}` }, body: JSON.stringify(toApi(row)) };
+    });
+  }
+
+  /** Row 7: the caller's own workspace's signal; the admin reads any. */
+  async get(auth: AuthContext, id: string): Promise<Signal> {
+    const row = !isUuid(id)
+      ? undefined
+      : auth.audience === 'admin'
+        ? await repo.findSignalAnyWorkspace(this.db, id)
+        : await repo.findSignal(this.db, auth.workspaceId, id);
+    if (!row) throw notFound('risk signal');
+    return toApi(row);
+  }
+
+  /** Row 6: open signals of the caller's workspace, newest first; the admin's list is every workspace's (its review queue). */
+  async listOpen(auth: AuthContext, query: ListOpenQuery): Promise<Page<Signal>> {
+    const { limit, filter } = this.cursors.filterOf(query);
+    const rows = await repo.listOpen(this.db, auth.audience === 'admin' ? null : auth.workspaceId, filter);
+    return this.cursors.page(rows, limit, toApi);
+  }
+
+  /** The admin acknowledges (open → acknowledged) or resolves (open or acknowledged → resolved, final) a signal. */
+  async review(id: string, body: ReviewSignalBody): Promise<Signal> {
+    return withTransaction(this.db, async (tx) => {
+      const row = isUuid(id) ? await repo.lockSignalAnyWorkspace(tx, id) : undefined;
+      if (!row) throw notFound('risk signal');
+      const allowed = body.status === 'acknowledged' ? row.status === 'open' : row.status !== 'resolved';
+      if (!allowed) throw new ApiError('transition_not_allowed', `A ${row.status} signal cannot become ${body.status}.`);
+      const at = new Date(Math.max(Date.now(), row.updated_at.getTime() + 1));
+      const next: repo.SignalRow = {
+        ...row,
+        status: body.status,
+        resolution_note: body.note ?? row.resolution_note,
+        acknowledged_at: row.acknowledged_at ?? (body.status === 'acknowledged' ? at : null),
+        resolved_at: body.status === 'resolved' ? at : null,
+        updated_at: at,
+      };
+      await repo.saveReview(tx, next);
+      return toApi(next);
+    });
+  }
+
+  // ---- Built-in rules, run inside the transaction of the change.
+
+  /** A collection that failed: the number's third failure within the hour raises `repeated_failed_collections`. */
+  async afterCollectionMoved(tx: Tx, workspaceId: string, collection: CollectionRow): Promise<void> {
+    const phone = collection.customer.phone_number;
+    if (collection.status !== 'failed' || phone === undefined) return;
+    const rule = RISK_RULES.repeated_failed_collections;
+    const count = await repo.countFailedForPhone(tx, workspaceId, phone, new Date(Date.now() - rule.windowSeconds * 1000));
+    if (count < rule.threshold) return;
+    await this.insert(tx, workspaceId, {
+      type: 'repeated_failed_collections',
+      severity: rule.severity,
+      source: 'rule',
+      subject: { type: 'phone_number', id: phone },
+      description: `${count} collections from ${phone} failed within ${rule.windowSeconds / 60} minutes.`,
+      details: { count, threshold: rule.threshold, window_seconds: rule.windowSeconds, last_collection_id: collection.id },
+    });
+  }
+
+  /** A refund requested: the fifth within ten minutes in the workspace raises `refund_burst`. */
+  async afterRefundRequested(tx: Tx, workspaceId: string, refundId: string): Promise<void> {
+    const rule = RISK_RULES.refund_burst;
+    const count = await repo.countRefundsSince(tx, workspaceId, new Date(Date.now() - rule.windowSeconds * 1000));
+    if (count < rule.threshold) return;
+    await this.insert(tx, workspaceId, {
+      type: 'refund_burst',
+      severity: rule.severity,
+      source: 'rule',
+      subject: { type: 'workspace', id: workspaceId },
+      description: `${count} refunds were requested within ${rule.windowSeconds / 60} minutes.`,
+      details: { count, threshold: rule.threshold, window_seconds: rule.windowSeconds, last_refund_id: refundId },
+    });
+  }
+
+  /** Writes a signal and its `risk_signal.created` event; undefined when a rule's signal is already open for the subject. */
+  private async insert(
+    tx: Tx,
+    workspaceId: string,
+    s: { type: string; severity: Severity; source: repo.SignalRow['source']; subject: { type: string; id: string }; description: string; details: Record<string, unknown> },
+  ): Promise<repo.SignalRow | undefined> {
+    const id = uuidv7();
+    const now = uuidv7Time(id);
+    const row: repo.SignalRow = {
+      id,
+      workspace_id: workspaceId,
+      type: s.type,
+      severity: s.severity,
+      status: 'open',
+      source: s.source,
+      subject_type: s.subject.type,
+      subject_id: s.subject.id,
+      description: s.description,
+      details: s.details,
+      resolution_note: null,
+      acknowledged_at: null,
+      resolved_at: null,
+      created_at: now,
+      updated_at: now,
+    };
+    if (!(await repo.insertSignal(tx, workspaceId, row))) return undefined;
+    await recordEvent(tx, workspaceId, { type: 'risk_signal.created', objectType: 'risk_signal', objectId: id, data: toApi(row), at: now });
+    return row;
+  }
+}

@@ -1,0 +1,166 @@
+// Risk signals through HTTP: rows 6 (open ones), 7 (one) and 8 (report one), the admin's review, and the
+// built-in rules firing on their pattern and not on ordinary traffic.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { assertProblem, createCollection, createWorkspace, FAST_LIFECYCLE, newKey, request, startTestApp, waitFor, type TestApp } from './helpers/harness.js';
+
+let t: TestApp;
+before(async () => {
+  t = await startTestApp(FAST_LIFECYCLE, { workers: true });
+});
+after(async () => t.close());
+
+const report = (overrides: Record<string, unknown> = {}) => ({
+  type: 'fraud_suspected',
+  severity: 'high',
+  subject: { type: 'phone_number', id: '+254712345678' },
+  description: 'Same number used on 14 accounts today.',
+  details: { accounts: 14 },
+  ...overrides,
+});
+const create = (token: string, body: unknown, key?: string) =>
+  request(t, 'POST', '/v1/api/risk/signals', { token, body, ...(key === undefined ? {} : { idempotencyKey: key }) });
+const openSignals = async (token: string) => (await request(t, 'GET', '/v1/api/risk/signals/open?limit=100', { token })).body.data as Record<string, any>[];
+
+describe('row 8: report a signal', () => {
+  it('201 with the signal: open, source from the token, in the caller’s workspace, Location; a key replays it', async () => {
+    const key = newKey();
+    const res = await create(t.demoToken, report(), key);
+    assert.equal(res.status, 201, res.text);
+    const s = res.body;
+    assert.deepEqual(Object.keys(s).sort(), [
+      'acknowledged_at', 'created_at', 'description', 'details', 'resolution_note', 'resolved_at', 'severity', 'signal_id', 'source', 'status',
+      'subject', 'type', 'updated_at', 'workspace_id',
+    ]);
+    assert.equal(s.status, 'open');
+    assert.equal(s.source, 'integrator');
+    assert.equal(s.workspace_id, t.demoWorkspaceId);
+    assert.deepEqual(s.subject, { type: 'phone_number', id: '+254712345678' });
+    assert.equal(res.headers.get('location'), `/v1/api/risk/signals/${s.signal_id}`);
+    const again = await create(t.demoToken, report(), key);
+    assert.equal(again.text, res.text);
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+  });
+
+  it('bad input is 400 with field details; no token is 401; an integrator naming another workspace is 403', async () => {
+    for (const [body, field] of [
+      [report({ type: 'aliens' }), 'type'],
+      [report({ severity: 'urgent' }), 'severity'],
+      [report({ subject: { type: 'phone_number' } }), 'subject.id'],
+      [report({ description: '' }), 'description'],
+      [report({ colour: 'red' }), 'colour'],
+    ] as const) {
+      const res = await create(t.demoToken, body);
+      assertProblem(res, 400, 'validation_failed');
+      assert.ok(res.body.errors.some((e: { field: string }) => e.field === field || e.field.startsWith(field)), `${field} in ${res.text}`);
+    }
+    assertProblem(await request(t, 'POST', '/v1/api/risk/signals', { body: report() }), 401, 'unauthorized');
+    const other = await createWorkspace(t, 'risk-target');
+    assertProblem(await create(t.demoToken, report({ workspace_id: other.id })), 403, 'forbidden');
+  });
+
+  it('the admin may raise one about another workspace, which then sees it; an unknown workspace is 404', async () => {
+    const ws = await createWorkspace(t, 'risk-admin-raised');
+    const res = await create(t.adminToken, report({ workspace_id: ws.id, type: 'sanctions_match' }));
+    assert.equal(res.status, 201, res.text);
+    assert.equal(res.body.source, 'admin');
+    assert.equal(res.body.workspace_id, ws.id);
+    assert.ok((await openSignals(ws.token)).some((s) => s.signal_id === res.body.signal_id));
+    assertProblem(await create(t.adminToken, report({ workspace_id: '0190a5f4-0000-7000-8000-000000000000' })), 404, 'not_found');
+  });
+});
+
+describe('rows 7 and 6: read one, list the open ones', () => {
+  it("another workspace's signal is 404; the admin reads any; a malformed id is 404", async () => {
+    const { body: s } = await create(t.demoToken, report());
+    const other = await createWorkspace(t, 'risk-other');
+    assert.equal((await request(t, 'GET', `/v1/api/risk/signals/${s.signal_id}`, { token: t.demoToken })).status, 200);
+    assertProblem(await request(t, 'GET', `/v1/api/risk/signals/${s.signal_id}`, { token: other.token }), 404, 'not_found');
+    assert.equal((await request(t, 'GET', `/v1/api/risk/signals/${s.signal_id}`, { token: t.adminToken })).body.signal_id, s.signal_id);
+    assertProblem(await request(t, 'GET', '/v1/api/risk/signals/nope', { token: t.demoToken }), 404, 'not_found');
+    assertProblem(await request(t, 'GET', `/v1/api/risk/signals/${s.signal_id}`), 401, 'unauthorized');
+    assert.ok(!(await openSignals(other.token)).some((x) => x.signal_id === s.signal_id), "another workspace's list never shows it");
+  });
+
+  it('open lists only open ones, newest first; the admin list spans workspaces; review moves them out', async () => {
+    const ws = await createWorkspace(t, 'risk-review');
+    const a = (await create(ws.token, report({ description: 'first' }))).body;
+    const b = (await create(ws.token, report({ description: 'second' }))).body;
+    assert.deepEqual((await openSignals(ws.token)).map((s) => s.signal_id), [b.signal_id, a.signal_id]);
+    const adminView = (await openSignals(t.adminToken)).map((s) => s.signal_id);
+    assert.ok(adminView.includes(a.signal_id) && adminView.includes(b.signal_id));
+
+    assertProblem(await request(t, 'PATCH', `/v1/api/risk/signals/${a.signal_id}`, { token: ws.token, body: { status: 'resolved' } }), 403, 'forbidden');
+    const ack = await request(t, 'PATCH', `/v1/api/risk/signals/${a.signal_id}`, { token: t.adminToken, body: { status: 'acknowledged', note: 'looking' } });
+    assert.equal(ack.status, 200, ack.text);
+    assert.equal(ack.body.status, 'acknowledged');
+    assert.ok(ack.body.acknowledged_at);
+    const done = await request(t, 'PATCH', `/v1/api/risk/signals/${a.signal_id}`, { token: t.adminToken, body: { status: 'resolved', note: 'false alarm' } });
+    assert.equal(done.body.status, 'resolved');
+    assert.equal(done.body.resolution_note, 'false alarm');
+    assert.ok(done.body.resolved_at);
+    assertProblem(await request(t, 'PATCH', `/v1/api/risk/signals/${a.signal_id}`, { token: t.adminToken, body: { status: 'acknowledged' } }), 409, 'transition_not_allowed');
+    assertProblem(await request(t, 'PATCH', `/v1/api/risk/signals/${a.signal_id}`, { token: t.adminToken, body: { status: 'closed' } }), 400, 'validation_failed');
+    assertProblem(await request(t, 'PATCH', '/v1/api/risk/signals/0190a5f4-0000-7000-8000-000000000000', { token: t.adminToken, body: { status: 'resolved' } }), 404, 'not_found');
+    assert.deepEqual((await openSignals(ws.token)).map((s) => s.signal_id), [b.signal_id], 'a resolved signal is no longer open');
+  });
+});
+
+describe('built-in rules', () => {
+  async function collectAndWait(token: string, phone: string, status: string): Promise<string> {
+    const res = await createCollection(t, token, { customer: { phone_number: phone } });
+    assert.equal(res.status, 201, res.text);
+    const id = res.body.collection_id as string;
+    await waitFor(`collection ${id} ${status}`, async () => {
+      const c = await request(t, 'GET', `/v1/collections/${id}`, { token });
+      return c.body.status === status ? true : undefined;
+    });
+    return id;
+  }
+
+  it('repeated_failed_collections: a number failing 3 times within the hour raises one signal, with its event', async () => {
+    const ws = await createWorkspace(t, 'risk-failures');
+    for (let i = 0; i < 3; i++) await collectAndWait(ws.token, '+254711110002', 'failed');
+    const signals = (await openSignals(ws.token)).filter((s) => s.type === 'repeated_failed_collections');
+    assert.equal(signals.length, 1);
+    assert.deepEqual(signals[0]?.subject, { type: 'phone_number', id: '+254711110002' });
+    assert.equal(signals[0]?.source, 'rule');
+    assert.equal(signals[0]?.details.count, 3);
+    // The pattern going on adds nothing while the signal is open.
+    await collectAndWait(ws.token, '+254711110002', 'failed');
+    assert.equal((await openSignals(ws.token)).filter((s) => s.type === 'repeated_failed_collections').length, 1);
+    const events = await request(t, 'GET', '/v1/events?type=risk_signal.created', { token: ws.token });
+    assert.equal(events.body.data.length, 1);
+    assert.equal(events.body.data[0].data.signal_id, signals[0]?.signal_id);
+  });
+
+  it('repeated_failed_collections stays quiet on ordinary traffic: two failures, and failures spread over numbers', async () => {
+    const ws = await createWorkspace(t, 'risk-ordinary');
+    await collectAndWait(ws.token, '+254722220002', 'failed');
+    await collectAndWait(ws.token, '+254722220002', 'failed');
+    await collectAndWait(ws.token, '+254733330002', 'failed');
+    await collectAndWait(ws.token, '+254744440002', 'failed');
+    await collectAndWait(ws.token, '+254722220000', 'successful');
+    assert.deepEqual(await openSignals(ws.token), []);
+  });
+
+  it('refund_burst: the fifth refund within ten minutes raises a high signal; four do not', async () => {
+    const burst = await createWorkspace(t, 'risk-refunds');
+    const calm = await createWorkspace(t, 'risk-refunds-calm');
+    const refundAll = async (token: string, n: number): Promise<void> => {
+      for (let i = 0; i < n; i++) {
+        const id = await collectAndWait(token, `+2547555500${10 + i}`, 'successful');
+        const res = await request(t, 'POST', `/v1/collections/${id}/refund`, { token, body: { amount: 1500 }, idempotencyKey: newKey() });
+        assert.equal(res.status, 201, res.text);
+      }
+    };
+    await refundAll(calm.token, 4);
+    assert.deepEqual(await openSignals(calm.token), [], 'four refunds are ordinary');
+    await refundAll(burst.token, 5);
+    const signals = await openSignals(burst.token);
+    assert.equal(signals.length, 1);
+    assert.equal(signals[0]?.type, 'refund_burst');
+    assert.equal(signals[0]?.severity, 'high');
+    assert.deepEqual(signals[0]?.subject, { type: 'workspace', id: burst.id });
+  });
+});
