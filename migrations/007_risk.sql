@@ -26,6 +26,8 @@ CREATE INDEX risk_signals_open_all ON risk_signals (created_at DESC, id DESC) WH
 -- A rule keeps one open signal per subject: while it is open, the same pattern again adds nothing.
 CREATE UNIQUE INDEX risk_signals_rule_open ON risk_signals (workspace_id, type, subject_type, subject_id) WHERE status = 'open' AND source = 'rule';
 
+-- A rule counts only what came after its last signal for the subject.
+CREATE INDEX risk_signals_rule_subject ON risk_signals (workspace_id, type, subject_type, subject_id, created_at) WHERE source = 'rule';
 -- The repeated-failures rule counts a phone number's recent failed collections.
 CREATE INDEX collections_failed_by_phone ON collections (workspace_id, (customer->>'phone_number'), updated_at) WHERE status = 'failed';
 -- The refund-burst rule counts a workspace's recent refund requests.

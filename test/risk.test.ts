@@ -49,6 +49,7 @@ describe('row 8: report a signal', () => {
       [report({ subject: { type: 'phone_number' } }), 'subject.id'],
       [report({ description: '' }), 'description'],
       [report({ colour: 'red' }), 'colour'],
+      [report({ details: { blob: 'x'.repeat(17 * 1024) } }), 'details'],
     ] as const) {
       const res = await create(t.demoToken, body);
       assertProblem(res, 400, 'validation_failed');
@@ -162,5 +163,61 @@ describe('built-in rules', () => {
     assert.equal(signals[0]?.type, 'refund_burst');
     assert.equal(signals[0]?.severity, 'high');
     assert.deepEqual(signals[0]?.subject, { type: 'workspace', id: burst.id });
+  });
+  it('failures that arrive at the same moment are all counted: three at once raise exactly one signal', async () => {
+    const ws = await createWorkspace(t, 'risk-concurrent-failures');
+    const ids = await Promise.all([0, 1, 2].map(() => collectAndWait(ws.token, '+254766660002', 'failed')));
+    assert.equal(ids.length, 3);
+    assert.equal((await openSignals(ws.token)).filter((x) => x.type === 'repeated_failed_collections').length, 1);
+  });
+
+  it('refunds requested at the same moment are all counted: five at once raise exactly one refund_burst', async () => {
+    const ws = await createWorkspace(t, 'risk-concurrent-refunds');
+    const ids = await Promise.all([0, 1, 2, 3, 4].map((i) => collectAndWait(ws.token, `+2547666600${20 + i}`, 'successful')));
+    const answers = await Promise.all(
+      ids.map((id) => request(t, 'POST', `/v1/collections/${id}/refund`, { token: ws.token, body: { amount: 1500 }, idempotencyKey: newKey() })),
+    );
+    assert.deepEqual(answers.map((a) => a.status), [201, 201, 201, 201, 201]);
+    assert.equal((await openSignals(ws.token)).filter((x) => x.type === 'refund_burst').length, 1);
+  });
+
+  it('the windows hold: failures older than an hour and refunds older than ten minutes do not count', async () => {
+    const ws = await createWorkspace(t, 'risk-windows');
+    const old = [await collectAndWait(ws.token, '+254777770002', 'failed'), await collectAndWait(ws.token, '+254777770002', 'failed')];
+    await t.db.query(`UPDATE collections SET updated_at = now() - interval '61 minutes' WHERE id = ANY($1::uuid[])`, [old]);
+    await collectAndWait(ws.token, '+254777770002', 'failed');
+    assert.deepEqual(await openSignals(ws.token), [], 'two of the three failures are outside the hour');
+
+    const refunded: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const id = await collectAndWait(ws.token, `+2547777700${30 + i}`, 'successful');
+      assert.equal((await request(t, 'POST', `/v1/collections/${id}/refund`, { token: ws.token, body: { amount: 1500 }, idempotencyKey: newKey() })).status, 201);
+      refunded.push(id);
+    }
+    await t.db.query(`UPDATE refunds SET requested_at = now() - interval '11 minutes' WHERE collection_id = ANY($1::uuid[])`, [refunded]);
+    const last = await collectAndWait(ws.token, '+254777770040', 'successful');
+    assert.equal((await request(t, 'POST', `/v1/collections/${last}/refund`, { token: ws.token, body: { amount: 1500 }, idempotencyKey: newKey() })).status, 201);
+    assert.deepEqual(await openSignals(ws.token), [], 'four of the five refunds are outside ten minutes');
+  });
+
+  it('provider errors are not the payer’s doing: three provider failures of one number raise nothing', async () => {
+    const ws = await createWorkspace(t, 'risk-outage');
+    for (let i = 0; i < 3; i++) {
+      const id = await collectAndWait(ws.token, '+254788880005', 'processing'); // 0005: stays processing until driven
+      const driven = await request(t, 'POST', `/v1/sandbox/collections/${id}/simulate`, { token: ws.token, body: { outcome: 'failed', reason: 'provider_error' } });
+      assert.ok(driven.status < 300, driven.text);
+    }
+    assert.deepEqual(await openSignals(ws.token), []);
+  });
+
+  it('after a review, only new failures count: the next failure of a resolved number raises nothing', async () => {
+    const ws = await createWorkspace(t, 'risk-after-review');
+    for (let i = 0; i < 3; i++) await collectAndWait(ws.token, '+254799990002', 'failed');
+    const [signal] = await openSignals(ws.token);
+    assert.ok(signal);
+    const done = await request(t, 'PATCH', `/v1/api/risk/signals/${signal.signal_id}`, { token: t.adminToken, body: { status: 'resolved', note: 'payer confirmed' } });
+    assert.equal(done.status, 200);
+    await collectAndWait(ws.token, '+254799990002', 'failed');
+    assert.deepEqual(await openSignals(ws.token), [], 'the failures before the signal were already seen');
   });
 });

@@ -71,19 +71,38 @@ export async function listOpen(db: Queryable, workspaceId: string | null, f: Lis
   return (await db.query<SignalRow>(text, values)).rows;
 }
 
-/** Failed collections of one phone number in the workspace since `since` (the repeated-failures rule). */
-export async function countFailedForPhone(db: Queryable, workspaceId: string, phone: string, since: Date): Promise<number> {
+/**
+ * Serialises a rule's count for one subject: two changes at once would each count only themselves plus what
+ * was committed, and both stay under the threshold. Taken after the change's own row lock, and nothing takes a
+ * row lock after it, so it cannot deadlock.
+ */
+export async function lockRuleSubject(tx: Queryable, workspaceId: string, rule: string, subject: string): Promise<void> {
+  await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 7301))', [`risk:${workspaceId}:${rule}:${subject}`]);
+}
+
+/** When the rule last raised a signal for the subject (any status): what came before it has been seen. */
+export async function lastRuleSignalAt(tx: Queryable, workspaceId: string, rule: string, subjectType: string, subjectId: string): Promise<Date | undefined> {
+  const { rows } = await tx.query<{ at: Date | null }>(
+    `SELECT max(created_at) AS at FROM risk_signals
+     WHERE workspace_id = $1 AND type = $2 AND subject_type = $3 AND subject_id = $4 AND source = 'rule'`,
+    [workspaceId, rule, subjectType, subjectId],
+  );
+  return rows[0]?.at ?? undefined;
+}
+
+/** Collections of one phone number in the workspace that the payer's side failed (declined, no funds) after `since`. */
+export async function countPayerFailuresForPhone(db: Queryable, workspaceId: string, phone: string, since: Date, reasons: readonly string[]): Promise<number> {
   const { rows } = await db.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM collections
-     WHERE workspace_id = $1 AND customer->>'phone_number' = $2 AND status = 'failed' AND updated_at >= $3`,
-    [workspaceId, phone, since],
+     WHERE workspace_id = $1 AND customer->>'phone_number' = $2 AND status = 'failed' AND updated_at > $3 AND failure_reason = ANY($4::text[])`,
+    [workspaceId, phone, since, reasons],
   );
   return rows[0]?.n ?? 0;
 }
 
-/** Refunds requested in the workspace since `since` (the refund-burst rule). */
+/** Refunds requested in the workspace after `since` (the refund-burst rule). */
 export async function countRefundsSince(db: Queryable, workspaceId: string, since: Date): Promise<number> {
-  const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM refunds WHERE workspace_id = $1 AND requested_at >= $2', [
+  const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM refunds WHERE workspace_id = $1 AND requested_at > $2', [
     workspaceId,
     since,
   ]);

@@ -30,7 +30,7 @@ export const CreateSignalBody = Type.Object(
     subject: Subject,
     description: Type.String({ minLength: 1, maxLength: 1000, description: 'What was seen, for the person who reviews it.' }),
     details: Type.Optional(
-      Type.Record(Type.String(), Type.Unknown(), { maxProperties: 50, description: 'Your own structured evidence (up to 50 keys).' }),
+      Type.Record(Type.String(), Type.Unknown(), { maxProperties: 50, description: 'Your own structured evidence (up to 50 keys, 16 KiB as JSON).' }),
     ),
     workspace_id: Type.Optional(Uuid('Admin only: the workspace the signal concerns (default: the caller’s own).')),
   },

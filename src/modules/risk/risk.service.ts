@@ -3,7 +3,7 @@
 import { withTransaction, type Db, type Tx } from '../../db/pool.js';
 import type { AuthContext } from '../../platform/auth.js';
 import { ApiError, notFound } from '../../platform/errors.js';
-import type { IdempotencyEngine, IdempotentResult } from '../../platform/idempotency.js';
+import { canonicalJson, type IdempotencyEngine, type IdempotentResult } from '../../platform/idempotency.js';
 import { isUuid, uuidv7, uuidv7Time } from '../../platform/ids.js';
 import type { CursorCodec, Page } from '../../platform/pagination.js';
 import type { CollectionRow } from '../collections/collections.repository.js';
@@ -18,6 +18,12 @@ export const RISK_RULES: Readonly<Record<RuleType, { threshold: number; windowSe
   /** Many refunds in a short time: a compromised key or an insider draining the balance. */
   refund_burst: { threshold: 5, windowSeconds: 600, severity: 'high' },
 };
+
+/** Reported evidence is for a person to read, and goes out in every webhook: kept small. */
+const DETAILS_MAX_BYTES = 16 * 1024;
+
+/** Failures on the payer's side; provider errors and refusals are the rail's. */
+const PAYER_FAILURES: readonly string[] = ['payer_declined', 'insufficient_funds'];
 
 function toApi(row: repo.SignalRow): Signal {
   return {
@@ -49,6 +55,9 @@ export class RiskService {
   async create(auth: AuthContext, body: CreateSignalBody, key: string | undefined, requestFingerprint: string): Promise<IdempotentResult> {
     if (body.workspace_id !== undefined && auth.audience !== 'admin') {
       throw new ApiError('forbidden', 'Only an admin token may raise a signal about another workspace; leave workspace_id out.');
+    }
+    if (body.details !== undefined && Buffer.byteLength(canonicalJson(body.details)) > DETAILS_MAX_BYTES) {
+      throw new ApiError('validation_failed', 'details is larger than 16 KiB.', { errors: [{ field: 'details', message: 'must be at most 16 KiB as JSON' }] });
     }
     const workspaceId = body.workspace_id ?? auth.workspaceId;
     return this.idempotency.maybe(auth.workspaceId, key, requestFingerprint, async (tx) => {
@@ -108,19 +117,24 @@ export class RiskService {
 
   // ---- Built-in rules, run inside the transaction of the change.
 
-  /** A collection that failed: the number's third failure within the hour raises `repeated_failed_collections`. */
+  /**
+   * A collection the payer's side failed (declined, no funds): the number's third such failure within the hour
+   * raises `repeated_failed_collections`. Provider errors do not count: an outage is not the payer's doing.
+   */
   async afterCollectionMoved(tx: Tx, workspaceId: string, collection: CollectionRow): Promise<void> {
     const phone = collection.customer.phone_number;
-    if (collection.status !== 'failed' || phone === undefined) return;
+    if (collection.status !== 'failed' || phone === undefined || !PAYER_FAILURES.includes(collection.failure_reason ?? '')) return;
     const rule = RISK_RULES.repeated_failed_collections;
-    const count = await repo.countFailedForPhone(tx, workspaceId, phone, new Date(Date.now() - rule.windowSeconds * 1000));
+    await repo.lockRuleSubject(tx, workspaceId, 'repeated_failed_collections', phone);
+    const since = await this.countFrom(tx, workspaceId, 'repeated_failed_collections', 'phone_number', phone, rule.windowSeconds);
+    const count = await repo.countPayerFailuresForPhone(tx, workspaceId, phone, since, PAYER_FAILURES);
     if (count < rule.threshold) return;
     await this.insert(tx, workspaceId, {
       type: 'repeated_failed_collections',
       severity: rule.severity,
       source: 'rule',
       subject: { type: 'phone_number', id: phone },
-      description: `${count} collections from ${phone} failed within ${rule.windowSeconds / 60} minutes.`,
+      description: `${count} collections from ${phone} were declined or lacked funds within ${rule.windowSeconds / 60} minutes.`,
       details: { count, threshold: rule.threshold, window_seconds: rule.windowSeconds, last_collection_id: collection.id },
     });
   }
@@ -128,7 +142,9 @@ export class RiskService {
   /** A refund requested: the fifth within ten minutes in the workspace raises `refund_burst`. */
   async afterRefundRequested(tx: Tx, workspaceId: string, refundId: string): Promise<void> {
     const rule = RISK_RULES.refund_burst;
-    const count = await repo.countRefundsSince(tx, workspaceId, new Date(Date.now() - rule.windowSeconds * 1000));
+    await repo.lockRuleSubject(tx, workspaceId, 'refund_burst', workspaceId);
+    const since = await this.countFrom(tx, workspaceId, 'refund_burst', 'workspace', workspaceId, rule.windowSeconds);
+    const count = await repo.countRefundsSince(tx, workspaceId, since);
     if (count < rule.threshold) return;
     await this.insert(tx, workspaceId, {
       type: 'refund_burst',
@@ -138,6 +154,13 @@ export class RiskService {
       description: `${count} refunds were requested within ${rule.windowSeconds / 60} minutes.`,
       details: { count, threshold: rule.threshold, window_seconds: rule.windowSeconds, last_refund_id: refundId },
     });
+  }
+
+  /** A rule counts events in its window, but only those after its last signal for the subject: those were seen. */
+  private async countFrom(tx: Tx, workspaceId: string, rule: RuleType, subjectType: string, subjectId: string, windowSeconds: number): Promise<Date> {
+    const windowStart = new Date(Date.now() - windowSeconds * 1000);
+    const last = await repo.lastRuleSignalAt(tx, workspaceId, rule, subjectType, subjectId);
+    return last !== undefined && last > windowStart ? last : windowStart;
   }
 
   /** Writes a signal and its `risk_signal.created` event; undefined when a rule's signal is already open for the subject. */
