@@ -28,6 +28,8 @@ export interface SessionRow {
 const COLUMNS =
   'id, workspace_id, token, status, amount, currency, market, reference, redirect_url, customer, metadata, collection_id, rail, ' +
   'failure_reason, attempts, expires_at, completed_at, created_at, updated_at';
+/** The same columns, qualified for the join with workspaces. */
+const SESSION_COLUMNS = COLUMNS.split(', ').map((c) => `s.${c}`).join(', ');
 
 export async function insertSession(db: Queryable, workspaceId: string, s: Omit<SessionRow, 'workspace_id'>): Promise<void> {
   await db.query(
@@ -77,7 +79,7 @@ export async function lockSession(tx: Queryable, workspaceId: string, id: string
  */
 export async function findByToken(db: Queryable, token: string): Promise<(SessionRow & { merchant_name: string }) | undefined> {
   const { rows } = await db.query<SessionRow & { merchant_name: string }>(
-    `SELECT ${COLUMNS.split(', ').map((c) => `s.${c}`).join(', ')}, w.display_name AS merchant_name
+    `SELECT ${SESSION_COLUMNS}, w.display_name AS merchant_name
      FROM checkout_sessions s JOIN workspaces w ON w.id = s.workspace_id WHERE s.token = $1`,
     [token],
   );

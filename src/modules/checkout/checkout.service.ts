@@ -5,8 +5,10 @@ import { randomBytes } from 'node:crypto';
 import { withTransaction, type Db, type Tx } from '../../db/pool.js';
 import { ApiError, notFound } from '../../platform/errors.js';
 import type { IdempotencyEngine, IdempotentResult } from '../../platform/idempotency.js';
+import { parseHttpUrl } from '../../platform/http-url.js';
 import { isUuid, uuidv7, uuidv7Time } from '../../platform/ids.js';
 import type { CursorCodec, Page } from '../../platform/pagination.js';
+import { stepTime } from '../../platform/time.js';
 import type { PaymentsEnv } from '../../config.js';
 import { phoneProblem, type MarketCatalogue } from '../catalogue/catalogue.js';
 import type { Market } from '../catalogue/catalogue.schema.js';
@@ -35,11 +37,6 @@ export function newSessionToken(): string {
 
 export function isSessionToken(value: string): boolean {
   return TOKEN_RE.test(value);
-}
-
-/** Each change's time: now, but after the previous one, so a session's events sort in the order they happened. */
-function stepTime(previous: Date): Date {
-  return new Date(Math.max(Date.now(), previous.getTime() + 1));
 }
 
 /**
@@ -119,16 +116,8 @@ export class CheckoutService {
 
   /** Why a redirect URL cannot be used, or undefined when it can. */
   private redirectProblem(raw: string): string | undefined {
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      return 'must be an absolute URL';
-    }
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an http or https URL';
-    if (this.options.env === 'production' && url.protocol !== 'https:') return 'must be an https URL in production';
-    if (url.username !== '' || url.password !== '') return 'must not carry a user name or password';
-    return undefined;
+    const url = parseHttpUrl(raw, this.options.env, 'https://shop.example/thanks');
+    return typeof url === 'string' ? url : undefined;
   }
 
   /** The market: as given (its currency must match), or the only market using the currency. */
@@ -325,7 +314,7 @@ export class CheckoutService {
       case 'successful': {
         const next: repo.SessionRow = { ...session, status: 'complete', completed_at: at, updated_at: at };
         await repo.saveSession(tx, next);
-        await recordEvent(tx, workspaceId, { type: 'checkout.session.completed', objectType: 'checkout_session', objectId: session.id, data: this.toApi(next), at });
+        await this.recordSessionEvent(tx, 'checkout.session.completed', next);
         return;
       }
       case 'failed':
@@ -334,9 +323,7 @@ export class CheckoutService {
         const timeUp = session.expires_at.getTime() <= at.getTime() || session.attempts >= MAX_ATTEMPTS;
         const next: repo.SessionRow = { ...session, status: timeUp ? 'expired' : 'open', failure_reason: reason, updated_at: at };
         await repo.saveSession(tx, next);
-        if (timeUp) {
-          await recordEvent(tx, workspaceId, { type: 'checkout.session.expired', objectType: 'checkout_session', objectId: session.id, data: this.toApi(next), at });
-        }
+        if (timeUp) await this.recordSessionEvent(tx, 'checkout.session.expired', next);
         return;
       }
     }
@@ -354,15 +341,14 @@ export class CheckoutService {
         const at = stepTime(session.updated_at);
         const next: repo.SessionRow = { ...session, status: 'expired', updated_at: at };
         await repo.saveSession(tx, next);
-        await recordEvent(tx, session.workspace_id, {
-          type: 'checkout.session.expired',
-          objectType: 'checkout_session',
-          objectId: session.id,
-          data: this.toApi(next),
-          at,
-        });
+        await this.recordSessionEvent(tx, 'checkout.session.expired', next);
       }
       return rows.length;
     });
+  }
+
+  /** The session's event (with its metadata) and outbox row, at the time of the change, in the change's transaction. */
+  private async recordSessionEvent(tx: Tx, type: 'checkout.session.completed' | 'checkout.session.expired', row: repo.SessionRow): Promise<void> {
+    await recordEvent(tx, row.workspace_id, { type, objectType: 'checkout_session', objectId: row.id, data: this.toApi(row), at: row.updated_at });
   }
 }

@@ -3,6 +3,7 @@
 // a transition the table does not allow is refused and logged.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Tx } from '../../db/pool.js';
+import { stepTime } from '../../platform/time.js';
 import * as collections from '../collections/collections.repository.js';
 import { failureReason, type CollectionStatus } from '../collections/collections.schemas.js';
 import { toApi } from '../collections/collections.service.js';
@@ -39,11 +40,6 @@ function sameReference(row: { provider_reference: string | null }, reference: st
 function withReference<R extends { provider_reference: string | null; submitted_at: Date | null }>(row: R, reference: string | undefined): R {
   if (reference === undefined || row.provider_reference !== null) return row;
   return { ...row, provider_reference: reference, submitted_at: row.submitted_at ?? new Date() };
-}
-
-/** Each step's time: now, but always after the previous change, so an object's events sort in the order they happened. */
-function stepTime(previous: Date): Date {
-  return new Date(Math.max(Date.now(), previous.getTime() + 1));
 }
 
 /** Called in the same transaction after every applied collection move (checkout sessions follow; risk rules look). */

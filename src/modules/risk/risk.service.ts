@@ -6,6 +6,7 @@ import { ApiError, notFound } from '../../platform/errors.js';
 import { canonicalJson, type IdempotencyEngine, type IdempotentResult } from '../../platform/idempotency.js';
 import { isUuid, uuidv7, uuidv7Time } from '../../platform/ids.js';
 import type { CursorCodec, Page } from '../../platform/pagination.js';
+import { stepTime } from '../../platform/time.js';
 import type { CollectionRow } from '../collections/collections.repository.js';
 import { recordEvent } from '../events/events.repository.js';
 import * as repo from './risk.repository.js';
@@ -101,7 +102,7 @@ export class RiskService {
       if (!row) throw notFound('risk signal');
       const allowed = body.status === 'acknowledged' ? row.status === 'open' : row.status !== 'resolved';
       if (!allowed) throw new ApiError('transition_not_allowed', `A ${row.status} signal cannot become ${body.status}.`);
-      const at = new Date(Math.max(Date.now(), row.updated_at.getTime() + 1));
+      const at = stepTime(row.updated_at);
       const next: repo.SignalRow = {
         ...row,
         status: body.status,

@@ -5,6 +5,7 @@
 import dns from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import type { PaymentsEnv } from '../../config.js';
+import { parseHttpUrl } from '../../platform/http-url.js';
 
 export const MAX_URL_LENGTH = 2048;
 
@@ -79,15 +80,8 @@ export function hostOf(url: URL): string {
 /** What is wrong with a URL as an endpoint, judged without the network; undefined when nothing is. */
 export function urlProblem(raw: string, env: PaymentsEnv): string | undefined {
   if (raw.length > MAX_URL_LENGTH) return `must be at most ${MAX_URL_LENGTH} characters`;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return 'must be an absolute URL such as https://example.com/webhooks';
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an http or https URL';
-  if (env === 'production' && url.protocol !== 'https:') return 'must use https in production';
-  if (url.username !== '' || url.password !== '') return 'must not carry a user name or password';
+  const url = parseHttpUrl(raw, env, 'https://example.com/webhooks');
+  if (typeof url === 'string') return url;
   if (url.hash !== '') return 'must not have a #fragment';
   if (env === 'production' && isIP(hostOf(url)) !== 0 && isInternalAddress(hostOf(url))) {
     return `must not point at a loopback, private or link-local address (${hostOf(url)})`;
