@@ -27,6 +27,10 @@ import { CollectionsService } from './modules/collections/collections.service.js
 import { credentialsRoutes } from './modules/credentials/credentials.routes.js';
 import { CredentialsService } from './modules/credentials/credentials.service.js';
 import { ledgerRoutes } from './modules/ledger/ledger.routes.js';
+import { depositsRoutes } from './modules/deposits/deposits.routes.js';
+import { DepositsService } from './modules/deposits/deposits.service.js';
+import { payoutsRoutes } from './modules/payouts/payouts.routes.js';
+import { PayoutsService } from './modules/payouts/payouts.service.js';
 import { marketDataRoutes } from './modules/market-data/market-data.routes.js';
 import { MarketDataService } from './modules/market-data/market-data.service.js';
 import { Lifecycle } from './modules/lifecycle/lifecycle.service.js';
@@ -72,6 +76,8 @@ export interface Services {
   refunds: RefundsService;
   risk: RiskService;
   marketData: MarketDataService;
+  deposits: DepositsService;
+  payouts: PayoutsService;
   lifecycle: Lifecycle;
   providers: ProviderRegistry;
   notices: ProviderNotices;
@@ -200,6 +206,12 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   const risk = new RiskService(db, idempotency, cursors);
   const refunds = new RefundsService(db, idempotency, cursors, (tx, workspaceId, refundId) => risk.afterRefundRequested(tx, workspaceId, refundId));
   const marketData = new MarketDataService(db, idempotency, cursors, config.rateMaxAgeSeconds);
+  const deposits = new DepositsService(db, deps.catalogue, idempotency, cursors, marketData, {
+    env: config.paymentsEnv,
+    autoconvertFeeBps: config.autoconvertFeeBps,
+    log: app.log,
+  });
+  const payouts = new PayoutsService(db, deps.catalogue, idempotency, cursors, marketData, risk, (market, rail) => providers.nameFor(market, rail));
   const checkout = new CheckoutService(db, deps.catalogue, collections, idempotency, cursors, { env: config.paymentsEnv, publicBaseUrl: config.publicBaseUrl });
   // In the transaction that moves a collection: its checkout session follows, and the risk rules look at it.
   const lifecycle = new Lifecycle(app.log, async (tx, workspaceId, collection) => {
@@ -219,6 +231,8 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   beneficiariesRoutes(app, new BeneficiariesService(db, deps.catalogue, idempotency, cursors));
   marketDataRoutes(app, marketData);
   riskRoutes(app, risk);
+  depositsRoutes(app, deposits, config.paymentsEnv);
+  payoutsRoutes(app, payouts);
   providersRoutes(app, notices);
   webhooksRoutes(app, webhooks);
   // The simulate endpoints exist only in the sandbox: in production they are unknown routes (404).
@@ -227,7 +241,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   await app.ready();
   return {
     app,
-    services: { tokens, credentials, idempotency, collections, checkout, refunds, risk, marketData, lifecycle, providers, notices, submitter, webhooks, metrics: registry },
+    services: { tokens, credentials, idempotency, collections, checkout, refunds, risk, marketData, deposits, payouts, lifecycle, providers, notices, submitter, webhooks, metrics: registry },
     drain: () => {
       draining = true;
     },

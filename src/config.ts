@@ -42,6 +42,8 @@ export interface Config {
   reconcileAfterSeconds: number;
   /** A rate observed longer ago than this is never used to convert, in seconds. */
   rateMaxAgeSeconds: number;
+  /** The fee on autoconvert credits, basis points of the converted amount. */
+  autoconvertFeeBps: number;
   /** Delays before each webhook retry, in ms (contract §10: immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
   webhookRetryScheduleMs: number[];
   /** How long one webhook delivery attempt may take before it counts as failed, in ms. */
@@ -133,6 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerIntervalMs: integer(env, 'WORKER_INTERVAL_MS', 500, 10, 60_000),
     reconcileAfterSeconds: integer(env, 'RECONCILE_AFTER_SECONDS', 120, 1, 86_400),
     rateMaxAgeSeconds: integer(env, 'RATE_MAX_AGE_SECONDS', 300, 1, 7 * 86_400),
+    autoconvertFeeBps: integer(env, 'AUTOCONVERT_FEE_BPS', 100, 0, 10_000),
     webhookRetryScheduleMs: durations(env, 'WEBHOOK_RETRY_SCHEDULE', DEFAULT_WEBHOOK_RETRY_SCHEDULE),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000),
     webhookPollMs: integer(env, 'WEBHOOK_POLL_MS', 100, 10, 60_000),

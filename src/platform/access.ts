@@ -8,6 +8,7 @@ export type RouteAuth = 'public' | readonly Audience[];
 const ANY: readonly Audience[] = ['integrator', 'liquidity_provider', 'admin'];
 const INTEGRATOR: readonly Audience[] = ['integrator'];
 const ADMIN: readonly Audience[] = ['admin'];
+const LIQUIDITY: readonly Audience[] = ['liquidity_provider', 'admin'];
 
 /** `METHOD /path` (fastify syntax) → who may call it. HEAD follows GET. */
 export const ROUTE_ACCESS: Readonly<Record<string, RouteAuth>> = {
@@ -79,7 +80,31 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAuth>> = {
   'POST /v1/api/markets/sources': ADMIN,
   'PATCH /v1/api/markets/sources/:sourceId': ADMIN,
   'GET /v1/api/markets/rates': ANY,
-  'POST /v1/api/markets/rates': ['liquidity_provider', 'admin'],
+  'POST /v1/api/markets/rates': LIQUIDITY,
+
+  // Deposits: the integrator's addresses, deposits and credits; liquidity providers (and the admin) stock the
+  // address pool and report transfers from the chain.
+  'POST /v1/api/deposit-addresses': INTEGRATOR,
+  'GET /v1/api/deposit-addresses': INTEGRATOR,
+  'GET /v1/api/deposit-addresses/:addressId': INTEGRATOR,
+  'POST /v1/api/deposit-addresses/pool': LIQUIDITY,
+  'GET /v1/api/deposits': INTEGRATOR,
+  'GET /v1/api/deposits/:depositId': INTEGRATOR,
+  'POST /v1/api/deposits': LIQUIDITY,
+  'GET /v1/api/autoconvert/credits/:creditId': INTEGRATOR,
+  'POST /v1/sandbox/deposits': INTEGRATOR,
+  'POST /v1/sandbox/deposits/:depositId/simulate': INTEGRATOR,
+
+  // Payouts: everyone reads the routes, liquidity providers (and the admin) keep them; the integrator commits
+  // and reads its payouts.
+  'GET /v1/api/routes': ANY,
+  'GET /v1/api/routes/:routeId': ANY,
+  'POST /v1/api/routes': LIQUIDITY,
+  'PATCH /v1/api/routes/:routeId': LIQUIDITY,
+  'POST /api/transactions/commit': INTEGRATOR,
+  'GET /v1/api/transactions': INTEGRATOR,
+  'GET /v1/api/transactions/:transactionId': INTEGRATOR,
+  'POST /v1/sandbox/payouts/:transactionId/simulate': INTEGRATOR,
 };
 
 export function routeAccess(method: string, url: string): RouteAuth | undefined {

@@ -26,6 +26,7 @@ export function startWorkers(services: Services, config: Config, db: Db, log: Fa
   const { submitter, lifecycle, providers, notices } = services;
   services.collections.afterCreate = (workspaceId, id) => submitter.kick('collection', workspaceId, id);
   services.refunds.afterCreate = (workspaceId, id) => submitter.kick('refund', workspaceId, id);
+  services.payouts.afterCreate = (workspaceId, id) => submitter.kick('payout', workspaceId, id);
 
   const relay = new WebhookRelay(
     db,
@@ -50,6 +51,8 @@ export function startWorkers(services: Services, config: Config, db: Db, log: Fa
     every(tick, 'initiation-sweep', () => submitter.sweep(), onError),
     every(tick, 'expiry', () => expireDue(db, lifecycle, providers, notices, log), onError),
     every(tick, 'checkout-expiry', () => services.checkout.expireDue(), onError),
+    // Confirmed deposits waiting for a current rate to convert at.
+    every(tick, 'deposit-credits', () => services.deposits.creditDue(), onError),
     every(Math.min(30_000, config.reconcileAfterSeconds * 1000), 'reconcile', () => reconcile(db, providers, notices, log, config.reconcileAfterSeconds), onError),
   ];
   const simulator = providers.sandbox;

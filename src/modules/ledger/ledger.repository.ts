@@ -3,20 +3,38 @@
 import type { Queryable, Tx } from '../../db/pool.js';
 import { uuidv7 } from '../../platform/ids.js';
 
-/** What the rail providers hold for us (debit-normal). */
+/** What the rail providers hold for us (debit-normal); payouts are paid out of it. */
 export const PROVIDER_RECEIVABLE = 'provider_receivable';
 /** What we owe the workspace: its available balance (credit-normal, so the balance is negative). */
 export const WORKSPACE_AVAILABLE = 'workspace_available';
+/** Crypto assets received on deposit addresses and held for the workspace (debit-normal). */
+export const CUSTODY_ASSETS = 'custody_assets';
+/** Payouts committed and not yet settled or released: the workspace's reserved money (credit-normal). */
+export const PAYOUTS_IN_FLIGHT = 'payouts_in_flight';
+/** Fees we earned (credit-normal). */
+export const FEE_INCOME = 'fee_income';
+/** The two sides of every conversion: the source amount comes in, the converted amount goes out (per currency). */
+export const FX_CONVERSION = 'fx_conversion';
 
-export type PostingKind = 'collection_successful' | 'refund_successful' | 'collection_reversed';
+export type PostingKind =
+  | 'collection_successful'
+  | 'refund_successful'
+  | 'collection_reversed'
+  | 'deposit_credited'
+  | 'autoconvert_source'
+  | 'autoconvert_target'
+  | 'payout_reserved'
+  | 'payout_released'
+  | 'payout_settled'
+  | 'payout_converted';
 
 export interface Line {
   account: string;
   amount: number;
 }
 
-/** The lines of each movement: money in from the provider, money back out to the payer. */
-export function linesFor(kind: PostingKind, amount: number): Line[] {
+/** The lines of the collection movements: money in from the provider, money back out to the payer. */
+export function linesFor(kind: 'collection_successful' | 'refund_successful' | 'collection_reversed', amount: number): Line[] {
   switch (kind) {
     case 'collection_successful':
       return [
@@ -32,34 +50,107 @@ export function linesFor(kind: PostingKind, amount: number): Line[] {
   }
 }
 
+export interface Posting {
+  kind: PostingKind;
+  objectType: string;
+  objectId: string;
+  /** Every line of a posting is in this currency; a conversion is two postings, one per currency. */
+  currency: string;
+  /** Lines of amount 0 (a zero fee) are left out. */
+  lines: Line[];
+}
+
 /**
- * Posts one movement inside the caller's transaction. The unique (workspace, kind, object) key makes a
- * second posting for the same object fail the whole transaction rather than credit twice.
+ * The order balance rows are locked in, everywhere: the workspace's available balance first (a payout
+ * commit locks it before anything else), then by account and currency. One order for every posting means
+ * two transactions never wait on each other in a cycle.
  */
+function lockOrder(a: { account: string; currency: string }, b: { account: string; currency: string }): number {
+  const rank = (x: string) => (x === WORKSPACE_AVAILABLE ? 0 : 1);
+  return rank(a.account) - rank(b.account) || a.account.localeCompare(b.account) || a.currency.localeCompare(b.currency);
+}
+
+/**
+ * Posts movements inside the caller's transaction, in one statement: the postings, their lines and the
+ * balances. Each posting must sum to zero in its currency. The unique (workspace, kind, object) key makes a
+ * second posting of a kind for the same object fail the whole transaction rather than move money twice.
+ */
+export async function postMany(tx: Tx, workspaceId: string, postings: Posting[], at: Date): Promise<void> {
+  const ids: string[] = [];
+  const lines: { posting: string; account: string; currency: string; amount: number }[] = [];
+  for (const p of postings) {
+    const kept = p.lines.filter((l) => l.amount !== 0);
+    if (kept.length < 2 || kept.reduce((sum, l) => sum + l.amount, 0) !== 0 || kept.some((l) => !Number.isSafeInteger(l.amount))) {
+      throw new Error(`posting ${p.kind} of ${p.objectId} does not balance`);
+    }
+    const id = uuidv7(at.getTime());
+    ids.push(id);
+    for (const l of kept) lines.push({ posting: id, account: l.account, currency: p.currency, amount: l.amount });
+  }
+  // The balance changes, summed per row and in lock order.
+  const deltas = new Map<string, { account: string; currency: string; amount: number }>();
+  for (const l of lines) {
+    const key = `${l.account}\u0000${l.currency}`;
+    const d = deltas.get(key) ?? { account: l.account, currency: l.currency, amount: 0 };
+    d.amount += l.amount;
+    deltas.set(key, d);
+  }
+  const balances = [...deltas.values()].sort(lockOrder);
+  await tx.query(
+    `WITH postings AS (
+       INSERT INTO ledger_postings (id, workspace_id, kind, object_type, object_id, currency, created_at)
+       SELECT p.id, $1, p.kind, p.object_type, p.object_id, p.currency, $2
+       FROM unnest($3::uuid[], $4::text[], $5::text[], $6::uuid[], $7::text[]) AS p(id, kind, object_type, object_id, currency)
+       RETURNING id),
+     lines AS (
+       INSERT INTO ledger_lines (posting_id, workspace_id, account, currency, amount)
+       SELECT l.posting_id, $1, l.account, l.currency, l.amount
+       FROM unnest($8::uuid[], $9::text[], $10::text[], $11::bigint[]) AS l(posting_id, account, currency, amount)
+       WHERE EXISTS (SELECT 1 FROM postings))
+     INSERT INTO ledger_balances AS b (workspace_id, account, currency, balance, updated_at)
+     SELECT $1, d.account, d.currency, d.amount, $2
+     FROM unnest($12::text[], $13::text[], $14::bigint[]) WITH ORDINALITY AS d(account, currency, amount, n)
+     ORDER BY d.n
+     ON CONFLICT (workspace_id, account, currency)
+     DO UPDATE SET balance = b.balance + excluded.balance, updated_at = excluded.updated_at`,
+    [
+      workspaceId,
+      at,
+      ids,
+      postings.map((p) => p.kind),
+      postings.map((p) => p.objectType),
+      postings.map((p) => p.objectId),
+      postings.map((p) => p.currency),
+      lines.map((l) => l.posting),
+      lines.map((l) => l.account),
+      lines.map((l) => l.currency),
+      lines.map((l) => l.amount),
+      balances.map((b) => b.account),
+      balances.map((b) => b.currency),
+      balances.map((b) => b.amount),
+    ],
+  );
+}
+
+/** Posts one collection movement (see linesFor) inside the caller's transaction. */
 export async function post(
   tx: Tx,
   workspaceId: string,
-  p: { kind: PostingKind; objectType: string; objectId: string; currency: string; amount: number; at: Date },
+  p: { kind: 'collection_successful' | 'refund_successful' | 'collection_reversed'; objectType: string; objectId: string; currency: string; amount: number; at: Date },
 ): Promise<void> {
-  const lines = linesFor(p.kind, p.amount).sort((a, b) => a.account.localeCompare(b.account));
-  if (lines.reduce((sum, l) => sum + l.amount, 0) !== 0) throw new Error(`posting ${p.kind} does not balance`);
-  const id = uuidv7(p.at.getTime());
-  // One statement: the posting, its lines, and the balances (accounts in a fixed order, so two postings never deadlock).
-  await tx.query(
-    `WITH posting AS (
-       INSERT INTO ledger_postings (id, workspace_id, kind, object_type, object_id, currency, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id),
-     lines AS (
-       INSERT INTO ledger_lines (posting_id, workspace_id, account, currency, amount)
-       SELECT posting.id, $2, l.account, $6, l.amount
-       FROM posting, unnest($8::text[], $9::bigint[]) AS l(account, amount))
-     INSERT INTO ledger_balances AS b (workspace_id, account, currency, balance, updated_at)
-     SELECT $2, l.account, $6, l.amount, $7 FROM unnest($8::text[], $9::bigint[]) AS l(account, amount)
-     ORDER BY l.account
-     ON CONFLICT (workspace_id, account, currency)
-     DO UPDATE SET balance = b.balance + excluded.balance, updated_at = excluded.updated_at`,
-    [id, workspaceId, p.kind, p.objectType, p.objectId, p.currency, p.at, lines.map((l) => l.account), lines.map((l) => l.amount)],
+  await postMany(tx, workspaceId, [{ kind: p.kind, objectType: p.objectType, objectId: p.objectId, currency: p.currency, lines: linesFor(p.kind, p.amount) }], p.at);
+}
+
+/**
+ * Locks the workspace's available balance in `currency` (the first row of the lock order) and returns what
+ * is available: the balance is credit-normal, so it is the negated row, 0 when there is none yet.
+ */
+export async function lockAvailable(tx: Tx, workspaceId: string, currency: string): Promise<number> {
+  const { rows } = await tx.query<{ balance: number }>(
+    'SELECT balance FROM ledger_balances WHERE workspace_id = $1 AND account = $2 AND currency = $3 FOR UPDATE',
+    [workspaceId, WORKSPACE_AVAILABLE, currency],
   );
+  return rows[0] ? -rows[0].balance : 0;
 }
 
 export interface BalanceRow {

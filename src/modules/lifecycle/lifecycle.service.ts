@@ -8,10 +8,14 @@ import * as collections from '../collections/collections.repository.js';
 import { failureReason, type CollectionStatus } from '../collections/collections.schemas.js';
 import { toApi } from '../collections/collections.service.js';
 import { recordEvent } from '../events/events.repository.js';
-import { post } from '../ledger/ledger.repository.js';
+import { post, postMany } from '../ledger/ledger.repository.js';
+import * as payouts from '../payouts/payouts.repository.js';
+import { payoutFailureReason, type PayoutStatus } from '../payouts/payouts.schemas.js';
+import { toPayoutApi } from '../payouts/payouts.service.js';
+import { payoutReleasePostings, payoutSettlePostings } from '../ramp/postings.js';
 import * as refunds from '../refunds/refunds.repository.js';
 import { refundFailureReason, toRefundApi } from '../refunds/refunds.schemas.js';
-import { planCollection, planRefund, type RefundStatus } from './transitions.js';
+import { planCollection, planPayout, planRefund, type RefundStatus } from './transitions.js';
 
 export type MoveOutcome = 'applied' | 'duplicate' | 'refused';
 
@@ -152,6 +156,45 @@ export class Lifecycle {
       // The money went back to the payer: the collection is refunded (refused, and logged, if it was reversed meanwhile).
       await this.moveCollection(tx, workspaceId, row.collection_id, 'refunded', { cause: `refund:${id}` });
     }
+    return { outcome: 'applied', row, from };
+  }
+
+  /**
+   * Moves a payout: a failure gives the reservation back to the available balance; a success spends it (the
+   * recipient's amount out of the provider's float, the fee earned, through FX when converted).
+   */
+  async movePayout(tx: Tx, workspaceId: string, id: string, to: PayoutStatus, options: MoveOptions): Promise<Move<payouts.PayoutRow> | undefined> {
+    const current = await payouts.lockPayout(tx, workspaceId, id);
+    if (!current) return undefined;
+    if (!sameReference(current, options.providerReference)) {
+      this.log.warn({ payout_id: id, cause: options.cause }, 'provider notice refused: its reference is not the one the provider gave');
+      return { outcome: 'refused', row: current, from: current.status };
+    }
+    const from = current.status;
+    const route = planPayout(from, to);
+    let row = route.kind === 'refused' ? current : withReference(current, options.providerReference);
+    if (route.kind !== 'steps') {
+      if (route.kind === 'refused') {
+        const moneyMoved = to === 'successful';
+        this.log[moneyMoved ? 'error' : 'warn']({ payout_id: id, from, to, cause: options.cause, money_moved: moneyMoved }, 'payout transition refused');
+      }
+      if (row !== current) await payouts.saveStatus(tx, row);
+      return { outcome: route.kind, row, from };
+    }
+    for (const status of route.steps) {
+      const at = stepTime(row.updated_at);
+      const final = status === 'successful' || status === 'failed';
+      row = {
+        ...row,
+        status,
+        updated_at: at,
+        completed_at: final ? at : null,
+        failure_reason: status === 'failed' ? payoutFailureReason(options.reason) : row.failure_reason,
+      };
+      await recordEvent(tx, workspaceId, { type: `payout.${status}`, objectType: 'payout', objectId: id, data: toPayoutApi(row), at });
+      if (final) await postMany(tx, workspaceId, status === 'successful' ? payoutSettlePostings(row) : payoutReleasePostings(row), at);
+    }
+    await payouts.saveStatus(tx, row);
     return { outcome: 'applied', row, from };
   }
 }

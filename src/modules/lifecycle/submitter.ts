@@ -1,4 +1,4 @@
-// Hands new collections and refunds to their rail provider, outside any transaction (a provider call is
+// Hands new collections, refunds and payouts to their rail provider, outside any transaction (a provider call is
 // network I/O), then records the provider's answer in one. A kick right after creation does it at once;
 // a periodic sweep catches anything a kick missed (a crash, a provider outage). The sweep claims rows by
 // pushing their `submit_after` forward (a lease and a persisted backoff in one), so several processes
@@ -9,10 +9,12 @@ import { withTransaction, type Db } from '../../db/pool.js';
 import * as collections from '../collections/collections.repository.js';
 import { ProviderError } from '../providers/provider.js';
 import type { ProviderRegistry } from '../providers/providers.registry.js';
+import { findBeneficiary } from '../beneficiaries/beneficiaries.repository.js';
+import * as payouts from '../payouts/payouts.repository.js';
 import * as refunds from '../refunds/refunds.repository.js';
 import type { Lifecycle } from './lifecycle.service.js';
 
-export type SubmissionKind = 'collection' | 'refund';
+export type SubmissionKind = 'collection' | 'refund' | 'payout';
 
 interface Job {
   kind: SubmissionKind;
@@ -66,9 +68,16 @@ export class Submitter {
                 submit_after = now() + make_interval(secs => least(60, 2 ^ (submit_attempts + 1)))
          WHERE id IN (SELECT id FROM refunds WHERE status = 'requested' AND submitted_at IS NULL AND submit_after <= now()
                       ORDER BY submit_after LIMIT 100 FOR UPDATE SKIP LOCKED)
+         RETURNING workspace_id, id, submit_attempts),
+       p AS (
+         UPDATE payouts SET submit_attempts = submit_attempts + 1,
+                submit_after = now() + make_interval(secs => least(60, 2 ^ (submit_attempts + 1)))
+         WHERE id IN (SELECT id FROM payouts WHERE status = 'created' AND submitted_at IS NULL AND submit_after <= now()
+                      ORDER BY submit_after LIMIT 100 FOR UPDATE SKIP LOCKED)
          RETURNING workspace_id, id, submit_attempts)
        SELECT 'collection' AS kind, workspace_id, id, submit_attempts FROM c
-       UNION ALL SELECT 'refund', workspace_id, id, submit_attempts FROM r`,
+       UNION ALL SELECT 'refund', workspace_id, id, submit_attempts FROM r
+       UNION ALL SELECT 'payout', workspace_id, id, submit_attempts FROM p`,
     );
     for (const row of claimed.rows) this.kick(row.kind, row.workspace_id, row.id, row.submit_attempts);
   }
@@ -100,6 +109,7 @@ export class Submitter {
 
   private async submit(job: Job): Promise<void> {
     if (job.attempt > MAX_ATTEMPTS) return this.giveUp(job, `no answer from the provider after ${MAX_ATTEMPTS} attempts`);
+    if (job.kind === 'payout') return this.submitPayout(job);
     return job.kind === 'collection' ? this.submitCollection(job) : this.submitRefund(job);
   }
 
@@ -109,6 +119,7 @@ export class Submitter {
     const options = { cause: `initiation abandoned: ${why}`, reason: 'provider_error' };
     await withTransaction(this.db, async (tx) => {
       if (job.kind === 'collection') await this.lifecycle.moveCollection(tx, job.workspaceId, job.id, 'failed', options);
+      else if (job.kind === 'payout') await this.lifecycle.movePayout(tx, job.workspaceId, job.id, 'failed', options);
       else await this.lifecycle.moveRefund(tx, job.workspaceId, job.id, 'failed', options);
     });
   }
@@ -160,6 +171,29 @@ export class Submitter {
     });
     await withTransaction(this.db, (tx) =>
       this.lifecycle.moveRefund(tx, workspaceId, id, ack.status, { cause: `initiation at ${provider.name}`, reason: ack.reason, providerReference: ack.reference }),
+    );
+  }
+
+  private async submitPayout(job: Job): Promise<void> {
+    const { workspaceId, id } = job;
+    const row = await payouts.findPayout(this.db, workspaceId, id);
+    if (!row || row.status !== 'created' || row.submitted_at !== null) return;
+    const provider = this.providers.get(row.provider);
+    if (!provider) return this.giveUp(job, `provider '${row.provider}' is not configured here`);
+    const beneficiary = await findBeneficiary(this.db, workspaceId, row.beneficiary_id);
+    if (!beneficiary) return this.giveUp(job, `beneficiary ${row.beneficiary_id} is gone`);
+    const ack = await provider.initiatePayout({
+      id,
+      workspaceId,
+      market: row.market,
+      rail: row.rail,
+      amount: row.amount,
+      currency: row.currency,
+      reference: row.reference,
+      beneficiary: { name: beneficiary.name, phone_number: beneficiary.phone_number, bank_code: beneficiary.bank_code, account_number: beneficiary.account_number },
+    });
+    await withTransaction(this.db, (tx) =>
+      this.lifecycle.movePayout(tx, workspaceId, id, ack.status, { cause: `initiation at ${provider.name}`, reason: ack.reason, providerReference: ack.reference }),
     );
   }
 }

@@ -60,7 +60,7 @@ export async function expireDue(
 
 const PARALLEL = 8;
 
-/** Asks providers about collections and refunds in flight with no news for `afterSeconds`; returns how many were asked. */
+/** Asks providers about collections, refunds and payouts in flight with no news for `afterSeconds`; returns how many were asked. */
 export async function reconcile(
   db: Db,
   providers: ProviderRegistry,
@@ -83,9 +83,17 @@ export async function reconcile(
          WHERE status IN ('requested', 'pending') AND provider_reference IS NOT NULL
            AND greatest(updated_at, checked_at) < now() - make_interval(secs => $1)
          ORDER BY greatest(updated_at, checked_at) LIMIT $2 FOR UPDATE SKIP LOCKED)
+       RETURNING id, provider, provider_reference),
+     p AS (
+       UPDATE payouts SET checked_at = now() WHERE id IN (
+         SELECT id FROM payouts
+         WHERE status IN ('created', 'pending') AND provider_reference IS NOT NULL
+           AND greatest(updated_at, checked_at) < now() - make_interval(secs => $1)
+         ORDER BY greatest(updated_at, checked_at) LIMIT $2 FOR UPDATE SKIP LOCKED)
        RETURNING id, provider, provider_reference)
      SELECT 'collection' AS kind, id, provider, provider_reference AS reference FROM c
-     UNION ALL SELECT 'refund', id, provider, provider_reference FROM r`,
+     UNION ALL SELECT 'refund', id, provider, provider_reference FROM r
+     UNION ALL SELECT 'payout', id, provider, provider_reference FROM p`,
     [afterSeconds, batch],
   );
   for (const row of rows) {

@@ -1,6 +1,7 @@
 // The transition tables of contract §5 (collections) and §7 (refunds), in one place. Pure data and
 // functions: the lifecycle service applies them inside transactions.
 import type { CollectionStatus } from '../collections/collections.schemas.js';
+import type { PayoutStatus } from '../payouts/payouts.schemas.js';
 
 export const COLLECTION_TRANSITIONS: Readonly<Record<CollectionStatus, readonly CollectionStatus[]>> = {
   created: ['pending', 'processing', 'failed', 'expired'],
@@ -72,3 +73,13 @@ export const planRefund = (from: RefundStatus, to: RefundStatus): Plan<RefundSta
 export function isFinalCollectionStatus(status: CollectionStatus): boolean {
   return COLLECTION_TRANSITIONS[status].length === 0;
 }
+
+/** Payouts: created (reserved) → pending (the provider accepted it) → successful | failed. */
+export const PAYOUT_TRANSITIONS: Readonly<Record<PayoutStatus, readonly PayoutStatus[]>> = {
+  created: ['pending', 'failed'],
+  pending: ['successful', 'failed'],
+  successful: [],
+  failed: [],
+};
+
+export const planPayout = (from: PayoutStatus, to: PayoutStatus): Plan<PayoutStatus> => plan(PAYOUT_TRANSITIONS, from, to);

@@ -1,6 +1,6 @@
 // Market data rules: the admin keeps the sources; liquidity providers post rates from active sources;
 // a rate older than RATE_MAX_AGE_SECONDS is never used to convert.
-import type { Db } from '../../db/pool.js';
+import type { Db, Queryable } from '../../db/pool.js';
 import { ApiError, notFound } from '../../platform/errors.js';
 import type { IdempotencyEngine, IdempotentResult } from '../../platform/idempotency.js';
 import { isUuid, uuidv7, uuidv7Time } from '../../platform/ids.js';
@@ -102,8 +102,8 @@ export class MarketDataService {
   }
 
   /** The rate to convert with: the newest from an active source, observed within RATE_MAX_AGE_SECONDS; else none. */
-  async currentRate(base: string, quote: string, now = new Date()): Promise<Rate | undefined> {
-    const row = await repo.freshestRate(this.db, base, quote, new Date(now.getTime() - this.maxAgeSeconds * 1000));
+  async currentRate(base: string, quote: string, now = new Date(), db: Queryable = this.db): Promise<Rate | undefined> {
+    const row = await repo.freshestRate(db, base, quote, new Date(now.getTime() - this.maxAgeSeconds * 1000));
     return row ? toRateApi(row) : undefined;
   }
 }

@@ -9,6 +9,7 @@ import {
   type CallbackHeaders,
   type CollectionOrder,
   type NoticeObjectType,
+  type PayoutOrder,
   type ProviderAck,
   type ProviderNotice,
   type RailProvider,
@@ -62,6 +63,19 @@ export class HttpGatewayProvider implements RailProvider {
       collection_reference: order.collectionReference,
       amount: order.amount,
       currency: order.currency,
+      callback_url: this.callbackUrl,
+    });
+  }
+
+  async initiatePayout(order: PayoutOrder): Promise<ProviderAck> {
+    return this.initiate('payouts', order.id, {
+      merchant_reference: order.id,
+      market: order.market,
+      rail: order.rail,
+      amount: order.amount,
+      currency: order.currency,
+      reference: order.reference,
+      beneficiary: order.beneficiary,
       callback_url: this.callbackUrl,
     });
   }

@@ -8,12 +8,15 @@ import * as collections from '../collections/collections.repository.js';
 import type { CollectionStatus } from '../collections/collections.schemas.js';
 import type { Lifecycle, MoveOutcome } from '../lifecycle/lifecycle.service.js';
 import type { RefundStatus } from '../lifecycle/transitions.js';
+import * as payouts from '../payouts/payouts.repository.js';
+import type { PayoutStatus } from '../payouts/payouts.schemas.js';
 import * as refunds from '../refunds/refunds.repository.js';
 import type { CallbackHeaders, ProviderNotice } from './provider.js';
 import type { ProviderRegistry } from './providers.registry.js';
 
 const COLLECTION_NOTICE_STATUSES: readonly string[] = ['pending', 'processing', 'successful', 'failed', 'reversed'];
 const REFUND_NOTICE_STATUSES: readonly string[] = ['pending', 'successful', 'failed'];
+const PAYOUT_NOTICE_STATUSES: readonly string[] = ['pending', 'successful', 'failed'];
 
 export type NoticeOutcome = MoveOutcome;
 
@@ -38,7 +41,12 @@ export class ProviderNotices {
   async apply(providerName: string, notice: ProviderNotice): Promise<NoticeOutcome> {
     const unknown = new ApiError('not_found', `No ${notice.objectType} ${notice.objectId} is run by provider '${providerName}'.`);
     if (!isUuid(notice.objectId)) throw unknown;
-    const owner = notice.objectType === 'collection' ? await collections.collectionOwner(this.db, notice.objectId) : await refunds.refundOwner(this.db, notice.objectId);
+    const owner =
+      notice.objectType === 'collection'
+        ? await collections.collectionOwner(this.db, notice.objectId)
+        : notice.objectType === 'refund'
+          ? await refunds.refundOwner(this.db, notice.objectId)
+          : await payouts.payoutOwner(this.db, notice.objectId);
     if (!owner || owner.provider !== providerName) throw unknown;
     const workspaceId = owner.workspace_id;
     try {
@@ -65,6 +73,11 @@ export class ProviderNotices {
     if (notice.objectType === 'collection') {
       if (!COLLECTION_NOTICE_STATUSES.includes(notice.status)) return this.refuse(notice, 'not a collection status a provider reports');
       const moved = await this.lifecycle.moveCollection(tx, workspaceId, notice.objectId, notice.status as CollectionStatus, options);
+      return moved?.outcome ?? 'refused';
+    }
+    if (notice.objectType === 'payout') {
+      if (!PAYOUT_NOTICE_STATUSES.includes(notice.status)) return this.refuse(notice, 'not a payout status a provider reports');
+      const moved = await this.lifecycle.movePayout(tx, workspaceId, notice.objectId, notice.status as PayoutStatus, options);
       return moved?.outcome ?? 'refused';
     }
     if (!REFUND_NOTICE_STATUSES.includes(notice.status)) return this.refuse(notice, 'not a refund status a provider reports');

@@ -24,6 +24,18 @@ export interface RefundOrder {
   currency: string;
 }
 
+export interface PayoutOrder {
+  id: string;
+  workspaceId: string;
+  market: string;
+  rail: string;
+  /** What the recipient receives, minor units of `currency`. */
+  amount: number;
+  currency: string;
+  reference: string;
+  beneficiary: { name: string; phone_number: string | null; bank_code: string | null; account_number: string | null };
+}
+
 /** The provider's synchronous answer to an initiation: accepted (the payer is prompted) or refused at once. */
 export interface ProviderAck {
   reference: string;
@@ -31,7 +43,7 @@ export interface ProviderAck {
   reason?: string | undefined;
 }
 
-export const NOTICE_OBJECT_TYPES = ['collection', 'refund'] as const;
+export const NOTICE_OBJECT_TYPES = ['collection', 'refund', 'payout'] as const;
 export type NoticeObjectType = (typeof NOTICE_OBJECT_TYPES)[number];
 
 /** What a provider reports later, by callback or when asked. */
@@ -39,7 +51,7 @@ export interface ProviderNotice {
   /** The provider's id of this notice: a notice received twice is applied once. */
   noticeId: string;
   objectType: NoticeObjectType;
-  /** Our id of the collection or refund (sent to the provider as the merchant reference). */
+  /** Our id of the collection, refund or payout (sent to the provider as the merchant reference). */
   objectId: string;
   reference: string;
   status: string;
@@ -54,6 +66,8 @@ export interface RailProvider {
   initiateCollection(order: CollectionOrder): Promise<ProviderAck>;
   /** Must be idempotent by `order.id`. */
   initiateRefund(order: RefundOrder): Promise<ProviderAck>;
+  /** Must be idempotent by `order.id`: a retried initiation never pays the recipient twice. */
+  initiatePayout(order: PayoutOrder): Promise<ProviderAck>;
   /** Verifies the provider's signature and parses its callback; throws `CallbackRejected` if either fails. */
   parseCallback(rawBody: string, headers: CallbackHeaders): ProviderNotice;
   /** The provider's current view of one operation, or undefined when it does not know it. */

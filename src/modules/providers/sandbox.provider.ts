@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Db, Queryable } from '../../db/pool.js';
 import { signCallback, verifyCallback } from './callback-protocol.js';
-import type { CallbackHeaders, CollectionOrder, NoticeObjectType, ProviderAck, ProviderNotice, RailProvider, RefundOrder } from './provider.js';
+import type { CallbackHeaders, CollectionOrder, NoticeObjectType, PayoutOrder, ProviderAck, ProviderNotice, RailProvider, RefundOrder } from './provider.js';
 
 export const SANDBOX_PROVIDER = 'sandbox';
 
@@ -27,6 +27,24 @@ export function collectionScript(lastDigits: string): string[] {
       return ['pending', 'processing'];
     default:
       return ['pending', 'processing', 'successful'];
+  }
+}
+
+/**
+ * What the simulator reports about a payout, picked by the last four digits of the beneficiary's number
+ * (or account): 0001 declined by the recipient, 0002 refused at once (invalid account), 0005 stays
+ * pending until driven by hand, anything else paid.
+ */
+export function payoutScript(lastDigits: string): string[] {
+  switch (lastDigits) {
+    case '0001':
+      return ['pending', 'failed:recipient_declined'];
+    case '0002':
+      return ['failed:invalid_account'];
+    case '0005':
+      return ['pending'];
+    default:
+      return ['pending', 'successful'];
   }
 }
 
@@ -67,6 +85,11 @@ export class SandboxProvider implements RailProvider {
 
   initiateRefund(order: RefundOrder): Promise<ProviderAck> {
     return this.open('refund', order.id, order.workspaceId, REFUND_SCRIPT);
+  }
+
+  initiatePayout(order: PayoutOrder): Promise<ProviderAck> {
+    const destination = order.beneficiary.phone_number ?? order.beneficiary.account_number ?? order.reference;
+    return this.open('payout', order.id, order.workspaceId, payoutScript(destination.replace(/\D/g, '').slice(-4)));
   }
 
   parseCallback(rawBody: string, headers: CallbackHeaders): ProviderNotice {

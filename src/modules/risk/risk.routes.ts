@@ -4,11 +4,12 @@ import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
 import { problemResponses } from '../../platform/schemas.js';
 import { CreateSignalBody, ListOpenQuery, ReviewSignalBody, SignalIdParams, SignalPage, SignalSchema } from './risk.schemas.js';
-import { RISK_RULES, type RiskService } from './risk.service.js';
+import { LARGE_PAYOUT_RULE, RISK_RULES, type RiskService } from './risk.service.js';
 
 const rules = Object.entries(RISK_RULES)
   .map(([name, r]) => `\`${name}\` (${r.threshold} within ${r.windowSeconds / 60} min, ${r.severity})`)
-  .join('; ');
+  .join('; ')
+  .concat(`; \`large_payout\` (a payout of at least ${LARGE_PAYOUT_RULE.percentOfCurrencyMax}% of its currency's largest collection amount, ${LARGE_PAYOUT_RULE.severity})`);
 
 export function riskRoutes(app: App, service: RiskService): void {
   app.get(

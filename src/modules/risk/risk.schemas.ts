@@ -10,9 +10,9 @@ export type Severity = (typeof SEVERITIES)[number];
 /** What a token holder may report. */
 export const REPORTED_TYPES = ['fraud_suspected', 'account_takeover', 'chargeback', 'sanctions_match', 'other'] as const;
 /** What the built-in rules raise. */
-export const RULE_TYPES = ['repeated_failed_collections', 'refund_burst'] as const;
+export const RULE_TYPES = ['repeated_failed_collections', 'refund_burst', 'large_payout'] as const;
 export type RuleType = (typeof RULE_TYPES)[number];
-export const SUBJECT_TYPES = ['phone_number', 'collection', 'refund', 'beneficiary', 'checkout_session', 'workspace', 'other'] as const;
+export const SUBJECT_TYPES = ['phone_number', 'collection', 'refund', 'beneficiary', 'checkout_session', 'workspace', 'payout', 'other'] as const;
 export const SIGNAL_SOURCES = ['rule', 'integrator', 'liquidity_provider', 'admin'] as const;
 
 const Subject = Type.Object(

@@ -13,12 +13,18 @@ import * as repo from './risk.repository.js';
 import type { CreateSignalBody, ListOpenQuery, ReviewSignalBody, RuleType, Severity, Signal } from './risk.schemas.js';
 
 /** The built-in rules: how many events of a kind within a window raise a signal. Data, in one place. */
-export const RISK_RULES: Readonly<Record<RuleType, { threshold: number; windowSeconds: number; severity: Severity }>> = {
+export const RISK_RULES: Readonly<Record<Exclude<RuleType, 'large_payout'>, { threshold: number; windowSeconds: number; severity: Severity }>> = {
   /** One payer's number failing again and again: card-testing style probing, or a payer being pushed to pay. */
   repeated_failed_collections: { threshold: 3, windowSeconds: 3600, severity: 'medium' },
   /** Many refunds in a short time: a compromised key or an insider draining the balance. */
   refund_burst: { threshold: 5, windowSeconds: 600, severity: 'high' },
 };
+
+/**
+ * A payout committed for at least this share of its currency's largest collection amount (the catalogue's
+ * max_amount) raises `large_payout` about that payout: a drained balance leaves in few, large payouts.
+ */
+export const LARGE_PAYOUT_RULE = { percentOfCurrencyMax: 50, severity: 'high' as Severity };
 
 /** Reported evidence is for a person to read, and goes out in every webhook: kept small. */
 const DETAILS_MAX_BYTES = 16 * 1024;
@@ -154,6 +160,24 @@ export class RiskService {
       subject: { type: 'workspace', id: workspaceId },
       description: `${count} refunds were requested within ${rule.windowSeconds / 60} minutes.`,
       details: { count, threshold: rule.threshold, window_seconds: rule.windowSeconds, last_refund_id: refundId },
+    });
+  }
+
+  /** A payout at or above its currency's threshold raises `large_payout` (one signal per payout). */
+  async afterPayoutCommitted(
+    tx: Tx,
+    workspaceId: string,
+    payout: { id: string; amount: number; currency: string; beneficiary_id: string },
+    threshold: number,
+  ): Promise<void> {
+    if (payout.amount < threshold) return;
+    await this.insert(tx, workspaceId, {
+      type: 'large_payout',
+      severity: LARGE_PAYOUT_RULE.severity,
+      source: 'rule',
+      subject: { type: 'payout', id: payout.id },
+      description: `A payout of ${payout.amount} ${payout.currency} minor units was committed (threshold ${threshold}).`,
+      details: { amount: payout.amount, currency: payout.currency, threshold, beneficiary_id: payout.beneficiary_id },
     });
   }
 

@@ -5,6 +5,7 @@ import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
 import { problemResponses } from '../../platform/schemas.js';
 import { CollectionIdParams, CollectionSchema, FAILURE_REASONS } from '../collections/collections.schemas.js';
+import { PAYOUT_FAILURE_REASONS, PayoutSchema, TransactionIdParams } from '../payouts/payouts.schemas.js';
 import { REFUND_FAILURE_REASONS, RefundIdParams, RefundSchema } from '../refunds/refunds.schemas.js';
 import type { SandboxService } from './sandbox.service.js';
 
@@ -24,6 +25,14 @@ const SimulateRefundBody = Type.Object(
   {
     outcome: Type.Enum(['successful', 'failed'], { description: 'Where to drive the refund.' }),
     reason: Type.Optional(Type.Enum(REFUND_FAILURE_REASONS, { description: 'For `failed`: why (default `provider_error`).' })),
+  },
+  { additionalProperties: false },
+);
+
+const SimulatePayoutBody = Type.Object(
+  {
+    outcome: Type.Enum(['successful', 'failed'], { description: 'Where to drive the payout (a created one passes through pending). `failed` gives the reservation back.' }),
+    reason: Type.Optional(Type.Enum(PAYOUT_FAILURE_REASONS, { description: 'For `failed`: why (default `provider_error`).' })),
   },
   { additionalProperties: false },
 );
@@ -70,6 +79,29 @@ export function sandboxRoutes(app: App, service: SandboxService): void {
       const { key, fingerprint } = idempotencyOf(request, false);
       const { outcome, reason } = request.body;
       return sendStored(reply, await service.simulateRefund(auth.workspaceId, request.params.id, outcome, reason, key, fingerprint));
+    },
+  );
+
+  app.post(
+    '/v1/sandbox/payouts/:transactionId/simulate',
+    {
+      schema: {
+        operationId: 'simulatePayout',
+        tags: ['Sandbox'],
+        summary: 'Drive a sandbox payout to an outcome',
+        description:
+          "Sandbox only (404 in production). Payouts in the sandbox are paid by themselves unless the beneficiary's number or account picks " +
+          'another outcome; this drives one by hand, with the same events and postings a provider notice would cause.',
+        params: TransactionIdParams,
+        body: SimulatePayoutBody,
+        response: { 200: PayoutSchema, ...problemResponses(400, 401, 403, 404, 409, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const { key, fingerprint } = idempotencyOf(request, false);
+      const { outcome, reason } = request.body;
+      return sendStored(reply, await service.simulatePayout(auth.workspaceId, request.params.transactionId, outcome, reason, key, fingerprint));
     },
   );
 }

@@ -1,4 +1,4 @@
-// The simulate endpoints (contract §6): drive a sandbox collection or refund to an outcome by hand. The
+// The simulate endpoints (contract §6): drive a sandbox collection, refund or payout to an outcome by hand. The
 // simulator's own script stops there, and the change goes through the lifecycle like any other.
 import type { IdempotencyEngine, IdempotentResult } from '../../platform/idempotency.js';
 import { ApiError, notFound } from '../../platform/errors.js';
@@ -7,7 +7,9 @@ import * as collections from '../collections/collections.repository.js';
 import type { CollectionStatus } from '../collections/collections.schemas.js';
 import { toApi } from '../collections/collections.service.js';
 import type { Lifecycle } from '../lifecycle/lifecycle.service.js';
-import { planCollection, planRefund, type RefundStatus } from '../lifecycle/transitions.js';
+import { planCollection, planPayout, planRefund, type RefundStatus } from '../lifecycle/transitions.js';
+import * as payouts from '../payouts/payouts.repository.js';
+import { toPayoutApi } from '../payouts/payouts.service.js';
 import { SANDBOX_PROVIDER, type SandboxProvider } from '../providers/sandbox.provider.js';
 import * as refunds from '../refunds/refunds.repository.js';
 import { toRefundApi } from '../refunds/refunds.schemas.js';
@@ -66,6 +68,29 @@ export class SandboxService {
       const after = moved?.row ?? row;
       const collection = await collections.findCollection(tx, workspaceId, after.collection_id);
       return { status: 200, headers: {}, body: JSON.stringify(toRefundApi(after, collection?.metadata ?? {})) };
+    });
+  }
+
+  simulatePayout(
+    workspaceId: string,
+    id: string,
+    outcome: 'successful' | 'failed',
+    reason: string | undefined,
+    key: string | undefined,
+    requestFingerprint: string,
+  ): Promise<IdempotentResult> {
+    return this.idempotency.maybe(workspaceId, key, requestFingerprint, async (tx) => {
+      const row = isUuid(id) ? await payouts.lockPayout(tx, workspaceId, id) : undefined;
+      if (!row) throw notFound('payout transaction');
+      if (row.provider !== SANDBOX_PROVIDER) {
+        throw new ApiError('transition_not_allowed', `This payout runs on provider '${row.provider}', not the simulator.`);
+      }
+      if (planPayout(row.status, outcome).kind === 'refused') {
+        throw new ApiError('transition_not_allowed', `A ${row.status} payout cannot become ${outcome}.`);
+      }
+      await this.simulator.driveByHand(tx, workspaceId, 'payout', id, outcome);
+      const moved = await this.lifecycle.movePayout(tx, workspaceId, id, outcome, { cause: 'sandbox simulation', reason });
+      return { status: 200, headers: {}, body: JSON.stringify(toPayoutApi(moved?.row ?? row)) };
     });
   }
 }

@@ -1,6 +1,8 @@
 // The event catalogue: every type the service emits, and what an endpoint may subscribe to.
 import { COLLECTION_STATUSES } from '../collections/collections.schemas.js';
+import { DEPOSIT_STATUSES } from '../deposits/deposits.schemas.js';
 import { REFUND_STATUSES } from '../lifecycle/transitions.js';
+import { PAYOUT_STATUSES } from '../payouts/payouts.schemas.js';
 
 export const EVENT_TYPES: readonly string[] = [
   ...COLLECTION_STATUSES.map((s) => `collection.${s}`),
@@ -8,6 +10,8 @@ export const EVENT_TYPES: readonly string[] = [
   'checkout.session.completed',
   'checkout.session.expired',
   'risk_signal.created',
+  ...DEPOSIT_STATUSES.map((s) => `deposit.${s}`),
+  ...PAYOUT_STATUSES.map((s) => `payout.${s}`),
 ];
 
 /** Subscribes to every type, including ones added later. */

@@ -1,0 +1,210 @@
+// Routes for deposit addresses (row 9), deposits (row 10) and autoconvert credits (row 5); the liquidity
+// provider's pool and ingestion routes; the sandbox's deposit simulation (sandbox only). No SQL here.
+import { requireAuth } from '../../platform/auth.js';
+import { sendStored, type App } from '../../platform/http.js';
+import { idempotencyOf } from '../../platform/idempotency.js';
+import { problemResponses } from '../../platform/schemas.js';
+import {
+  AddressIdParams,
+  AddressPage,
+  CreateAddressBody,
+  CreditIdParams,
+  CreditSchema,
+  DepositAddressSchema,
+  DepositIdParams,
+  DepositPage,
+  DepositSchema,
+  ListAddressesQuery,
+  ListDepositsQuery,
+  PoolBody,
+  PoolResultSchema,
+  ReportDepositBody,
+  SandboxDepositBody,
+  SimulateDepositBody,
+} from './deposits.schemas.js';
+import type { DepositsService } from './deposits.service.js';
+
+export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox' | 'production'): void {
+  app.post(
+    '/v1/api/deposit-addresses',
+    {
+      schema: {
+        operationId: 'createDepositAddress',
+        tags: ['Deposits'],
+        summary: 'Get a deposit address',
+        description:
+          'An address for one asset on one network, from the liquidity provider\'s pool (the sandbox makes one). With `autoconvert_currency`, ' +
+          'confirmed deposits are converted to that currency and credited (row 5). An asset or network not taken: 400 `invalid_asset`; ' +
+          'no free address: 409 `deposit_address_pool_empty` with Retry-After. An Idempotency-Key is honoured.',
+        body: CreateAddressBody,
+        response: { 201: DepositAddressSchema, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const { key, fingerprint } = idempotencyOf(request, false);
+      return sendStored(reply, await service.createAddress(auth.workspaceId, request.body, key, fingerprint));
+    },
+  );
+
+  app.get(
+    '/v1/api/deposit-addresses',
+    {
+      schema: {
+        operationId: 'listDepositAddresses',
+        tags: ['Deposits'],
+        summary: 'List deposit addresses',
+        description: "Row 9. The workspace's deposit addresses, newest first, paged by cursor.",
+        querystring: ListAddressesQuery,
+        response: { 200: AddressPage, ...problemResponses(400, 401, 403, 429) },
+      },
+    },
+    async (request) => service.listAddresses(requireAuth(request).workspaceId, request.query),
+  );
+
+  app.get(
+    '/v1/api/deposit-addresses/:addressId',
+    {
+      schema: {
+        operationId: 'getDepositAddress',
+        tags: ['Deposits'],
+        summary: 'Get a deposit address',
+        description: "One of the workspace's deposit addresses; another workspace's is 404.",
+        params: AddressIdParams,
+        response: { 200: DepositAddressSchema, ...problemResponses(401, 403, 404, 429) },
+      },
+    },
+    async (request) => service.getAddress(requireAuth(request).workspaceId, request.params.addressId),
+  );
+
+  app.post(
+    '/v1/api/deposit-addresses/pool',
+    {
+      schema: {
+        operationId: 'stockDepositAddressPool',
+        tags: ['Deposits'],
+        summary: 'Stock the deposit address pool',
+        description:
+          'Liquidity providers and the admin add addresses their custody controls (up to 500 a call). Addresses already known are left alone, ' +
+          'so the call can be repeated. One not in the network\'s format: 400 `invalid_address` naming each.',
+        body: PoolBody,
+        response: { 200: PoolResultSchema, ...problemResponses(400, 401, 403, 413, 415, 429) },
+      },
+    },
+    async (request) => service.addToPool(request.body),
+  );
+
+  app.get(
+    '/v1/api/deposits',
+    {
+      schema: {
+        operationId: 'listDeposits',
+        tags: ['Deposits'],
+        summary: 'List deposits',
+        description: "Row 10. Deposits on the workspace's addresses, newest first, filtered by status and creation time, paged by cursor.",
+        querystring: ListDepositsQuery,
+        response: { 200: DepositPage, ...problemResponses(400, 401, 403, 429) },
+      },
+    },
+    async (request) => service.listDeposits(requireAuth(request).workspaceId, request.query),
+  );
+
+  app.get(
+    '/v1/api/deposits/:depositId',
+    {
+      schema: {
+        operationId: 'getDeposit',
+        tags: ['Deposits'],
+        summary: 'Get a deposit',
+        description: "One of the workspace's deposits; another workspace's is 404.",
+        params: DepositIdParams,
+        response: { 200: DepositSchema, ...problemResponses(401, 403, 404, 429) },
+      },
+    },
+    async (request) => service.getDeposit(requireAuth(request).workspaceId, request.params.depositId),
+  );
+
+  app.post(
+    '/v1/api/deposits',
+    {
+      schema: {
+        operationId: 'reportDeposit',
+        tags: ['Deposits'],
+        summary: 'Report a transfer to a deposit address',
+        description:
+          'The liquidity provider\'s chain watcher (or the admin) reports what it sees: `pending`, then `confirmed` (or `failed`). Idempotent by ' +
+          'the transfer (network, tx_hash, address): 201 the first time, 200 after, each answering the deposit as it now is. A confirmed deposit ' +
+          'is credited at once (converted when the address has `autoconvert_currency` and a current rate exists). An address no workspace holds: ' +
+          '422 `deposit_address_unknown`; a different amount for the same transfer, or a move the deposit is past (failed after confirmed): 409 `deposit_conflict`.',
+        body: ReportDepositBody,
+        response: { 200: DepositSchema, 201: DepositSchema, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { status, deposit } = await service.report(request.body);
+      return reply.code(status).send(deposit);
+    },
+  );
+
+  app.get(
+    '/v1/api/autoconvert/credits/:creditId',
+    {
+      schema: {
+        operationId: 'getAutoconvertCredit',
+        tags: ['Deposits'],
+        summary: 'Get an autoconvert credit',
+        description:
+          'Row 5. A confirmed deposit converted to fiat: the source and target amounts, the rate and its source, the fee. The converted amount ' +
+          'and the fee are rounded down to whole minor units. Another workspace\'s credit is 404.',
+        params: CreditIdParams,
+        response: { 200: CreditSchema, ...problemResponses(401, 403, 404, 429) },
+      },
+    },
+    async (request) => service.getCredit(requireAuth(request).workspaceId, request.params.creditId),
+  );
+
+  if (env !== 'sandbox') return;
+
+  app.post(
+    '/v1/sandbox/deposits',
+    {
+      schema: {
+        operationId: 'simulateIncomingDeposit',
+        tags: ['Sandbox'],
+        summary: 'Send a sandbox deposit',
+        description:
+          'Sandbox only (404 in production). A transfer arrives, `pending`, on one of your deposit addresses; drive it with the simulate ' +
+          'endpoint. `tx_hash` defaults to a random one. An Idempotency-Key is honoured.',
+        body: SandboxDepositBody,
+        response: { 201: DepositSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const { key, fingerprint } = idempotencyOf(request, false);
+      return sendStored(reply, await service.sandboxDeposit(auth.workspaceId, request.body, key, fingerprint));
+    },
+  );
+
+  app.post(
+    '/v1/sandbox/deposits/:depositId/simulate',
+    {
+      schema: {
+        operationId: 'simulateDeposit',
+        tags: ['Sandbox'],
+        summary: 'Drive a sandbox deposit to an outcome',
+        description:
+          'Sandbox only (404 in production). `confirmed` confirms it and credits it (converted when the address autoconverts and a current rate ' +
+          'exists; otherwise it waits, confirmed, for one); `failed` drops it. A move the deposit is past: 409 `deposit_conflict`.',
+        params: DepositIdParams,
+        body: SimulateDepositBody,
+        response: { 200: DepositSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const { key, fingerprint } = idempotencyOf(request, false);
+      return sendStored(reply, await service.simulate(auth.workspaceId, request.params.depositId, request.body.outcome, request.body.reason, key, fingerprint));
+    },
+  );
+}

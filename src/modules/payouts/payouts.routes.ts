@@ -1,0 +1,146 @@
+// Routes for offramp routes (row 12 and the writes behind it) and payouts (rows 11 and 17). No SQL here.
+import { Type } from 'typebox';
+import { requireAuth } from '../../platform/auth.js';
+import { sendStored, type App } from '../../platform/http.js';
+import { idempotencyOf } from '../../platform/idempotency.js';
+import { IdempotencyKeyHeader, problemResponses } from '../../platform/schemas.js';
+import {
+  CommitBody,
+  CreateRouteBody,
+  ListPayoutsQuery,
+  ListRoutesQuery,
+  PayoutPage,
+  PayoutSchema,
+  RouteIdParams,
+  RoutePage,
+  RouteSchema,
+  TransactionIdParams,
+  UpdateRouteBody,
+} from './payouts.schemas.js';
+import type { PayoutsService } from './payouts.service.js';
+
+export function payoutsRoutes(app: App, service: PayoutsService): void {
+  app.get(
+    '/v1/api/routes',
+    {
+      schema: {
+        operationId: 'listRoutes',
+        tags: ['Payouts'],
+        summary: 'List offramp routes',
+        description: 'Row 12. The active routes, newest first: what each pays from, into which market, currency and rail, its limits and its fee.',
+        querystring: ListRoutesQuery,
+        response: { 200: RoutePage, ...problemResponses(400, 401, 403, 429) },
+      },
+    },
+    async (request) => service.listRoutes(request.query),
+  );
+
+  app.get(
+    '/v1/api/routes/:routeId',
+    {
+      schema: {
+        operationId: 'getRoute',
+        tags: ['Payouts'],
+        summary: 'Get an offramp route',
+        description: 'One route, active or not.',
+        params: RouteIdParams,
+        response: { 200: RouteSchema, ...problemResponses(401, 403, 404, 429) },
+      },
+    },
+    async (request) => service.getRoute(request.params.routeId),
+  );
+
+  app.post(
+    '/v1/api/routes',
+    {
+      schema: {
+        operationId: 'createRoute',
+        tags: ['Payouts'],
+        summary: 'Add an offramp route',
+        description:
+          'Liquidity providers and the admin keep the routes. `source` is an asset (converted at the current rate when a payout is committed) ' +
+          'or the market\'s currency (paid from that balance). An Idempotency-Key is honoured.',
+        body: CreateRouteBody,
+        response: { 201: RouteSchema, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const { key, fingerprint } = idempotencyOf(request, false);
+      return sendStored(reply, await service.createRoute(auth, request.body, key, fingerprint));
+    },
+  );
+
+  app.patch(
+    '/v1/api/routes/:routeId',
+    {
+      schema: {
+        operationId: 'updateRoute',
+        tags: ['Payouts'],
+        summary: 'Change an offramp route',
+        description: 'Deactivate or reactivate it, or change its limits or fee; payouts already committed keep what they were committed with.',
+        params: RouteIdParams,
+        body: UpdateRouteBody,
+        response: { 200: RouteSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
+      },
+    },
+    async (request) => service.updateRoute(request.params.routeId, request.body),
+  );
+
+  app.post(
+    '/api/transactions/commit',
+    {
+      schema: {
+        operationId: 'commitTransaction',
+        tags: ['Payouts'],
+        summary: 'Commit a payout transaction',
+        description:
+          'Row 17. Requires an Idempotency-Key (422 `idempotency_key_missing` without): a retry returns the stored response. Pays `amount` ' +
+          'minor units of the route\'s source to an active beneficiary on an active route: converted at the current rate when the source is ' +
+          'an asset (rounded down), less the route\'s fee; the recipient gets `amount` of the answer. The source amount is reserved from your ' +
+          'available balance at once; more than is available: 422 `insufficient_balance`. An inactive beneficiary: 422 `beneficiary_inactive`; ' +
+          'an unknown or inactive route: 422 `route_unavailable`; a route of another market or rail than the beneficiary\'s: 422 `route_mismatch`; ' +
+          'outside the route\'s limits: 422 `amount_out_of_range`; no current rate: 422 `rate_unavailable`. In the sandbox the payout is simulated ' +
+          "(the beneficiary's number or account ending 0001: declined, 0002: invalid account, 0005: stays pending); no real money moves.",
+        headers: Type.Object({ 'idempotency-key': IdempotencyKeyHeader }),
+        body: CommitBody,
+        response: { 201: PayoutSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const { key, fingerprint } = idempotencyOf(request, true);
+      return sendStored(reply, await service.commit(auth.workspaceId, request.body, key, fingerprint));
+    },
+  );
+
+  app.get(
+    '/v1/api/transactions',
+    {
+      schema: {
+        operationId: 'listTransactions',
+        tags: ['Payouts'],
+        summary: 'List payout transactions',
+        description: "Row 11. The workspace's payouts, newest first, filtered by status and creation time, paged by cursor.",
+        querystring: ListPayoutsQuery,
+        response: { 200: PayoutPage, ...problemResponses(400, 401, 403, 429) },
+      },
+    },
+    async (request) => service.listPayouts(requireAuth(request).workspaceId, request.query),
+  );
+
+  app.get(
+    '/v1/api/transactions/:transactionId',
+    {
+      schema: {
+        operationId: 'getTransaction',
+        tags: ['Payouts'],
+        summary: 'Get a payout transaction',
+        description: "One of the workspace's payouts; another workspace's is 404.",
+        params: TransactionIdParams,
+        response: { 200: PayoutSchema, ...problemResponses(401, 403, 404, 429) },
+      },
+    },
+    async (request) => service.getPayout(requireAuth(request).workspaceId, request.params.transactionId),
+  );
+}

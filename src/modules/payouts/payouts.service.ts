@@ -1,0 +1,259 @@
+// Offramp routes and payouts. A commit (row 17) checks the route, the beneficiary and the limits, converts at
+// the current rate when the route pays from an asset, and reserves the source amount from the workspace's
+// available balance under a lock on that balance row, so concurrent commits can never overdraw it. The
+// payout, its reservation postings, its event and any risk signal are written in the idempotent
+// transaction; the provider gets it after the commit (the submitter), and its outcome settles or releases
+// the reservation (the lifecycle).
+import { withTransaction, type Db } from '../../db/pool.js';
+import type { AuthContext } from '../../platform/auth.js';
+import { ApiError, notFound } from '../../platform/errors.js';
+import type { IdempotencyEngine, IdempotentResult } from '../../platform/idempotency.js';
+import { isUuid, uuidv7, uuidv7Time } from '../../platform/ids.js';
+import type { CursorCodec, Page } from '../../platform/pagination.js';
+import type { MarketCatalogue } from '../catalogue/catalogue.js';
+import { recordEvent } from '../events/events.repository.js';
+import { lockAvailable, postMany } from '../ledger/ledger.repository.js';
+import { normaliseDecimal, type MarketDataService } from '../market-data/market-data.service.js';
+import { ASSETS, isAsset } from '../ramp/assets.js';
+import { quote } from '../ramp/conversion.js';
+import { payoutReservePostings } from '../ramp/postings.js';
+import { LARGE_PAYOUT_RULE, type RiskService } from '../risk/risk.service.js';
+import * as repo from './payouts.repository.js';
+import type { CommitBody, CreateRouteBody, ListPayoutsQuery, ListRoutesQuery, Payout, PayoutFailureReason, Route, UpdateRouteBody } from './payouts.schemas.js';
+
+export function toRouteApi(row: repo.RouteRow): Route {
+  return {
+    route_id: row.id,
+    source: row.source,
+    source_type: row.source === row.currency ? 'balance' : 'asset',
+    market: row.market,
+    rail: row.rail,
+    currency: row.currency,
+    min_amount: row.min_amount,
+    max_amount: row.max_amount,
+    fee_fixed: row.fee_fixed,
+    fee_bps: row.fee_bps,
+    status: row.status,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+export function toPayoutApi(row: repo.PayoutRow): Payout {
+  return {
+    transaction_id: row.id,
+    route_id: row.route_id,
+    beneficiary_id: row.beneficiary_id,
+    market: row.market,
+    rail: row.rail,
+    source_currency: row.source_currency,
+    source_amount: row.source_amount,
+    currency: row.currency,
+    gross_amount: row.gross_amount,
+    fee: row.fee,
+    amount: row.amount,
+    rate: row.rate === null ? null : normaliseDecimal(row.rate),
+    rate_id: row.rate_id,
+    rate_source_name: row.rate_source_name,
+    reference: row.reference,
+    metadata: row.metadata,
+    status: row.status,
+    failure_reason: row.failure_reason as PayoutFailureReason | null,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    completed_at: row.completed_at?.toISOString() ?? null,
+  };
+}
+
+function checkLimits(min: number, max: number): void {
+  if (min > max) throw new ApiError('validation_failed', 'min_amount is above max_amount.', { errors: [{ field: 'max_amount', message: 'must be at least min_amount' }] });
+}
+
+export class PayoutsService {
+  /** Called after a commit's transaction (the submitter's kick). */
+  afterCreate: ((workspaceId: string, id: string) => void) | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly catalogue: MarketCatalogue,
+    private readonly idempotency: IdempotencyEngine,
+    private readonly cursors: CursorCodec,
+    private readonly marketData: MarketDataService,
+    private readonly risk: RiskService,
+    private readonly providerFor: (market: string, rail: string) => string,
+  ) {}
+
+  createRoute(auth: AuthContext, body: CreateRouteBody, key: string | undefined, requestFingerprint: string): Promise<IdempotentResult> {
+    const market = this.catalogue.market(body.market);
+    if (!market) {
+      throw new ApiError('invalid_market', `Market '${body.market}' is not supported; use one of ${this.catalogue.marketCodes().join(', ')}.`, {
+        errors: [{ field: 'market', message: 'is not a supported market' }],
+      });
+    }
+    if (!this.catalogue.rail(market, body.rail)) {
+      throw new ApiError('invalid_rail', `Rail '${body.rail}' is not offered in ${body.market}.`, { errors: [{ field: 'rail', message: `is not offered in ${body.market}` }] });
+    }
+    if (body.source !== market.currency && !isAsset(body.source)) {
+      throw new ApiError('invalid_currency', `A route into ${body.market} pays from ${market.currency} or an asset (${Object.keys(ASSETS).join(', ')}), not ${body.source}.`, {
+        errors: [{ field: 'source', message: `must be ${market.currency} or an asset` }],
+      });
+    }
+    checkLimits(body.min_amount, body.max_amount);
+    return this.idempotency.maybe(auth.workspaceId, key, requestFingerprint, async (tx) => {
+      const id = uuidv7();
+      const now = uuidv7Time(id);
+      const row: repo.RouteRow = {
+        id,
+        source: body.source,
+        market: body.market,
+        rail: body.rail,
+        currency: market.currency,
+        min_amount: body.min_amount,
+        max_amount: body.max_amount,
+        fee_fixed: body.fee_fixed ?? 0,
+        fee_bps: body.fee_bps ?? 0,
+        status: 'active',
+        created_by: auth.credentialId,
+        created_at: now,
+        updated_at: now,
+      };
+      await repo.insertRoute(tx, row);
+      return { status: 201, headers: { location: `/v1/api/routes/${id}` }, body: JSON.stringify(toRouteApi(row)) };
+    });
+  }
+
+  async updateRoute(id: string, body: UpdateRouteBody): Promise<Route> {
+    return withTransaction(this.db, async (tx) => {
+      const current = isUuid(id) ? await repo.lockRoute(tx, id) : undefined;
+      if (!current) throw notFound('route');
+      const next: repo.RouteRow = {
+        ...current,
+        status: body.status ?? current.status,
+        min_amount: body.min_amount ?? current.min_amount,
+        max_amount: body.max_amount ?? current.max_amount,
+        fee_fixed: body.fee_fixed ?? current.fee_fixed,
+        fee_bps: body.fee_bps ?? current.fee_bps,
+        updated_at: new Date(Math.max(Date.now(), current.updated_at.getTime() + 1)),
+      };
+      checkLimits(next.min_amount, next.max_amount);
+      await repo.saveRoute(tx, next);
+      return toRouteApi(next);
+    });
+  }
+
+  async getRoute(id: string): Promise<Route> {
+    const row = isUuid(id) ? await repo.findRoute(this.db, id) : undefined;
+    if (!row) throw notFound('route');
+    return toRouteApi(row);
+  }
+
+  async listRoutes(query: ListRoutesQuery): Promise<Page<Route>> {
+    const { limit, filter } = this.cursors.filterOf(query);
+    return this.cursors.page(await repo.listActiveRoutes(this.db, filter), limit, toRouteApi);
+  }
+
+  /** Row 17. */
+  async commit(workspaceId: string, body: CommitBody, key: string, requestFingerprint: string): Promise<IdempotentResult> {
+    let created: string | undefined;
+    const result = await this.idempotency.run(workspaceId, key, requestFingerprint, async (tx) => {
+      const route = await repo.findRoute(tx, body.route_id, true);
+      if (route?.status !== 'active') {
+        throw new ApiError('route_unavailable', `Route ${body.route_id} is ${route ? 'inactive' : 'unknown'}; commit on an active route (GET /v1/api/routes).`, {
+          errors: [{ field: 'route_id', message: `is ${route ? 'inactive' : 'unknown'}` }],
+        });
+      }
+      const beneficiary = await repo.shareBeneficiary(tx, workspaceId, body.beneficiary_id);
+      if (!beneficiary) throw new ApiError('not_found', 'No beneficiary with that id exists in this workspace.', { errors: [{ field: 'beneficiary_id', message: 'is unknown' }] });
+      if (beneficiary.status !== 'active') {
+        throw new ApiError('beneficiary_inactive', 'This beneficiary was deactivated and can receive no payout.', { errors: [{ field: 'beneficiary_id', message: 'is inactive' }] });
+      }
+      if (beneficiary.market !== route.market || beneficiary.rail !== route.rail) {
+        throw new ApiError('route_mismatch', `The beneficiary is paid over ${beneficiary.rail} in ${beneficiary.market}; the route pays over ${route.rail} in ${route.market}.`, {
+          errors: [{ field: 'route_id', message: `must pay over ${beneficiary.rail} in ${beneficiary.market}` }],
+        });
+      }
+      if (body.amount < route.min_amount || body.amount > route.max_amount) {
+        throw new ApiError('amount_out_of_range', `This route takes ${route.min_amount} to ${route.max_amount} minor units of ${route.source}.`, {
+          errors: [{ field: 'amount', message: `must be between ${route.min_amount} and ${route.max_amount}` }],
+        });
+      }
+      const now = new Date();
+      const rate = route.source === route.currency ? undefined : await this.marketData.currentRate(route.source, route.currency, now, tx);
+      if (route.source !== route.currency && !rate) {
+        throw new ApiError('rate_unavailable', `There is no current ${route.source}/${route.currency} rate; retry shortly.`, { headers: { 'Retry-After': '30' } });
+      }
+      const targetExponent = this.catalogue.currency(route.currency)?.exponent ?? 2;
+      const q = quote(
+        body.amount,
+        rate && { sourceExponent: isAsset(route.source) ? ASSETS[route.source].exponent : targetExponent, rate: rate.rate, targetExponent },
+        { fixed: route.fee_fixed, bps: route.fee_bps },
+      );
+      if (q.net <= 0) {
+        throw new ApiError('amount_out_of_range', `${body.amount} ${route.source} minor units do not cover the route's fee of ${q.fee} ${route.currency} minor units.`, {
+          errors: [{ field: 'amount', message: 'does not cover the fee' }],
+        });
+      }
+      // The lock every commit of this workspace and source takes first: reservations are checked one at a time.
+      const available = await lockAvailable(tx, workspaceId, route.source);
+      if (available < body.amount) {
+        throw new ApiError('insufficient_balance', `The available ${route.source} balance is ${available} minor units; this payout needs ${body.amount}.`, {
+          errors: [{ field: 'amount', message: `exceeds the available balance of ${available}` }],
+        });
+      }
+      const id = uuidv7(now.getTime());
+      const at = uuidv7Time(id);
+      const row: repo.PayoutRow = {
+        id,
+        workspace_id: workspaceId,
+        route_id: route.id,
+        beneficiary_id: beneficiary.id,
+        market: route.market,
+        rail: route.rail,
+        source_currency: route.source,
+        source_amount: body.amount,
+        currency: route.currency,
+        gross_amount: q.gross,
+        fee: q.fee,
+        amount: q.net,
+        rate: rate?.rate ?? null,
+        rate_id: rate?.rate_id ?? null,
+        rate_source_name: rate?.source_name ?? null,
+        reference: body.reference,
+        metadata: body.metadata ?? {},
+        status: 'created',
+        failure_reason: null,
+        provider: this.providerFor(route.market, route.rail),
+        provider_reference: null,
+        submitted_at: null,
+        created_at: at,
+        updated_at: at,
+        completed_at: null,
+      };
+      await repo.insertPayout(tx, row);
+      await postMany(tx, workspaceId, payoutReservePostings(row), at);
+      await recordEvent(tx, workspaceId, { type: 'payout.created', objectType: 'payout', objectId: id, data: toPayoutApi(row), at });
+      await this.risk.afterPayoutCommitted(tx, workspaceId, row, this.largePayoutThreshold(row.currency));
+      created = id;
+      return { status: 201, headers: { location: `/v1/api/transactions/${id}` }, body: JSON.stringify(toPayoutApi(row)) };
+    });
+    if (created !== undefined) this.afterCreate?.(workspaceId, created);
+    return result;
+  }
+
+  /** `large_payout` fires at this many minor units: a share of the currency's largest collection amount. */
+  largePayoutThreshold(currency: string): number {
+    const max = this.catalogue.currency(currency)?.max_amount ?? Number.MAX_SAFE_INTEGER;
+    return Math.floor((max * LARGE_PAYOUT_RULE.percentOfCurrencyMax) / 100);
+  }
+
+  async getPayout(workspaceId: string, id: string): Promise<Payout> {
+    const row = isUuid(id) ? await repo.findPayout(this.db, workspaceId, id) : undefined;
+    if (!row) throw notFound('payout transaction');
+    return toPayoutApi(row);
+  }
+
+  async listPayouts(workspaceId: string, query: ListPayoutsQuery): Promise<Page<Payout>> {
+    const { limit, filter } = this.cursors.filterOf(query);
+    return this.cursors.page(await repo.listPayouts(this.db, workspaceId, filter), limit, toPayoutApi);
+  }
+}
