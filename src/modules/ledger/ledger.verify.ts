@@ -66,6 +66,29 @@ export const INVARIANTS: readonly Invariant[] = [
           WHERE (c.status = 'refunded') <> EXISTS (SELECT 1 FROM refunds r WHERE r.collection_id = c.id AND r.status = 'successful')
             AND c.status <> 'reversed'`,
   },
+  {
+    name: 'a deposit is credited exactly when it is credited, once, for its own amount',
+    sql: `SELECT d.id AS deposit_id, d.status, count(p.id) AS postings
+          FROM deposits d
+          LEFT JOIN autoconvert_credits c ON c.deposit_id = d.id
+          LEFT JOIN ledger_postings p ON (p.object_id = d.id AND p.kind = 'deposit_credited') OR (p.object_id = c.id AND p.kind = 'autoconvert_source')
+          LEFT JOIN ledger_lines l ON l.posting_id = p.id AND l.account = 'custody_assets'
+          GROUP BY d.id, d.status, d.amount
+          HAVING (d.status = 'credited') <> (count(p.id) = 1) OR coalesce(sum(l.amount), d.amount) <> d.amount`,
+  },
+  {
+    name: 'a payout is reserved once, for its source amount; released exactly when failed; settled exactly when successful',
+    sql: `SELECT po.id AS payout_id, po.status,
+                 count(*) FILTER (WHERE p.kind = 'payout_reserved') AS reserved,
+                 count(*) FILTER (WHERE p.kind = 'payout_released') AS released,
+                 count(*) FILTER (WHERE p.kind = 'payout_settled') AS settled
+          FROM payouts po
+          LEFT JOIN ledger_postings p ON p.object_id = po.id AND p.workspace_id = po.workspace_id
+          GROUP BY po.id, po.status
+          HAVING count(*) FILTER (WHERE p.kind = 'payout_reserved') <> 1
+              OR (count(*) FILTER (WHERE p.kind = 'payout_released') = 1) <> (po.status = 'failed')
+              OR (count(*) FILTER (WHERE p.kind = 'payout_settled') = 1) <> (po.status = 'successful')`,
+  },
 ];
 
 export interface Violation {
