@@ -61,7 +61,7 @@ class FakeGateway {
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
 
-  initiations(kind: 'collections' | 'refunds', id: string): Received[] {
+  initiations(kind: 'collections' | 'refunds' | 'payouts', id: string): Received[] {
     return this.received.filter((r) => r.method === 'POST' && r.url === `/${kind}` && r.body?.merchant_reference === id);
   }
 }
@@ -334,6 +334,66 @@ describe('production with an HTTP gateway', () => {
     } finally {
       gateway.query = () => ({ status: 404, body: {} });
     }
+  });
+
+  it('payouts are handed to the gateway once; its signed callbacks settle one and release the other; deposits come from the pool and the LP\'s reports', async () => {
+    const lp = await request(t, 'POST', `/v1/admin/workspaces/${t.demoWorkspaceId}/credentials`, { token: t.adminToken, body: { audience: 'liquidity_provider' } });
+    assert.equal(lp.status, 201, lp.text);
+    // Funds: a collection the gateway reports successful.
+    const c = await createCollection(t, t.demoToken, { amount: 10_000 });
+    const cid = c.body.collection_id as string;
+    await waitFor('collection at the gateway', async () => (gateway.initiations('collections', cid).length === 1 ? true : undefined));
+    assert.equal((await callback({ notice_id: `fund-${cid}`, object_type: 'collection', merchant_reference: cid, reference: `gw_${cid}`, status: 'successful' })).status, 200);
+    const route = await request(t, 'POST', '/v1/api/routes', { token: lp.body.token, body: { source: 'KES', market: 'KE', rail: 'mpesa', min_amount: 100, max_amount: 1_000_000, fee_fixed: 25 } });
+    assert.equal(route.status, 201, route.text);
+    const ben = await request(t, 'POST', '/v1/api/beneficiaries', { token: t.demoToken, body: { name: 'Otieno Odhiambo', market: 'KE', rail: 'mpesa', phone_number: '+254712345678' } });
+    const balance = async () => (await request(t, 'GET', '/v1/balances', { token: t.demoToken })).body.data.find((b: any) => b.currency === 'KES')?.available as number;
+    const before = await balance();
+    const commit = (amount: number) =>
+      request(t, 'POST', '/api/transactions/commit', { token: t.demoToken, idempotencyKey: newKey(), body: { route_id: route.body.route_id, beneficiary_id: ben.body.beneficiary_id, amount, reference: 'gw-payout' } });
+    const paid = await commit(4_000);
+    const refused = await commit(3_000);
+    assert.equal(paid.status, 201, paid.text);
+    assert.equal(refused.status, 201, refused.text);
+    for (const p of [paid, refused]) {
+      const id = p.body.transaction_id as string;
+      await waitFor('payout at the gateway', async () => (gateway.initiations('payouts', id).length === 1 ? true : undefined));
+      const sent = gateway.initiations('payouts', id)[0] as Received;
+      assert.equal(sent.headers['idempotency-key'], id);
+      assert.equal(sent.body.amount, p.body.amount);
+      assert.equal(sent.body.amount, p.body.source_amount - 25);
+      assert.deepEqual(sent.body.beneficiary, { name: 'Otieno Odhiambo', phone_number: '+254712345678', bank_code: null, account_number: null });
+      await waitFor('payout pending', async () => ((await request(t, 'GET', `/v1/api/transactions/${id}`, { token: t.demoToken })).body.status === 'pending' ? true : undefined));
+    }
+    assert.equal(await balance(), before - 7_000);
+    const pid = paid.body.transaction_id as string;
+    const rid = refused.body.transaction_id as string;
+    assert.equal((await callback({ notice_id: `p-${pid}`, object_type: 'payout', merchant_reference: pid, reference: `gw_${pid}`, status: 'successful' })).body.outcome, 'applied');
+    assert.equal((await callback({ notice_id: `p-${rid}`, object_type: 'payout', merchant_reference: rid, reference: `gw_${rid}`, status: 'failed', reason: 'invalid_account' })).body.outcome, 'applied');
+    const failed = (await request(t, 'GET', `/v1/api/transactions/${rid}`, { token: t.demoToken })).body;
+    assert.deepEqual([failed.status, failed.failure_reason], ['failed', 'invalid_account']);
+    assert.equal((await request(t, 'GET', `/v1/api/transactions/${pid}`, { token: t.demoToken })).body.status, 'successful');
+    assert.equal(await balance(), before - 4_000);
+    assertProblem(await request(t, 'POST', `/v1/sandbox/payouts/${pid}/simulate`, { token: t.demoToken, body: { outcome: 'failed' } }), 404, 'not_found');
+
+    // Deposits: no address is free until the liquidity provider stocks the pool; its chain watcher reports the transfer.
+    const want = { asset: 'USDT', network: 'tron' };
+    const empty = await request(t, 'POST', '/v1/api/deposit-addresses', { token: t.demoToken, body: want });
+    assertProblem(empty, 409, 'deposit_address_pool_empty');
+    assert.equal(empty.headers.get('retry-after'), '60');
+    const addr = `T${'A'.repeat(33)}`;
+    const stocked = await request(t, 'POST', '/v1/api/deposit-addresses/pool', { token: lp.body.token, body: { ...want, addresses: [addr] } });
+    assert.deepEqual([stocked.status, stocked.body.added, stocked.body.available], [200, 1, 1]);
+    const address = await request(t, 'POST', '/v1/api/deposit-addresses', { token: t.demoToken, body: want });
+    assert.equal(address.status, 201, address.text);
+    assert.equal(address.body.address, addr);
+    const report = { network: 'tron', address: addr, asset: 'USDT', amount: 5_000_000, tx_hash: 'f'.repeat(64) };
+    assert.equal((await request(t, 'POST', '/v1/api/deposits', { token: lp.body.token, body: { ...report, status: 'pending' } })).status, 201);
+    const confirmed = await request(t, 'POST', '/v1/api/deposits', { token: lp.body.token, body: { ...report, status: 'confirmed', confirmations: 20 } });
+    assert.equal(confirmed.status, 200, confirmed.text);
+    assert.deepEqual([confirmed.body.status, confirmed.body.credited_currency, confirmed.body.credited_amount], ['credited', 'USDT', 5_000_000]);
+    assertProblem(await request(t, 'POST', '/v1/sandbox/deposits', { token: t.demoToken, body: { deposit_address_id: address.body.deposit_address_id, amount: 1 } }), 404, 'not_found');
+    assert.deepEqual(await verifyLedger(t.db), []);
   });
 });
 
