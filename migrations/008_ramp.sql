@@ -9,6 +9,7 @@ CREATE TABLE deposit_addresses (
   workspace_id          uuid REFERENCES workspaces (id),
   asset                 text NOT NULL,
   network               text NOT NULL,
+  -- EVM addresses are stored in lowercase: one account, one spelling.
   address               text NOT NULL,
   status                text NOT NULL CHECK (status IN ('available', 'assigned')),
   -- The fiat currency confirmed deposits are converted to; null keeps them in the asset.
@@ -31,7 +32,10 @@ CREATE TABLE deposits (
   asset               text NOT NULL,
   network             text NOT NULL,
   amount              bigint NOT NULL CHECK (amount > 0),
+  -- Normalised per network (EVM and TRON hashes: lowercase hex without 0x), so one transfer has one spelling.
   tx_hash             text NOT NULL,
+  -- Which transfer of the transaction (its log or instruction index): one transaction may pay an address twice.
+  log_index           integer NOT NULL DEFAULT 0,
   status              text NOT NULL CHECK (status IN ('pending', 'confirmed', 'credited', 'failed')),
   confirmations       integer NOT NULL DEFAULT 0,
   failure_reason      text,
@@ -44,14 +48,16 @@ CREATE TABLE deposits (
   updated_at          timestamptz NOT NULL,
   confirmed_at        timestamptz,
   credited_at         timestamptz,
+  -- When the credit worker last tried a confirmed deposit (it tries the least recently tried first).
+  credit_checked_at   timestamptz,
   -- One transfer to one address is one deposit, however often it is reported.
-  UNIQUE (network, tx_hash, deposit_address_id),
+  UNIQUE (network, tx_hash, log_index, deposit_address_id),
   CHECK ((status = 'credited') = (credited_at IS NOT NULL))
 );
 CREATE INDEX deposits_list ON deposits (workspace_id, created_at DESC, id DESC);
 CREATE INDEX deposits_list_status ON deposits (workspace_id, status, created_at DESC, id DESC);
 -- Confirmed deposits still waiting for their credit (a conversion waits for a fresh rate).
-CREATE INDEX deposits_uncredited ON deposits (confirmed_at) WHERE status = 'confirmed';
+CREATE INDEX deposits_uncredited ON deposits (credit_checked_at NULLS FIRST) WHERE status = 'confirmed';
 
 CREATE TABLE autoconvert_credits (
   id                uuid PRIMARY KEY,

@@ -297,6 +297,33 @@ describe('from an asset', () => {
   });
 });
 
+describe('conversions beyond what can be paid (from review)', () => {
+  it('a commit whose converted amount would pass 2^53 minor units is 422 amount_out_of_range, not a 500', async () => {
+    const ws = await createWorkspace(t, 'payouts-overflow');
+    const address = await request(t, 'POST', '/v1/api/deposit-addresses', { token: ws.token, body: { asset: 'USDC', network: 'polygon' } });
+    const dep = await request(t, 'POST', '/v1/sandbox/deposits', { token: ws.token, body: { deposit_address_id: address.body.deposit_address_id, amount: 1_000_000_000_000 } });
+    await request(t, 'POST', `/v1/sandbox/deposits/${dep.body.deposit_id}/simulate`, { token: ws.token, body: { outcome: 'confirmed' } });
+    const source = await request(t, 'POST', '/v1/api/markets/sources', { token: t.adminToken, body: { name: `absurd-${newKey()}`, kind: 'exchange' } });
+    assert.equal((await request(t, 'POST', '/v1/api/markets/rates', { token: lpToken, body: { source_id: source.body.source_id, base: 'USDC', quote: 'KES', rate: '99999999999999999999' } })).status, 201);
+    const r = await createRoute({ source: 'USDC', min_amount: 1, max_amount: 1_000_000_000_000 });
+    const res = await commit(ws.token, { route_id: r.route_id, beneficiary_id: await beneficiary(ws.token), amount: 1_000_000_000_000, reference: 'too-much' });
+    assertProblem(res, 422, 'amount_out_of_range');
+    assert.equal(await available(ws.token, 'USDC'), 1_000_000_000_000);
+  });
+});
+
+describe('who changes a route (from review)', () => {
+  it('a liquidity provider changes only the routes its workspace added; the admin changes any', async () => {
+    const mine = await createRoute();
+    const lpWorkspace = await createWorkspace(t, 'another-lp');
+    const otherLp = await request(t, 'POST', `/v1/admin/workspaces/${lpWorkspace.id}/credentials`, { token: t.adminToken, body: { audience: 'liquidity_provider' } });
+    assertProblem(await request(t, 'PATCH', `/v1/api/routes/${mine.route_id}`, { token: otherLp.body.token, body: { fee_bps: 9_000 } }), 403, 'forbidden');
+    const byAdmin = await request(t, 'PATCH', `/v1/api/routes/${mine.route_id}`, { token: t.adminToken, body: { fee_bps: 10 } });
+    assert.equal(byAdmin.status, 200, byAdmin.text);
+    assert.equal(byAdmin.body.fee_bps, 10);
+  });
+});
+
 describe('the large-payout risk rule', () => {
   it('a payout of half the currency\'s largest amount or more raises large_payout about it; a small one does not', async () => {
     const ws = await createWorkspace(t, 'payouts-risk');

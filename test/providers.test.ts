@@ -395,6 +395,64 @@ describe('production with an HTTP gateway', () => {
     assertProblem(await request(t, 'POST', '/v1/sandbox/deposits', { token: t.demoToken, body: { deposit_address_id: address.body.deposit_address_id, amount: 1 } }), 404, 'not_found');
     assert.deepEqual(await verifyLedger(t.db), []);
   });
+
+  it('a payout whose initiation was never answered is failed (and released) only once the gateway says it does not have it', async () => {
+    const lp = await request(t, 'POST', `/v1/admin/workspaces/${t.demoWorkspaceId}/credentials`, { token: t.adminToken, body: { audience: 'liquidity_provider' } });
+    const c = await createCollection(t, t.demoToken, { amount: 9_000 });
+    const cid = c.body.collection_id as string;
+    await waitFor('collection at the gateway', async () => (gateway.initiations('collections', cid).length === 1 ? true : undefined));
+    await callback({ notice_id: `fund2-${cid}`, object_type: 'collection', merchant_reference: cid, reference: `gw_${cid}`, status: 'successful' });
+    const route = await request(t, 'POST', '/v1/api/routes', { token: lp.body.token, body: { source: 'KES', market: 'KE', rail: 'mpesa', min_amount: 100, max_amount: 1_000_000 } });
+    const ben = await request(t, 'POST', '/v1/api/beneficiaries', { token: t.demoToken, body: { name: 'Akinyi', market: 'KE', rail: 'mpesa', phone_number: '+254712345678' } });
+    const normal = gateway.answer;
+    const normalQuery = gateway.query;
+    // The gateway times out on every payout initiation (for us: no answer).
+    gateway.answer = (req) => (req.url === '/payouts' ? { status: 503, body: {} } : normal(req));
+    try {
+      const payout = async () => {
+        const res = await request(t, 'POST', '/api/transactions/commit', {
+          token: t.demoToken,
+          idempotencyKey: newKey(),
+          body: { route_id: route.body.route_id, beneficiary_id: ben.body.beneficiary_id, amount: 1_000, reference: 'unanswered' },
+        });
+        assert.equal(res.status, 201, res.text);
+        const id = res.body.transaction_id as string;
+        await waitFor('initiation tried', async () => (gateway.initiations('payouts', id).length >= 1 ? true : undefined));
+        await new Promise((r) => setTimeout(r, 100));
+        return id;
+      };
+      const read = async (id: string) => (await request(t, 'GET', `/v1/api/transactions/${id}`, { token: t.demoToken })).body;
+      const giveUp = async (id: string) => {
+        const asked = t.services.submitter;
+        asked.kick('payout', t.demoWorkspaceId, id, 11);
+        await waitFor('status asked', async () => (gateway.received.some((r) => r.method === 'GET' && r.url === `/payouts/${id}`) ? true : undefined));
+        await new Promise((r) => setTimeout(r, 150));
+      };
+      // 1. The status query fails too: the payout stays created (reserved), for a person and the next sweep.
+      gateway.query = () => ({ status: 500, body: {} });
+      const unknown = await payout();
+      await giveUp(unknown);
+      assert.equal((await read(unknown)).status, 'created');
+      // 2. The gateway has it after all: its status is applied, nothing is released.
+      const taken = await payout();
+      gateway.query = (id) => ({ status: 200, body: { reference: `gw_${id}`, status: 'pending' } });
+      await giveUp(taken);
+      assert.equal((await read(taken)).status, 'pending');
+      // 3. The gateway does not know it: failed with provider_error, and the reservation is released.
+      const never = await payout();
+      gateway.query = () => ({ status: 404, body: {} });
+      const before = (await request(t, 'GET', '/v1/balances', { token: t.demoToken })).body.data.find((b: any) => b.currency === 'KES').available as number;
+      await giveUp(never);
+      const failed = await read(never);
+      assert.deepEqual([failed.status, failed.failure_reason], ['failed', 'provider_error']);
+      const after = (await request(t, 'GET', '/v1/balances', { token: t.demoToken })).body.data.find((b: any) => b.currency === 'KES').available as number;
+      assert.equal(after, before + 1_000);
+    } finally {
+      gateway.answer = normal;
+      gateway.query = normalQuery;
+    }
+    assert.deepEqual(await verifyLedger(t.db), []);
+  });
 });
 
 describe('the expiry sweep asks the provider first', () => {

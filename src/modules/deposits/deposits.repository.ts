@@ -89,6 +89,7 @@ export interface DepositRow {
   network: string;
   amount: number;
   tx_hash: string;
+  log_index: number;
   status: DepositStatus;
   confirmations: number;
   failure_reason: string | null;
@@ -102,28 +103,39 @@ export interface DepositRow {
 }
 
 const DEPOSIT_COLUMNS =
-  'd.id, d.workspace_id, d.deposit_address_id, a.address, d.asset, d.network, d.amount, d.tx_hash, d.status, d.confirmations, d.failure_reason, ' +
+  'd.id, d.workspace_id, d.deposit_address_id, a.address, d.asset, d.network, d.amount, d.tx_hash, d.log_index, d.status, d.confirmations, d.failure_reason, ' +
   'd.credited_currency, d.credited_amount, d.credit_id, d.created_at, d.updated_at, d.confirmed_at, d.credited_at';
 const DEPOSIT_FROM = 'deposits d JOIN deposit_addresses a ON a.id = d.deposit_address_id';
 
 /** Inserts a new deposit; undefined when this transfer to this address is already recorded. */
 export async function insertDeposit(
   tx: Queryable,
-  d: { id: string; workspace_id: string; deposit_address_id: string; asset: string; network: string; amount: number; tx_hash: string; confirmations: number; at: Date },
+  d: {
+    id: string;
+    workspace_id: string;
+    deposit_address_id: string;
+    asset: string;
+    network: string;
+    amount: number;
+    tx_hash: string;
+    log_index: number;
+    confirmations: number;
+    at: Date;
+  },
 ): Promise<boolean> {
   const { rowCount } = await tx.query(
-    `INSERT INTO deposits (id, workspace_id, deposit_address_id, asset, network, amount, tx_hash, status, confirmations, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $9) ON CONFLICT (network, tx_hash, deposit_address_id) DO NOTHING`,
-    [d.id, d.workspace_id, d.deposit_address_id, d.asset, d.network, d.amount, d.tx_hash, d.confirmations, d.at],
+    `INSERT INTO deposits (id, workspace_id, deposit_address_id, asset, network, amount, tx_hash, log_index, status, confirmations, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, $10, $10) ON CONFLICT (network, tx_hash, log_index, deposit_address_id) DO NOTHING`,
+    [d.id, d.workspace_id, d.deposit_address_id, d.asset, d.network, d.amount, d.tx_hash, d.log_index, d.confirmations, d.at],
   );
   return rowCount === 1;
 }
 
 /** The deposit of a transfer to an address, locked (spans workspaces: the reporter does not know the workspace). */
-export async function lockDepositByTransfer(tx: Queryable, network: string, txHash: string, addressId: string): Promise<DepositRow | undefined> {
+export async function lockDepositByTransfer(tx: Queryable, network: string, txHash: string, logIndex: number, addressId: string): Promise<DepositRow | undefined> {
   const { rows } = await tx.query<DepositRow>(
-    `SELECT ${DEPOSIT_COLUMNS} FROM ${DEPOSIT_FROM} WHERE d.network = $1 AND d.tx_hash = $2 AND d.deposit_address_id = $3 FOR UPDATE OF d`,
-    [network, txHash, addressId],
+    `SELECT ${DEPOSIT_COLUMNS} FROM ${DEPOSIT_FROM} WHERE d.network = $1 AND d.tx_hash = $2 AND d.log_index = $3 AND d.deposit_address_id = $4 FOR UPDATE OF d`,
+    [network, txHash, logIndex, addressId],
   );
   return rows[0];
 }
@@ -151,10 +163,16 @@ export async function listDeposits(db: Queryable, workspaceId: string, f: ListFi
   return (await db.query<DepositRow>(text, values)).rows;
 }
 
-/** Confirmed deposits still waiting for their credit, oldest first (spans workspaces; the worker credits each in its own). */
+/**
+ * Claims confirmed deposits still waiting for their credit, the least recently tried first, and marks them
+ * tried (spans workspaces; the worker credits each in its own). A deposit that cannot be credited yet (no
+ * rate for its currency) goes to the back, so it never holds up the others.
+ */
 export async function uncredited(db: Queryable, limit: number): Promise<{ workspace_id: string; id: string }[]> {
   const { rows } = await db.query<{ workspace_id: string; id: string }>(
-    "SELECT workspace_id, id FROM deposits WHERE status = 'confirmed' ORDER BY confirmed_at LIMIT $1",
+    `UPDATE deposits SET credit_checked_at = now()
+     WHERE id IN (SELECT id FROM deposits WHERE status = 'confirmed' ORDER BY credit_checked_at NULLS FIRST LIMIT $1 FOR UPDATE SKIP LOCKED)
+     RETURNING workspace_id, id`,
     [limit],
   );
   return rows;

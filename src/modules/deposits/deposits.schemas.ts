@@ -13,9 +13,14 @@ export type ReportedStatus = (typeof REPORTED_STATUSES)[number];
 
 const AssetField = Type.String({ maxLength: 10, description: `The asset: ${ASSET_CODES.join(', ')}.` });
 const NetworkField = Type.String({ maxLength: 20, description: `The network: ${NETWORKS.join(', ')} (USDT: tron, ethereum, polygon; USDC: ethereum, polygon, base, solana).` });
-/** Asset amounts are minor units: 10^-6 of the asset. */
-const AssetAmount = (description: string) => Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description });
-const TxHash = Type.String({ pattern: '^[0-9A-Za-z]{16,128}$', description: 'The transfer\'s transaction hash (or signature) on the network.' });
+/** Asset amounts are minor units: 10^-6 of the asset; at most a billion units of it in one deposit. */
+export const MAX_DEPOSIT = 1_000_000_000_000_000;
+const AssetAmount = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_DEPOSIT, description });
+const TxHash = Type.String({
+  minLength: 1,
+  maxLength: 100,
+  description: 'The transaction hash on the network: 64 hex digits (with or without 0x, any case) on EVM networks and TRON, a base58 signature on Solana.',
+});
 
 export const CreateAddressBody = Type.Object(
   {
@@ -80,7 +85,8 @@ export const DepositSchema = Type.Object(
     asset: Type.String({ description: 'The asset.' }),
     network: Type.String({ description: 'The network.' }),
     amount: Type.Integer({ description: 'Minor units of the asset (10^-6).' }),
-    tx_hash: Type.String({ description: 'The transfer on the network.' }),
+    tx_hash: Type.String({ description: 'The transaction on the network (hex hashes in lowercase without 0x).' }),
+    log_index: Type.Integer({ description: 'Which transfer of the transaction it is.' }),
     status: Type.Enum(DEPOSIT_STATUSES, { description: 'pending → confirmed → credited; pending → failed when the transfer is dropped.' }),
     confirmations: Type.Integer({ description: 'Confirmations last reported.' }),
     failure_reason: Type.Union([Type.String(), Type.Null()], { description: 'Why it failed; null otherwise.' }),
@@ -103,6 +109,7 @@ export const ReportDepositBody = Type.Object(
     asset: AssetField,
     amount: AssetAmount('Minor units of the asset (10^-6), converted from the token\'s own decimals.'),
     tx_hash: TxHash,
+    log_index: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000, description: 'Which transfer of the transaction this is (its log or instruction index; default 0).' })),
     status: Type.Enum(REPORTED_STATUSES, { description: '`pending` when seen, `confirmed` once final on the chain, `failed` when dropped before that.' }),
     confirmations: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'Confirmations so far.' })),
     reason: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'With `failed`: why (e.g. `dropped`, `reorganised`).' })),

@@ -16,8 +16,8 @@ import { recordEvent } from '../events/events.repository.js';
 import { postMany } from '../ledger/ledger.repository.js';
 import type { MarketDataService } from '../market-data/market-data.service.js';
 import { normaliseDecimal } from '../market-data/market-data.service.js';
-import { addressProblem, ASSETS, assetNetworkProblem, sandboxAddress, type Asset, type Network } from '../ramp/assets.js';
-import { quote } from '../ramp/conversion.js';
+import { addressProblem, ASSETS, assetNetworkProblem, normaliseAddress, normaliseTxHash, sandboxAddress, type Asset, type Network } from '../ramp/assets.js';
+import { convertible, quote } from '../ramp/conversion.js';
 import { autoconvertPostings, depositPostings } from '../ramp/postings.js';
 import * as repo from './deposits.repository.js';
 import type {
@@ -63,6 +63,7 @@ export function toDepositApi(row: repo.DepositRow): Deposit {
     network: row.network,
     amount: row.amount,
     tx_hash: row.tx_hash,
+    log_index: row.log_index,
     status: row.status,
     confirmations: row.confirmations,
     failure_reason: row.failure_reason,
@@ -94,6 +95,16 @@ export function toCreditApi(row: repo.CreditRow): Credit {
     rate_observed_at: row.rate_observed_at.toISOString(),
     created_at: row.created_at.toISOString(),
   };
+}
+
+function invalidTxHash(network: string): ApiError {
+  const expected = network === 'solana' ? 'a base58 signature' : '64 hex digits, with or without 0x';
+  return new ApiError('validation_failed', `tx_hash is not a ${network} transaction hash (${expected}).`, { errors: [{ field: 'tx_hash', message: `must be ${expected}` }] });
+}
+
+/** A transaction hash of the network's shape, from random bytes. */
+function sandboxTxHash(network: Network): string {
+  return network === 'solana' ? sandboxAddress('solana') + sandboxAddress('solana') : randomBytes(32).toString('hex');
 }
 
 function assetAndNetwork(asset: string, network: string): { asset: Asset; network: Network } {
@@ -147,8 +158,9 @@ export class DepositsService {
       return problem ? [{ field: `addresses.${i}`, message: problem }] : [];
     });
     if (problems.length > 0) throw new ApiError('invalid_address', `Some addresses are not ${network} addresses.`, { errors: problems });
+    const addresses = [...new Set(body.addresses.map((a) => normaliseAddress(network, a)))];
     const at = new Date();
-    const added = await withTransaction(this.db, (tx) => repo.addToPool(tx, body.addresses.map(() => uuidv7(at.getTime())), asset, network, body.addresses, at));
+    const added = await withTransaction(this.db, (tx) => repo.addToPool(tx, addresses.map(() => uuidv7(at.getTime())), asset, network, addresses, at));
     return { asset, network, added, already_known: body.addresses.length - added, available: await repo.poolSize(this.db, asset, network) };
   }
 
@@ -189,8 +201,11 @@ export class DepositsService {
     const { asset, network } = assetAndNetwork(body.asset, body.network);
     const problem = addressProblem(network, body.address);
     if (problem) throw new ApiError('invalid_address', `'${body.address}' ${problem}.`, { errors: [{ field: 'address', message: problem }] });
+    const txHash = normaliseTxHash(network, body.tx_hash);
+    if (txHash === undefined) throw invalidTxHash(network);
+    const logIndex = body.log_index ?? 0;
     return withTransaction(this.db, async (tx) => {
-      const address = await repo.findAssignedAddress(tx, network, body.address);
+      const address = await repo.findAssignedAddress(tx, network, normaliseAddress(network, body.address));
       if (!address?.workspace_id) {
         throw new ApiError('deposit_address_unknown', `No workspace holds ${body.address} on ${network}.`, { errors: [{ field: 'address', message: 'is not an assigned deposit address' }] });
       }
@@ -205,15 +220,16 @@ export class DepositsService {
         asset,
         network,
         amount: body.amount,
-        tx_hash: body.tx_hash,
+        tx_hash: txHash,
+        log_index: logIndex,
         confirmations: body.confirmations ?? 0,
         at: uuidv7Time(id),
       });
-      const row = await repo.lockDepositByTransfer(tx, network, body.tx_hash, address.id);
-      if (!row) throw new Error(`deposit of ${body.tx_hash} vanished`);
+      const row = await repo.lockDepositByTransfer(tx, network, txHash, logIndex, address.id);
+      if (!row) throw new Error(`deposit of ${txHash} vanished`);
       if (created) await this.event(tx, row);
       else if (row.amount !== body.amount) {
-        throw new ApiError('deposit_conflict', `Transfer ${body.tx_hash} to this address was reported with amount ${row.amount}, not ${body.amount}.`, {
+        throw new ApiError('deposit_conflict', `Transfer ${txHash}#${logIndex} to this address was reported with amount ${row.amount}, not ${body.amount}.`, {
           errors: [{ field: 'amount', message: `must be ${row.amount}, as first reported` }],
         });
       }
@@ -228,7 +244,8 @@ export class DepositsService {
       const address = await repo.findAddress(tx, workspaceId, body.deposit_address_id);
       if (!address) throw notFound('deposit address');
       const id = uuidv7();
-      const txHash = body.tx_hash ?? randomBytes(32).toString('hex');
+      const txHash = body.tx_hash === undefined ? sandboxTxHash(address.network as Network) : normaliseTxHash(address.network as Network, body.tx_hash);
+      if (txHash === undefined) throw invalidTxHash(address.network);
       const created = await repo.insertDeposit(tx, {
         id,
         workspace_id: workspaceId,
@@ -237,6 +254,7 @@ export class DepositsService {
         network: address.network,
         amount: body.amount,
         tx_hash: txHash,
+        log_index: 0,
         confirmations: 0,
         at: uuidv7Time(id),
       });
@@ -303,7 +321,7 @@ export class DepositsService {
   /**
    * Credits a locked, confirmed deposit: in the asset, or converted (rounded down, less AUTOCONVERT_FEE_BPS)
    * at the newest rate observed within RATE_MAX_AGE_SECONDS. Without such a rate it stays confirmed. A
-   * deposit worth less than one minor unit of the currency is credited in the asset.
+   * deposit worth less than one minor unit of the currency (or beyond 2^53 of them) is credited in the asset.
    */
   private async credit(tx: Tx, row: repo.DepositRow): Promise<repo.DepositRow> {
     const address = await repo.findAddress(tx, row.workspace_id, row.deposit_address_id);
@@ -315,8 +333,11 @@ export class DepositsService {
       const rate = await this.marketData.currentRate(row.asset, target, at, tx);
       if (!rate) return row;
       const feeBps = this.options.autoconvertFeeBps;
-      const q = quote(row.amount, { sourceExponent: ASSETS[row.asset as Asset].exponent, rate: rate.rate, targetExponent: targetRules.exponent }, { fixed: 0, bps: feeBps });
-      if (q.net > 0) {
+      const q = convertible(() =>
+        quote(row.amount, { sourceExponent: ASSETS[row.asset as Asset].exponent, rate: rate.rate, targetExponent: targetRules.exponent }, { fixed: 0, bps: feeBps }),
+      );
+      if (q === undefined) this.options.log.error({ deposit_id: row.id, rate_id: rate.rate_id }, 'deposit too large to convert at this rate; credited in the asset');
+      if (q !== undefined && q.net > 0) {
         const credit: repo.CreditRow = {
           id: uuidv7(at.getTime()),
           workspace_id: row.workspace_id,

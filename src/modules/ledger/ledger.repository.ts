@@ -67,7 +67,9 @@ export interface Posting {
  */
 function lockOrder(a: { account: string; currency: string }, b: { account: string; currency: string }): number {
   const rank = (x: string) => (x === WORKSPACE_AVAILABLE ? 0 : 1);
-  return rank(a.account) - rank(b.account) || a.account.localeCompare(b.account) || a.currency.localeCompare(b.currency);
+  // Code-point comparison: the same order in every process, whatever its locale or ICU version.
+  const cmp = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
+  return rank(a.account) - rank(b.account) || cmp(a.account, b.account) || cmp(a.currency, b.currency);
 }
 
 /**

@@ -11,6 +11,7 @@ import { ProviderError } from '../providers/provider.js';
 import type { ProviderRegistry } from '../providers/providers.registry.js';
 import { findBeneficiary } from '../beneficiaries/beneficiaries.repository.js';
 import * as payouts from '../payouts/payouts.repository.js';
+import type { PayoutStatus } from '../payouts/payouts.schemas.js';
 import * as refunds from '../refunds/refunds.repository.js';
 import type { Lifecycle } from './lifecycle.service.js';
 
@@ -115,12 +116,45 @@ export class Submitter {
 
   /** The initiation cannot be made: the object fails with provider_error (and its event) rather than wait forever. */
   private async giveUp(job: Job, why: string): Promise<void> {
+    if (job.kind === 'payout') return this.giveUpPayout(job, why);
     this.log.error({ kind: job.kind, id: job.id }, `giving up on the provider initiation: ${why}`);
     const options = { cause: `initiation abandoned: ${why}`, reason: 'provider_error' };
     await withTransaction(this.db, async (tx) => {
       if (job.kind === 'collection') await this.lifecycle.moveCollection(tx, job.workspaceId, job.id, 'failed', options);
       else if (job.kind === 'payout') await this.lifecycle.movePayout(tx, job.workspaceId, job.id, 'failed', options);
       else await this.lifecycle.moveRefund(tx, job.workspaceId, job.id, 'failed', options);
+    });
+  }
+
+  /**
+   * A payout whose initiation went unanswered may still have been paid (a timeout after the provider took
+   * it). Failing it would give the reservation back while the money left: so the provider is asked first.
+   * It knows the payout: its status is applied. It says it never got it: the payout fails and the
+   * reservation is released. No answer: the payout stays `created`, an error is logged for a person, and
+   * the next sweep asks again.
+   */
+  private async giveUpPayout(job: Job, why: string): Promise<void> {
+    const row = await payouts.findPayout(this.db, job.workspaceId, job.id);
+    if (row?.status !== 'created') return;
+    const provider = this.providers.get(row.provider);
+    let answer: Awaited<ReturnType<NonNullable<typeof provider>['queryStatus']>>;
+    try {
+      answer = provider ? await provider.queryStatus('payout', job.id, row.provider_reference ?? '') : undefined;
+    } catch (err) {
+      this.log.error({ err, payout_id: job.id }, `payout initiation unanswered (${why}) and its status unknown: left created; the next sweep asks again`);
+      return;
+    }
+    await withTransaction(this.db, async (tx) => {
+      if (answer && answer.status !== 'failed') {
+        await this.lifecycle.movePayout(tx, job.workspaceId, job.id, answer.status as PayoutStatus, {
+          cause: 'status query before giving up',
+          reason: answer.reason,
+          providerReference: answer.reference,
+        });
+        return;
+      }
+      this.log.error({ payout_id: job.id }, `giving up on the payout initiation: ${why}; the provider ${answer ? 'failed it' : 'does not have it'}`);
+      await this.lifecycle.movePayout(tx, job.workspaceId, job.id, 'failed', { cause: `initiation abandoned: ${why}`, reason: answer?.reason ?? 'provider_error' });
     });
   }
 

@@ -38,6 +38,15 @@ export async function lockRoute(db: Queryable, id: string): Promise<RouteRow | u
   return rows[0];
 }
 
+/** The workspace whose credential added the route. */
+export async function routeOwner(db: Queryable, id: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ workspace_id: string }>(
+    'SELECT c.workspace_id FROM offramp_routes r JOIN credentials c ON c.id = r.created_by WHERE r.id = $1',
+    [id],
+  );
+  return rows[0]?.workspace_id;
+}
+
 export async function saveRoute(db: Queryable, r: RouteRow): Promise<void> {
   await db.query(
     'UPDATE offramp_routes SET status = $2, min_amount = $3, max_amount = $4, fee_fixed = $5, fee_bps = $6, updated_at = $7 WHERE id = $1',
@@ -83,9 +92,11 @@ const PAYOUT_COLUMNS =
   'rate_source_name, reference, metadata, status, failure_reason, provider, provider_reference, submitted_at, created_at, updated_at, completed_at';
 
 export async function insertPayout(db: Queryable, p: PayoutRow): Promise<void> {
+  // As for collections: the sweep leaves a new payout to the submitter's immediate kick for its first 5 seconds.
   await db.query(
     `INSERT INTO payouts (${PAYOUT_COLUMNS}, submit_after)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $23)`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25,
+             $23::timestamptz + interval '5 seconds')`,
     [
       p.id, p.workspace_id, p.route_id, p.beneficiary_id, p.market, p.rail, p.source_currency, p.source_amount, p.currency, p.gross_amount, p.fee, p.amount,
       p.rate, p.rate_id, p.rate_source_name, p.reference, JSON.stringify(p.metadata), p.status, p.failure_reason, p.provider, p.provider_reference,

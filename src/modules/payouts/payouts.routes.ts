@@ -78,13 +78,15 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
         operationId: 'updateRoute',
         tags: ['Payouts'],
         summary: 'Change an offramp route',
-        description: 'Deactivate or reactivate it, or change its limits or fee; payouts already committed keep what they were committed with.',
+        description:
+          'Deactivate or reactivate it, or change its limits or fee; payouts already committed keep what they were committed with. A liquidity ' +
+          'provider changes only the routes its workspace added (another\'s: 403 `forbidden`); the admin changes any.',
         params: RouteIdParams,
         body: UpdateRouteBody,
         response: { 200: RouteSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
       },
     },
-    async (request) => service.updateRoute(request.params.routeId, request.body),
+    async (request) => service.updateRoute(requireAuth(request), request.params.routeId, request.body),
   );
 
   app.post(

@@ -15,7 +15,7 @@ import { recordEvent } from '../events/events.repository.js';
 import { lockAvailable, postMany } from '../ledger/ledger.repository.js';
 import { normaliseDecimal, type MarketDataService } from '../market-data/market-data.service.js';
 import { ASSETS, isAsset } from '../ramp/assets.js';
-import { quote } from '../ramp/conversion.js';
+import { convertible, quote } from '../ramp/conversion.js';
 import { payoutReservePostings } from '../ramp/postings.js';
 import { LARGE_PAYOUT_RULE, type RiskService } from '../risk/risk.service.js';
 import * as repo from './payouts.repository.js';
@@ -122,10 +122,14 @@ export class PayoutsService {
     });
   }
 
-  async updateRoute(id: string, body: UpdateRouteBody): Promise<Route> {
+  /** The admin changes any route; a liquidity provider only the routes its own workspace added. */
+  async updateRoute(auth: AuthContext, id: string, body: UpdateRouteBody): Promise<Route> {
     return withTransaction(this.db, async (tx) => {
       const current = isUuid(id) ? await repo.lockRoute(tx, id) : undefined;
       if (!current) throw notFound('route');
+      if (auth.audience !== 'admin' && (await repo.routeOwner(tx, current.id)) !== auth.workspaceId) {
+        throw new ApiError('forbidden', 'Only the liquidity provider that added this route, or the admin, may change it.');
+      }
       const next: repo.RouteRow = {
         ...current,
         status: body.status ?? current.status,
@@ -183,11 +187,18 @@ export class PayoutsService {
         throw new ApiError('rate_unavailable', `There is no current ${route.source}/${route.currency} rate; retry shortly.`, { headers: { 'Retry-After': '30' } });
       }
       const targetExponent = this.catalogue.currency(route.currency)?.exponent ?? 2;
-      const q = quote(
-        body.amount,
-        rate && { sourceExponent: isAsset(route.source) ? ASSETS[route.source].exponent : targetExponent, rate: rate.rate, targetExponent },
-        { fixed: route.fee_fixed, bps: route.fee_bps },
+      const q = convertible(() =>
+        quote(
+          body.amount,
+          rate && { sourceExponent: isAsset(route.source) ? ASSETS[route.source].exponent : targetExponent, rate: rate.rate, targetExponent },
+          { fixed: route.fee_fixed, bps: route.fee_bps },
+        ),
       );
+      if (q === undefined) {
+        throw new ApiError('amount_out_of_range', `${body.amount} ${route.source} minor units at ${rate?.rate ?? 1} are more ${route.currency} than can be paid out.`, {
+          errors: [{ field: 'amount', message: 'converts to too large an amount' }],
+        });
+      }
       if (q.net <= 0) {
         throw new ApiError('amount_out_of_range', `${body.amount} ${route.source} minor units do not cover the route's fee of ${q.fee} ${route.currency} minor units.`, {
           errors: [{ field: 'amount', message: 'does not cover the fee' }],

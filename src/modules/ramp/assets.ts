@@ -33,6 +33,23 @@ export function addressProblem(network: Network, address: string): string | unde
   return format.pattern.test(address) ? undefined : `is not a ${network} address (${format.example})`;
 }
 
+const EVM_NETWORKS: readonly Network[] = ['ethereum', 'polygon', 'base'];
+
+/** One spelling per account: EVM addresses are case-insensitive (the case is only a checksum), so lowercase. */
+export function normaliseAddress(network: Network, address: string): string {
+  return EVM_NETWORKS.includes(network) ? address.toLowerCase() : address;
+}
+
+/**
+ * One spelling per transaction: EVM and TRON hashes are hex (lowercase, without 0x); a Solana signature is
+ * base58 and case-sensitive. Undefined when the hash cannot be one of the network's.
+ */
+export function normaliseTxHash(network: Network, hash: string): string | undefined {
+  if (network === 'solana') return /^[1-9A-HJ-NP-Za-km-z]{64,90}$/.test(hash) ? hash : undefined;
+  const hex = hash.replace(/^0x/i, '').toLowerCase();
+  return /^[0-9a-f]{64}$/.test(hex) ? hex : undefined;
+}
+
 /** Why `asset` on `network` is not taken, or undefined when it is. */
 export function assetNetworkProblem(asset: string, network: string): { field: 'asset' | 'network'; message: string } | undefined {
   if (!isAsset(asset)) return { field: 'asset', message: `must be one of ${ASSET_CODES.join(', ')}` };

@@ -56,3 +56,13 @@ export function quote(
   const charged = feeOf(gross, fee.fixed, fee.bps);
   return { gross, fee: charged, net: gross - charged };
 }
+
+/** A conversion whose result is beyond 2^53 minor units (an absurd rate or amount) is not made: undefined. */
+export function convertible<T>(make: () => T): T | undefined {
+  try {
+    return make();
+  } catch (err) {
+    if (err instanceof RangeError) return undefined;
+    throw err;
+  }
+}
