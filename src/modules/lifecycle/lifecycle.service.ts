@@ -15,7 +15,7 @@ import { toPayoutApi } from '../payouts/payouts.service.js';
 import { payoutReleasePostings, payoutSettlePostings } from '../ramp/postings.js';
 import * as refunds from '../refunds/refunds.repository.js';
 import { refundFailureReason, toRefundApi } from '../refunds/refunds.schemas.js';
-import { planCollection, planPayout, planRefund, type RefundStatus } from './transitions.js';
+import { planCollection, planPayout, planRefund, type Plan, type RefundStatus } from './transitions.js';
 
 export type MoveOutcome = 'applied' | 'duplicate' | 'refused';
 
@@ -65,24 +65,14 @@ export class Lifecycle {
   ): Promise<Move<collections.CollectionRow> | undefined> {
     const current = await collections.lockCollection(tx, workspaceId, id);
     if (!current) return undefined;
-    if (!sameReference(current, options.providerReference)) {
-      this.log.warn({ collection_id: id, cause: options.cause }, 'provider notice refused: its reference is not the one the provider gave');
-      return { outcome: 'refused', row: current, from: current.status };
-    }
+    // A refused report that money moved: paid after we expired it, reversed after a refund.
+    const started = await this.start('collection', current, to, planCollection(current.status, to), options, ['successful', 'reversed'], (r) =>
+      collections.saveStatus(tx, r),
+    );
+    if ('done' in started) return started.done;
     const from = current.status;
-    const route = planCollection(from, to);
-    // The provider's reference is recorded by a move that is applied or repeats the status, never by a refused one.
-    let row = route.kind === 'refused' ? current : withReference(current, options.providerReference);
-    if (route.kind !== 'steps') {
-      if (route.kind === 'refused') {
-        // A refused report that money moved (paid after we expired it, reversed after a refund) needs a person: error, not warn.
-        const moneyMoved = to === 'successful' || to === 'reversed';
-        this.log[moneyMoved ? 'error' : 'warn']({ collection_id: id, from, to, cause: options.cause, money_moved: moneyMoved }, 'collection transition refused');
-      }
-      if (row !== current) await collections.saveStatus(tx, row);
-      return { outcome: route.kind, row, from };
-    }
-    for (const status of route.steps) {
+    let row = started.row;
+    for (const status of started.steps) {
       const at = stepTime(row.updated_at);
       row = {
         ...row,
@@ -121,22 +111,11 @@ export class Lifecycle {
     const collection = await collections.lockCollection(tx, workspaceId, unlocked.collection_id);
     const lockedRefund = await refunds.lockRefund(tx, workspaceId, id);
     if (!lockedRefund || !collection) throw new Error(`refund ${id} or its collection vanished`);
-    if (!sameReference(lockedRefund, options.providerReference)) {
-      this.log.warn({ refund_id: id, cause: options.cause }, 'provider notice refused: its reference is not the one the provider gave');
-      return { outcome: 'refused', row: lockedRefund, from: lockedRefund.status };
-    }
+    const started = await this.start('refund', lockedRefund, to, planRefund(lockedRefund.status, to), options, ['successful'], (r) => refunds.saveStatus(tx, r));
+    if ('done' in started) return started.done;
     const from = lockedRefund.status;
-    const route = planRefund(from, to);
-    let row = route.kind === 'refused' ? lockedRefund : withReference(lockedRefund, options.providerReference);
-    if (route.kind !== 'steps') {
-      if (route.kind === 'refused') {
-        const moneyMoved = to === 'successful';
-        this.log[moneyMoved ? 'error' : 'warn']({ refund_id: id, from, to, cause: options.cause, money_moved: moneyMoved }, 'refund transition refused');
-      }
-      if (row !== lockedRefund) await refunds.saveStatus(tx, row);
-      return { outcome: route.kind, row, from };
-    }
-    for (const status of route.steps) {
+    let row = started.row;
+    for (const status of started.steps) {
       const at = stepTime(row.updated_at);
       const final = status === 'successful' || status === 'failed';
       row = {
@@ -166,22 +145,11 @@ export class Lifecycle {
   async movePayout(tx: Tx, workspaceId: string, id: string, to: PayoutStatus, options: MoveOptions): Promise<Move<payouts.PayoutRow> | undefined> {
     const current = await payouts.lockPayout(tx, workspaceId, id);
     if (!current) return undefined;
-    if (!sameReference(current, options.providerReference)) {
-      this.log.warn({ payout_id: id, cause: options.cause }, 'provider notice refused: its reference is not the one the provider gave');
-      return { outcome: 'refused', row: current, from: current.status };
-    }
+    const started = await this.start('payout', current, to, planPayout(current.status, to), options, ['successful'], (r) => payouts.saveStatus(tx, r));
+    if ('done' in started) return started.done;
     const from = current.status;
-    const route = planPayout(from, to);
-    let row = route.kind === 'refused' ? current : withReference(current, options.providerReference);
-    if (route.kind !== 'steps') {
-      if (route.kind === 'refused') {
-        const moneyMoved = to === 'successful';
-        this.log[moneyMoved ? 'error' : 'warn']({ payout_id: id, from, to, cause: options.cause, money_moved: moneyMoved }, 'payout transition refused');
-      }
-      if (row !== current) await payouts.saveStatus(tx, row);
-      return { outcome: route.kind, row, from };
-    }
-    for (const status of route.steps) {
+    let row = started.row;
+    for (const status of started.steps) {
       const at = stepTime(row.updated_at);
       const final = status === 'successful' || status === 'failed';
       row = {
@@ -196,5 +164,37 @@ export class Lifecycle {
     }
     await payouts.saveStatus(tx, row);
     return { outcome: 'applied', row, from };
+  }
+
+  /**
+   * What every move does before its steps. A notice naming another reference is refused. A repeat, or a move
+   * the table refuses, changes nothing but the provider's reference (recorded by a repeat, never by a
+   * refusal); a refused report that money moved needs a person, so it is logged as an error. Otherwise the
+   * row (with the reference recorded) and the statuses to step through.
+   */
+  private async start<S extends string, R extends { status: S; provider_reference: string | null; submitted_at: Date | null }>(
+    kind: 'collection' | 'refund' | 'payout',
+    current: R,
+    to: S,
+    route: Plan<S>,
+    options: MoveOptions,
+    moneyMoves: readonly S[],
+    save: (row: R) => Promise<void>,
+  ): Promise<{ done: Move<R> } | { row: R; steps: S[] }> {
+    const from = current.status;
+    const ids = { [`${kind}_id`]: (current as unknown as { id: string }).id, cause: options.cause };
+    if (!sameReference(current, options.providerReference)) {
+      this.log.warn(ids, 'provider notice refused: its reference is not the one the provider gave');
+      return { done: { outcome: 'refused', row: current, from } };
+    }
+    if (route.kind === 'steps') return { row: withReference(current, options.providerReference), steps: route.steps };
+    if (route.kind === 'refused') {
+      const moneyMoved = moneyMoves.includes(to);
+      this.log[moneyMoved ? 'error' : 'warn']({ ...ids, from, to, money_moved: moneyMoved }, `${kind} transition refused`);
+      return { done: { outcome: 'refused', row: current, from } };
+    }
+    const row = withReference(current, options.providerReference);
+    if (row !== current) await save(row);
+    return { done: { outcome: 'duplicate', row, from } };
   }
 }
