@@ -37,18 +37,8 @@ export class BeneficiariesService {
   ) {}
 
   create(workspaceId: string, body: CreateBeneficiaryBody, key: string | undefined, requestFingerprint: string): Promise<IdempotentResult> {
-    const market = this.catalogue.market(body.market);
-    if (!market) {
-      throw new ApiError('invalid_market', `Market '${body.market}' is not supported; use one of ${this.catalogue.marketCodes().join(', ')}.`, {
-        errors: [{ field: 'market', message: 'is not a supported market' }],
-      });
-    }
-    const rail = this.catalogue.rail(market, body.rail);
-    if (!rail) {
-      throw new ApiError('invalid_rail', `Rail '${body.rail}' is not offered in ${body.market}; use one of ${Object.keys(market.rails).join(', ')}.`, {
-        errors: [{ field: 'rail', message: `is not offered in ${body.market}` }],
-      });
-    }
+    const market = this.catalogue.marketField(body.market);
+    const rail = this.catalogue.railField(market, body.market, body.rail);
     const problems: FieldError[] = [];
     if (rail.type === 'mobile_money') {
       if (body.phone_number === undefined) problems.push({ field: 'phone_number', message: `is required on ${rail.name}` });

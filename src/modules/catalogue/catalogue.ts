@@ -1,5 +1,6 @@
 // The market and rail catalogue: loaded once at boot (built-in default or CATALOGUE_FILE), then read-only.
 import { readFileSync } from 'node:fs';
+import { ApiError } from '../../platform/errors.js';
 import { compileBody, fieldErrors } from '../../platform/validation.js';
 import { CatalogueSchema, type Catalogue, type Market, type Rail } from './catalogue.schema.js';
 import { DEFAULT_CATALOGUE } from './default-catalogue.js';
@@ -58,6 +59,28 @@ export class MarketCatalogue {
 
   rail(market: Market, code: string): Rail | undefined {
     return Object.hasOwn(market.rails, code) ? market.rails[code] : undefined;
+  }
+
+  /** The market a request body names in `market`; 400 `invalid_market` naming that field when it is not one. */
+  marketField(code: string): Market {
+    const market = this.market(code);
+    if (!market) {
+      throw new ApiError('invalid_market', `Market '${code}' is not supported; use one of ${this.marketCodes().join(', ')}.`, {
+        errors: [{ field: 'market', message: 'is not a supported market' }],
+      });
+    }
+    return market;
+  }
+
+  /** The rail a request body names in `rail`, in the market `marketCode`; 400 `invalid_rail` naming that field when it is not offered there. */
+  railField(market: Market, marketCode: string, code: string): Rail {
+    const rail = this.rail(market, code);
+    if (!rail) {
+      throw new ApiError('invalid_rail', `Rail '${code}' is not offered in ${marketCode}; use one of ${Object.keys(market.rails).join(', ')}.`, {
+        errors: [{ field: 'rail', message: `is not offered in ${marketCode}` }],
+      });
+    }
+    return rail;
   }
 
   currency(code: string): CurrencyRules | undefined {

@@ -123,12 +123,7 @@ export class CheckoutService {
   /** The market: as given (its currency must match), or the only market using the currency. */
   private marketFor(body: CreateSessionBody): string {
     if (body.market !== undefined) {
-      const market = this.catalogue.market(body.market);
-      if (!market) {
-        throw new ApiError('invalid_market', `Market '${body.market}' is not supported; use one of ${this.catalogue.marketCodes().join(', ')}.`, {
-          errors: [{ field: 'market', message: 'is not a supported market' }],
-        });
-      }
+      const market = this.catalogue.marketField(body.market);
       if (market.currency !== body.currency) {
         throw new ApiError('invalid_currency', `Payments in ${body.market} are in ${market.currency}, not '${body.currency}'.`, {
           errors: [{ field: 'currency', message: `must be ${market.currency}` }],

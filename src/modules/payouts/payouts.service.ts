@@ -84,15 +84,8 @@ export class PayoutsService {
   ) {}
 
   createRoute(auth: AuthContext, body: CreateRouteBody, key: string | undefined, requestFingerprint: string): Promise<IdempotentResult> {
-    const market = this.catalogue.market(body.market);
-    if (!market) {
-      throw new ApiError('invalid_market', `Market '${body.market}' is not supported; use one of ${this.catalogue.marketCodes().join(', ')}.`, {
-        errors: [{ field: 'market', message: 'is not a supported market' }],
-      });
-    }
-    if (!this.catalogue.rail(market, body.rail)) {
-      throw new ApiError('invalid_rail', `Rail '${body.rail}' is not offered in ${body.market}.`, { errors: [{ field: 'rail', message: `is not offered in ${body.market}` }] });
-    }
+    const market = this.catalogue.marketField(body.market);
+    this.catalogue.railField(market, body.market, body.rail);
     if (body.source !== market.currency && !isAsset(body.source)) {
       throw new ApiError('invalid_currency', `A route into ${body.market} pays from ${market.currency} or an asset (${Object.keys(ASSETS).join(', ')}), not ${body.source}.`, {
         errors: [{ field: 'source', message: `must be ${market.currency} or an asset` }],
