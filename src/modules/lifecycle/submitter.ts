@@ -26,6 +26,24 @@ interface Job {
 }
 
 const MAX_QUEUE = 10_000;
+
+/** What waits to be sent, per kind: the status of an object not yet with its provider. */
+const UNSENT: readonly { kind: SubmissionKind; table: string; status: string }[] = [
+  { kind: 'collection', table: 'collections', status: 'created' },
+  { kind: 'refund', table: 'refunds', status: 'requested' },
+  { kind: 'payout', table: 'payouts', status: 'created' },
+];
+
+/** Claims up to 100 due initiations per kind, pushing each one's submit_after on by its backoff. */
+const SWEEP_SQL = `WITH ${UNSENT.map(
+  (k) => `${k.kind} AS (
+       UPDATE ${k.table} SET submit_attempts = submit_attempts + 1,
+              submit_after = now() + make_interval(secs => least(60, 2 ^ (submit_attempts + 1)))
+       WHERE id IN (SELECT id FROM ${k.table} WHERE status = '${k.status}' AND submitted_at IS NULL AND submit_after <= now()
+                    ORDER BY submit_after LIMIT 100 FOR UPDATE SKIP LOCKED)
+       RETURNING workspace_id, id, submit_attempts)`,
+).join(',\n     ')}
+     ${UNSENT.map((k) => `SELECT '${k.kind}'::text AS kind, workspace_id, id, submit_attempts FROM ${k.kind}`).join('\n     UNION ALL ')}`;
 /** Sweep attempts before giving up on an initiation (with the backoff below, about 8 minutes). */
 export const MAX_ATTEMPTS = 10;
 
@@ -57,29 +75,7 @@ export class Submitter {
    * failure leaves it for a later sweep. Maintenance: spans workspaces.
    */
   async sweep(): Promise<void> {
-    const claimed = await this.db.query<{ kind: SubmissionKind; workspace_id: string; id: string; submit_attempts: number }>(
-      `WITH c AS (
-         UPDATE collections SET submit_attempts = submit_attempts + 1,
-                submit_after = now() + make_interval(secs => least(60, 2 ^ (submit_attempts + 1)))
-         WHERE id IN (SELECT id FROM collections WHERE status = 'created' AND submitted_at IS NULL AND submit_after <= now()
-                      ORDER BY submit_after LIMIT 100 FOR UPDATE SKIP LOCKED)
-         RETURNING workspace_id, id, submit_attempts),
-       r AS (
-         UPDATE refunds SET submit_attempts = submit_attempts + 1,
-                submit_after = now() + make_interval(secs => least(60, 2 ^ (submit_attempts + 1)))
-         WHERE id IN (SELECT id FROM refunds WHERE status = 'requested' AND submitted_at IS NULL AND submit_after <= now()
-                      ORDER BY submit_after LIMIT 100 FOR UPDATE SKIP LOCKED)
-         RETURNING workspace_id, id, submit_attempts),
-       p AS (
-         UPDATE payouts SET submit_attempts = submit_attempts + 1,
-                submit_after = now() + make_interval(secs => least(60, 2 ^ (submit_attempts + 1)))
-         WHERE id IN (SELECT id FROM payouts WHERE status = 'created' AND submitted_at IS NULL AND submit_after <= now()
-                      ORDER BY submit_after LIMIT 100 FOR UPDATE SKIP LOCKED)
-         RETURNING workspace_id, id, submit_attempts)
-       SELECT 'collection' AS kind, workspace_id, id, submit_attempts FROM c
-       UNION ALL SELECT 'refund', workspace_id, id, submit_attempts FROM r
-       UNION ALL SELECT 'payout', workspace_id, id, submit_attempts FROM p`,
-    );
+    const claimed = await this.db.query<{ kind: SubmissionKind; workspace_id: string; id: string; submit_attempts: number }>(SWEEP_SQL);
     for (const row of claimed.rows) this.kick(row.kind, row.workspace_id, row.id, row.submit_attempts);
   }
 

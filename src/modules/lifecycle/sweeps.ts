@@ -60,6 +60,25 @@ export async function expireDue(
 
 const PARALLEL = 8;
 
+/** What is in flight at a provider, per kind: the statuses it may still leave. */
+const IN_FLIGHT: readonly { kind: NoticeObjectType; table: string; statuses: string }[] = [
+  { kind: 'collection', table: 'collections', statuses: "'pending', 'processing'" },
+  { kind: 'refund', table: 'refunds', statuses: "'requested', 'pending'" },
+  { kind: 'payout', table: 'payouts', statuses: "'created', 'pending'" },
+];
+
+/** Claims, per kind, the longest-quiet objects in flight ($1: seconds of quiet; $2: how many per kind) and marks them asked. */
+const RECONCILE_SQL = `WITH ${IN_FLIGHT.map(
+  (k) => `${k.kind} AS (
+       UPDATE ${k.table} SET checked_at = now() WHERE id IN (
+         SELECT id FROM ${k.table}
+         WHERE status IN (${k.statuses}) AND provider_reference IS NOT NULL
+           AND greatest(updated_at, checked_at) < now() - make_interval(secs => $1)
+         ORDER BY greatest(updated_at, checked_at) LIMIT $2 FOR UPDATE SKIP LOCKED)
+       RETURNING id, provider, provider_reference)`,
+).join(',\n     ')}
+     ${IN_FLIGHT.map((k) => `SELECT '${k.kind}'::text AS kind, id, provider, provider_reference AS reference FROM ${k.kind}`).join('\n     UNION ALL ')}`;
+
 /** Asks providers about collections, refunds and payouts in flight with no news for `afterSeconds`; returns how many were asked. */
 export async function reconcile(
   db: Db,
@@ -70,30 +89,7 @@ export async function reconcile(
   batch = 100,
 ): Promise<number> {
   const { rows } = await db.query<{ kind: NoticeObjectType; id: string; provider: string; reference: string }>(
-    `WITH c AS (
-       UPDATE collections SET checked_at = now() WHERE id IN (
-         SELECT id FROM collections
-         WHERE status IN ('pending', 'processing') AND provider_reference IS NOT NULL
-           AND greatest(updated_at, checked_at) < now() - make_interval(secs => $1)
-         ORDER BY greatest(updated_at, checked_at) LIMIT $2 FOR UPDATE SKIP LOCKED)
-       RETURNING id, provider, provider_reference),
-     r AS (
-       UPDATE refunds SET checked_at = now() WHERE id IN (
-         SELECT id FROM refunds
-         WHERE status IN ('requested', 'pending') AND provider_reference IS NOT NULL
-           AND greatest(updated_at, checked_at) < now() - make_interval(secs => $1)
-         ORDER BY greatest(updated_at, checked_at) LIMIT $2 FOR UPDATE SKIP LOCKED)
-       RETURNING id, provider, provider_reference),
-     p AS (
-       UPDATE payouts SET checked_at = now() WHERE id IN (
-         SELECT id FROM payouts
-         WHERE status IN ('created', 'pending') AND provider_reference IS NOT NULL
-           AND greatest(updated_at, checked_at) < now() - make_interval(secs => $1)
-         ORDER BY greatest(updated_at, checked_at) LIMIT $2 FOR UPDATE SKIP LOCKED)
-       RETURNING id, provider, provider_reference)
-     SELECT 'collection' AS kind, id, provider, provider_reference AS reference FROM c
-     UNION ALL SELECT 'refund', id, provider, provider_reference FROM r
-     UNION ALL SELECT 'payout', id, provider, provider_reference FROM p`,
+    RECONCILE_SQL,
     [afterSeconds, batch],
   );
   for (const row of rows) {
