@@ -5,7 +5,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import type { Services } from '../../src/app.js';
 import { bootstrap } from '../../src/bootstrap.js';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -15,6 +14,7 @@ import type { App } from '../../src/platform/http.js';
 import { createService } from '../../src/service.js';
 import { startWorkers, type Workers } from '../../src/workers/index.js';
 import type { Resolve } from '../../src/modules/webhooks/url-guard.js';
+import { createScratchDatabase, type ScratchDatabase } from './database.js';
 
 export interface TestApp {
   baseUrl: string;
@@ -40,25 +40,8 @@ function baseDatabaseUrl(): string {
 }
 
 /** Creates an empty database on the test server and returns its URL. */
-export async function createTestDatabase(): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
-  const base = new URL(baseDatabaseUrl());
-  const name = `t_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base.toString() });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(base.toString());
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    name,
-    drop: async () => {
-      const c = new pg.Client({ connectionString: base.toString() });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
+export function createTestDatabase(): Promise<ScratchDatabase> {
+  return createScratchDatabase(baseDatabaseUrl());
 }
 
 export interface TestAppOptions {

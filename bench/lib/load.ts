@@ -1,0 +1,94 @@
+// HTTP load on loopback with autocannon: a fixed number of connections for a fixed time (the maximum rate), or a
+// fixed request rate (latency below saturation, corrected for coordinated omission).
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
+
+/** Both cores' time since boot, busy and in all, from /proc/stat (zeros where there is none). */
+function cpuTimes(): { busy: number; total: number } {
+  try {
+    const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
+    const total = fields.reduce((a, b) => a + b, 0);
+    const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
+    return { busy: total - idle, total };
+  } catch {
+    return { busy: 0, total: 0 };
+  }
+}
+
+/** Runs `work` and tells how busy the whole machine was meanwhile, in percent of all its cores. */
+export async function withCpu<T>(work: () => Promise<T>): Promise<T & { machine_busy_pct: number }> {
+  const before = cpuTimes();
+  const result = await work();
+  const after = cpuTimes();
+  const total = after.total - before.total;
+  return { ...result, machine_busy_pct: total > 0 ? Math.round(((after.busy - before.busy) / total) * 100) : 0 };
+}
+
+export interface LoadResult {
+  requests: number;
+  seconds: number;
+  per_second: number;
+  p50_ms: number;
+  p99_ms: number;
+  max_ms: number;
+  /** How busy the whole machine (load generator, service, database) was during the run. */
+  machine_busy_pct: number;
+}
+
+export interface LoadOptions {
+  url: string;
+  connections: number;
+  seconds: number;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  /** A fresh `Idempotency-Key` (UUID v4) on every request. */
+  freshKey?: boolean;
+  /** Requests per second across all connections; unset for as many as the server answers. */
+  rate?: number;
+  /** The status every response must have; anything else fails the run. */
+  expect: number;
+}
+
+const round = (n: number, places = 1): number => Math.round(n * 10 ** places) / 10 ** places;
+
+export function load(options: LoadOptions): Promise<LoadResult> {
+  return withCpu(() => run(options));
+}
+
+async function run(options: LoadOptions): Promise<Omit<LoadResult, 'machine_busy_pct'>> {
+  let unexpected = 0;
+  let firstUnexpected: string | undefined;
+  const result = await autocannon({
+    url: options.url,
+    connections: options.connections,
+    duration: options.seconds,
+    method: options.method ?? 'GET',
+    headers: options.headers ?? {},
+    ...(options.body === undefined ? {} : { body: options.body }),
+    ...(options.rate === undefined ? {} : { overallRate: options.rate }),
+    requests: [
+      {
+        ...(options.freshKey ? { setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'idempotency-key': randomUUID() } }) } : {}),
+        onResponse: (status, body) => {
+          if (status === options.expect) return;
+          unexpected++;
+          firstUnexpected ??= `${status} ${body.slice(0, 300)}`;
+        },
+      },
+    ],
+  });
+  if (result.errors > 0 || unexpected > 0) {
+    throw new Error(`${options.method ?? 'GET'} ${options.url}: ${result.errors} connection errors, ${unexpected} responses other than ${options.expect} (first: ${firstUnexpected})`);
+  }
+  const requests = result['2xx'];
+  return {
+    requests,
+    seconds: result.duration,
+    per_second: Math.round(requests / result.duration),
+    p50_ms: round(result.latency.p50),
+    p99_ms: round(result.latency.p99),
+    max_ms: round(result.latency.max),
+  };
+}

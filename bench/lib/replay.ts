@@ -1,0 +1,155 @@
+// The database's own ceiling for creating a collection: the exact statements one real create request sends
+// (its token check, then its transaction: idempotency lock and lookup, the collection, its event and outbox row,
+// the stored response, commit), captured from the real app and replayed over raw `pg` connections, with fresh
+// ids, key and times on every replay, at the HTTP run's concurrency and for its duration.
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { loadConfig } from '../../src/config.js';
+import { createPool } from '../../src/db/pool.js';
+import { uuidv7 } from '../../src/platform/ids.js';
+import { createService } from '../../src/service.js';
+import { withCpu } from './load.js';
+
+type Value = string | number | boolean | null | Date;
+
+export interface Statement {
+  text: string;
+  values: Value[];
+}
+
+export interface Capture {
+  statements: Statement[];
+  key: string;
+  /** When the request was made: uuidv7 ids from this moment on were made by it and are replaced on every replay. */
+  at: number;
+}
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+
+/**
+ * Runs one create request through the real app (in this process, on the same database, without workers) and
+ * records every statement it sends. Nothing else runs on that pool meanwhile, so they are the request's own.
+ */
+export async function captureCreate(databaseUrl: string, token: string, path_: string, body: string): Promise<Capture> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'payments-bench-capture-'));
+  const config = loadConfig({ DATABASE_URL: databaseUrl, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent' });
+  const pool = createPool(databaseUrl, 2);
+  const { app } = await createService(config, pool, { logger: false });
+  const statements: Statement[] = [];
+  const original = pg.Client.prototype.query;
+  const key = randomUUID();
+  try {
+    await app.inject({ method: 'GET', url: '/v1/collections?limit=1', headers: { authorization: `Bearer ${token}` } }); // warm
+    await new Promise((r) => setTimeout(r, 5));
+    const at = Date.now();
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      const [first, second] = args;
+      const text = typeof first === 'string' ? first : (first as { text: string }).text;
+      const values = (Array.isArray(second) ? second : ((first as { values?: Value[] }).values ?? [])) as Value[];
+      statements.push({ text, values: [...values] });
+      return (original as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof original;
+    const res = await app.inject({
+      method: 'POST',
+      url: path_,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': key },
+      payload: body,
+    });
+    pg.Client.prototype.query = original;
+    if (res.statusCode !== 201) throw new Error(`the captured create answered ${res.statusCode}: ${res.body}`);
+    if (!statements.some((s) => /INSERT INTO collections/.test(s.text)) || !statements.some((s) => s.text === 'COMMIT')) {
+      throw new Error(`the capture did not see the create's transaction: ${statements.map((s) => s.text.slice(0, 40)).join(' | ')}`);
+    }
+    return { statements, key, at };
+  } finally {
+    pg.Client.prototype.query = original;
+    await app.close();
+    await pool.end();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** A short name for each statement, for the report. */
+export function describe(capture: Capture): string[] {
+  return capture.statements.map((s) => {
+    const t = s.text.replace(/\s+/g, ' ').trim();
+    const table = /(?:INSERT INTO|FROM|UPDATE) (\w+)/.exec(t)?.[1];
+    const verb = t.split(' ')[0] ?? '';
+    if (/pg_try_advisory_xact_lock/.test(t)) return 'SELECT pg_try_advisory_xact_lock';
+    if (verb === 'WITH') return `WITH … INSERT INTO ${[...t.matchAll(/INSERT INTO (\w+)/g)].map((m) => m[1]).join(', ')}`;
+    return table ? `${verb} ${table}` : verb;
+  });
+}
+
+/** The captured statements with this replay's own ids, key and times in place of the captured ones. */
+function fresh(capture: Capture): Statement[] {
+  const map = new Map<string, string>([[capture.key, randomUUID()]]);
+  const shift = Date.now() - capture.at;
+  const swap = (s: string): string => {
+    let out = s.replace(UUID, (id) => {
+      if (parseInt(id.replace(/-/g, '').slice(0, 12), 16) < capture.at) return id; // made before the request: kept
+      let next = map.get(id);
+      if (next === undefined) map.set(id, (next = uuidv7()));
+      return next;
+    });
+    if (out.includes(capture.key)) out = out.replaceAll(capture.key, map.get(capture.key) as string);
+    return out;
+  };
+  return capture.statements.map((st) => ({
+    text: st.text,
+    values: st.values.map((v) => (typeof v === 'string' ? swap(v) : v instanceof Date ? new Date(v.getTime() + shift) : v)),
+  }));
+}
+
+export interface ReplayResult {
+  transactions: number;
+  seconds: number;
+  per_second: number;
+  p50_ms: number;
+  p99_ms: number;
+  machine_busy_pct: number;
+}
+
+export function replay(databaseUrl: string, capture: Capture, connections: number, seconds: number): Promise<ReplayResult> {
+  return withCpu(() => replayFor(databaseUrl, capture, connections, seconds));
+}
+
+async function replayFor(databaseUrl: string, capture: Capture, connections: number, seconds: number): Promise<Omit<ReplayResult, 'machine_busy_pct'>> {
+  const clients = await Promise.all(
+    Array.from({ length: connections }, async () => {
+      const c = new pg.Client({ connectionString: databaseUrl, application_name: 'payments-bench-replay' });
+      await c.connect();
+      return c;
+    }),
+  );
+  const latencies: number[] = [];
+  const started = performance.now();
+  const until = started + seconds * 1000;
+  try {
+    await Promise.all(
+      clients.map(async (client) => {
+        while (performance.now() < until) {
+          const statements = fresh(capture);
+          const t0 = performance.now();
+          for (const s of statements) await client.query(s.text, s.values);
+          latencies.push(performance.now() - t0);
+        }
+      }),
+    );
+  } finally {
+    await Promise.all(clients.map((c) => c.end()));
+  }
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const at = (q: number): number => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] ?? 0) * 10) / 10;
+  return {
+    transactions: latencies.length,
+    seconds: Math.round(elapsed * 10) / 10,
+    per_second: Math.round(latencies.length / elapsed),
+    p50_ms: at(0.5),
+    p99_ms: at(0.99),
+  };
+}

@@ -1,0 +1,117 @@
+// The service under test, started as `npm start` starts it (src/main.ts, workers included) in a child process of
+// its own, so that its CPU, its memory (peak RSS) and its profile are its own and not the load generator's.
+import { spawn } from 'node:child_process';
+import { openSync, closeSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+
+export interface RunningService {
+  url: string;
+  pid: number;
+  /** The database the service runs on, reachable by the benchmark (the embedded server's URL with its password). */
+  databaseUrl: string;
+  demoToken: string;
+  demoWorkspaceId: string;
+  /** The child's peak resident set size so far, from /proc (VmHWM), in bytes. */
+  peakRss(): Promise<number>;
+  /** SIGINT, as an operator stops it; resolves once the process has exited (a CPU profile is written then). */
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export interface StartOptions {
+  /** A PostgreSQL URL, or undefined for the embedded database in `dataDir`. */
+  databaseUrl: string | undefined;
+  dataDir: string;
+  /** Where `node --cpu-prof` writes the service's profile; no profiling when unset. */
+  profileDir?: string;
+  /** Extra environment for the service. */
+  env?: Record<string, string>;
+}
+
+/** Node's own command line for a TypeScript entry point, as the package scripts run them. */
+export function nodeArgs(entry: string, profileDir?: string): string[] {
+  return [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), '--import', 'tsx', path.join(ROOT, entry)];
+}
+
+export async function startService(options: StartOptions): Promise<RunningService> {
+  const port = await freePort();
+  const logFile = path.join(options.dataDir, 'service.log');
+  const out = openSync(logFile, 'a');
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: options.dataDir,
+    EMBEDDED_PG_PORT: String(await freePort()),
+    // The load comes from one client address: the per-client rate limit would answer 429 to almost all of it.
+    RATE_LIMIT_PER_SECOND: '1000000',
+    RATE_LIMIT_BURST: '1000000',
+    ...options.env,
+  };
+  if (options.databaseUrl === undefined) delete env.DATABASE_URL;
+  else env.DATABASE_URL = options.databaseUrl;
+  // The log goes straight to a file: the benchmark process spends nothing reading it.
+  const child = spawn(process.execPath, nodeArgs('src/main.ts', options.profileDir), { cwd: ROOT, env, stdio: ['ignore', out, out] });
+  closeSync(out);
+  let exited: number | null | undefined;
+  const exit = new Promise<void>((resolve) => child.on('exit', (code) => ((exited = code), resolve())));
+
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    if (exited !== undefined) throw new Error(`the service exited (${exited}) while starting; see ${logFile}:\n${await readFile(logFile, 'utf8')}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`the service did not become ready in 180 s; see ${logFile}`);
+    }
+    const ready = await fetch(`${url}/readyz`).then((r) => r.ok, () => false);
+    if (ready) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+
+  const credentials = JSON.parse(await readFile(path.join(options.dataDir, 'credentials.json'), 'utf8')) as {
+    workspaces: { id: string; name: string; integrator: { token: string } }[];
+  };
+  const demo = credentials.workspaces.find((w) => w.name === 'demo');
+  if (!demo) throw new Error('credentials.json has no demo workspace');
+
+  let databaseUrl = options.databaseUrl;
+  if (databaseUrl === undefined) {
+    // The embedded server says where it runs; its password sits beside its cluster.
+    const serving = /embedded PostgreSQL is serving (\S+) on 127\.0\.0\.1:(\d+)/.exec(await readFile(logFile, 'utf8'));
+    if (!serving?.[1] || !serving[2]) throw new Error(`the service did not report its embedded database; see ${logFile}`);
+    const password = (await readFile(`${serving[1]}.password`, 'utf8')).trim();
+    databaseUrl = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${serving[2]}/payments`;
+  }
+
+  return {
+    url,
+    pid: child.pid ?? 0,
+    databaseUrl,
+    demoToken: demo.integrator.token,
+    demoWorkspaceId: demo.id,
+    async peakRss() {
+      const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
+      const kb = /VmHWM:\s+(\d+) kB/.exec(status)?.[1];
+      return kb === undefined ? 0 : Number(kb) * 1024;
+    },
+    async stop() {
+      if (exited !== undefined) return;
+      child.kill('SIGINT');
+      const force = setTimeout(() => child.kill('SIGKILL'), 60_000);
+      await exit;
+      clearTimeout(force);
+    },
+  };
+}

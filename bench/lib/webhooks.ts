@@ -1,0 +1,92 @@
+// Webhook deliveries per second to a loopback receiver, and the time from a recorded change to its delivery, through
+// the running service's own relay. Events are written as the lifecycle writes them: the event row and its outbox row
+// in one statement.
+import http from 'node:http';
+import pg from 'pg';
+import { withCpu } from './load.js';
+import type { RunningService } from './service.js';
+
+export interface WebhookResult {
+  burst_events: number;
+  deliveries_per_second: number;
+  /** How busy the whole machine was during the burst. */
+  machine_busy_pct: number;
+  paced_events: number;
+  pace_ms: number;
+  change_to_delivery_p50_ms: number;
+  change_to_delivery_p99_ms: number;
+}
+
+export async function measureWebhooks(service: RunningService, burst: number, paced = 300, paceMs = 10): Promise<WebhookResult> {
+  const lags: number[] = [];
+  let received = 0;
+  const receiver = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received++;
+      lags.push(Date.now() - Date.parse((JSON.parse(Buffer.concat(chunks).toString()) as { timestamp: string }).timestamp));
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const port = (receiver.address() as { port: number }).port;
+  const db = new pg.Client({ connectionString: service.databaseUrl });
+  await db.connect();
+  try {
+    const created = await fetch(`${service.url}/v1/webhooks/endpoints`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${service.demoToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `http://127.0.0.1:${port}/`, enabled_events: ['payout.created'] }),
+    });
+    if (created.status !== 201) throw new Error(`webhook endpoint: ${created.status} ${await created.text()}`);
+    await new Promise((r) => setTimeout(r, 50));
+    const record = (count: number) =>
+      db.query(
+        `WITH e AS (INSERT INTO events (id, workspace_id, type, object_type, object_id, data, created_at)
+           SELECT gen_random_uuid(), $1, 'payout.created', 'payout', gen_random_uuid(), '{"metadata":{"order":"42"}}', $3
+           FROM generate_series(1, $2) RETURNING id, workspace_id, created_at)
+         INSERT INTO outbox (workspace_id, event_id, created_at) SELECT workspace_id, id, created_at FROM e`,
+        [service.demoWorkspaceId, count, new Date()],
+      );
+    const waitFor = async (n: number, ms: number) => {
+      const until = Date.now() + ms;
+      while (received < n) {
+        if (Date.now() > until) throw new Error(`only ${received} of ${n} webhook deliveries arrived in ${ms} ms`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    };
+
+    // Throughput: a burst recorded at once.
+    const started = performance.now();
+    const { machine_busy_pct } = await withCpu(async () => {
+      await record(burst);
+      await waitFor(burst, 120_000);
+      return {};
+    });
+    const seconds = (performance.now() - started) / 1000;
+
+    // Latency: changes at a steady pace, well under the maximum rate.
+    received = 0;
+    lags.length = 0;
+    for (let i = 0; i < paced; i++) {
+      await record(1);
+      await new Promise((r) => setTimeout(r, paceMs));
+    }
+    await waitFor(paced, 60_000);
+    lags.sort((a, b) => a - b);
+    return {
+      burst_events: burst,
+      deliveries_per_second: Math.round(burst / seconds),
+      machine_busy_pct,
+      paced_events: paced,
+      pace_ms: paceMs,
+      change_to_delivery_p50_ms: lags[Math.floor(lags.length * 0.5)] ?? 0,
+      change_to_delivery_p99_ms: lags[Math.floor(lags.length * 0.99)] ?? 0,
+    };
+  } finally {
+    await db.end();
+    receiver.closeAllConnections();
+    receiver.close();
+  }
+}

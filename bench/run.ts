@@ -1,0 +1,230 @@
+// `npm run bench`: the hot paths measured against this machine's own ceilings, in one run, on loopback only.
+// A bare Fastify "hello" route first; then, on the machine's PostgreSQL (DATABASE_URL, else 127.0.0.1:5432) and
+// on the embedded database, the service started as `npm start` starts it, and: (a) create collection, a fresh
+// Idempotency-Key per request, 64 connections; (g) the same at half that rate; (c) list with limit=100; (b) the
+// create's exact statements replayed over raw pg connections; (e) webhook deliveries; (f) the service's peak RSS.
+// Prints a table, checks the targets (ratios within this run), writes bench/results/latest.{md,json}.
+//
+//   npm run bench                       the full run (about 4 minutes)
+//   npm run bench -- --seconds 2        a short run (the smoke check); results go to a temporary folder
+//   npm run bench -- --only embedded    one database (pg | embedded)
+//   npm run bench -- --profile          the service runs under `node --cpu-prof`; profiles in bench/profiles/
+import { spawn } from 'node:child_process';
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { createScratchDatabase } from '../test/helpers/database.js';
+import { load, type LoadResult } from './lib/load.js';
+import { captureCreate, describe, replay, type ReplayResult } from './lib/replay.js';
+import { nodeArgs, startService, type RunningService } from './lib/service.js';
+import { measureWebhooks, type WebhookResult } from './lib/webhooks.js';
+
+const { values: args } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '20' },
+    only: { type: 'string' },
+    profile: { type: 'boolean', default: false },
+    out: { type: 'string' },
+  },
+});
+const SECONDS = Number(args.seconds);
+if (!Number.isFinite(SECONDS) || SECONDS < 1) throw new Error('--seconds must be a number of seconds, at least 1');
+const SHORT = Math.max(1, Math.round(SECONDS / 2));
+const CONNECTIONS = 64;
+const FULL = SECONDS >= 20;
+const OUT = args.out ?? (FULL ? path.join(import.meta.dirname, 'results') : await mkdtemp(path.join(os.tmpdir(), 'payments-bench-results-')));
+const PROFILES = path.join(import.meta.dirname, 'profiles');
+const MACHINE_PG = 'postgres://postgres@127.0.0.1:5432/postgres';
+
+const CREATE_PATH = '/v1/collections/KE/rails/mpesa';
+// A payer number ending 0003: the sandbox accepts the prompt and the payer never answers (it would expire after the
+// rail's 10 minutes), as a real provider leaves a collection pending until the payer acts. Each create costs its
+// submission too, and no later step spills into the next measurement.
+const CREATE_BODY = JSON.stringify({
+  amount: 1500,
+  currency: 'KES',
+  reference: 'bench-order-42',
+  customer: { phone_number: '+254712340003' },
+  metadata: { order_id: '42', cart: { items: 2 } },
+});
+
+interface Pass {
+  database: string;
+  create: LoadResult;
+  create_at_half_rate: LoadResult & { rate: number };
+  list: LoadResult;
+  raw_create: ReplayResult & { statements: string[] };
+  webhooks: WebhookResult;
+  peak_rss_mb: number;
+}
+
+const log = (m: string): void => void process.stderr.write(`bench: ${m}\n`);
+
+async function hello(): Promise<LoadResult> {
+  const child = spawn(process.execPath, nodeArgs('bench/hello.ts'), { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout.once('data', (b: Buffer) => resolve((JSON.parse(b.toString()) as { port: number }).port));
+    child.once('exit', (code) => reject(new Error(`the hello server exited (${code})`)));
+  });
+  try {
+    await load({ url: `http://127.0.0.1:${port}/hello`, connections: CONNECTIONS, seconds: 1, expect: 200 }); // warm
+    return await load({ url: `http://127.0.0.1:${port}/hello`, connections: CONNECTIONS, seconds: SHORT, expect: 200 });
+  } finally {
+    child.kill('SIGINT');
+  }
+}
+
+/** Waits until the service has handed every new collection to its provider and published every event. */
+async function settle(databaseUrl: string): Promise<void> {
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    const until = Date.now() + 120_000;
+    for (;;) {
+      const { rows } = await db.query<{ backlog: string }>(
+        `SELECT (SELECT count(*) FROM collections WHERE submitted_at IS NULL) + (SELECT count(*) FROM outbox WHERE published_at IS NULL) AS backlog`,
+      );
+      if (Number(rows[0]?.backlog) === 0) return;
+      if (Date.now() > until) throw new Error(`the service still had ${rows[0]?.backlog} collections or events to process after 120 s`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  } finally {
+    await db.end();
+  }
+}
+
+async function measure(label: string, service: RunningService): Promise<Pass> {
+  const auth = { authorization: `Bearer ${service.demoToken}` };
+  const create = (seconds: number, rate?: number) =>
+    load({
+      url: `${service.url}${CREATE_PATH}`,
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: CREATE_BODY,
+      freshKey: true,
+      connections: CONNECTIONS,
+      seconds,
+      expect: 201,
+      ...(rate === undefined ? {} : { rate }),
+    });
+  log(`${label}: warming up`);
+  await create(Math.min(3, SHORT));
+  await settle(service.databaseUrl);
+  log(`${label}: (a) create, ${CONNECTIONS} connections, ${SECONDS} s`);
+  const max = await create(SECONDS);
+  await settle(service.databaseUrl);
+  const rate = Math.max(1, Math.round(max.per_second / 2));
+  log(`${label}: (g) create at ${rate}/s, ${SHORT} s`);
+  const half = await create(SHORT, rate);
+  await settle(service.databaseUrl);
+  log(`${label}: (c) list, limit=100, ${SHORT} s`);
+  const list = await load({ url: `${service.url}/v1/collections?limit=100`, headers: auth, connections: CONNECTIONS, seconds: SHORT, expect: 200 });
+  log(`${label}: (b) the create's statements over raw pg, ${CONNECTIONS} connections, ${SECONDS} s`);
+  const capture = await captureCreate(service.databaseUrl, service.demoToken, CREATE_PATH, CREATE_BODY);
+  const raw = await replay(service.databaseUrl, capture, CONNECTIONS, SECONDS);
+  log(`${label}: (e) webhook deliveries`);
+  const webhooks = await measureWebhooks(service, FULL ? 5000 : 2000, FULL ? 300 : 100);
+  return {
+    database: label,
+    create: max,
+    create_at_half_rate: { ...half, rate },
+    list,
+    raw_create: { ...raw, statements: describe(capture) },
+    webhooks,
+    peak_rss_mb: Math.round((await service.peakRss()) / 1024 / 1024),
+  };
+}
+
+async function pass(label: string, base: string | undefined): Promise<Pass> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'payments-bench-'));
+  const scratch = base === undefined ? undefined : await createScratchDatabase(base, 'bench');
+  let service: RunningService | undefined;
+  try {
+    const profileDir = args.profile ? path.join(PROFILES, label === 'embedded' ? 'embedded' : 'postgresql') : undefined;
+    if (profileDir) await mkdir(profileDir, { recursive: true });
+    log(`${label}: starting the service`);
+    service = await startService({ databaseUrl: scratch?.url, dataDir, ...(profileDir ? { profileDir } : {}) });
+    return await measure(label, service);
+  } finally {
+    await service?.stop();
+    await scratch?.drop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+interface Target {
+  database: string;
+  target: string;
+  measured: string;
+  met: boolean;
+}
+
+function targets(helloRate: number, passes: Pass[]): Target[] {
+  return passes.flatMap((p) => {
+    const ratio = (a: number, b: number) => (b === 0 ? 0 : Math.round((a / b) * 100) / 100);
+    const t: Target[] = [
+      { database: p.database, target: 'create ≥ 0.6 × raw SQL', measured: `${ratio(p.create.per_second, p.raw_create.per_second)} ×`, met: p.create.per_second >= 0.6 * p.raw_create.per_second },
+      { database: p.database, target: 'p99 ≤ 25 ms at half the max create rate', measured: `${p.create_at_half_rate.p99_ms} ms`, met: p.create_at_half_rate.p99_ms <= 25 },
+      { database: p.database, target: 'list ≥ 0.25 × hello', measured: `${ratio(p.list.per_second, helloRate)} ×`, met: p.list.per_second >= 0.25 * helloRate },
+      { database: p.database, target: 'deliveries ≥ 1,000/s', measured: `${p.webhooks.deliveries_per_second}/s`, met: p.webhooks.deliveries_per_second >= 1000 },
+      { database: p.database, target: 'p99 change→delivery ≤ 1 s', measured: `${p.webhooks.change_to_delivery_p99_ms} ms`, met: p.webhooks.change_to_delivery_p99_ms <= 1000 },
+      { database: p.database, target: 'peak RSS ≤ 200 MB', measured: `${p.peak_rss_mb} MB`, met: p.peak_rss_mb <= 200 },
+    ];
+    if (p.database === 'embedded') {
+      t.splice(1, 0, { database: p.database, target: 'embedded ≥ 500 creates/s', measured: `${p.create.per_second}/s`, met: p.create.per_second >= 500 });
+    }
+    return t;
+  });
+}
+
+function markdown(at: string, helloResult: LoadResult, passes: Pass[], checks: Target[]): string {
+  const ms = (r: { p50_ms: number; p99_ms: number; machine_busy_pct: number }) => `${r.p50_ms} / ${r.p99_ms} ms | ${r.machine_busy_pct}%`;
+  const rows = passes.flatMap((p) => [
+    `| ${p.database} | (a) create collection, fresh key, ${CONNECTIONS} connections | ${p.create.per_second}/s | ${ms(p.create)} |`,
+    `| ${p.database} | (b) the same statements over raw pg, ${CONNECTIONS} connections | ${p.raw_create.per_second}/s | ${ms(p.raw_create)} |`,
+    `| ${p.database} | (g) create at ${p.create_at_half_rate.rate}/s (half of (a)) | ${p.create_at_half_rate.per_second}/s | ${ms(p.create_at_half_rate)} |`,
+    `| ${p.database} | (c) list collections, limit=100 | ${p.list.per_second}/s | ${ms(p.list)} |`,
+    `| ${p.database} | (e) webhook deliveries (burst of ${p.webhooks.burst_events}); change→delivery over ${p.webhooks.paced_events} paced | ${p.webhooks.deliveries_per_second}/s | ${p.webhooks.change_to_delivery_p50_ms} / ${p.webhooks.change_to_delivery_p99_ms} ms | ${p.webhooks.machine_busy_pct}% |`,
+    `| ${p.database} | (f) service peak RSS | ${p.peak_rss_mb} MB | | |`,
+  ]);
+  return [
+    '# Benchmark',
+    '',
+    `${at}; Node ${process.version}; ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown'}); ${SECONDS} s runs (${SHORT} s for (c), (d), (g)); load from autocannon on loopback.`,
+    '',
+    '| database | measurement | rate | p50 / p99 | machine busy |',
+    '|---|---|---|---|---|',
+    `| — | (d) bare Fastify hello, ${CONNECTIONS} connections | ${helloResult.per_second}/s | ${ms(helloResult)} |`,
+    ...rows,
+    '',
+    '| database | target | measured | met |',
+    '|---|---|---|---|',
+    ...checks.map((c) => `| ${c.database} | ${c.target} | ${c.measured} | ${c.met ? 'yes' : '**no**'} |`),
+    '',
+    `(b) replays, per create, the statements one real create request sent: ${passes[0]?.raw_create.statements.join('; ') ?? ''}.`,
+    '',
+  ].join('\n');
+}
+
+const servers: { label: string; base: string | undefined }[] = [];
+if (args.only === undefined || args.only === 'pg') servers.push({ label: 'PostgreSQL', base: process.env.DATABASE_URL || MACHINE_PG });
+if (args.only === undefined || args.only === 'embedded') servers.push({ label: 'embedded', base: undefined });
+if (servers.length === 0) throw new Error("--only takes 'pg' or 'embedded'");
+
+const at = new Date().toISOString();
+log(`(d) bare Fastify hello, ${CONNECTIONS} connections, ${SHORT} s`);
+const helloResult = await hello();
+const passes: Pass[] = [];
+for (const s of servers) passes.push(await pass(s.label, s.base));
+const checks = targets(helloResult.per_second, passes);
+const report = markdown(at, helloResult, passes, checks);
+process.stdout.write(`${report}\n`);
+await mkdir(OUT, { recursive: true });
+await writeFile(path.join(OUT, 'latest.md'), report);
+await writeFile(
+  path.join(OUT, 'latest.json'),
+  `${JSON.stringify({ at, node: process.version, cpus: os.cpus().length, seconds: SECONDS, connections: CONNECTIONS, hello: helloResult, passes, targets: checks }, null, 2)}\n`,
+);
+log(`written to ${path.join(OUT, 'latest.md')} and latest.json${args.profile ? `; profiles in ${PROFILES}` : ''}`);
