@@ -58,6 +58,19 @@ interface Claimed {
   endpoint_live: boolean;
 }
 
+// One attempt's log row ($6…$16) and its delivery's new state ($1…$5), written together by `record`. The update
+// applies only while this worker still holds the lease; a delivery stopped meanwhile (endpoint disabled or
+// deleted) stays failed unless this attempt got through.
+const INSERT_ATTEMPT = `INSERT INTO webhook_attempts
+    (id, workspace_id, delivery_id, attempt, url, status_code, duration_ms, response_body, error, succeeded, created_at)
+  VALUES ($6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`;
+const UPDATE_DELIVERY = `UPDATE webhook_deliveries SET
+    status = CASE WHEN $3 = 'succeeded' OR status = 'pending' THEN $3 ELSE status END,
+    next_attempt_at = CASE WHEN $3 = 'succeeded' OR status = 'pending' THEN $4::timestamptz ELSE NULL END,
+    last_error = CASE WHEN $3 = 'succeeded' THEN NULL WHEN status = 'pending' THEN $5 ELSE last_error END,
+    lease_until = NULL, lease_token = NULL, updated_at = now()
+  WHERE id = $1 AND lease_token = $2`;
+
 export class WebhookRelay {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly perEndpoint = new Map<string, number>();
@@ -208,19 +221,29 @@ export class WebhookRelay {
 
   private start(delivery: Claimed): void {
     this.perEndpoint.set(delivery.endpoint_id, (this.perEndpoint.get(delivery.endpoint_id) ?? 0) + 1);
-    const task = this.deliver(delivery)
+    // The endpoint's slot is given back once the HTTP attempt is over, before its result is written: writing it
+    // sends nothing to the endpoint, and the delivery stays leased (unclaimable) until it is written.
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      const left = (this.perEndpoint.get(delivery.endpoint_id) ?? 1) - 1;
+      if (left <= 0) this.perEndpoint.delete(delivery.endpoint_id);
+      else this.perEndpoint.set(delivery.endpoint_id, left);
+      if (!this.stopped) this.kick();
+    };
+    const task = this.deliver(delivery, release)
       .catch((err: unknown) => this.log.error({ err, delivery_id: delivery.id }, 'webhook delivery could not be recorded'))
       .finally(() => {
         this.inFlight.delete(task);
-        const left = (this.perEndpoint.get(delivery.endpoint_id) ?? 1) - 1;
-        if (left <= 0) this.perEndpoint.delete(delivery.endpoint_id);
-        else this.perEndpoint.set(delivery.endpoint_id, left);
+        release();
         if (!this.stopped) this.kick();
       });
     this.inFlight.add(task);
   }
 
-  private async deliver(d: Claimed): Promise<void> {
+  /** Sends one attempt and records it; `sent` is called between the two unless the endpoint answered 410 Gone. */
+  private async deliver(d: Claimed, sent: () => void): Promise<void> {
     const body = JSON.stringify({ id: d.event_id, type: d.type, timestamp: d.event_created_at.toISOString(), data: d.data });
     const now = new Date();
     let result: AttemptResult;
@@ -235,6 +258,8 @@ export class WebhookRelay {
         result = notSent(`not sent: ${(err as Error).message}`);
       }
     }
+    // A 410 disables the endpoint when it is recorded: until then its slot stays taken, so nothing more is sent to it.
+    if (result.statusCode !== 410) sent();
     await this.record(d, result, now, !d.endpoint_live);
   }
 
@@ -249,36 +274,28 @@ export class WebhookRelay {
       status = 'pending';
       nextAt = new Date(Date.now() + retryDelay(this.options.retryScheduleMs, d.attempts, result.retryAfterMs));
     }
-    const recorded = await withTransaction(this.db, async (tx) => {
-      // Locks in the order every other path takes them (endpoint, then its deliveries), so a burst of 410s,
-      // or a 410 and a PATCH, cannot deadlock.
-      if (gone) await tx.query('SELECT 1 FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [d.endpoint_id]);
-      await tx.query(
-        `INSERT INTO webhook_attempts (id, workspace_id, delivery_id, attempt, url, status_code, duration_ms, response_body, error, succeeded, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-        [uuidv7(), d.workspace_id, d.id, d.attempts, d.url, code ?? null, result.durationMs, result.responseBody ?? null, result.error ?? null, succeeded, startedAt],
-      );
-      // Only while this worker still holds the lease; a delivery stopped meanwhile (endpoint disabled or
-      // deleted) stays failed unless this attempt got through.
-      const updated = await tx.query(
-        `UPDATE webhook_deliveries SET
-           status = CASE WHEN $3 = 'succeeded' OR status = 'pending' THEN $3 ELSE status END,
-           next_attempt_at = CASE WHEN $3 = 'succeeded' OR status = 'pending' THEN $4::timestamptz ELSE NULL END,
-           last_error = CASE WHEN $3 = 'succeeded' THEN NULL WHEN status = 'pending' THEN $5 ELSE last_error END,
-           lease_until = NULL, lease_token = NULL, updated_at = now()
-         WHERE id = $1 AND lease_token = $2`,
-        [d.id, d.lease_token, status, nextAt, gone ? 'the endpoint answered 410 Gone; it is now disabled' : why],
-      );
-      if (gone) {
+    const attempt = [uuidv7(), d.workspace_id, d.id, d.attempts, d.url, code ?? null, result.durationMs, result.responseBody ?? null, result.error ?? null, succeeded, startedAt];
+    const outcome = [d.id, d.lease_token, status, nextAt, gone ? 'the endpoint answered 410 Gone; it is now disabled' : why];
+    let recorded: boolean;
+    if (!gone) {
+      // The attempt and the delivery's new state in one statement (one implicit transaction, one round trip).
+      const { rowCount } = await this.db.query(`WITH attempt AS (${INSERT_ATTEMPT}) ${UPDATE_DELIVERY}`, [...outcome, ...attempt]);
+      recorded = rowCount === 1;
+    } else {
+      recorded = await withTransaction(this.db, async (tx) => {
+        // Locks in the order every other path takes them (endpoint, then its deliveries), so a burst of 410s,
+        // or a 410 and a PATCH, cannot deadlock.
+        await tx.query('SELECT 1 FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [d.endpoint_id]);
+        const updated = await tx.query(`WITH attempt AS (${INSERT_ATTEMPT}) ${UPDATE_DELIVERY}`, [...outcome, ...attempt]);
         await tx.query(
           `UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'endpoint_gone', updated_at = now()
            WHERE id = $1 AND status = 'enabled' AND deleted_at IS NULL`,
           [d.endpoint_id],
         );
         await repo.failPendingDeliveries(tx, d.workspace_id, d.endpoint_id, 'endpoint disabled: it answered 410 Gone', d.id);
-      }
-      return updated.rowCount === 1;
-    });
+        return updated.rowCount === 1;
+      });
+    }
     if (!recorded) {
       // The lease ran out before the result was written: another worker may be sending it again.
       this.log.warn({ delivery_id: d.id, attempt: d.attempts }, 'webhook attempt finished after its lease ran out');
