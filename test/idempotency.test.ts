@@ -73,6 +73,26 @@ describe('idempotent replay', () => {
 });
 
 describe('concurrency', () => {
+  it("keys and bodies with quotes, backslashes and SQL are stored and replayed exactly (the engine writes them as literals)", async () => {
+    const key = `k'\\";SELECT/**/pg_sleep(5);--\\\\'${newKey()}`;
+    const body = validCollection({ metadata: { note: "it's a \\ back'slash \\' and ''quotes''; DROP TABLE collections; --", emoji: 'ñ€😀' } });
+    const first = await create(key, body);
+    assert.equal(first.status, 201, first.text);
+    assert.deepEqual(first.body.metadata, body.metadata);
+    const stored = await t.db.query('SELECT key, response_body FROM idempotency_keys WHERE key = $1', [key]);
+    assert.equal(stored.rows.length, 1);
+    assert.equal(stored.rows[0].response_body, first.text);
+    const again = await create(key, body);
+    assert.equal(again.status, 201);
+    assert.equal(again.text, first.text);
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    // Another key that differs only in its escaping is another key.
+    const other = await create(key.replaceAll("'", "''"), body);
+    assert.equal(other.status, 201);
+    assert.notEqual(other.body.collection_id, first.body.collection_id);
+    assert.equal(await countCollections(body.reference), 2);
+  });
+
   it('50 concurrent requests with one key make exactly one collection; every answer is that 201 or a 409', async () => {
     const key = newKey();
     const body = validCollection();

@@ -60,7 +60,7 @@ export async function captureCreate(databaseUrl: string, token: string, path_: s
     });
     pg.Client.prototype.query = original;
     if (res.statusCode !== 201) throw new Error(`the captured create answered ${res.statusCode}: ${res.body}`);
-    if (!statements.some((s) => /INSERT INTO collections/.test(s.text)) || !statements.some((s) => s.text === 'COMMIT')) {
+    if (!statements.some((s) => /INSERT INTO collections/.test(s.text)) || !statements.some((s) => /\bCOMMIT\b/.test(s.text))) {
       throw new Error(`the capture did not see the create's transaction: ${statements.map((s) => s.text.slice(0, 40)).join(' | ')}`);
     }
     return { statements, key, at };
@@ -72,16 +72,22 @@ export async function captureCreate(databaseUrl: string, token: string, path_: s
   }
 }
 
-/** A short name for each statement, for the report. */
+/** A short name for each round trip (statements sent together are joined by +), for the report. */
 export function describe(capture: Capture): string[] {
-  return capture.statements.map((s) => {
-    const t = s.text.replace(/\s+/g, ' ').trim();
+  const name = (t: string): string => {
     const table = /(?:INSERT INTO|FROM|UPDATE) (\w+)/.exec(t)?.[1];
     const verb = t.split(' ')[0] ?? '';
     if (/pg_try_advisory_xact_lock/.test(t)) return 'SELECT pg_try_advisory_xact_lock';
     if (verb === 'WITH') return `WITH … INSERT INTO ${[...t.matchAll(/INSERT INTO (\w+)/g)].map((m) => m[1]).join(', ')}`;
     return table ? `${verb} ${table}` : verb;
-  });
+  };
+  return capture.statements.map((s) =>
+    s.text
+      .replace(/\s+/g, ' ')
+      .split(/;(?=\s*(?:BEGIN|COMMIT|SELECT|INSERT|UPDATE|DELETE|WITH)\b)/)
+      .map((part) => name(part.trim()))
+      .join(' + '),
+  );
 }
 
 /** The captured statements with this replay's own ids, key and times in place of the captured ones. */
@@ -98,8 +104,9 @@ function fresh(capture: Capture): Statement[] {
     if (out.includes(capture.key)) out = out.replaceAll(capture.key, map.get(capture.key) as string);
     return out;
   };
+  // Values written as literals sit in the text itself.
   return capture.statements.map((st) => ({
-    text: st.text,
+    text: swap(st.text),
     values: st.values.map((v) => (typeof v === 'string' ? swap(v) : v instanceof Date ? new Date(v.getTime() + shift) : v)),
   }));
 }

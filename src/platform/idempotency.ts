@@ -1,6 +1,7 @@
 // The idempotency engine (contract §4): the outcome is stored in the same transaction as the write.
 import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
+import type { QueryResult } from 'pg';
 import { withTransaction, type Db, type Tx } from '../db/pool.js';
 import { ApiError } from './errors.js';
 
@@ -90,23 +91,23 @@ export class IdempotencyEngine {
     operation: (tx: Tx) => Promise<StoredResponse>,
   ): Promise<IdempotentResult> {
     const client = await this.db.connect();
+    const literal = (value: string): string => client.escapeLiteral(value);
     try {
-      await client.query('BEGIN');
-      const lock = await client.query<{ locked: boolean }>(
-        'SELECT pg_try_advisory_xact_lock(hashtextextended($1, 7201)) AS locked',
-        [`${workspaceId}/${key}`],
-      );
-      if (!lock.rows[0]?.locked) {
+      // One round trip: the transaction, the in-flight lock, and the stored outcome. They are three statements of
+      // one simple query, so the lookup runs with a snapshot taken after the lock is held and sees an outcome that
+      // a request with this key committed just before. Values are escaped literals: the simple protocol takes no
+      // parameters.
+      const opened = (await client.query(
+        `BEGIN; SELECT pg_try_advisory_xact_lock(hashtextextended(${literal(`${workspaceId}/${key}`)}, 7201)) AS locked; ` +
+          `SELECT fingerprint, response_status, response_headers, response_body, expires_at > now() AS live
+           FROM idempotency_keys WHERE workspace_id = ${literal(workspaceId)} AND key = ${literal(key)}`,
+      )) as unknown as [unknown, QueryResult<{ locked: boolean }>, QueryResult<StoredRow & { live: boolean }>];
+      if (!opened[1].rows[0]?.locked) {
         throw new ApiError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
           headers: { 'Retry-After': '1' },
         });
       }
-      const existing = await client.query<StoredRow & { live: boolean }>(
-        `SELECT fingerprint, response_status, response_headers, response_body, expires_at > now() AS live
-         FROM idempotency_keys WHERE workspace_id = $1 AND key = $2`,
-        [workspaceId, key],
-      );
-      const row = existing.rows[0];
+      const row = opened[2].rows[0];
       if (row?.live) {
         await client.query('ROLLBACK');
         if (row.fingerprint !== requestFingerprint) {
@@ -125,13 +126,14 @@ export class IdempotencyEngine {
         await client.query('DELETE FROM idempotency_keys WHERE workspace_id = $1 AND key = $2', [workspaceId, key]);
       }
       const response = await operation(client);
+      if (!Number.isInteger(response.status) || !Number.isInteger(this.retentionSeconds)) throw new Error('status and retention must be integers');
+      // The outcome and the commit in one round trip, as above.
       await client.query(
         `INSERT INTO idempotency_keys
            (workspace_id, key, fingerprint, response_status, response_headers, response_body, created_at, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, now(), now() + make_interval(secs => $7))`,
-        [workspaceId, key, requestFingerprint, response.status, JSON.stringify(response.headers), response.body, this.retentionSeconds],
+         VALUES (${literal(workspaceId)}, ${literal(key)}, ${literal(requestFingerprint)}, ${response.status}, ${literal(JSON.stringify(response.headers))},
+                 ${literal(response.body)}, now(), now() + make_interval(secs => ${this.retentionSeconds})); COMMIT`,
       );
-      await client.query('COMMIT');
       return { response, replayed: false };
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
