@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', '.data*/**', '.tmp/**', 'test-output/**'] },
+  { ignores: ['node_modules/**', 'data/**', '.data*/**', '.tmp/**', 'test-output/**', '.build/**', 'bench/profiles/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

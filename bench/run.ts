@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createScratchDatabase } from '../test/helpers/database.js';
 import { load, type LoadResult } from './lib/load.js';
+import { paced } from './lib/paced.js';
 import { captureCreate, describe, replay, type ReplayResult } from './lib/replay.js';
 import { nodeArgs, startService, type RunningService } from './lib/service.js';
 import { measureWebhooks, type WebhookResult } from './lib/webhooks.js';
@@ -97,34 +98,34 @@ async function settle(databaseUrl: string): Promise<void> {
 
 async function measure(label: string, service: RunningService): Promise<Pass> {
   const auth = { authorization: `Bearer ${service.demoToken}` };
-  const create = (seconds: number, rate?: number) =>
-    load({
-      url: `${service.url}${CREATE_PATH}`,
-      method: 'POST',
-      headers: { ...auth, 'content-type': 'application/json' },
-      body: CREATE_BODY,
-      freshKey: true,
-      connections: CONNECTIONS,
-      seconds,
-      expect: 201,
-      ...(rate === undefined ? {} : { rate }),
-    });
-  log(`${label}: warming up`);
+  const createLoad = (seconds: number) => ({
+    url: `${service.url}${CREATE_PATH}`,
+    method: 'POST' as const,
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: CREATE_BODY,
+    freshKey: true,
+    connections: CONNECTIONS,
+    seconds,
+    expect: 201,
+  });
+  const create = (seconds: number, rate?: number) => (rate === undefined ? load(createLoad(seconds)) : paced({ ...createLoad(seconds), rate }));
+  const rss = async () => `peak RSS so far ${Math.round((await service.peakRss()) / 1048576)} MB`;
+  log(`${label}: warming up; ${await rss()}`);
   await create(Math.min(3, SHORT));
   await settle(service.databaseUrl);
-  log(`${label}: (a) create, ${CONNECTIONS} connections, ${SECONDS} s`);
+  log(`${label}: ${await rss()}; (a) create, ${CONNECTIONS} connections, ${SECONDS} s`);
   const max = await create(SECONDS);
   await settle(service.databaseUrl);
   const rate = Math.max(1, Math.round(max.per_second / 2));
-  log(`${label}: (g) create at ${rate}/s, ${SHORT} s`);
+  log(`${label}: ${await rss()}; (g) create at ${rate}/s, ${SHORT} s`);
   const half = await create(SHORT, rate);
   await settle(service.databaseUrl);
-  log(`${label}: (c) list, limit=100, ${SHORT} s`);
+  log(`${label}: ${await rss()}; (c) list, limit=100, ${SHORT} s`);
   const list = await load({ url: `${service.url}/v1/collections?limit=100`, headers: auth, connections: CONNECTIONS, seconds: SHORT, expect: 200 });
-  log(`${label}: (b) the create's statements over raw pg, ${CONNECTIONS} connections, ${SECONDS} s`);
+  log(`${label}: ${await rss()}; (b) the create's statements over raw pg, ${CONNECTIONS} connections, ${SECONDS} s`);
   const capture = await captureCreate(service.databaseUrl, service.demoToken, CREATE_PATH, CREATE_BODY);
   const raw = await replay(service.databaseUrl, capture, CONNECTIONS, SECONDS);
-  log(`${label}: (e) webhook deliveries`);
+  log(`${label}: ${await rss()}; (e) webhook deliveries`);
   const webhooks = await measureWebhooks(service, FULL ? 5000 : 2000, FULL ? 300 : 100);
   return {
     database: label,
@@ -184,7 +185,7 @@ function markdown(at: string, helloResult: LoadResult, passes: Pass[], checks: T
   const rows = passes.flatMap((p) => [
     `| ${p.database} | (a) create collection, fresh key, ${CONNECTIONS} connections | ${p.create.per_second}/s | ${ms(p.create)} |`,
     `| ${p.database} | (b) the same statements over raw pg, ${CONNECTIONS} connections | ${p.raw_create.per_second}/s | ${ms(p.raw_create)} |`,
-    `| ${p.database} | (g) create at ${p.create_at_half_rate.rate}/s (half of (a)) | ${p.create_at_half_rate.per_second}/s | ${ms(p.create_at_half_rate)} |`,
+    `| ${p.database} | (g) create at a steady ${p.create_at_half_rate.rate}/s (half of (a)), open loop | ${p.create_at_half_rate.per_second}/s | ${ms(p.create_at_half_rate)} |`,
     `| ${p.database} | (c) list collections, limit=100 | ${p.list.per_second}/s | ${ms(p.list)} |`,
     `| ${p.database} | (e) webhook deliveries (burst of ${p.webhooks.burst_events}); change→delivery over ${p.webhooks.paced_events} paced | ${p.webhooks.deliveries_per_second}/s | ${p.webhooks.change_to_delivery_p50_ms} / ${p.webhooks.change_to_delivery_p99_ms} ms | ${p.webhooks.machine_busy_pct}% |`,
     `| ${p.database} | (f) service peak RSS | ${p.peak_rss_mb} MB | | |`,

@@ -16,6 +16,7 @@ import { planProviders } from '../src/modules/providers/providers.registry.js';
 import { verifyLedger } from '../src/modules/ledger/ledger.verify.js';
 import { expireDue } from '../src/modules/lifecycle/sweeps.js';
 import { assertProblem, createCollection, newKey, request, startTestApp, type TestApp, waitFor } from './helpers/harness.js';
+import { npmStartArgs } from './helpers/start-command.js';
 
 const catalogue = new MarketCatalogue(loadCatalogue(undefined));
 const ALL_MARKETS = catalogue.marketCodes().map((m) => `${m}/*`);
@@ -70,7 +71,7 @@ describe('the start is refused when a rail has no provider', () => {
   it('production without PROVIDERS_FILE: npm start exits 1 naming the rails and the setting', () => {
     const env: NodeJS.ProcessEnv = { ...process.env, PAYMENTS_ENV: 'production', DATA_DIR: path.join(os.tmpdir(), 'never-created'), LOG_LEVEL: 'silent' };
     delete env.DATABASE_URL;
-    const res = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, encoding: 'utf8', timeout: 30_000 });
+    const res = spawnSync(process.execPath, npmStartArgs(), { env, encoding: 'utf8', timeout: 30_000 });
     assert.equal(res.status, 1, res.stderr);
     assert.match(res.stderr, /configuration error: production needs a rail provider/);
     assert.match(res.stderr, /KE\/mpesa/);

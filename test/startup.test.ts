@@ -7,6 +7,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { randomBytes } from 'node:crypto';
+import { npmStartArgs } from './helpers/start-command.js';
 
 // Under the repository (not a 0700 temp folder) so the postgres user can reach it when tests run as root.
 const dataDir = path.resolve('.tmp', `startup-${randomBytes(4).toString('hex')}`);
@@ -35,7 +36,7 @@ interface Running {
 
 async function start(dir = dataDir): Promise<Running> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, npmStartArgs(), {
     env: cleanEnv({ DATA_DIR: dir, PORT: String(port), EMBEDDED_PG_PORT: '0', LOG_LEVEL: 'info' }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -172,7 +173,7 @@ describe('npm start on the embedded database', () => {
   });
 
   it('a bad setting stops the start with a clear message', () => {
-    const res = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const res = spawnSync(process.execPath, npmStartArgs(), {
       env: cleanEnv({ DATA_DIR: dataDir, PAYMENTS_ENV: 'staging' }),
       encoding: 'utf8',
     });

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { createTestDatabase, createCollection, request, waitFor } from './helpers/harness.js';
+import { npmStartArgs } from './helpers/start-command.js';
 
 const WEBHOOK_TIMEOUT_MS = 1500;
 
@@ -71,7 +72,7 @@ async function startService(): Promise<Running> {
   delete env.PAYMENTS_ENV;
   delete env.PROVIDERS_FILE;
   delete env.WEBHOOK_RETRY_SCHEDULE;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, npmStartArgs(), {
     cwd: path.resolve(import.meta.dirname, '..'),
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

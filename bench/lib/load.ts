@@ -1,5 +1,5 @@
-// HTTP load on loopback with autocannon: a fixed number of connections for a fixed time (the maximum rate), or a
-// fixed request rate (latency below saturation, corrected for coordinated omission).
+// HTTP load on loopback with autocannon: a fixed number of connections, each sending its next request as soon as
+// the last is answered, for a fixed time (the maximum rate). A fixed rate is paced.ts.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
@@ -45,8 +45,6 @@ export interface LoadOptions {
   body?: string;
   /** A fresh `Idempotency-Key` (UUID v4) on every request. */
   freshKey?: boolean;
-  /** Requests per second across all connections; unset for as many as the server answers. */
-  rate?: number;
   /** The status every response must have; anything else fails the run. */
   expect: number;
 }
@@ -67,7 +65,6 @@ async function run(options: LoadOptions): Promise<Omit<LoadResult, 'machine_busy
     method: options.method ?? 'GET',
     headers: options.headers ?? {},
     ...(options.body === undefined ? {} : { body: options.body }),
-    ...(options.rate === undefined ? {} : { overallRate: options.rate }),
     requests: [
       {
         ...(options.freshKey ? { setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'idempotency-key': randomUUID() } }) } : {}),

@@ -5,6 +5,7 @@ import { openSync, closeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
+import { npmStartArgs } from '../../test/helpers/start-command.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
@@ -39,9 +40,9 @@ export interface StartOptions {
   env?: Record<string, string>;
 }
 
-/** Node's own command line for a TypeScript entry point, as the package scripts run them. */
-export function nodeArgs(entry: string, profileDir?: string): string[] {
-  return [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), '--import', 'tsx', path.join(ROOT, entry)];
+/** Node's own command line for one of our TypeScript files (the hello server), as the package scripts run them. */
+export function nodeArgs(entry: string): string[] {
+  return ['--import', 'tsx', path.join(ROOT, entry)];
 }
 
 export async function startService(options: StartOptions): Promise<RunningService> {
@@ -61,8 +62,10 @@ export async function startService(options: StartOptions): Promise<RunningServic
   };
   if (options.databaseUrl === undefined) delete env.DATABASE_URL;
   else env.DATABASE_URL = options.databaseUrl;
-  // The log goes straight to a file: the benchmark process spends nothing reading it.
-  const child = spawn(process.execPath, nodeArgs('src/main.ts', options.profileDir), { cwd: ROOT, env, stdio: ['ignore', out, out] });
+  // Exactly what `npm start` runs (its node flags and script), with the profiler's flags when asked. The log goes
+  // straight to a file: the benchmark process spends nothing reading it.
+  const args = [...(options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : []), ...npmStartArgs()];
+  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', out, out] });
   closeSync(out);
   let exited: number | null | undefined;
   const exit = new Promise<void>((resolve) => child.on('exit', (code) => ((exited = code), resolve())));

@@ -1,0 +1,74 @@
+// Open-loop load at a fixed rate: requests go out evenly spaced (one every 1/rate s) whether or not earlier ones have
+// been answered, over at most `connections` kept-alive connections. Latency runs from when a request was due, not
+// when it could be sent, so a stall counts against every request it delayed (no coordinated omission).
+// autocannon's own rate limit is not used here: it sends each connection's quota for a second back to back at the
+// start of that second, which measures bursts at the maximum rate rather than a steady half of it.
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import { withCpu, type LoadOptions, type LoadResult } from './load.js';
+
+export function paced(options: LoadOptions & { rate: number }): Promise<LoadResult> {
+  return withCpu(() => run(options));
+}
+
+async function run(options: LoadOptions & { rate: number }): Promise<Omit<LoadResult, 'machine_busy_pct'>> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: options.connections });
+  const url = new URL(options.url);
+  const interval = 1000 / options.rate;
+  const total = Math.round(options.rate * options.seconds);
+  const latencies: number[] = [];
+  let unexpected = 0;
+  let errors = 0;
+  let first: string | undefined;
+  const pending = new Set<Promise<void>>();
+
+  const fire = (due: number): Promise<void> =>
+    new Promise<void>((resolve) => {
+      const headers: Record<string, string> = { ...options.headers };
+      if (options.freshKey) headers['idempotency-key'] = randomUUID();
+      if (options.body !== undefined) headers['content-length'] = String(Buffer.byteLength(options.body));
+      const req = http.request({ agent, host: url.hostname, port: url.port, path: `${url.pathname}${url.search}`, method: options.method ?? 'GET', headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          latencies.push(performance.now() - due);
+          if (res.statusCode !== options.expect) {
+            unexpected++;
+            first ??= `${res.statusCode} ${Buffer.concat(chunks).toString().slice(0, 300)}`;
+          }
+          resolve();
+        });
+      });
+      req.on('error', (err) => {
+        errors++;
+        first ??= err.message;
+        resolve();
+      });
+      req.end(options.body);
+    });
+
+  const started = performance.now();
+  for (let i = 0; i < total; i++) {
+    const due = started + i * interval;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    const p = fire(due).finally(() => pending.delete(p));
+    pending.add(p);
+  }
+  await Promise.all(pending);
+  const seconds = (performance.now() - started) / 1000;
+  agent.destroy();
+  if (errors > 0 || unexpected > 0) {
+    throw new Error(`${options.method ?? 'GET'} ${options.url} at ${options.rate}/s: ${errors} errors, ${unexpected} responses other than ${options.expect} (first: ${first})`);
+  }
+  latencies.sort((a, b) => a - b);
+  const at = (q: number): number => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] ?? 0) * 10) / 10;
+  return {
+    requests: latencies.length,
+    seconds: Math.round(seconds * 10) / 10,
+    per_second: Math.round(latencies.length / seconds),
+    p50_ms: at(0.5),
+    p99_ms: at(0.99),
+    max_ms: at(1),
+  };
+}
