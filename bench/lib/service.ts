@@ -18,6 +18,9 @@ export interface RunningService {
   demoWorkspaceId: string;
   /** The child's peak resident set size so far, from /proc (VmHWM), in bytes. */
   peakRss(): Promise<number>;
+  /** Freezes the service process (SIGSTOP; an embedded database, a process of its own, keeps running) and thaws it. */
+  pause(): void;
+  resume(): void;
   /** SIGINT, as an operator stops it; resolves once the process has exited (a CPU profile is written then). */
   stop(): Promise<void>;
 }
@@ -83,6 +86,22 @@ export async function startService(options: StartOptions): Promise<RunningServic
     await new Promise((r) => setTimeout(r, 200));
   }
 
+  try {
+    return await describeStarted(child, url, options, logFile, exit, () => exited);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
+}
+
+async function describeStarted(
+  child: ReturnType<typeof spawn>,
+  url: string,
+  options: StartOptions,
+  logFile: string,
+  exit: Promise<void>,
+  exited: () => number | null | undefined,
+): Promise<RunningService> {
   const credentials = JSON.parse(await readFile(path.join(options.dataDir, 'credentials.json'), 'utf8')) as {
     workspaces: { id: string; name: string; integrator: { token: string } }[];
   };
@@ -109,8 +128,15 @@ export async function startService(options: StartOptions): Promise<RunningServic
       const kb = /VmHWM:\s+(\d+) kB/.exec(status)?.[1];
       return kb === undefined ? 0 : Number(kb) * 1024;
     },
+    pause() {
+      child.kill('SIGSTOP');
+    },
+    resume() {
+      child.kill('SIGCONT');
+    },
     async stop() {
-      if (exited !== undefined) return;
+      if (exited() !== undefined) return;
+      child.kill('SIGCONT');
       child.kill('SIGINT');
       const force = setTimeout(() => child.kill('SIGKILL'), 60_000);
       await exit;

@@ -95,19 +95,21 @@ export class IdempotencyEngine {
     try {
       // One round trip: the transaction, the in-flight lock, and the stored outcome. They are three statements of
       // one simple query, so the lookup runs with a snapshot taken after the lock is held and sees an outcome that
-      // a request with this key committed just before. Values are escaped literals: the simple protocol takes no
-      // parameters.
+      // a request with this key committed just before. The workspace id and the key (visible ASCII) are escaped
+      // literals: the simple protocol takes no parameters.
       const opened = (await client.query(
         `BEGIN; SELECT pg_try_advisory_xact_lock(hashtextextended(${literal(`${workspaceId}/${key}`)}, 7201)) AS locked; ` +
           `SELECT fingerprint, response_status, response_headers, response_body, expires_at > now() AS live
            FROM idempotency_keys WHERE workspace_id = ${literal(workspaceId)} AND key = ${literal(key)}`,
-      )) as unknown as [unknown, QueryResult<{ locked: boolean }>, QueryResult<StoredRow & { live: boolean }>];
-      if (!opened[1].rows[0]?.locked) {
+      )) as unknown as QueryResult[];
+      if (!Array.isArray(opened) || opened.length !== 3) throw new Error('the idempotency lookup did not answer its three statements');
+      const [, lockResult, lookup] = opened as [unknown, QueryResult<{ locked: boolean }>, QueryResult<StoredRow & { live: boolean }>];
+      if (!lockResult.rows[0]?.locked) {
         throw new ApiError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
           headers: { 'Retry-After': '1' },
         });
       }
-      const row = opened[2].rows[0];
+      const row = lookup.rows[0];
       if (row?.live) {
         await client.query('ROLLBACK');
         if (row.fingerprint !== requestFingerprint) {
@@ -126,14 +128,15 @@ export class IdempotencyEngine {
         await client.query('DELETE FROM idempotency_keys WHERE workspace_id = $1 AND key = $2', [workspaceId, key]);
       }
       const response = await operation(client);
-      if (!Number.isInteger(response.status) || !Number.isInteger(this.retentionSeconds)) throw new Error('status and retention must be integers');
-      // The outcome and the commit in one round trip, as above.
+      // Parameters, not literals, here: a stored answer can hold a secret (a new token, a signing secret), and
+      // statement text shows in pg_stat_activity and in the server's log of a failed statement.
       await client.query(
         `INSERT INTO idempotency_keys
            (workspace_id, key, fingerprint, response_status, response_headers, response_body, created_at, expires_at)
-         VALUES (${literal(workspaceId)}, ${literal(key)}, ${literal(requestFingerprint)}, ${response.status}, ${literal(JSON.stringify(response.headers))},
-                 ${literal(response.body)}, now(), now() + make_interval(secs => ${this.retentionSeconds})); COMMIT`,
+         VALUES ($1, $2, $3, $4, $5, $6, now(), now() + make_interval(secs => $7))`,
+        [workspaceId, key, requestFingerprint, response.status, JSON.stringify(response.headers), response.body, this.retentionSeconds],
       );
+      await client.query('COMMIT');
       return { response, replayed: false };
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
