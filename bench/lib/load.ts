@@ -36,6 +36,13 @@ export interface LoadResult {
   machine_busy_pct: number;
 }
 
+/** Count, rate and percentiles (ms, one decimal) of latencies measured over `seconds`. */
+export function summarise(latencies: number[], seconds: number): { count: number; seconds: number; per_second: number; p50_ms: number; p99_ms: number; max_ms: number } {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const at = (q: number): number => Math.round((sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0) * 10) / 10;
+  return { count: sorted.length, seconds: Math.round(seconds * 10) / 10, per_second: Math.round(sorted.length / seconds), p50_ms: at(0.5), p99_ms: at(0.99), max_ms: at(1) };
+}
+
 export interface LoadOptions {
   url: string;
   connections: number;

@@ -5,7 +5,7 @@
 // start of that second, which measures bursts at the maximum rate rather than a steady half of it.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import { withCpu, type LoadOptions, type LoadResult } from './load.js';
+import { summarise, withCpu, type LoadOptions, type LoadResult } from './load.js';
 
 export function paced(options: LoadOptions & { rate: number }): Promise<LoadResult> {
   return withCpu(() => run(options));
@@ -63,14 +63,6 @@ async function run(options: LoadOptions & { rate: number }): Promise<Omit<LoadRe
   if (errors > 0 || unexpected > 0) {
     throw new Error(`${options.method ?? 'GET'} ${options.url} at ${options.rate}/s: ${errors} errors, ${unexpected} responses other than ${options.expect} (first: ${first})`);
   }
-  latencies.sort((a, b) => a - b);
-  const at = (q: number): number => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] ?? 0) * 10) / 10;
-  return {
-    requests: latencies.length,
-    seconds: Math.round(seconds * 10) / 10,
-    per_second: Math.round(latencies.length / seconds),
-    p50_ms: at(0.5),
-    p99_ms: at(0.99),
-    max_ms: at(1),
-  };
+  const { count, ...summary } = summarise(latencies, seconds);
+  return { requests: count, ...summary };
 }

@@ -11,7 +11,7 @@ import { loadConfig } from '../../src/config.js';
 import { createPool } from '../../src/db/pool.js';
 import { uuidv7 } from '../../src/platform/ids.js';
 import { createService } from '../../src/service.js';
-import { withCpu } from './load.js';
+import { summarise, withCpu } from './load.js';
 
 type Value = string | number | boolean | null | Date;
 
@@ -150,13 +150,6 @@ async function replayFor(databaseUrl: string, capture: Capture, connections: num
     await Promise.all(clients.map((c) => c.end()));
   }
   const elapsed = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  const at = (q: number): number => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] ?? 0) * 10) / 10;
-  return {
-    transactions: latencies.length,
-    seconds: Math.round(elapsed * 10) / 10,
-    per_second: Math.round(latencies.length / elapsed),
-    p50_ms: at(0.5),
-    p99_ms: at(0.99),
-  };
+  const { count, seconds: measured, per_second, p50_ms, p99_ms } = summarise(latencies, elapsed);
+  return { transactions: count, seconds: measured, per_second, p50_ms, p99_ms };
 }
