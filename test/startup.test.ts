@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
-import net from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import { npmStartArgs } from './helpers/start-command.js';
+import { freePort } from '../src/db/embedded.js';
 
 // Under the repository (not a 0700 temp folder) so the postgres user can reach it when tests run as root.
 const dataDir = path.resolve('.tmp', `startup-${randomBytes(4).toString('hex')}`);
@@ -17,15 +17,6 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   delete env.DATABASE_URL;
   delete env.TEST_DATABASE_URL;
   return env;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
-    });
-  });
 }
 
 interface Running {

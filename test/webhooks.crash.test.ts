@@ -5,13 +5,13 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile, mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { createTestDatabase, createCollection, request, waitFor } from './helpers/harness.js';
 import { npmStartArgs } from './helpers/start-command.js';
+import { freePort } from '../src/db/embedded.js';
 
 const WEBHOOK_TIMEOUT_MS = 1500;
 
@@ -40,17 +40,6 @@ let receiverUrl = '';
 /** Phase 1: the first request is held open and the service killed; phase 2: everything is answered 200. */
 let onFirst: (() => void) | undefined;
 let answerAll = false;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
-    });
-  });
-}
 
 /** `npm start` as a child process of its own process group, on the test database. */
 async function startService(): Promise<Running> {

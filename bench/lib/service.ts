@@ -1,13 +1,11 @@
-// The service under test, started as `npm start` starts it (src/main.ts, workers included) in a child process of
+// The service under test, started with `npm start`'s own command (workers included) in a child process of
 // its own, so that its CPU, its memory (peak RSS) and its profile are its own and not the load generator's.
 import { spawn } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import net from 'node:net';
 import path from 'node:path';
-import { npmStartArgs } from '../../test/helpers/start-command.js';
-
-const ROOT = path.resolve(import.meta.dirname, '..', '..');
+import { freePort } from '../../src/db/embedded.js';
+import { npmStartArgs, PROJECT_ROOT as ROOT } from '../../test/helpers/start-command.js';
 
 export interface RunningService {
   url: string;
@@ -23,14 +21,6 @@ export interface RunningService {
   resume(): void;
   /** SIGINT, as an operator stops it; resolves once the process has exited (a CPU profile is written then). */
   stop(): Promise<void>;
-}
-
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 export interface StartOptions {

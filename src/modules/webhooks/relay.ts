@@ -230,14 +230,19 @@ export class WebhookRelay {
       const left = (this.perEndpoint.get(delivery.endpoint_id) ?? 1) - 1;
       if (left <= 0) this.perEndpoint.delete(delivery.endpoint_id);
       else this.perEndpoint.set(delivery.endpoint_id, left);
+    };
+    const freed = (): void => {
       if (!this.stopped) this.kick();
     };
-    const task = this.deliver(delivery, release)
+    const task = this.deliver(delivery, () => {
+      release();
+      freed();
+    })
       .catch((err: unknown) => this.log.error({ err, delivery_id: delivery.id }, 'webhook delivery could not be recorded'))
       .finally(() => {
         this.inFlight.delete(task);
         release();
-        if (!this.stopped) this.kick();
+        freed();
       });
     this.inFlight.add(task);
   }
