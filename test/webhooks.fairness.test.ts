@@ -52,3 +52,64 @@ describe('a slow endpoint with a deep backlog', () => {
     assert.equal(slow.requests.length, 8, 'the slow endpoint still has only its 8 slots');
   });
 });
+
+// Every slot taken is the relay's normal state under load: the polls and kicks that arrive then must not stop it
+// from claiming once slots free again, and attempts that finish together are written together, each correctly.
+describe('a relay with every slot taken', () => {
+  let t: TestApp;
+  let receiver: Receiver;
+
+  before(async () => {
+    t = await startTestApp(
+      { WEBHOOK_TIMEOUT_MS: '4000', WEBHOOK_POLL_MS: '20', WEBHOOK_CONCURRENCY: '4', WEBHOOK_ENDPOINT_CONCURRENCY: '4', WEBHOOK_RETRY_SCHEDULE: '0s,200ms' },
+      { workers: true },
+    );
+    // Each answer takes 300 ms, so all 4 slots are held through many polls; every third event fails its first attempt.
+    receiver = await startReceiver((req, index) => {
+      const n = (JSON.parse(req.body) as { data: { metadata: { n: number } } }).data.metadata.n;
+      const first = receiver.requests.findIndex((r) => r.body === req.body) === index;
+      return { status: n % 3 === 0 && first ? 503 : 200, delayMs: 300 };
+    });
+  });
+  after(async () => {
+    await receiver.close();
+    await t.close();
+  });
+
+  it('goes on claiming when slots free, and records each attempt of a busy batch against its own delivery', async () => {
+    const ws = await createWorkspace(t, 'full');
+    const endpoint = await request(t, 'POST', '/v1/webhooks/endpoints', { token: ws.token, body: { url: receiver.url } });
+    assert.equal(endpoint.status, 201);
+    await new Promise((r) => setTimeout(r, 5));
+    await t.db.query(
+      `WITH e AS (INSERT INTO events (id, workspace_id, type, object_type, object_id, data, created_at)
+         SELECT gen_random_uuid(), $1, 'collection.created', 'collection', gen_random_uuid(), jsonb_build_object('metadata', jsonb_build_object('n', n)), $2
+         FROM generate_series(1, 24) AS n RETURNING id, workspace_id, created_at)
+       INSERT INTO outbox (workspace_id, event_id, created_at) SELECT workspace_id, id, created_at FROM e`,
+      [ws.id, new Date()],
+    );
+    // 24 events, 8 of them twice: 32 attempts of 300 ms through 4 slots, about 2.4 s when the relay never stalls.
+    await waitFor('all 24 events delivered', async () => {
+      const { rows } = await t.db.query<{ n: string }>(`SELECT count(*) AS n FROM webhook_deliveries WHERE workspace_id = $1 AND status = 'succeeded'`, [ws.id]);
+      return Number(rows[0]!.n) === 24 ? true : undefined;
+    }, 15_000);
+    assert.equal(receiver.requests.length, 32);
+
+    const { rows } = await t.db.query<{ n: number; attempts: number; codes: number[]; numbers: number[]; last_error: string | null; leased: boolean }>(
+      `SELECT (e.data->'metadata'->>'n')::int AS n, d.attempts, d.last_error, d.lease_token IS NOT NULL AS leased,
+              array_agg(a.status_code ORDER BY a.attempt) AS codes, array_agg(a.attempt ORDER BY a.attempt) AS numbers
+       FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhook_attempts a ON a.delivery_id = d.id
+       WHERE d.workspace_id = $1 GROUP BY e.data, d.attempts, d.last_error, d.lease_token ORDER BY 1`,
+      [ws.id],
+    );
+    assert.equal(rows.length, 24);
+    for (const row of rows) {
+      const failedFirst = row.n % 3 === 0;
+      assert.deepEqual(row.codes, failedFirst ? [503, 200] : [200], `event ${row.n}`);
+      assert.deepEqual(row.numbers, failedFirst ? [1, 2] : [1], `event ${row.n}`);
+      assert.equal(row.attempts, failedFirst ? 2 : 1, `event ${row.n}`);
+      assert.equal(row.last_error, null, `event ${row.n}`);
+      assert.equal(row.leased, false, `event ${row.n}`);
+    }
+  });
+});

@@ -39,6 +39,7 @@ export async function measureWebhooks(service: RunningService, burst: number, pa
   const port = (receiver.address() as { port: number }).port;
   const db = new pg.Client({ connectionString: service.databaseUrl });
   await db.connect();
+  let endpointId: string | undefined;
   try {
     const created = await fetch(`${service.url}/v1/webhooks/endpoints`, {
       method: 'POST',
@@ -46,6 +47,7 @@ export async function measureWebhooks(service: RunningService, burst: number, pa
       body: JSON.stringify({ url: `http://127.0.0.1:${port}/`, enabled_events: ['payout.created'] }),
     });
     if (created.status !== 201) throw new Error(`webhook endpoint: ${created.status} ${await created.text()}`);
+    endpointId = ((await created.json()) as { id: string }).id;
     await new Promise((r) => setTimeout(r, 50));
     const record = (count: number) =>
       db.query(
@@ -91,6 +93,8 @@ export async function measureWebhooks(service: RunningService, burst: number, pa
       change_to_delivery_p99_ms: lags[Math.floor(lags.length * 0.99)] ?? 0,
     };
   } finally {
+    // The endpoint goes with its receiver, so a later measurement's events are not also sent to a closed port.
+    if (endpointId) await fetch(`${service.url}/v1/webhooks/endpoints/${endpointId}`, { method: 'DELETE', headers: { authorization: `Bearer ${service.demoToken}` } });
     await db.end();
     receiver.closeAllConnections();
     receiver.close();

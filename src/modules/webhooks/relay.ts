@@ -71,8 +71,42 @@ const UPDATE_DELIVERY = `UPDATE webhook_deliveries SET
     lease_until = NULL, lease_token = NULL, updated_at = now()
   WHERE id = $1 AND lease_token = $2`;
 
+const RECORD_ONE = `WITH attempt AS (${INSERT_ATTEMPT}) ${UPDATE_DELIVERY}`;
+// The same for many attempts at once: parameter $n holds, for each attempt, what $n of RECORD_ONE holds. Returns the
+// deliveries it updated (those whose lease this worker still held).
+const RECORD_MANY = `WITH r AS (
+    SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[], $5::text[], $6::uuid[], $7::uuid[],
+                         $8::uuid[], $9::integer[], $10::text[], $11::integer[], $12::integer[], $13::text[], $14::text[],
+                         $15::boolean[], $16::timestamptz[])
+      AS r (delivery_id, lease_token, status, next_at, why, attempt_id, workspace_id, attempt_delivery_id, attempt, url,
+            status_code, duration_ms, response_body, error, succeeded, created_at)
+  ), attempt AS (
+    INSERT INTO webhook_attempts
+      (id, workspace_id, delivery_id, attempt, url, status_code, duration_ms, response_body, error, succeeded, created_at)
+    SELECT attempt_id, workspace_id, delivery_id, attempt, url, status_code, duration_ms, response_body, error, succeeded, created_at
+    FROM r
+  )
+  UPDATE webhook_deliveries d SET
+    status = CASE WHEN r.status = 'succeeded' OR d.status = 'pending' THEN r.status ELSE d.status END,
+    next_attempt_at = CASE WHEN r.status = 'succeeded' OR d.status = 'pending' THEN r.next_at ELSE NULL END,
+    last_error = CASE WHEN r.status = 'succeeded' THEN NULL WHEN d.status = 'pending' THEN r.why ELSE d.last_error END,
+    lease_until = NULL, lease_token = NULL, updated_at = now()
+  FROM r WHERE d.id = r.delivery_id AND d.lease_token = r.lease_token
+  RETURNING d.id`;
+/** At most this many attempts are written by one statement. */
+const RECORD_BATCH = 200;
+
+/** One attempt waiting to be written: RECORD_ONE's parameters (its delivery's new state, then its log row). */
+interface PendingRecord {
+  params: unknown[];
+  done: (recorded: boolean) => void;
+  failed: (err: unknown) => void;
+}
+
 export class WebhookRelay {
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly toRecord: PendingRecord[] = [];
+  private recording = false;
   private readonly perEndpoint = new Map<string, number>();
   private stopped = false;
   private pumping: Promise<void> | undefined;
@@ -159,40 +193,48 @@ export class WebhookRelay {
       this.pumpAgain = true;
       return this.pumping;
     }
-    this.pumping = (async () => {
-      try {
-        do {
-          this.pumpAgain = false;
-          while (!this.stopped) {
-            const free = this.options.concurrency - this.inFlight.size;
-            if (free <= 0) break;
-            const claimed = await this.claim(free);
-            for (const delivery of claimed) this.start(delivery);
-            if (claimed.length < free) break;
-          }
-        } while (this.pumpAgain && !this.stopped);
-      } finally {
-        this.pumping = undefined;
-      }
-    })();
+    // Cleared in a `finally` callback, which always runs after this assignment. Clearing it inside the async body
+    // would run first when the body finishes without waiting (every slot taken): the settled promise would then be
+    // stored for good, and every later pump would return it and claim nothing ever again.
+    this.pumping = this.claimWhileFree().finally(() => {
+      this.pumping = undefined;
+    });
     return this.pumping;
+  }
+
+  private async claimWhileFree(): Promise<void> {
+    do {
+      this.pumpAgain = false;
+      while (!this.stopped) {
+        const free = this.options.concurrency - this.inFlight.size;
+        if (free <= 0) break;
+        const saturatedBefore = this.saturated().length;
+        const claimed = await this.claim(free);
+        for (const delivery of claimed) this.start(delivery);
+        // A short claim means nothing more is due, unless an endpoint reached its share in it: the next claim
+        // leaves that endpoint out and reaches the deliveries of others behind it.
+        if (claimed.length === 0 || (claimed.length < free && this.saturated().length === saturatedBefore)) break;
+      }
+    } while (this.pumpAgain && !this.stopped);
+  }
+
+  /** Endpoints this process already sends to at their full share. */
+  private saturated(): string[] {
+    return [...this.perEndpoint].filter(([, n]) => n >= this.options.endpointConcurrency).map(([id]) => id);
   }
 
   private async claim(limit: number): Promise<Claimed[]> {
     const busy: Record<string, number> = Object.fromEntries(this.perEndpoint);
-    // Endpoints already at their share are left out before the window is taken, so a backlog for one slow
-    // endpoint can never fill the window and starve everyone else.
-    const saturated = [...this.perEndpoint].filter(([, n]) => n >= this.options.endpointConcurrency).map(([id]) => id);
     const leaseMs = this.options.timeoutMs + 5000;
-    // Candidates without locks, at most `endpointConcurrency` per endpoint (less what this process already
-    // sends there); then each is locked with SKIP LOCKED and re-checked, so a row another worker is taking or
-    // took in between is skipped, never sent twice, and no two workers wait on each other.
-    const { rows } = await this.db.query<Claimed>(
-      `WITH due AS (
-         SELECT id, endpoint_id, next_attempt_at FROM webhook_deliveries
-         WHERE status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until < now())
-           AND endpoint_id <> ALL($6::uuid[])
-         ORDER BY next_attempt_at LIMIT 1000
+    // The oldest due deliveries (twice the free slots) of endpoints not yet at their share: endpoints at their
+    // share are left out before the window is taken, so a backlog for one slow endpoint can never fill the
+    // window and starve everyone else. Of those, at most `endpointConcurrency` per endpoint (less what this
+    // process already sends there); then each is locked with SKIP LOCKED and re-checked, so a row another worker
+    // is taking or took in between is skipped, never sent twice, and no two workers wait on each other.
+    const { rows } = await this.db.query<Claimed>({
+      name: 'webhook-relay-claim',
+      text: `WITH due AS (
+         SELECT id, endpoint_id, next_attempt_at FROM webhook_due_deliveries($6::uuid[], $3 * 2)
        ), ranked AS (
          SELECT id, endpoint_id, next_attempt_at,
                 row_number() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at, id) AS rn
@@ -214,8 +256,8 @@ export class WebhookRelay {
        RETURNING d.id, d.workspace_id, d.event_id, d.endpoint_id, d.kind, d.attempts, d.max_attempts, d.lease_token,
                  e.type, e.data, e.created_at AS event_created_at, w.url, w.secret, w.previous_secrets,
                  w.status = 'enabled' AND w.deleted_at IS NULL AS endpoint_live`,
-      [JSON.stringify(busy), this.options.endpointConcurrency, limit, leaseMs, randomUUID(), saturated],
-    );
+      values: [JSON.stringify(busy), this.options.endpointConcurrency, limit, leaseMs, randomUUID(), this.saturated()],
+    });
     return rows;
   }
 
@@ -283,15 +325,16 @@ export class WebhookRelay {
     const outcome = [d.id, d.lease_token, status, nextAt, gone ? 'the endpoint answered 410 Gone; it is now disabled' : why];
     let recorded: boolean;
     if (!gone) {
-      // The attempt and the delivery's new state in one statement (one implicit transaction, one round trip).
-      const { rowCount } = await this.db.query(`WITH attempt AS (${INSERT_ATTEMPT}) ${UPDATE_DELIVERY}`, [...outcome, ...attempt]);
-      recorded = rowCount === 1;
+      recorded = await new Promise<boolean>((done, failed) => {
+        this.toRecord.push({ params: [...outcome, ...attempt], done, failed });
+        if (!this.recording) void this.writeRecords();
+      });
     } else {
       recorded = await withTransaction(this.db, async (tx) => {
         // Locks in the order every other path takes them (endpoint, then its deliveries), so a burst of 410s,
         // or a 410 and a PATCH, cannot deadlock.
         await tx.query('SELECT 1 FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [d.endpoint_id]);
-        const updated = await tx.query(`WITH attempt AS (${INSERT_ATTEMPT}) ${UPDATE_DELIVERY}`, [...outcome, ...attempt]);
+        const updated = await tx.query(RECORD_ONE, [...outcome, ...attempt]);
         await tx.query(
           `UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'endpoint_gone', updated_at = now()
            WHERE id = $1 AND status = 'enabled' AND deleted_at IS NULL`,
@@ -308,6 +351,44 @@ export class WebhookRelay {
     this.attemptsTotal?.inc({ outcome: succeeded ? 'succeeded' : 'failed' });
     if (succeeded && d.attempts === 1 && d.kind === 'event') this.lag?.observe((Date.now() - d.event_created_at.getTime()) / 1000);
     if (gone) this.log.warn({ endpoint_id: d.endpoint_id }, 'webhook endpoint answered 410 Gone; disabled');
+  }
+
+  /**
+   * Writes the attempts waiting to be recorded, each with its delivery's new state in the same statement (one
+   * implicit transaction). One write at a time: the attempts that finish while it runs go together in the next,
+   * so a busy relay writes many per round trip and an idle one writes each at once.
+   */
+  private async writeRecords(): Promise<void> {
+    this.recording = true;
+    try {
+      while (this.toRecord.length > 0) {
+        const batch = this.toRecord.splice(0, RECORD_BATCH);
+        try {
+          if (batch.length === 1) {
+            batch[0]!.done(await this.writeRecord(batch[0]!));
+            continue;
+          }
+          const columns = batch[0]!.params.map((_, i) => batch.map((r) => r.params[i]));
+          const { rows } = await this.db.query<{ id: string }>(RECORD_MANY, columns);
+          const updated = new Set(rows.map((r) => r.id));
+          for (const r of batch) r.done(updated.has(r.params[0] as string));
+        } catch (err) {
+          if (batch.length === 1) {
+            batch[0]!.failed(err);
+            continue;
+          }
+          // One row that cannot be written fails the whole statement: each is then written alone, so only that one is lost.
+          for (const r of batch) await this.writeRecord(r).then(r.done, r.failed);
+        }
+      }
+    } finally {
+      this.recording = false;
+    }
+  }
+
+  private async writeRecord(r: PendingRecord): Promise<boolean> {
+    const { rowCount } = await this.db.query(RECORD_ONE, r.params);
+    return rowCount === 1;
   }
 
   /** Stops claiming and waits for the attempts in progress (each is bounded by the timeout). */
