@@ -504,3 +504,49 @@ describe('row 3: stable under concurrent inserts', () => {
     assertNewestFirst(fresh);
   });
 });
+
+// The list's items are JSON written by PostgreSQL, a GET's by the service (toApi): both must be the same object.
+describe('row 3: a list item is the collection a GET returns', () => {
+  it('for every rail, status, payment instruction, failure reason and kind of metadata', async () => {
+    const ws = await createWorkspace(t, 'list-equals-get');
+    const metadata = [
+      { order_id: 'A-1', nested: { deep: { list: [1, 2.5, -3e-7, 'x', null, true, { k: 'v' }] } }, empty: {}, none: [] },
+      { quote: 'say "hi" \\ back\\slash', control: 'tab\tline\nnul-less \u0001 end', unicode: 'café ✓ 🇰🇪 中文', big: 9007199254740991 },
+      { 'key with spaces': 'ok', '': 'empty key', zero: 0, negative: -1500, float: 0.1 },
+      {},
+    ];
+    const created: string[] = [];
+    const post = async (path: string, body: Record<string, unknown>) => {
+      const res = await request(t, 'POST', path, { token: ws.token, body: { reference: `ref-${created.length}`, ...body }, idempotencyKey: `list-get-${created.length}-${Date.now()}` });
+      assert.equal(res.status, 201, res.text);
+      created.push(res.body.collection_id);
+      return res.body.collection_id as string;
+    };
+    for (const [i, m] of metadata.entries()) {
+      await post('/v1/collections/KE/rails/mpesa', { amount: 1500 + i, currency: 'KES', customer: { phone_number: '+254712345678' }, metadata: m });
+    }
+    await post('/v1/collections/NG/rails/bank_transfer', { amount: 500_000, currency: 'NGN', customer: { name: 'Ada Obi' }, metadata: { order_id: 'bank' } });
+    await post('/v1/collections/CI/rails/orange_money', { amount: 5000, currency: 'XOF', customer: { phone_number: '+2250701020304' }, metadata: { order_id: 'ussd' } });
+    const failed = await post('/v1/collections/KE/rails/mpesa', { amount: 2000, currency: 'KES', customer: { phone_number: '+254712340005' }, metadata: {} });
+    const succeeded = await post('/v1/collections/KE/rails/mpesa', { amount: 2500, currency: 'KES', customer: { phone_number: '+254712340005' }, metadata: {} });
+    for (const [id, outcome] of [[failed, 'failed'], [succeeded, 'successful']] as const) {
+      const driven = await request(t, 'POST', `/v1/sandbox/collections/${id}/simulate`, { token: ws.token, body: { outcome } });
+      assert.equal(driven.status, 200, driven.text);
+    }
+
+    const list = await request(t, 'GET', '/v1/collections?limit=100', { token: ws.token });
+    assert.equal(list.status, 200, list.text);
+    assert.equal(list.headers.get('content-type'), 'application/json; charset=utf-8');
+    assert.deepEqual(list.body.data.map((c: Item) => c.collection_id), [...created].reverse());
+    const statuses = new Set<string>();
+    for (const item of list.body.data as Item[]) {
+      const one = await request(t, 'GET', `/v1/collections/${item.collection_id}`, { token: ws.token });
+      assert.equal(one.status, 200, one.text);
+      assert.deepEqual(item, one.body);
+      statuses.add(item.status);
+    }
+    assert.ok(statuses.has('failed') && statuses.has('successful'), `statuses: ${[...statuses].join(', ')}`);
+    assert.ok((list.body.data as Item[]).some((c) => c.payment_instruction !== null), 'a payment instruction');
+    assert.ok((list.body.data as Item[]).some((c) => c.failure_reason !== null), 'a failure reason');
+  });
+});

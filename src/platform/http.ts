@@ -11,6 +11,11 @@ export function sendStored(reply: FastifyReply, result: IdempotentResult): Fasti
   reply.code(response.status);
   for (const [name, value] of Object.entries(response.headers)) reply.header(name, value);
   if (replayed) reply.header('Idempotent-Replayed', 'true');
+  return sendJsonText(reply, response.body);
+}
+
+/** Sends JSON that is already text as it is: Fastify neither serialises again nor re-checks a string with a JSON type. */
+export function sendJsonText(reply: FastifyReply, json: string): FastifyReply {
   reply.header('content-type', 'application/json; charset=utf-8');
-  return reply.send(response.body);
+  return reply.send(json);
 }

@@ -119,6 +119,15 @@ export class CursorCodec {
     };
   }
 
+  /** The same page as `page`, as JSON text, from rows whose items the database wrote as JSON (`JSON_LIST_COLUMNS`). */
+  pageJson(rows: JsonListRow[], limit: number): string {
+    const hasMore = rows.length > limit;
+    const shown = hasMore ? rows.slice(0, limit) : rows;
+    const last = shown[shown.length - 1];
+    const cursor = hasMore && last ? this.encode({ createdAt: new Date(last.created_ms), id: last.id }) : null;
+    return `{"data":[${shown.map((r) => r.api_json).join(',')}],"has_more":${hasMore},"next_cursor":${JSON.stringify(cursor)}}`;
+  }
+
   /** Builds a page from `limit + 1` rows fetched newest first. */
   page<R extends { created_at: Date; id: string }, T>(rows: R[], limit: number, toApi: (row: R) => T): Page<T> {
     const hasMore = rows.length > limit;
@@ -141,6 +150,16 @@ export function pageSchema<T extends import('typebox').TSchema>(item: T, descrip
     },
     { additionalProperties: false },
   );
+}
+
+/** What a list page needs of each row besides its item: the keyset position (creation time in milliseconds, id). */
+export const JSON_LIST_COLUMNS = 'id, floor(extract(epoch FROM created_at) * 1000)::float8 AS created_ms';
+
+/** A row of a list whose item the database wrote as JSON text (`api_json`). */
+export interface JsonListRow {
+  id: string;
+  created_ms: number;
+  api_json: string;
 }
 
 export interface ListFilter<S extends string = string> {

@@ -3,7 +3,7 @@ import type { Db, Tx } from '../../db/pool.js';
 import { ApiError, notFound, type FieldError } from '../../platform/errors.js';
 import { canonicalJson, type IdempotencyEngine, type IdempotentResult } from '../../platform/idempotency.js';
 import { uuidv7, uuidv7Time, isUuid } from '../../platform/ids.js';
-import { type CursorCodec, type Page } from '../../platform/pagination.js';
+import { type CursorCodec } from '../../platform/pagination.js';
 import { phoneProblem, type MarketCatalogue } from '../catalogue/catalogue.js';
 import type { Market, Rail } from '../catalogue/catalogue.schema.js';
 import type { CurrencyRules } from '../catalogue/catalogue.js';
@@ -180,9 +180,9 @@ export class CollectionsService {
     return toApi(row);
   }
 
-  async list(workspaceId: string, query: ListCollectionsQuery): Promise<Page<Collection>> {
+  /** A page of `CollectionPage` as JSON text (items written by the database, equal to `toApi`'s). */
+  async list(workspaceId: string, query: ListCollectionsQuery): Promise<string> {
     const { limit, filter } = this.cursors.filterOf(query);
-    const rows = await repo.listCollections(this.db, workspaceId, filter);
-    return this.cursors.page(rows, limit, toApi);
+    return this.cursors.pageJson(await repo.listCollections(this.db, workspaceId, filter), limit);
   }
 }

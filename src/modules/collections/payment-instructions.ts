@@ -5,13 +5,18 @@ import type { Market, Rail } from '../catalogue/catalogue.schema.js';
 
 export type PaymentInstruction = Record<string, string> | null;
 
+/** One formatter per language and exponent: building an Intl.NumberFormat costs far more than using one. */
+const formatters = new Map<string, Intl.NumberFormat>();
+
 export function formatAmount(amount: number, currency: string, exponent: number, language: 'en' | 'fr'): string {
   const major = amount / 10 ** exponent;
-  const formatted = new Intl.NumberFormat(language === 'fr' ? 'fr-FR' : 'en-GB', {
-    minimumFractionDigits: exponent,
-    maximumFractionDigits: exponent,
-  }).format(major);
-  return `${currency} ${formatted}`;
+  const key = `${language}:${exponent}`;
+  let formatter = formatters.get(key);
+  if (!formatter) {
+    formatter = new Intl.NumberFormat(language === 'fr' ? 'fr-FR' : 'en-GB', { minimumFractionDigits: exponent, maximumFractionDigits: exponent });
+    formatters.set(key, formatter);
+  }
+  return `${currency} ${formatter.format(major)}`;
 }
 
 /** A dedicated receiving account number for one collection: stable for that collection, 10 digits. */
