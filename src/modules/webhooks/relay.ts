@@ -226,11 +226,11 @@ export class WebhookRelay {
   private async claim(limit: number): Promise<Claimed[]> {
     const busy: Record<string, number> = Object.fromEntries(this.perEndpoint);
     const leaseMs = this.options.timeoutMs + 5000;
-    // The oldest due deliveries (twice the free slots) of endpoints not yet at their share: endpoints at their
-    // share are left out before the window is taken, so a backlog for one slow endpoint can never fill the
-    // window and starve everyone else. Of those, at most `endpointConcurrency` per endpoint (less what this
-    // process already sends there); then each is locked with SKIP LOCKED and re-checked, so a row another worker
-    // is taking or took in between is skipped, never sent twice, and no two workers wait on each other.
+    // The oldest due deliveries (twice the free slots) of endpoints not yet at their share, locked with SKIP LOCKED
+    // (a row another worker is taking or took in between is passed over, never sent twice, and no two workers wait
+    // on each other): endpoints at their share are left out before the window is taken, so a backlog for one slow
+    // endpoint can never fill the window and starve everyone else. Of those, at most `endpointConcurrency` per
+    // endpoint (less what this process already sends there) are leased; the rest are unlocked when it ends.
     const { rows } = await this.db.query<Claimed>({
       name: 'webhook-relay-claim',
       text: `WITH due AS (
@@ -240,13 +240,9 @@ export class WebhookRelay {
                 row_number() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at, id) AS rn
          FROM due
        ), pick AS (
-         SELECT d.id FROM webhook_deliveries d
-         WHERE d.id IN (
-             SELECT r.id FROM ranked r LEFT JOIN jsonb_each_text($1::jsonb) b ON b.key = r.endpoint_id::text
-             WHERE r.rn <= $2 - coalesce(b.value::int, 0)
-             ORDER BY r.next_attempt_at LIMIT $3)
-           AND d.status = 'pending' AND d.next_attempt_at <= now() AND (d.lease_until IS NULL OR d.lease_until < now())
-         FOR UPDATE SKIP LOCKED
+         SELECT r.id FROM ranked r LEFT JOIN jsonb_each_text($1::jsonb) b ON b.key = r.endpoint_id::text
+         WHERE r.rn <= $2 - coalesce(b.value::int, 0)
+         ORDER BY r.next_attempt_at LIMIT $3
        )
        UPDATE webhook_deliveries d
        SET lease_until = now() + make_interval(secs => $4::double precision / 1000), lease_token = $5,
