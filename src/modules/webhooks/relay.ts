@@ -226,32 +226,13 @@ export class WebhookRelay {
   private async claim(limit: number): Promise<Claimed[]> {
     const busy: Record<string, number> = Object.fromEntries(this.perEndpoint);
     const leaseMs = this.options.timeoutMs + 5000;
-    // The oldest due deliveries (twice the free slots) of endpoints not yet at their share, locked with SKIP LOCKED
-    // (a row another worker is taking or took in between is passed over, never sent twice, and no two workers wait
-    // on each other): endpoints at their share are left out before the window is taken, so a backlog for one slow
-    // endpoint can never fill the window and starve everyone else. Of those, at most `endpointConcurrency` per
-    // endpoint (less what this process already sends there) are leased; the rest are unlocked when it ends.
+    // The oldest due deliveries (twice the free slots) of endpoints not yet at their share (left out before the window
+    // is taken, so a backlog for one slow endpoint can never fill it and starve everyone else), locked with SKIP
+    // LOCKED; of those at most `endpointConcurrency` per endpoint, less what this process already sends there, are
+    // leased: migration 009, where the claim's plans are pinned.
     const { rows } = await this.db.query<Claimed>({
       name: 'webhook-relay-claim',
-      text: `WITH due AS (
-         SELECT id, endpoint_id, next_attempt_at FROM webhook_due_deliveries($6::uuid[], $3 * 2)
-       ), ranked AS (
-         SELECT id, endpoint_id, next_attempt_at,
-                row_number() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at, id) AS rn
-         FROM due
-       ), pick AS (
-         SELECT r.id FROM ranked r LEFT JOIN jsonb_each_text($1::jsonb) b ON b.key = r.endpoint_id::text
-         WHERE r.rn <= $2 - coalesce(b.value::int, 0)
-         ORDER BY r.next_attempt_at LIMIT $3
-       )
-       UPDATE webhook_deliveries d
-       SET lease_until = now() + make_interval(secs => $4::double precision / 1000), lease_token = $5,
-           attempts = d.attempts + 1, updated_at = now()
-       FROM pick, events e, webhook_endpoints w
-       WHERE d.id = pick.id AND e.id = d.event_id AND w.id = d.endpoint_id
-       RETURNING d.id, d.workspace_id, d.event_id, d.endpoint_id, d.kind, d.attempts, d.max_attempts, d.lease_token,
-                 e.type, e.data, e.created_at AS event_created_at, w.url, w.secret, w.previous_secrets,
-                 w.status = 'enabled' AND w.deleted_at IS NULL AS endpoint_live`,
+      text: 'SELECT * FROM claim_webhook_deliveries($1::jsonb, $2, $3, $4, $5, $6::uuid[])',
       values: [JSON.stringify(busy), this.options.endpointConcurrency, limit, leaseMs, randomUUID(), this.saturated()],
     });
     return rows;
