@@ -341,10 +341,6 @@ export class WebhookRelay {
       while (this.toRecord.length > 0) {
         const batch = this.toRecord.splice(0, RECORD_BATCH);
         try {
-          if (batch.length === 1) {
-            batch[0]!.done(await this.writeRecord(batch[0]!));
-            continue;
-          }
           const columns = batch[0]!.params.map((_, i) => batch.map((r) => r.params[i]));
           const { rows } = await this.db.query<{ id: string }>(RECORD_MANY, columns);
           const updated = new Set(rows.map((r) => r.id));
@@ -363,6 +359,7 @@ export class WebhookRelay {
     }
   }
 
+  /** One attempt alone: after its batch failed. */
   private async writeRecord(r: PendingRecord): Promise<boolean> {
     const { rowCount } = await this.db.query(RECORD_ONE, r.params);
     return rowCount === 1;
