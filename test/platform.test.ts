@@ -217,3 +217,32 @@ describe('bootstrap', () => {
     }
   });
 });
+
+describe('the connection pool', () => {
+  it('prepares a statement with parameters once per connection and runs it again by name; a statement without parameters is not prepared', async () => {
+    const database = await createTestDatabase();
+    const db = createPool(database.url, 1);
+    try {
+      const client = await db.connect();
+      try {
+        const sql = 'SELECT $1::int + $2::int AS sum';
+        assert.equal((await client.query(sql, [2, 3])).rows[0].sum, 5);
+        assert.equal((await client.query(sql, [40, 2])).rows[0].sum, 42);
+        await client.query('SELECT 1 AS one');
+        const { rows } = await client.query<{ statement: string; from_sql: boolean }>(
+          `SELECT statement, from_sql FROM pg_prepared_statements WHERE statement IN ($1, 'SELECT 1 AS one')`,
+          [sql],
+        );
+        assert.deepEqual(rows, [{ statement: sql, from_sql: false }]);
+        // A failing run leaves the prepared statement usable: the next run answers.
+        await assert.rejects(client.query(sql, ['not a number', 1]), /invalid input syntax/);
+        assert.equal((await client.query(sql, [1, 1])).rows[0].sum, 2);
+      } finally {
+        client.release();
+      }
+    } finally {
+      await db.end();
+      await database.drop();
+    }
+  });
+});
