@@ -1,5 +1,6 @@
 // SQL for collections. The workspace id is always the first argument.
 import type { Queryable } from '../../db/pool.js';
+import type { Statement } from '../events/events.repository.js';
 import { JSON_LIST_COLUMNS, listQuery, type JsonListRow, type ListFilter } from '../../platform/pagination.js';
 import type { CollectionStatus } from './collections.schemas.js';
 
@@ -32,12 +33,13 @@ const COLUMNS =
   'id, workspace_id, market, rail, amount, currency, reference, status, customer, metadata, payment_instruction, created_at, updated_at, expires_at, ' +
   'provider, provider_reference, submitted_at, failure_reason, checkout_session_id';
 
-export async function insertCollection(db: Queryable, workspaceId: string, c: Omit<CollectionRow, 'workspace_id'>): Promise<void> {
-  await db.query(
+/** The INSERT of a new collection (run with its `collection.created` event: `recordEvent`'s `change`). */
+export function insertCollection(workspaceId: string, c: Omit<CollectionRow, 'workspace_id'>): Statement {
+  return {
     // The initiation sweep leaves a new collection to the submitter's immediate kick for its first 5 seconds.
-    `INSERT INTO collections (${COLUMNS}, submit_after)
+    text: `INSERT INTO collections (${COLUMNS}, submit_after)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, NULL, NULL, NULL, $16, $12::timestamptz + interval '5 seconds')`,
-    [
+    values: [
       c.id,
       workspaceId,
       c.market,
@@ -55,7 +57,7 @@ export async function insertCollection(db: Queryable, workspaceId: string, c: Om
       c.provider,
       c.checkout_session_id,
     ],
-  );
+  };
 }
 
 /** The row, locked for the rest of the transaction: every status change goes through here. */
@@ -67,13 +69,19 @@ export async function lockCollection(tx: Queryable, workspaceId: string, id: str
   return rows[0];
 }
 
-/** Writes what the lifecycle changes: status, times, failure reason, and the provider's reference once known. */
-export async function saveStatus(tx: Queryable, c: CollectionRow): Promise<void> {
-  await tx.query(
-    `UPDATE collections SET status = $3, updated_at = $4, failure_reason = $5, provider_reference = $6, submitted_at = $7
+/** What the lifecycle changes: status, times, failure reason, and the provider's reference once known. */
+export function statusUpdate(c: CollectionRow): Statement {
+  return {
+    text: `UPDATE collections SET status = $3, updated_at = $4, failure_reason = $5, provider_reference = $6, submitted_at = $7
      WHERE workspace_id = $1 AND id = $2`,
-    [c.workspace_id, c.id, c.status, c.updated_at, c.failure_reason, c.provider_reference, c.submitted_at],
-  );
+    values: [c.workspace_id, c.id, c.status, c.updated_at, c.failure_reason, c.provider_reference, c.submitted_at],
+  };
+}
+
+/** Writes `statusUpdate` alone (a change with no event of its own: a provider reference recorded by a repeat). */
+export async function saveStatus(tx: Queryable, c: CollectionRow): Promise<void> {
+  const { text, values } = statusUpdate(c);
+  await tx.query(text, values);
 }
 
 /**

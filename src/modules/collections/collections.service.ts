@@ -168,9 +168,8 @@ export class CollectionsService {
       failure_reason: null,
       checkout_session_id: checkout?.sessionId ?? null,
     };
-    await repo.insertCollection(tx, workspaceId, row);
     const collection = toApi(row);
-    await recordEvent(tx, workspaceId, { type: 'collection.created', objectType: 'collection', objectId: id, data: collection, at: now });
+    await recordEvent(tx, workspaceId, { type: 'collection.created', objectType: 'collection', objectId: id, data: collection, at: now }, repo.insertCollection(workspaceId, row));
     return collection;
   }
 

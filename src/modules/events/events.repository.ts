@@ -8,20 +8,39 @@ export interface RecordedEvent {
   created_at: Date;
 }
 
-export async function recordEvent(
-  tx: Tx,
-  workspaceId: string,
-  event: { type: string; objectType: string; objectId: string; data: unknown; at: Date },
-): Promise<RecordedEvent> {
+/** One SQL statement and its parameters ($1…$n), to run later or inside another statement. */
+export interface Statement {
+  text: string;
+  values: unknown[];
+}
+
+export interface EventInput {
+  type: string;
+  objectType: string;
+  objectId: string;
+  data: unknown;
+  at: Date;
+}
+
+/**
+ * Writes an event and its outbox row. With `change`, the write the event announces (an INSERT or UPDATE with no
+ * RETURNING) runs in the same statement, as a data-modifying WITH: one round trip for the change, its event and
+ * its outbox row, which all commit or roll back together anyway.
+ */
+export async function recordEvent(tx: Tx, workspaceId: string, event: EventInput, change?: Statement): Promise<RecordedEvent> {
   const id = uuidv7(event.at.getTime());
-  await tx.query(
-    `WITH e AS (
-       INSERT INTO events (id, workspace_id, type, object_type, object_id, data, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id, workspace_id, created_at)
-     INSERT INTO outbox (workspace_id, event_id, created_at) SELECT workspace_id, id, created_at FROM e`,
-    [id, workspaceId, event.type, event.objectType, event.objectId, JSON.stringify(event.data), event.at],
-  );
+  const values = [id, workspaceId, event.type, event.objectType, event.objectId, JSON.stringify(event.data), event.at];
+  await tx.query(change ? `WITH change AS (${change.text}), ${eventSql(change.values.length)}` : `WITH ${eventSql(0)}`, change ? [...change.values, ...values] : values);
   return { id, type: event.type, created_at: event.at };
+}
+
+/** The event and outbox inserts, their parameters numbered after `offset` others. */
+function eventSql(offset: number): string {
+  const p = (n: number): string => `$${offset + n}`;
+  return `e AS (
+       INSERT INTO events (id, workspace_id, type, object_type, object_id, data, created_at)
+       VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}) RETURNING id, workspace_id, created_at)
+     INSERT INTO outbox (workspace_id, event_id, created_at) SELECT workspace_id, id, created_at FROM e`;
 }
 
 export interface EventRow {

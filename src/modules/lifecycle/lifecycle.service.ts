@@ -7,7 +7,7 @@ import { stepTime } from '../../platform/time.js';
 import * as collections from '../collections/collections.repository.js';
 import { failureReason, type CollectionStatus } from '../collections/collections.schemas.js';
 import { toApi } from '../collections/collections.service.js';
-import { recordEvent } from '../events/events.repository.js';
+import { recordEvent, type EventInput } from '../events/events.repository.js';
 import { post, postMany } from '../ledger/ledger.repository.js';
 import * as payouts from '../payouts/payouts.repository.js';
 import { payoutFailureReason, type PayoutStatus } from '../payouts/payouts.schemas.js';
@@ -72,7 +72,9 @@ export class Lifecycle {
     if ('done' in started) return started.done;
     const from = current.status;
     let row = started.row;
+    let announce: EventInput | undefined;
     for (const status of started.steps) {
+      if (announce) await recordEvent(tx, workspaceId, announce);
       const at = stepTime(row.updated_at);
       row = {
         ...row,
@@ -80,7 +82,7 @@ export class Lifecycle {
         updated_at: at,
         failure_reason: status === 'failed' ? failureReason(options.reason) : row.failure_reason,
       };
-      await recordEvent(tx, workspaceId, { type: `collection.${status}`, objectType: 'collection', objectId: id, data: toApi(row), at });
+      announce = { type: `collection.${status}`, objectType: 'collection', objectId: id, data: toApi(row), at };
       if (status === 'successful' || status === 'reversed') {
         await post(tx, workspaceId, {
           kind: status === 'successful' ? 'collection_successful' : 'collection_reversed',
@@ -92,7 +94,8 @@ export class Lifecycle {
         });
       }
     }
-    await collections.saveStatus(tx, row);
+    // The last step's event goes in the statement that saves the row (a plan has at least one step).
+    await recordEvent(tx, workspaceId, announce as EventInput, collections.statusUpdate(row));
     await this.followCollection(tx, workspaceId, row);
     if (row.status === 'reversed') {
       // The payer has the money back: a refund not yet sent to the provider must not be sent.
