@@ -1,7 +1,8 @@
 // The database's own ceiling for creating a collection: the exact statements one real create request sends
 // (its token check, then its transaction: idempotency lock and lookup, the collection, its event and outbox row,
 // the stored response, commit), captured from the real app and replayed over raw `pg` connections, with fresh
-// ids, key and times on every replay, at the HTTP run's concurrency and for its duration.
+// ids, key and times on every replay, at the HTTP run's concurrency and for its duration. Statements the app's
+// pool prepares are replayed prepared under the same names, so both send PostgreSQL the same protocol.
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -18,6 +19,8 @@ type Value = string | number | boolean | null | Date;
 export interface Statement {
   text: string;
   values: Value[];
+  /** The prepared statement's name the app's pool gave it (statements with parameters): replayed prepared too. */
+  name?: string;
 }
 
 export interface Capture {
@@ -48,8 +51,9 @@ export async function captureCreate(databaseUrl: string, token: string, path_: s
     pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
       const [first, second] = args;
       const text = typeof first === 'string' ? first : (first as { text: string }).text;
+      const name = typeof first === 'string' ? undefined : (first as { name?: string }).name;
       const values = (Array.isArray(second) ? second : ((first as { values?: Value[] }).values ?? [])) as Value[];
-      statements.push({ text, values: [...values] });
+      statements.push({ text, values: [...values], ...(name === undefined ? {} : { name }) });
       return (original as (...a: unknown[]) => unknown).apply(this, args);
     } as typeof original;
     const res = await app.inject({
@@ -105,9 +109,11 @@ function fresh(capture: Capture): Statement[] {
     return out;
   };
   // Values written as literals sit in the text itself.
+  // A prepared statement's text holds no values (they are its parameters): it is replayed under its name, unchanged.
   return capture.statements.map((st) => ({
-    text: swap(st.text),
+    text: st.name === undefined ? swap(st.text) : st.text,
     values: st.values.map((v) => (typeof v === 'string' ? swap(v) : v instanceof Date ? new Date(v.getTime() + shift) : v)),
+    ...(st.name === undefined ? {} : { name: st.name }),
   }));
 }
 
@@ -141,7 +147,7 @@ async function replayFor(databaseUrl: string, capture: Capture, connections: num
         while (performance.now() < until) {
           const statements = fresh(capture);
           const t0 = performance.now();
-          for (const s of statements) await client.query(s.text, s.values);
+          for (const s of statements) await client.query(s);
           latencies.push(performance.now() - t0);
         }
       }),
