@@ -80,11 +80,20 @@ async function hello(): Promise<LoadResult> {
   }
 }
 
-/** Waits until the service has handed every new collection to its provider and published every event. */
-async function settle(databaseUrl: string): Promise<void> {
+/** Runs `work` on a connection of its own to the service's database, closed afterwards. */
+async function withClient<T>(databaseUrl: string, work: (db: pg.Client) => Promise<T>): Promise<T> {
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
   try {
+    return await work(db);
+  } finally {
+    await db.end();
+  }
+}
+
+/** Waits until the service has handed every new collection to its provider and published every event. */
+function settle(databaseUrl: string): Promise<void> {
+  return withClient(databaseUrl, async (db) => {
     const until = Date.now() + 120_000;
     for (;;) {
       const { rows } = await db.query<{ backlog: string }>(
@@ -94,9 +103,7 @@ async function settle(databaseUrl: string): Promise<void> {
       if (Date.now() > until) throw new Error(`the service still had ${rows[0]?.backlog} collections or events to process after 120 s`);
       await new Promise((r) => setTimeout(r, 250));
     }
-  } finally {
-    await db.end();
-  }
+  });
 }
 
 async function measure(label: string, service: RunningService): Promise<Pass> {
@@ -156,28 +163,18 @@ async function measure(label: string, service: RunningService): Promise<Pass> {
 }
 
 /** How long collections waited between creation and their provider initiation: work (a) left for later shows here. */
-async function createToInitiation(databaseUrl: string): Promise<{ p50_ms: number; p99_ms: number }> {
-  const db = new pg.Client({ connectionString: databaseUrl });
-  await db.connect();
-  try {
+function createToInitiation(databaseUrl: string): Promise<{ p50_ms: number; p99_ms: number }> {
+  return withClient(databaseUrl, async (db) => {
     const { rows } = await db.query<{ p: number[] }>(
       `SELECT percentile_disc(array[0.5, 0.99]) WITHIN GROUP (ORDER BY extract(epoch FROM submitted_at - created_at) * 1000) AS p FROM collections`,
     );
     const [p50 = 0, p99 = 0] = rows[0]?.p ?? [];
     return { p50_ms: Math.round(p50), p99_ms: Math.round(p99) };
-  } finally {
-    await db.end();
-  }
+  });
 }
 
 async function analyze(databaseUrl: string): Promise<void> {
-  const db = new pg.Client({ connectionString: databaseUrl });
-  await db.connect();
-  try {
-    await db.query('ANALYZE');
-  } finally {
-    await db.end();
-  }
+  await withClient(databaseUrl, (db) => db.query('ANALYZE'));
 }
 
 async function pass(label: string, base: string | undefined): Promise<Pass> {

@@ -30,7 +30,8 @@ export interface EventInput {
 export async function recordEvent(tx: Tx, workspaceId: string, event: EventInput, change?: Statement): Promise<RecordedEvent> {
   const id = uuidv7(event.at.getTime());
   const values = [id, workspaceId, event.type, event.objectType, event.objectId, JSON.stringify(event.data), event.at];
-  await tx.query(change ? `WITH change AS (${change.text}), ${eventSql(change.values.length)}` : `WITH ${eventSql(0)}`, change ? [...change.values, ...values] : values);
+  const before = change?.values ?? [];
+  await tx.query(`WITH ${change ? `change AS (${change.text}), ` : ''}${eventSql(before.length)}`, [...before, ...values]);
   return { id, type: event.type, created_at: event.at };
 }
 
