@@ -30,6 +30,8 @@ export interface Config {
   embeddedPgPort: number;
   /** Size of the PostgreSQL connection pool. */
   dbPoolSize: number;
+  /** Connections for background work (provider initiations, simulator, sweeps, webhook delivery), apart from the API's. */
+  workerDbPoolSize: number;
   /** How long an idempotency outcome is kept, in seconds (contract: 24 hours). */
   idempotencyRetentionSeconds: number;
   /** A JSON file naming the HTTP gateways that run rails (required in production for every rail). */
@@ -127,7 +129,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     checkoutRateLimitPerSecond: integer(env, 'CHECKOUT_RATE_LIMIT_PER_SECOND', 5, 1, 1_000_000),
     checkoutRateLimitBurst: integer(env, 'CHECKOUT_RATE_LIMIT_BURST', 30, 1, 1_000_000),
     trustProxy: trustProxy(env.TRUST_PROXY),
-    dbPoolSize: integer(env, 'DB_POOL_SIZE', 20, 1, 1000),
+    dbPoolSize: integer(env, 'DB_POOL_SIZE', 12, 1, 1000),
+    workerDbPoolSize: integer(env, 'WORKER_DB_POOL_SIZE', 16, 1, 1000),
     embeddedPgPort: integer(env, 'EMBEDDED_PG_PORT', DEFAULT_EMBEDDED_PORT, 0, 65535),
     idempotencyRetentionSeconds: integer(env, 'IDEMPOTENCY_RETENTION_SECONDS', 86_400, 1, 30 * 86_400),
     providersFile: env.PROVIDERS_FILE === '' ? undefined : env.PROVIDERS_FILE,

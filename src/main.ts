@@ -42,13 +42,13 @@ async function main(): Promise<void> {
       (m) => log.info({ component: 'embedded-postgres' }, m),
     );
     if (signalled) return abandon();
-    const { app, services, drain, applied } = await createService(config, database.pool, { catalogue, providerPlan });
+    const { app, services, drain, applied } = await createService(config, database.pool, { catalogue, providerPlan, workerDb: database.workerPool });
     if (applied.length > 0) log.info({ applied }, 'database migrations applied');
     const boot = await bootstrap(database.pool, config, services.credentials);
     if (boot) log.info({ file: boot.file }, `first start: bootstrap credentials written to ${boot.file}`);
     if (signalled) return abandon();
 
-    const workers = startWorkers(services, config, database.pool, app.log);
+    const workers = startWorkers(services, config, database.workerPool, app.log);
     await app.listen({ port: config.port, host: config.host });
     log.info(`payments service (${config.paymentsEnv}) listening on ${config.publicBaseUrl}; reference at ${config.publicBaseUrl}/docs`);
 

@@ -26,6 +26,8 @@ export interface ServiceOptions {
   providerPlan?: ProviderPlan;
   /** Name resolution for the production webhook address guard; the system resolver by default. */
   resolve?: Resolve;
+  /** The background work's own connections (`OpenDatabase.workerPool`); the API's pool when unset. */
+  workerDb?: Db;
 }
 
 export async function createService(config: Config, db: Db, options: ServiceOptions = {}): Promise<Service> {
@@ -37,6 +39,7 @@ export async function createService(config: Config, db: Db, options: ServiceOpti
   const built = await buildApp({
     config,
     db,
+    ...(options.workerDb === undefined ? {} : { workerDb: options.workerDb }),
     keys,
     catalogue,
     providerPlan,

@@ -10,9 +10,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { bootstrap } from '../src/bootstrap.js';
 import { loadConfig } from '../src/config.js';
+import type { PoolClient } from 'pg';
 import { createPool } from '../src/db/pool.js';
 import { createService } from '../src/service.js';
-import { createCollection, createTestDatabase, newKey, request, startTestApp, validCollection, type TestApp } from './helpers/harness.js';
+import { createCollection, createTestDatabase, newKey, request, startTestApp, validCollection, waitFor, type TestApp } from './helpers/harness.js';
 
 let t: TestApp;
 before(async () => {
@@ -243,6 +244,29 @@ describe('the connection pool', () => {
     } finally {
       await db.end();
       await database.drop();
+    }
+  });
+});
+
+describe('background work has connections of its own', () => {
+  it('a new collection is still handed to its provider while API requests hold every API connection', async () => {
+    const app = await startTestApp(); // no workers: the test kicks the submitter itself
+    const held: PoolClient[] = [];
+    try {
+      const created = await createCollection(app, app.demoToken);
+      assert.equal(created.status, 201);
+      const id = created.body.collection_id as string;
+      for (let i = 0; i < app.config.dbPoolSize; i++) held.push(await app.db.connect());
+      const [reader] = held as [PoolClient];
+      app.services.submitter.kick('collection', app.demoWorkspaceId, id);
+      const status = await waitFor('the initiation while the API pool is exhausted', async () => {
+        const { rows } = await reader.query<{ status: string; submitted_at: Date | null }>('SELECT status, submitted_at FROM collections WHERE id = $1', [id]);
+        return rows[0]?.submitted_at ? rows[0].status : undefined;
+      }, 5000);
+      assert.equal(status, 'pending');
+    } finally {
+      for (const client of held) client.release();
+      await app.close();
     }
   });
 });

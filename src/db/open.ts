@@ -4,7 +4,13 @@ import { startEmbedded, type EmbeddedServer } from './embedded.js';
 import { createPool, type Db } from './pool.js';
 
 export interface OpenDatabase {
+  /** The API's connections. */
   pool: Db;
+  /**
+   * The background work's own connections (provider initiations, the simulator, sweeps, webhook delivery), so that
+   * requests queueing for the API's pool under load never hold back sending a payer's prompt.
+   */
+  workerPool: Db;
   embedded: EmbeddedServer | undefined;
   /** Ends the pool, then stops the embedded server if there is one. */
   close(): Promise<void>;
@@ -23,18 +29,22 @@ export async function openDatabase(
     notice(`embedded PostgreSQL is serving ${embedded.clusterDir} on 127.0.0.1:${embedded.port}`);
   }
   const pool = createPool(url, config.dbPoolSize);
+  const workerPool = createPool(url, config.workerDbPoolSize);
   try {
     await pool.query('SELECT 1');
   } catch (err) {
     await pool.end().catch(() => undefined);
+    await workerPool.end().catch(() => undefined);
     await embedded?.stop();
     throw new Error(`cannot reach the database: ${(err as Error).message}`, { cause: err });
   }
   return {
     pool,
+    workerPool,
     embedded,
     async close() {
       await pool.end().catch(() => undefined);
+      await workerPool.end().catch(() => undefined);
       await embedded?.stop();
     },
   };

@@ -74,11 +74,13 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
     ...env,
   });
   const db = createPool(database.url, config.dbPoolSize);
-  const { app, services, drain } = await createService(config, db, { logger: false, ...(options.resolve ? { resolve: options.resolve } : {}) });
+  // As `npm start` runs: the background work on connections of its own.
+  const workerDb = createPool(database.url, config.workerDbPoolSize);
+  const { app, services, drain } = await createService(config, db, { logger: false, workerDb, ...(options.resolve ? { resolve: options.resolve } : {}) });
   const boot = await bootstrap(db, config, services.credentials);
   if (!boot) throw new Error('bootstrap did not run on a fresh database');
   await app.listen({ port: 0, host: '127.0.0.1' });
-  const workers = options.workers ? startWorkers(services, config, db, app.log, options.resolve ? { resolve: options.resolve } : {}) : undefined;
+  const workers = options.workers ? startWorkers(services, config, workerDb, app.log, options.resolve ? { resolve: options.resolve } : {}) : undefined;
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   return {
@@ -97,6 +99,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
       await workers?.stop();
       await app.close();
       await db.end();
+      await workerDb.end();
       await database.drop();
       await rm(dataDir, { recursive: true, force: true });
     },

@@ -59,6 +59,7 @@ export class Submitter {
     private readonly providers: ProviderRegistry,
     private readonly lifecycle: Lifecycle,
     private readonly log: FastifyBaseLogger,
+    /** Initiations in flight at once: the app passes its API pool size, so initiations keep pace with creations under load. */
     private readonly concurrency = 8,
   ) {}
 
