@@ -2,11 +2,12 @@
 // A bare Fastify "hello" route first; then, on the machine's PostgreSQL (DATABASE_URL, else 127.0.0.1:5432) and
 // on the embedded database, the service started as `npm start` starts it, and: (a) create collection, a fresh
 // Idempotency-Key per request, 64 connections; (g) the same at half that rate; (c) list with limit=100; (b) the
-// create's exact statements replayed over raw pg connections; (e) webhook deliveries; (f) the service's peak RSS.
+// exact statements of a create and of its provider initiation replayed over raw pg connections (and the create's
+// alone); (e) webhook deliveries; (f) the service's peak RSS.
 // With (a), how long its collections waited for their provider initiation (work a run leaves for later shows there).
 // Prints a table, checks the targets (ratios within this run), writes bench/results/latest.{md,json}.
 //
-//   npm run bench                       the full run (about 4 minutes)
+//   npm run bench                       the full run (about 8 minutes)
 //   npm run bench -- --seconds 2        a short run (the smoke check); results go to a temporary folder
 //   npm run bench -- --only embedded    one database (pg | embedded)
 //   npm run bench -- --profile          the service runs under `node --cpu-prof`; profiles in bench/profiles/
@@ -59,7 +60,10 @@ interface Pass {
   create_to_initiation: { p50_ms: number; p99_ms: number };
   create_at_half_rate: LoadResult & { rate: number };
   list: LoadResult;
-  raw_create: ReplayResult & { statements: string[] };
+  /** The create request's statements and its provider initiation's, replayed: the same work (a) does per collection. */
+  raw_create: ReplayResult & { statements: { handler: string[]; initiation: string[] } };
+  /** The create request's statements alone, replayed. */
+  raw_create_handler: ReplayResult;
   webhooks: WebhookResult;
   peak_rss_mb: number;
 }
@@ -142,11 +146,13 @@ async function measure(label: string, service: RunningService): Promise<Pass> {
   const peak = await service.peakRss();
   // The ceiling last, with the service frozen (SIGSTOP; the embedded database runs on): its workers would otherwise
   // hand the replayed collections to the provider during the replay, and the backlog would spill into later runs.
-  log(`${label}: peak RSS ${Math.round(peak / 1048576)} MB; (b) the create's statements over raw pg, ${CONNECTIONS} connections, ${SECONDS} s`);
+  log(`${label}: peak RSS ${Math.round(peak / 1048576)} MB; (b) the statements of a create and its initiation over raw pg, ${CONNECTIONS} connections, ${SECONDS} s`);
   service.pause();
   try {
     const capture = await captureCreate(service.databaseUrl, service.demoToken, CREATE_PATH, CREATE_BODY);
-    const raw = await replay(service.databaseUrl, capture, CONNECTIONS, SECONDS);
+    const raw = await replay(service.databaseUrl, capture, CONNECTIONS, SECONDS, true);
+    log(`${label}: (b) the create request's statements alone over raw pg, ${CONNECTIONS} connections, ${SECONDS} s`);
+    const rawHandler = await replay(service.databaseUrl, capture, CONNECTIONS, SECONDS, false);
     return {
       database: label,
       create: max,
@@ -154,6 +160,7 @@ async function measure(label: string, service: RunningService): Promise<Pass> {
       create_at_half_rate: { ...half, rate },
       list,
       raw_create: { ...raw, statements: describe(capture) },
+      raw_create_handler: rawHandler,
       webhooks,
       peak_rss_mb: Math.round(peak / 1024 / 1024),
     };
@@ -205,7 +212,7 @@ function targets(helloRate: number, passes: Pass[]): Target[] {
   return passes.flatMap((p) => {
     const ratio = (a: number, b: number) => (b === 0 ? 0 : Math.round((a / b) * 100) / 100);
     const t: Target[] = [
-      { database: p.database, target: 'create ≥ 0.6 × raw SQL', measured: `${ratio(p.create.per_second, p.raw_create.per_second)} ×`, met: p.create.per_second >= 0.6 * p.raw_create.per_second },
+      { database: p.database, target: 'create ≥ 0.6 × raw SQL (create + initiation)', measured: `${ratio(p.create.per_second, p.raw_create.per_second)} ×`, met: p.create.per_second >= 0.6 * p.raw_create.per_second },
       { database: p.database, target: 'p99 ≤ 25 ms at half the max create rate', measured: `${p.create_at_half_rate.p99_ms} ms`, met: p.create_at_half_rate.p99_ms <= 25 },
       { database: p.database, target: 'list ≥ 0.25 × hello', measured: `${ratio(p.list.per_second, helloRate)} ×`, met: p.list.per_second >= 0.25 * helloRate },
       { database: p.database, target: 'deliveries ≥ 1,000/s', measured: `${p.webhooks.deliveries_per_second}/s`, met: p.webhooks.deliveries_per_second >= 1000 },
@@ -224,7 +231,8 @@ function markdown(at: string, helloResult: LoadResult, passes: Pass[], checks: T
   const rows = passes.flatMap((p) => [
     `| ${p.database} | (a) create collection, fresh key, ${CONNECTIONS} connections | ${p.create.per_second}/s | ${ms(p.create)} |`,
     `| ${p.database} | (a) its collections' creation → provider initiation | | ${p.create_to_initiation.p50_ms} / ${p.create_to_initiation.p99_ms} ms | |`,
-    `| ${p.database} | (b) the same statements over raw pg, ${CONNECTIONS} connections | ${p.raw_create.per_second}/s | ${ms(p.raw_create)} |`,
+    `| ${p.database} | (b) the statements of a create and its initiation, over raw pg, ${CONNECTIONS} connections | ${p.raw_create.per_second}/s | ${ms(p.raw_create)} |`,
+    `| ${p.database} | (b) the create request's statements alone, over raw pg, ${CONNECTIONS} connections | ${p.raw_create_handler.per_second}/s | ${ms(p.raw_create_handler)} |`,
     `| ${p.database} | (g) create at a steady ${p.create_at_half_rate.rate}/s (half of (a)), open loop | ${p.create_at_half_rate.per_second}/s | ${ms(p.create_at_half_rate)} |`,
     `| ${p.database} | (c) list collections, limit=100 | ${p.list.per_second}/s | ${ms(p.list)} |`,
     `| ${p.database} | (e) webhook deliveries (burst of ${p.webhooks.burst_events}); change→delivery over ${p.webhooks.paced_events} paced | ${p.webhooks.deliveries_per_second}/s | ${p.webhooks.change_to_delivery_p50_ms} / ${p.webhooks.change_to_delivery_p99_ms} ms | ${p.webhooks.machine_busy_pct}% |`,
@@ -244,7 +252,9 @@ function markdown(at: string, helloResult: LoadResult, passes: Pass[], checks: T
     '|---|---|---|---|',
     ...checks.map((c) => `| ${c.database} | ${c.target} | ${c.measured} | ${c.met ? 'yes' : '**no**'} |`),
     '',
-    `(b) replays, per create, the statements one real create request sent: ${passes[0]?.raw_create.statements.join('; ') ?? ''}.`,
+    `(b) replays, per create, the statements one real create request sent: ${passes[0]?.raw_create.statements.handler.join('; ') ?? ''}; ` +
+      `then those of its provider initiation: ${passes[0]?.raw_create.statements.initiation.join('; ') ?? ''}. ` +
+      'The service makes each initiation as its collection is created, on connections of its own, so (a) does both; the target compares (a) with the replay of both.',
     '',
   ].join('\n');
 }

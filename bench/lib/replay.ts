@@ -1,9 +1,10 @@
 // The database's own ceiling for creating a collection: the exact statements one real create request sends
 // (its token check, then its transaction: idempotency lock and lookup, the collection, its event and outbox row,
-// the stored response, commit), captured from the real app and replayed over raw `pg` connections, with fresh
-// ids, key and times on every replay, at the HTTP run's concurrency and for its duration. Statements the app's
+// the stored response, commit) and, after them, those of its provider initiation (the collection read back, the
+// sandbox provider's operation, the move to pending with its event), captured from the real app and replayed over
+// raw `pg` connections, with fresh ids, key and times on every replay, at the HTTP run's concurrency and for its duration. Statements the app's
 // pool prepares are replayed prepared under the same names, so both send PostgreSQL the same protocol.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,23 +25,29 @@ export interface Statement {
 }
 
 export interface Capture {
+  /** The create request's statements, then its provider initiation's. */
   statements: Statement[];
+  /** How many of `statements` are the create request's own. */
+  handler: number;
   key: string;
   /** When the request was made: uuidv7 ids from this moment on were made by it and are replaced on every replay. */
   at: number;
 }
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+/** The sandbox provider's reference for an operation (unique): a fresh one on every replay. */
+const SANDBOX_REFERENCE = /sbx_[0-9a-f]{24}/g;
 
 /**
- * Runs one create request through the real app (in this process, on the same database, without workers) and
- * records every statement it sends. Nothing else runs on that pool meanwhile, so they are the request's own.
+ * Runs one create request through the real app (in this process, on the same database, without workers), then its
+ * provider initiation, and records every statement they send. Nothing else runs on that pool meanwhile, so they are
+ * the request's and the initiation's own.
  */
 export async function captureCreate(databaseUrl: string, token: string, path_: string, body: string): Promise<Capture> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'payments-bench-capture-'));
   const config = loadConfig({ DATABASE_URL: databaseUrl, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent' });
   const pool = createPool(databaseUrl, 2);
-  const { app } = await createService(config, pool, { logger: false });
+  const { app, services } = await createService(config, pool, { logger: false });
   const statements: Statement[] = [];
   const original = pg.Client.prototype.query;
   const key = randomUUID();
@@ -62,12 +69,22 @@ export async function captureCreate(databaseUrl: string, token: string, path_: s
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': key },
       payload: body,
     });
-    pg.Client.prototype.query = original;
     if (res.statusCode !== 201) throw new Error(`the captured create answered ${res.statusCode}: ${res.body}`);
+    const created = JSON.parse(res.body) as { collection_id: string; integrator_id: string };
+    const handler = statements.length;
+    // Then its provider initiation, as the service's workers make it right after the create: the same work per
+    // collection the service does during (a), where a payer's prompt goes out as the collection is created.
+    services.submitter.kick('collection', created.integrator_id, created.collection_id);
+    await services.submitter.stop();
+    pg.Client.prototype.query = original;
+    const initiation = statements.slice(handler);
     if (!statements.some((s) => /INSERT INTO collections/.test(s.text)) || !statements.some((s) => /\bCOMMIT\b/.test(s.text))) {
       throw new Error(`the capture did not see the create's transaction: ${statements.map((s) => s.text.slice(0, 40)).join(' | ')}`);
     }
-    return { statements, key, at };
+    if (!initiation.some((s) => /UPDATE collections/.test(s.text))) {
+      throw new Error(`the capture did not see the provider initiation: ${initiation.map((s) => s.text.slice(0, 40)).join(' | ')}`);
+    }
+    return { statements, handler, key, at };
   } finally {
     pg.Client.prototype.query = original;
     await app.close();
@@ -77,24 +94,25 @@ export async function captureCreate(databaseUrl: string, token: string, path_: s
 }
 
 /** A short name for each round trip (statements sent together are joined by +), for the report. */
-export function describe(capture: Capture): string[] {
+export function describe(capture: Capture): { handler: string[]; initiation: string[] } {
   const name = (t: string): string => {
     const table = /(?:INSERT INTO|FROM|UPDATE) (\w+)/.exec(t)?.[1];
     const verb = t.split(' ')[0] ?? '';
     if (/pg_try_advisory_xact_lock/.test(t)) return 'SELECT pg_try_advisory_xact_lock';
-    if (verb === 'WITH') return `WITH … INSERT INTO ${[...t.matchAll(/INSERT INTO (\w+)/g)].map((m) => m[1]).join(', ')}`;
+    if (verb === 'WITH') return `WITH … ${[...t.matchAll(/(INSERT INTO|UPDATE) (\w+)/g)].map((m) => `${m[1]} ${m[2]}`).join(', ')}`;
     return table ? `${verb} ${table}` : verb;
   };
-  return capture.statements.map((s) =>
+  const named = capture.statements.map((s) =>
     s.text
       .replace(/\s+/g, ' ')
       .split(/;(?=\s*(?:BEGIN|COMMIT|SELECT|INSERT|UPDATE|DELETE|WITH)\b)/)
       .map((part) => name(part.trim()))
       .join(' + '),
   );
+  return { handler: named.slice(0, capture.handler), initiation: named.slice(capture.handler) };
 }
 
-/** The captured statements with this replay's own ids, key and times in place of the captured ones. */
+/** The captured statements with this replay's own ids, key, sandbox references and times in place of the captured ones. */
 function fresh(capture: Capture): Statement[] {
   const map = new Map<string, string>([[capture.key, randomUUID()]]);
   const shift = Date.now() - capture.at;
@@ -106,7 +124,11 @@ function fresh(capture: Capture): Statement[] {
       return next;
     });
     if (out.includes(capture.key)) out = out.replaceAll(capture.key, map.get(capture.key) as string);
-    return out;
+    return out.replace(SANDBOX_REFERENCE, (ref) => {
+      let next = map.get(ref);
+      if (next === undefined) map.set(ref, (next = `sbx_${randomBytes(12).toString('hex')}`));
+      return next;
+    });
   };
   // Values written as literals sit in the text itself.
   // A prepared statement's text holds no values (they are its parameters): it is replayed under its name, unchanged.
@@ -126,11 +148,18 @@ export interface ReplayResult {
   machine_busy_pct: number;
 }
 
-export function replay(databaseUrl: string, capture: Capture, connections: number, seconds: number): Promise<ReplayResult> {
-  return withCpu(() => replayFor(databaseUrl, capture, connections, seconds));
+/** Replays the capture (`withInitiation`: the create and its provider initiation; else the create request's own statements). */
+export function replay(databaseUrl: string, capture: Capture, connections: number, seconds: number, withInitiation: boolean): Promise<ReplayResult> {
+  return withCpu(() => replayFor(databaseUrl, capture, connections, seconds, withInitiation));
 }
 
-async function replayFor(databaseUrl: string, capture: Capture, connections: number, seconds: number): Promise<Omit<ReplayResult, 'machine_busy_pct'>> {
+async function replayFor(
+  databaseUrl: string,
+  capture: Capture,
+  connections: number,
+  seconds: number,
+  withInitiation: boolean,
+): Promise<Omit<ReplayResult, 'machine_busy_pct'>> {
   const clients = await Promise.all(
     Array.from({ length: connections }, async () => {
       const c = new pg.Client({ connectionString: databaseUrl, application_name: 'payments-bench-replay' });
@@ -145,7 +174,7 @@ async function replayFor(databaseUrl: string, capture: Capture, connections: num
     await Promise.all(
       clients.map(async (client) => {
         while (performance.now() < until) {
-          const statements = fresh(capture);
+          const statements = withInitiation ? fresh(capture) : fresh(capture).slice(0, capture.handler);
           const t0 = performance.now();
           for (const s of statements) await client.query(s);
           latencies.push(performance.now() - t0);

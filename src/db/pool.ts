@@ -39,7 +39,7 @@ class PreparingClient extends pg.Client {
 }
 
 export function createPool(connectionString: string, max: number): pg.Pool {
-  const pool = new pg.Pool({ connectionString, max, application_name: 'payments-service', Client: PreparingClient });
+  const pool = new pg.Pool({ connectionString, max, application_name: 'payments-service', Client: PreparingClient, idleTimeoutMillis: 60_000 });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
   return pool;
