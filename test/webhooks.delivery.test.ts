@@ -385,6 +385,39 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
     }
   });
 
+  it('a backlog for one endpoint goes out at its full share and never more: each event once, at most WEBHOOK_ENDPOINT_CONCURRENCY at a time', async () => {
+    const ws = await createWorkspace(t, 'webhooks backlog share');
+    let open = 0;
+    let most = 0;
+    const receiver = await startReceiver(async () => {
+      open++;
+      most = Math.max(most, open);
+      await sleep(30);
+      open--;
+      return { status: 200 };
+    });
+    const count = 60;
+    try {
+      const endpoint = await addEndpoint(t, ws.token, receiver.url, ['payout.created']);
+      // A backlog at once: 60 events recorded in one statement, as a burst of changes would leave them.
+      await t.db.query(
+        `WITH e AS (INSERT INTO events (id, workspace_id, type, object_type, object_id, data, created_at)
+           SELECT gen_random_uuid(), $1, 'payout.created', 'payout', gen_random_uuid(), '{"n": 1}', $3 FROM generate_series(1, $2)
+           RETURNING id, workspace_id, created_at)
+         INSERT INTO outbox (workspace_id, event_id, created_at) SELECT workspace_id, id, created_at FROM e`,
+        [ws.id, count, new Date()],
+      );
+      await waitFor(`${count} deliveries`, async () => (receiver.requests.length >= count ? true : undefined), WAIT_MS);
+      await sleep(300);
+      assert.equal(receiver.requests.length, count, 'no attempt twice');
+      assert.equal(new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size, count, 'every event once');
+      for (const r of receiver.requests) verified(endpoint.secret, r);
+      assert.equal(most, t.config.webhookEndpointConcurrency, `at most ${t.config.webhookEndpointConcurrency} at once, and that many were used (${most})`);
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it('logs the first 4096 bytes of a longer response body', async () => {
     const ws = await createWorkspace(t, 'webhooks excerpt');
     const long = (seed: number): string => Array.from({ length: 10_000 }, (_, i) => String.fromCharCode(97 + ((i + seed) % 26))).join('');

@@ -111,6 +111,10 @@ export class WebhookRelay {
   private stopped = false;
   private pumping: Promise<void> | undefined;
   private pumpAgain = false;
+  /** Whether the running or next pump claims across endpoints (a poll, a resend, a slot freed for the process). */
+  private acrossAgain = false;
+  /** Endpoints whose slot freed since the pump last claimed for them: each is refilled from its own due deliveries. */
+  private readonly refill = new Set<string>();
   private readonly attemptsTotal: Counter<'outcome'> | undefined;
   private readonly lag: Histogram | undefined;
 
@@ -139,11 +143,19 @@ export class WebhookRelay {
   async tick(): Promise<void> {
     if (this.stopped) return;
     while ((await this.fanOut()) === FAN_OUT_BATCH && !this.stopped);
+    this.acrossAgain = true;
     await this.pump();
   }
 
   /** Sends due deliveries now (after a resend, say) rather than at the next poll. */
   kick(): void {
+    this.acrossAgain = true;
+    void this.pump().catch((err: unknown) => this.log.error({ err }, 'webhook relay failed'));
+  }
+
+  /** A slot of this endpoint freed: its next due delivery goes out now rather than at the next poll. */
+  private refillEndpoint(endpointId: string): void {
+    this.refill.add(endpointId);
     void this.pump().catch((err: unknown) => this.log.error({ err }, 'webhook relay failed'));
   }
 
@@ -202,17 +214,30 @@ export class WebhookRelay {
     return this.pumping;
   }
 
+  /**
+   * First refills the endpoints whose slots freed, each from its own due deliveries (a cheap index range: a busy
+   * endpoint's next delivery goes out as its last one ends). Then, when asked, claims across endpoints until the
+   * slots are full or nothing more is due: a short claim means nothing more is due, unless an endpoint reached its
+   * share in it, and the next claim leaves that endpoint out to reach the deliveries of others behind it.
+   */
   private async claimWhileFree(): Promise<void> {
     do {
       this.pumpAgain = false;
+      const endpoints = [...this.refill];
+      this.refill.clear();
+      for (const endpointId of endpoints) {
+        const room = Math.min(this.options.concurrency - this.inFlight.size, this.options.endpointConcurrency - (this.perEndpoint.get(endpointId) ?? 0));
+        if (this.stopped || room <= 0) continue;
+        for (const delivery of await this.claim(room, endpointId)) this.start(delivery);
+      }
+      if (!this.acrossAgain) continue;
+      this.acrossAgain = false;
       while (!this.stopped) {
         const free = this.options.concurrency - this.inFlight.size;
         if (free <= 0) break;
         const saturatedBefore = this.saturated().length;
         const claimed = await this.claim(free);
         for (const delivery of claimed) this.start(delivery);
-        // A short claim means nothing more is due, unless an endpoint reached its share in it: the next claim
-        // leaves that endpoint out and reaches the deliveries of others behind it.
         if (claimed.length === 0 || (claimed.length < free && this.saturated().length === saturatedBefore)) break;
       }
     } while (this.pumpAgain && !this.stopped);
@@ -223,17 +248,18 @@ export class WebhookRelay {
     return [...this.perEndpoint].filter(([, n]) => n >= this.options.endpointConcurrency).map(([id]) => id);
   }
 
-  private async claim(limit: number): Promise<Claimed[]> {
+  /** Due deliveries leased to this process: of one endpoint (up to `limit`), or across endpoints as described below. */
+  private async claim(limit: number, onlyEndpoint: string | null = null): Promise<Claimed[]> {
     const busy: Record<string, number> = Object.fromEntries(this.perEndpoint);
     const leaseMs = this.options.timeoutMs + 5000;
-    // The oldest due deliveries (twice the free slots) of endpoints not yet at their share (left out before the window
-    // is taken, so a backlog for one slow endpoint can never fill it and starve everyone else), locked with SKIP
-    // LOCKED; of those at most `endpointConcurrency` per endpoint, less what this process already sends there, are
-    // leased: migration 009, where the claim's plans are pinned.
+    // Across endpoints: the oldest due deliveries (twice the free slots) of endpoints not yet at their share (left out
+    // before the window is taken, so a backlog for one slow endpoint can never fill it and starve everyone else),
+    // locked with SKIP LOCKED; of those at most `endpointConcurrency` per endpoint, less what this process already
+    // sends there, are leased. For one endpoint: its oldest due deliveries, up to `limit`. Migrations 009 and 010.
     const { rows } = await this.db.query<Claimed>({
       name: 'webhook-relay-claim',
-      text: 'SELECT * FROM claim_webhook_deliveries($1::jsonb, $2, $3, $4, $5, $6::uuid[])',
-      values: [JSON.stringify(busy), this.options.endpointConcurrency, limit, leaseMs, randomUUID(), this.saturated()],
+      text: 'SELECT * FROM claim_webhook_deliveries($1::jsonb, $2, $3, $4, $5, $6::uuid[], $7::uuid)',
+      values: [JSON.stringify(busy), this.options.endpointConcurrency, limit, leaseMs, randomUUID(), this.saturated(), onlyEndpoint],
     });
     return rows;
   }
@@ -250,18 +276,21 @@ export class WebhookRelay {
       if (left <= 0) this.perEndpoint.delete(delivery.endpoint_id);
       else this.perEndpoint.set(delivery.endpoint_id, left);
     };
-    const freed = (): void => {
-      if (!this.stopped) this.kick();
+    // Its endpoint's slot freed: that endpoint is refilled. The attempt's end frees one of the process's slots too,
+    // which matters to other endpoints only when every slot was taken.
+    const endpointFreed = (): void => {
+      if (!released) {
+        release();
+        if (!this.stopped) this.refillEndpoint(delivery.endpoint_id);
+      }
     };
-    const task = this.deliver(delivery, () => {
-      release();
-      freed();
-    })
+    const task = this.deliver(delivery, endpointFreed)
       .catch((err: unknown) => this.log.error({ err, delivery_id: delivery.id }, 'webhook delivery could not be recorded'))
       .finally(() => {
+        const full = this.inFlight.size >= this.options.concurrency;
         this.inFlight.delete(task);
-        release();
-        freed();
+        endpointFreed();
+        if (full && !this.stopped) this.kick();
       });
     this.inFlight.add(task);
   }
