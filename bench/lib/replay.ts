@@ -1,4 +1,5 @@
-// The database's own ceiling for creating a collection: the exact statements one real create request sends
+// The database's own ceiling for a request: the exact statements it sends, replayed over raw `pg` connections. For a
+// create collection, the exact statements one real create request sends
 // (its token check, then its transaction: idempotency lock and lookup, the collection, its event and outbox row,
 // the stored response, commit) and, after them, those of its provider initiation (the collection read back, the
 // sandbox provider's operation, the move to pending with its event), captured from the real app and replayed over
@@ -25,11 +26,12 @@ export interface Statement {
 }
 
 export interface Capture {
-  /** The create request's statements, then its provider initiation's. */
+  /** The request's statements, then (a create's) its provider initiation's. */
   statements: Statement[];
-  /** How many of `statements` are the create request's own. */
+  /** How many of `statements` are the request's own (the rest: a create's provider initiation). */
   handler: number;
-  key: string;
+  /** The Idempotency-Key a write was sent with (a fresh one on every replay). */
+  key?: string;
   /** When the request was made: uuidv7 ids from this moment on were made by it and are replaced on every replay. */
   at: number;
 }
@@ -38,31 +40,62 @@ const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 /** The sandbox provider's reference for an operation (unique): a fresh one on every replay. */
 const SANDBOX_REFERENCE = /sbx_[0-9a-f]{24}/g;
 
+interface Recording {
+  app: Awaited<ReturnType<typeof createService>>['app'];
+  services: Awaited<ReturnType<typeof createService>>['services'];
+  /** Every statement the app's pool sent since `start`. */
+  statements: Statement[];
+  start(): void;
+  stop(): void;
+}
+
 /**
- * Runs one create request through the real app (in this process, on the same database, without workers), then its
- * provider initiation, and records every statement they send. Nothing else runs on that pool meanwhile, so they are
- * the request's and the initiation's own.
+ * The real app (in this process, on the same database, without workers), warmed by one list request, with a
+ * recorder of the statements its pool sends between `start` and `stop`. Nothing else runs on that pool meanwhile.
  */
-export async function captureCreate(databaseUrl: string, token: string, path_: string, body: string): Promise<Capture> {
+async function withRecordingApp<T>(databaseUrl: string, token: string, work: (r: Recording) => Promise<T>): Promise<T> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'payments-bench-capture-'));
   const config = loadConfig({ DATABASE_URL: databaseUrl, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent' });
   const pool = createPool(databaseUrl, 2);
   const { app, services } = await createService(config, pool, { logger: false });
   const statements: Statement[] = [];
   const original = pg.Client.prototype.query;
-  const key = randomUUID();
+  const recording: Recording = {
+    app,
+    services,
+    statements,
+    start() {
+      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+        const [first, second] = args;
+        const text = typeof first === 'string' ? first : (first as { text: string }).text;
+        const name = typeof first === 'string' ? undefined : (first as { name?: string }).name;
+        const values = (Array.isArray(second) ? second : ((first as { values?: Value[] }).values ?? [])) as Value[];
+        statements.push({ text, values: [...values], ...(name === undefined ? {} : { name }) });
+        return (original as (...a: unknown[]) => unknown).apply(this, args);
+      } as typeof original;
+    },
+    stop() {
+      pg.Client.prototype.query = original;
+    },
+  };
   try {
     await app.inject({ method: 'GET', url: '/v1/collections?limit=1', headers: { authorization: `Bearer ${token}` } }); // warm
     await new Promise((r) => setTimeout(r, 5));
+    return await work(recording);
+  } finally {
+    recording.stop();
+    await app.close();
+    await pool.end();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** One create request, then its provider initiation, as the service makes it right after the create. */
+export function captureCreate(databaseUrl: string, token: string, path_: string, body: string): Promise<Capture> {
+  return withRecordingApp(databaseUrl, token, async ({ app, services, statements, start, stop }) => {
+    const key = randomUUID();
     const at = Date.now();
-    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-      const [first, second] = args;
-      const text = typeof first === 'string' ? first : (first as { text: string }).text;
-      const name = typeof first === 'string' ? undefined : (first as { name?: string }).name;
-      const values = (Array.isArray(second) ? second : ((first as { values?: Value[] }).values ?? [])) as Value[];
-      statements.push({ text, values: [...values], ...(name === undefined ? {} : { name }) });
-      return (original as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof original;
+    start();
     const res = await app.inject({
       method: 'POST',
       url: path_,
@@ -72,11 +105,10 @@ export async function captureCreate(databaseUrl: string, token: string, path_: s
     if (res.statusCode !== 201) throw new Error(`the captured create answered ${res.statusCode}: ${res.body}`);
     const created = JSON.parse(res.body) as { collection_id: string; integrator_id: string };
     const handler = statements.length;
-    // Then its provider initiation, as the service's workers make it right after the create: the same work per
-    // collection the service does during (a), where a payer's prompt goes out as the collection is created.
+    // The same work per collection the service does during (a), where a payer's prompt goes out as the collection is created.
     services.submitter.kick('collection', created.integrator_id, created.collection_id);
     await services.submitter.stop();
-    pg.Client.prototype.query = original;
+    stop();
     const initiation = statements.slice(handler);
     if (!statements.some((s) => /INSERT INTO collections/.test(s.text)) || !statements.some((s) => /\bCOMMIT\b/.test(s.text))) {
       throw new Error(`the capture did not see the create's transaction: ${statements.map((s) => s.text.slice(0, 40)).join(' | ')}`);
@@ -85,12 +117,22 @@ export async function captureCreate(databaseUrl: string, token: string, path_: s
       throw new Error(`the capture did not see the provider initiation: ${initiation.map((s) => s.text.slice(0, 40)).join(' | ')}`);
     }
     return { statements, handler, key, at };
-  } finally {
-    pg.Client.prototype.query = original;
-    await app.close();
-    await pool.end();
-    await rm(dataDir, { recursive: true, force: true });
-  }
+  });
+}
+
+/** One list request (read only: replayed as it was). */
+export function captureList(databaseUrl: string, token: string, url: string): Promise<Capture> {
+  return withRecordingApp(databaseUrl, token, async ({ app, statements, start, stop }) => {
+    const at = Date.now();
+    start();
+    const res = await app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });
+    stop();
+    if (res.statusCode !== 200) throw new Error(`the captured list answered ${res.statusCode}: ${res.body}`);
+    if (!statements.some((s) => /FROM collections/.test(s.text))) {
+      throw new Error(`the capture did not see the list's query: ${statements.map((s) => s.text.slice(0, 40)).join(' | ')}`);
+    }
+    return { statements, handler: statements.length, at };
+  });
 }
 
 /** A short name for each round trip (statements sent together are joined by +), for the report. */
@@ -114,7 +156,7 @@ export function describe(capture: Capture): { handler: string[]; initiation: str
 
 /** The captured statements with this replay's own ids, key, sandbox references and times in place of the captured ones. */
 function fresh(capture: Capture): Statement[] {
-  const map = new Map<string, string>([[capture.key, randomUUID()]]);
+  const map = new Map<string, string>(capture.key === undefined ? [] : [[capture.key, randomUUID()]]);
   const shift = Date.now() - capture.at;
   const swap = (s: string): string => {
     let out = s.replace(UUID, (id) => {
@@ -123,7 +165,7 @@ function fresh(capture: Capture): Statement[] {
       if (next === undefined) map.set(id, (next = uuidv7()));
       return next;
     });
-    if (out.includes(capture.key)) out = out.replaceAll(capture.key, map.get(capture.key) as string);
+    if (capture.key !== undefined && out.includes(capture.key)) out = out.replaceAll(capture.key, map.get(capture.key) as string);
     return out.replace(SANDBOX_REFERENCE, (ref) => {
       let next = map.get(ref);
       if (next === undefined) map.set(ref, (next = `sbx_${randomBytes(12).toString('hex')}`));
