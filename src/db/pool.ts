@@ -19,16 +19,61 @@ const statementNames = new Map<string, string>();
 /** Our SQL is written in the code, so its texts are few; past this many, new texts run unprepared. */
 const MAX_PREPARED = 1000;
 
+/** A value that can stand in a statement's text as a literal without any escaping question: a UUID or a finite number. */
+const UUID_TEXT = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+/** Text in which a `$n` could be anything but a parameter (string constants, quoted names, comments, dollar quotes). */
+const NOT_PLAIN = /['"\\]|\$\$|--|\/\*/;
+
+/**
+ * The statement with its parameters written in as literals, when that is safe to do without escaping: its text has
+ * no quotes, comments or dollar quotes (so every `$n` is a parameter), and every value is a UUID or a finite number.
+ * Otherwise undefined.
+ */
+export function inlined(text: string, values: readonly unknown[]): string | undefined {
+  if (NOT_PLAIN.test(text)) return undefined;
+  const literals: string[] = [];
+  for (const v of values) {
+    if (typeof v === 'number' && Number.isFinite(v)) literals.push(String(v));
+    else if (typeof v === 'string' && UUID_TEXT.test(v)) literals.push(`'${v}'`);
+    else return undefined;
+  }
+  let ok = true;
+  const out = text.replace(/\$(\d+)/g, (_, n: string) => {
+    const literal = literals[Number(n) - 1];
+    if (literal === undefined) ok = false;
+    return literal ?? '';
+  });
+  return ok ? out : undefined;
+}
+
 /**
  * A client that prepares every statement sent with parameters, once per connection, under a name kept for its
  * text: later runs skip PostgreSQL's parse and, after a few runs, its planning (measured: PostgreSQL's CPU per
  * created collection down by about a third). Statements without parameters (BEGIN, the idempotency lookup's
  * simple query) go as they are.
+ *
+ * In a transaction opened by `withTransaction`, BEGIN waits for the first statement: when that one's parameters can
+ * be written in as literals (`inlined`: ids and numbers, as the row locks that open most transactions take), both go
+ * in one simple query, a round trip fewer; otherwise BEGIN goes first, alone, as before.
  */
 class PreparingClient extends pg.Client {
+  beginPending = false;
+
   // pg's own overloads cannot be re-declared one by one; the arguments pass through unchanged.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   override query(config: any, values?: any, callback?: any): any {
+    if (this.beginPending) {
+      this.beginPending = false;
+      const text = typeof config === 'string' && callback === undefined && (values === undefined || Array.isArray(values)) ? inlined(config, values ?? []) : undefined;
+      if (text !== undefined) {
+        return (super.query(`BEGIN; ${text}`) as unknown as Promise<pg.QueryResult[]>).then((results) => {
+          const result = Array.isArray(results) ? results[1] : undefined;
+          if (result === undefined) throw new Error('BEGIN and the first statement did not answer as two statements');
+          return result;
+        });
+      }
+      return (super.query('BEGIN') as unknown as Promise<unknown>).then(() => this.query(config, values, callback));
+    }
     if (typeof config === 'string' && Array.isArray(values)) {
       let name = statementNames.get(config);
       if (name === undefined && statementNames.size < MAX_PREPARED) statementNames.set(config, (name = `p${statementNames.size + 1}`));
@@ -47,13 +92,19 @@ export function createPool(connectionString: string, max: number): pg.Pool {
 
 export async function withTransaction<T>(pool: pg.Pool, work: (tx: Tx) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  const deferring = client instanceof PreparingClient;
   try {
-    await client.query('BEGIN');
+    // BEGIN goes with the first statement (see PreparingClient), or now on a client of another kind.
+    if (deferring) client.beginPending = true;
+    else await client.query('BEGIN');
     const result = await work(client);
-    await client.query('COMMIT');
+    // A transaction that ran no statement was never opened.
+    if (deferring && client.beginPending) client.beginPending = false;
+    else await client.query('COMMIT');
     return result;
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
+    if (deferring && client.beginPending) client.beginPending = false;
+    else await client.query('ROLLBACK').catch(() => undefined);
     throw err;
   } finally {
     client.release();
