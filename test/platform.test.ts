@@ -252,8 +252,13 @@ describe('a transaction opens with its first statement', () => {
   const ID = '01a2b3c4-0000-7000-8000-000000000001';
 
   it('writes ids and numbers in as literals, and nothing else', () => {
-    assert.equal(inlined('SELECT * FROM t WHERE a = $1 AND b = $2 AND c = $10', [ID, 2, 3, 4, 5, 6, 7, 8, 9, -1.5]), `SELECT * FROM t WHERE a = '${ID}' AND b = 2 AND c = -1.5`);
+    assert.equal(
+      inlined('SELECT * FROM t WHERE a = $1 AND b = $2 AND c = $10 AND d IN ($3, $4, $5, $6, $7, $8, $9)', [ID, 2, 3, 4, 5, 6, 7, 8, 9, -1.5]),
+      `SELECT * FROM t WHERE a = '${ID}' AND b = '2' AND c = '-1.5' AND d IN ('3', '4', '5', '6', '7', '8', '9')`,
+    );
     assert.equal(inlined('SELECT 1', []), 'SELECT 1');
+    assert.equal(inlined('SELECT 1; SELECT 2', []), undefined, 'two statements');
+    assert.equal(inlined('SELECT $1', [1, 2]), undefined, 'a value without its parameter');
     assert.equal(inlined('SELECT $1', ["x'; DROP TABLE t; --"]), undefined, 'a text value');
     assert.equal(inlined('SELECT $1', [`${ID}'`]), undefined, 'an id with more after it');
     assert.equal(inlined('SELECT $1', [null]), undefined);
@@ -262,6 +267,8 @@ describe('a transaction opens with its first statement', () => {
     assert.equal(inlined("SELECT '$1' || $1", [1]), undefined, 'a string constant in the text');
     assert.equal(inlined('SELECT $1 -- $1', [1]), undefined, 'a comment in the text');
     assert.equal(inlined('SELECT $$x$$, $1', [1]), undefined, 'a dollar quote in the text');
+    assert.equal(inlined('SELECT $q$ $1 $q$, $1', [1]), undefined, 'a tagged dollar quote in the text');
+    assert.equal(inlined('SELECT 10 -$1', [-5]), "SELECT 10 -'-5'", 'a negative number cannot start a comment');
   });
 
   it('in one round trip when its values are ids and numbers, else after a BEGIN of its own; in the transaction either way', async () => {
@@ -294,7 +301,9 @@ describe('a transaction opens with its first statement', () => {
     const database = await createTestDatabase();
     const db = createPool(database.url, 1);
     try {
-      await db.query('CREATE TABLE opened (id uuid PRIMARY KEY)');
+      await db.query('CREATE TABLE opened (id uuid PRIMARY KEY, label text)');
+      // A number written in keeps the type its parameter would have had: compared with text here (a bare 5 would fail).
+      assert.equal((await withTransaction(db, (tx) => tx.query('SELECT count(*)::int AS n FROM opened WHERE label = $1', [5]))).rows[0].n, 0);
       await assert.rejects(
         withTransaction(db, async (tx) => {
           await tx.query('INSERT INTO opened (id) VALUES ($1)', [ID]);

@@ -19,31 +19,37 @@ const statementNames = new Map<string, string>();
 /** Our SQL is written in the code, so its texts are few; past this many, new texts run unprepared. */
 const MAX_PREPARED = 1000;
 
-/** A value that can stand in a statement's text as a literal without any escaping question: a UUID or a finite number. */
 const UUID_TEXT = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
-/** Text in which a `$n` could be anything but a parameter (string constants, quoted names, comments, dollar quotes). */
-const NOT_PLAIN = /['"\\]|\$\$|--|\/\*/;
+/**
+ * Text in which a `$n` could be anything but a parameter (string constants, quoted names, comments, dollar quotes),
+ * or that holds more than one statement.
+ */
+const NOT_PLAIN = /['"\\;]|\$(?:[A-Za-z_][A-Za-z_0-9]*)?\$|--|\/\*/;
 
 /**
- * The statement with its parameters written in as literals, when that is safe to do without escaping: its text has
- * no quotes, comments or dollar quotes (so every `$n` is a parameter), and every value is a UUID or a finite number.
+ * The statement with its parameters written in as literals, when that is safe to do without escaping: its text is
+ * one statement with no quotes, comments or dollar quotes (so every `$n` is a parameter), every value is a UUID or
+ * a finite number, and every value is used. Each goes in quotes, as a constant of no type yet, so PostgreSQL gives
+ * it the type it would have given the parameter (`name = '5'` compares text where `name = 5` would fail).
  * Otherwise undefined.
  */
 export function inlined(text: string, values: readonly unknown[]): string | undefined {
   if (NOT_PLAIN.test(text)) return undefined;
   const literals: string[] = [];
   for (const v of values) {
-    if (typeof v === 'number' && Number.isFinite(v)) literals.push(String(v));
+    if (typeof v === 'number' && Number.isFinite(v)) literals.push(`'${String(v)}'`);
     else if (typeof v === 'string' && UUID_TEXT.test(v)) literals.push(`'${v}'`);
     else return undefined;
   }
+  const used = new Set<number>();
   let ok = true;
   const out = text.replace(/\$(\d+)/g, (_, n: string) => {
     const literal = literals[Number(n) - 1];
     if (literal === undefined) ok = false;
+    else used.add(Number(n));
     return literal ?? '';
   });
-  return ok ? out : undefined;
+  return ok && used.size === literals.length ? out : undefined;
 }
 
 /**
@@ -67,11 +73,18 @@ class PreparingClient extends pg.Client {
       const text = typeof config === 'string' && callback === undefined && (values === undefined || Array.isArray(values)) ? inlined(config, values ?? []) : undefined;
       if (text !== undefined) {
         return (super.query(`BEGIN; ${text}`) as unknown as Promise<pg.QueryResult[]>).then((results) => {
-          const result = Array.isArray(results) ? results[1] : undefined;
+          const result = Array.isArray(results) && results.length === 2 ? results[1] : undefined;
           if (result === undefined) throw new Error('BEGIN and the first statement did not answer as two statements');
           return result;
         });
       }
+      // A query object pg drives itself (a cursor, a stream) is handed back as it is, queued right behind BEGIN.
+      if (typeof config === 'object' && config !== null && typeof (config as { submit?: unknown }).submit === 'function') {
+        void (super.query('BEGIN') as unknown as Promise<unknown>).catch(() => undefined);
+        return this.query(config, values, callback);
+      }
+      // Otherwise the statement is sent once BEGIN has answered: a failed BEGIN must not leave it to run on its own.
+      // (A transaction's statements are awaited one at a time here; one sent beside it would go before it.)
       return (super.query('BEGIN') as unknown as Promise<unknown>).then(() => this.query(config, values, callback));
     }
     if (typeof config === 'string' && Array.isArray(values)) {
