@@ -11,6 +11,9 @@
 --    delivery to a busy endpoint. The walk across endpoints (`only_endpoint` null) is unchanged, for the relay's
 --    poll and for slots freed across the process.
 --
+-- `only_endpoint` defaults to null, so a process still running the code before this migration (a rolling deploy)
+-- calls the same function with its six arguments and claims across endpoints as it did.
+--
 -- Either way the rows are locked with SKIP LOCKED and leased in the same statement, so two workers never send the
 -- same attempt at once. The new index also serves what the one it replaces served (an endpoint's pending deliveries).
 CREATE INDEX webhook_deliveries_endpoint_due ON webhook_deliveries (endpoint_id, next_attempt_at) WHERE status = 'pending';
@@ -18,7 +21,7 @@ DROP INDEX webhook_deliveries_endpoint_pending;
 
 DROP FUNCTION claim_webhook_deliveries(jsonb, integer, integer, double precision, uuid, uuid[]);
 CREATE FUNCTION claim_webhook_deliveries(busy jsonb, endpoint_share integer, slots integer, lease_ms double precision,
-                                         token uuid, excluded_endpoints uuid[], only_endpoint uuid)
+                                         token uuid, excluded_endpoints uuid[], only_endpoint uuid DEFAULT NULL)
 RETURNS TABLE (id uuid, workspace_id uuid, event_id uuid, endpoint_id uuid, kind text, attempts integer,
                max_attempts integer, lease_token uuid, type text, data jsonb, event_created_at timestamptz, url text,
                secret text, previous_secrets jsonb, endpoint_live boolean)

@@ -418,6 +418,46 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
     }
   });
 
+  it("another endpoint's event is not held back while busy endpoints drain their backlogs", async () => {
+    const ws = await createWorkspace(t, 'webhooks behind a backlog');
+    let busySent = 0;
+    const busy = await Promise.all(
+      [1, 2, 3, 4, 5, 6].map(() =>
+        startReceiver(async () => {
+          await sleep(1);
+          busySent++;
+          return { status: 200 };
+        }),
+      ),
+    );
+    const other = await startReceiver(() => ({ status: 200 }));
+    const backlog = 6 * 400;
+    try {
+      for (const receiver of busy) await addEndpoint(t, ws.token, receiver.url, ['payout.created']);
+      await addEndpoint(t, ws.token, other.url, ['payout.failed']);
+      const record = (type: string, count: number) =>
+        t.db.query(
+          `WITH e AS (INSERT INTO events (id, workspace_id, type, object_type, object_id, data, created_at)
+             SELECT gen_random_uuid(), $1, $2, 'payout', gen_random_uuid(), '{}', $4 FROM generate_series(1, $3)
+             RETURNING id, workspace_id, created_at)
+           INSERT INTO outbox (workspace_id, event_id, created_at) SELECT workspace_id, id, created_at FROM e`,
+          [ws.id, type, count, new Date()],
+        );
+      // 400 events for each of six endpoints, each answering after 1 ms, 8 at a time per endpoint.
+      await record('payout.created', 400);
+      await waitFor('the backlogs under way', async () => (busySent >= 100 ? true : undefined), WAIT_MS);
+      await record('payout.failed', 1);
+      await waitFor("the other endpoint's event", async () => (other.requests.length === 1 ? true : undefined), WAIT_MS);
+      const sentBefore = busySent;
+      console.log(`the other endpoint had its event when the busy ones had ${sentBefore} of ${backlog}`);
+      assert.ok(sentBefore < backlog, `the other endpoint waited until the busy ones had all ${backlog} of their events`);
+      await waitFor(`all ${backlog}`, async () => (busySent >= backlog ? true : undefined), WAIT_MS);
+    } finally {
+      for (const receiver of busy) await receiver.close();
+      await other.close();
+    }
+  });
+
   it('logs the first 4096 bytes of a longer response body', async () => {
     const ws = await createWorkspace(t, 'webhooks excerpt');
     const long = (seed: number): string => Array.from({ length: 10_000 }, (_, i) => String.fromCharCode(97 + ((i + seed) % 26))).join('');

@@ -139,12 +139,16 @@ export class WebhookRelay {
     }
   }
 
-  /** One poll: fan new events out, then send what is due. */
+  /**
+   * One poll: fan new events out, then have what is due sent. It does not wait for the sending: with busy endpoints
+   * refilling, a pump may run on for as long as their backlogs last, and the next poll (its fan-out of new events,
+   * its claim across endpoints) must not wait for it. A pump already running makes this poll's claim across
+   * endpoints in its next round.
+   */
   async tick(): Promise<void> {
     if (this.stopped) return;
     while ((await this.fanOut()) === FAN_OUT_BATCH && !this.stopped);
-    this.acrossAgain = true;
-    await this.pump();
+    this.kick();
   }
 
   /** Sends due deliveries now (after a resend, say) rather than at the next poll. */
@@ -208,8 +212,11 @@ export class WebhookRelay {
     // Cleared in a `finally` callback, which always runs after this assignment. Clearing it inside the async body
     // would run first when the body finishes without waiting (every slot taken): the settled promise would then be
     // stored for good, and every later pump would return it and claim nothing ever again.
+    // A refill or kick that came after the pump's last round but before this callback only set `pumpAgain`: a new
+    // pump takes it rather than leave it to the next poll.
     this.pumping = this.claimWhileFree().finally(() => {
       this.pumping = undefined;
+      if (this.pumpAgain && !this.stopped) void this.pump().catch((err: unknown) => this.log.error({ err }, 'webhook relay failed'));
     });
     return this.pumping;
   }
