@@ -30,7 +30,7 @@ export interface Config {
   embeddedPgPort: number;
   /** Size of the PostgreSQL connection pool. */
   dbPoolSize: number;
-  /** Connections for background work (provider initiations, simulator, sweeps, webhook delivery), apart from the API's. */
+  /** Connections for background work (provider initiations, the sandbox provider, webhook delivery, the sweeps' searches), apart from the API's. */
   workerDbPoolSize: number;
   /** How long an idempotency outcome is kept, in seconds (contract: 24 hours). */
   idempotencyRetentionSeconds: number;

@@ -7,7 +7,8 @@ export interface OpenDatabase {
   /** The API's connections. */
   pool: Db;
   /**
-   * The background work's own connections (provider initiations, the simulator, sweeps, webhook delivery), so that
+   * The background work's own connections (provider initiations, the sandbox provider, webhook delivery, the sweeps'
+   * searches; what a provider's answer or a sweep then changes goes through the services, on `pool`), so that
    * requests queueing for the API's pool under load never hold back sending a payer's prompt.
    */
   workerPool: Db;
