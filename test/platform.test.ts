@@ -269,6 +269,7 @@ describe('a transaction opens with its first statement', () => {
     assert.equal(inlined('SELECT $$x$$, $1', [1]), undefined, 'a dollar quote in the text');
     assert.equal(inlined('SELECT $q$ $1 $q$, $1', [1]), undefined, 'a tagged dollar quote in the text');
     assert.equal(inlined('SELECT 10 -$1', [-5]), "SELECT 10 -'-5'", 'a negative number cannot start a comment');
+    assert.equal(inlined('SELECT a$1 FROM t WHERE b = $1', [3]), "SELECT a$1 FROM t WHERE b = '3'", 'a $ inside a name');
   });
 
   it('in one round trip when its values are ids and numbers, else after a BEGIN of its own; in the transaction either way', async () => {

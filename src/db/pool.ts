@@ -43,7 +43,8 @@ export function inlined(text: string, values: readonly unknown[]): string | unde
   }
   const used = new Set<number>();
   let ok = true;
-  const out = text.replace(/\$(\d+)/g, (_, n: string) => {
+  // A `$` inside a name (`a$1`) is part of the name, not a parameter.
+  const out = text.replace(/(?<![\w$])\$(\d+)/g, (_, n: string) => {
     const literal = literals[Number(n) - 1];
     if (literal === undefined) ok = false;
     else used.add(Number(n));
