@@ -1,5 +1,6 @@
 // The one connection pool and the transaction helper every module uses.
 import pg from 'pg';
+import { isUuid } from '../platform/ids.js';
 
 // bigint columns (amounts in minor units) come back as JS numbers; amounts are bounded well
 // inside Number.MAX_SAFE_INTEGER by the catalogue, and counts never approach it.
@@ -19,7 +20,6 @@ const statementNames = new Map<string, string>();
 /** Our SQL is written in the code, so its texts are few; past this many, new texts run unprepared. */
 const MAX_PREPARED = 1000;
 
-const UUID_TEXT = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 /**
  * Text in which a `$n` could be anything but a parameter (string constants, quoted names, comments, dollar quotes),
  * or that holds more than one statement.
@@ -38,7 +38,7 @@ export function inlined(text: string, values: readonly unknown[]): string | unde
   const literals: string[] = [];
   for (const v of values) {
     if (typeof v === 'number' && Number.isFinite(v)) literals.push(`'${String(v)}'`);
-    else if (typeof v === 'string' && UUID_TEXT.test(v)) literals.push(`'${v}'`);
+    else if (typeof v === 'string' && isUuid(v)) literals.push(`'${v}'`);
     else return undefined;
   }
   const used = new Set<number>();
