@@ -138,7 +138,6 @@ export class CursorCodec {
     const last = shown[shown.length - 1];
     return { shown, has_more: hasMore, next_cursor: hasMore && last ? this.encode({ createdAt: createdAt(last), id: last.id }) : null };
   }
-
 }
 
 export function pageSchema<T extends import('typebox').TSchema>(item: T, description: string) {

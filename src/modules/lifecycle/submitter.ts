@@ -59,7 +59,7 @@ export class Submitter {
     private readonly providers: ProviderRegistry,
     private readonly lifecycle: Lifecycle,
     private readonly log: FastifyBaseLogger,
-    /** Initiations in flight at once: the app passes its API pool size, so initiations keep pace with creations under load. */
+    /** Initiations in flight at once: the app passes its API pool size (capped by its background pool), so initiations keep pace with creations under load. */
     private readonly concurrency = 8,
   ) {}
 

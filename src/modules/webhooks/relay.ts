@@ -154,13 +154,23 @@ export class WebhookRelay {
   /** Sends due deliveries now (after a resend, say) rather than at the next poll. */
   kick(): void {
     this.acrossAgain = true;
-    void this.pump().catch((err: unknown) => this.log.error({ err }, 'webhook relay failed'));
+    this.pumpSoon();
   }
 
   /** A slot of this endpoint freed: its next due delivery goes out now rather than at the next poll. */
   private refillEndpoint(endpointId: string): void {
     this.refill.add(endpointId);
+    this.pumpSoon();
+  }
+
+  /** Starts a pump (or asks the running one for another round) without waiting for it; a failure is logged. */
+  private pumpSoon(): void {
     void this.pump().catch((err: unknown) => this.log.error({ err }, 'webhook relay failed'));
+  }
+
+  /** This process's slots not sending now. */
+  private free(): number {
+    return this.options.concurrency - this.inFlight.size;
   }
 
   /** Outbox rows → deliveries, in one transaction; returns how many outbox rows it published. */
@@ -216,7 +226,7 @@ export class WebhookRelay {
     // pump takes it rather than leave it to the next poll.
     this.pumping = this.claimWhileFree().finally(() => {
       this.pumping = undefined;
-      if (this.pumpAgain && !this.stopped) void this.pump().catch((err: unknown) => this.log.error({ err }, 'webhook relay failed'));
+      if (this.pumpAgain && !this.stopped) this.pumpSoon();
     });
     return this.pumping;
   }
@@ -233,14 +243,14 @@ export class WebhookRelay {
       const endpoints = [...this.refill];
       this.refill.clear();
       for (const endpointId of endpoints) {
-        const room = Math.min(this.options.concurrency - this.inFlight.size, this.options.endpointConcurrency - (this.perEndpoint.get(endpointId) ?? 0));
+        const room = Math.min(this.free(), this.options.endpointConcurrency - (this.perEndpoint.get(endpointId) ?? 0));
         if (this.stopped || room <= 0) continue;
         for (const delivery of await this.claim(room, endpointId)) this.start(delivery);
       }
       if (!this.acrossAgain) continue;
       this.acrossAgain = false;
       while (!this.stopped) {
-        const free = this.options.concurrency - this.inFlight.size;
+        const free = this.free();
         if (free <= 0) break;
         const saturatedBefore = this.saturated().length;
         const claimed = await this.claim(free);
@@ -294,7 +304,7 @@ export class WebhookRelay {
     const task = this.deliver(delivery, endpointFreed)
       .catch((err: unknown) => this.log.error({ err, delivery_id: delivery.id }, 'webhook delivery could not be recorded'))
       .finally(() => {
-        const full = this.inFlight.size >= this.options.concurrency;
+        const full = this.free() <= 0;
         this.inFlight.delete(task);
         endpointFreed();
         if (full && !this.stopped) this.kick();
