@@ -22,6 +22,7 @@ import {
   type TestApp,
   waitFor,
 } from './helpers/harness.js';
+import { recordEvents } from './helpers/events.js';
 import { startReceiver, type Receiver, type ReceivedRequest } from './helpers/receiver.js';
 
 const WAIT_MS = 15_000;
@@ -400,13 +401,7 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
     try {
       const endpoint = await addEndpoint(t, ws.token, receiver.url, ['payout.created']);
       // A backlog at once: 60 events recorded in one statement, as a burst of changes would leave them.
-      await t.db.query(
-        `WITH e AS (INSERT INTO events (id, workspace_id, type, object_type, object_id, data, created_at)
-           SELECT gen_random_uuid(), $1, 'payout.created', 'payout', gen_random_uuid(), '{"n": 1}', $3 FROM generate_series(1, $2)
-           RETURNING id, workspace_id, created_at)
-         INSERT INTO outbox (workspace_id, event_id, created_at) SELECT workspace_id, id, created_at FROM e`,
-        [ws.id, count, new Date()],
-      );
+      await recordEvents(t.db, ws.id, 'payout.created', count, { n: 1 });
       await waitFor(`${count} deliveries`, async () => (receiver.requests.length >= count ? true : undefined), WAIT_MS);
       await sleep(300);
       assert.equal(receiver.requests.length, count, 'no attempt twice');
@@ -435,18 +430,10 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
     try {
       for (const receiver of busy) await addEndpoint(t, ws.token, receiver.url, ['payout.created']);
       await addEndpoint(t, ws.token, other.url, ['payout.failed']);
-      const record = (type: string, count: number) =>
-        t.db.query(
-          `WITH e AS (INSERT INTO events (id, workspace_id, type, object_type, object_id, data, created_at)
-             SELECT gen_random_uuid(), $1, $2, 'payout', gen_random_uuid(), '{}', $4 FROM generate_series(1, $3)
-             RETURNING id, workspace_id, created_at)
-           INSERT INTO outbox (workspace_id, event_id, created_at) SELECT workspace_id, id, created_at FROM e`,
-          [ws.id, type, count, new Date()],
-        );
       // 400 events for each of six endpoints, each answering after 1 ms, 8 at a time per endpoint.
-      await record('payout.created', 400);
+      await recordEvents(t.db, ws.id, 'payout.created', 400);
       await waitFor('the backlogs under way', async () => (busySent >= 100 ? true : undefined), WAIT_MS);
-      await record('payout.failed', 1);
+      await recordEvents(t.db, ws.id, 'payout.failed', 1);
       await waitFor("the other endpoint's event", async () => (other.requests.length === 1 ? true : undefined), WAIT_MS);
       const sentBefore = busySent;
       console.log(`the other endpoint had its event when the busy ones had ${sentBefore} of ${backlog}`);

@@ -3,6 +3,7 @@
 // in one statement.
 import http from 'node:http';
 import pg from 'pg';
+import { recordEvents } from '../../test/helpers/events.js';
 import { withCpu } from './load.js';
 import type { RunningService } from './service.js';
 
@@ -49,14 +50,7 @@ export async function measureWebhooks(service: RunningService, burst: number, pa
     if (created.status !== 201) throw new Error(`webhook endpoint: ${created.status} ${await created.text()}`);
     endpointId = ((await created.json()) as { id: string }).id;
     await new Promise((r) => setTimeout(r, 50));
-    const record = (count: number) =>
-      db.query(
-        `WITH e AS (INSERT INTO events (id, workspace_id, type, object_type, object_id, data, created_at)
-           SELECT gen_random_uuid(), $1, 'payout.created', 'payout', gen_random_uuid(), '{"metadata":{"order":"42"}}', $3
-           FROM generate_series(1, $2) RETURNING id, workspace_id, created_at)
-         INSERT INTO outbox (workspace_id, event_id, created_at) SELECT workspace_id, id, created_at FROM e`,
-        [service.demoWorkspaceId, count, new Date()],
-      );
+    const record = (count: number) => recordEvents(db, service.demoWorkspaceId, 'payout.created', count, { metadata: { order: '42' } });
     const waitFor = async (n: number, ms: number) => {
       const until = Date.now() + ms;
       while (received < n) {
