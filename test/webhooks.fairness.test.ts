@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createWorkspace, request, startTestApp, waitFor, type TestApp } from './helpers/harness.js';
+import { recordEvents } from './helpers/events.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
 describe('a slow endpoint with a deep backlog', () => {
@@ -21,31 +22,20 @@ describe('a slow endpoint with a deep backlog', () => {
     await t.close();
   });
 
-  /** Events with their outbox rows, as the lifecycle writes them. */
-  async function recordEvents(workspaceId: string, count: number, at: Date): Promise<void> {
-    await t.db.query(
-      `WITH e AS (INSERT INTO events (id, workspace_id, type, object_type, object_id, data, created_at)
-         SELECT gen_random_uuid(), $1, 'collection.created', 'collection', gen_random_uuid(), '{"metadata":{}}', $3
-         FROM generate_series(1, $2) RETURNING id, workspace_id, created_at)
-       INSERT INTO outbox (workspace_id, event_id, created_at) SELECT workspace_id, id, created_at FROM e`,
-      [workspaceId, count, at],
-    );
-  }
-
   it('another workspace still gets its events at once while 1,200 wait for an endpoint that never answers', async () => {
     const stuck = await createWorkspace(t, 'stuck');
     const healthy = await createWorkspace(t, 'healthy');
     const slowEndpoint = await request(t, 'POST', '/v1/webhooks/endpoints', { token: stuck.token, body: { url: slow.url } });
     assert.equal(slowEndpoint.status, 201);
     await new Promise((r) => setTimeout(r, 5));
-    await recordEvents(stuck.id, 1200, new Date());
+    await recordEvents(t.db, stuck.id, 'collection.created', 1200, { metadata: {} });
     await waitFor('8 attempts hanging at the slow endpoint', async () => (slow.requests.length >= 8 ? true : undefined), 15_000);
 
     const fastEndpoint = await request(t, 'POST', '/v1/webhooks/endpoints', { token: healthy.token, body: { url: fast.url } });
     assert.equal(fastEndpoint.status, 201);
     await new Promise((r) => setTimeout(r, 5));
     const sent = Date.now();
-    await recordEvents(healthy.id, 3, new Date());
+    await recordEvents(t.db, healthy.id, 'collection.created', 3, { metadata: {} });
     // The slow endpoint's 1,192 waiting deliveries are all older than these three.
     await waitFor('the healthy workspace’s 3 events', async () => (fast.requests.length >= 3 ? true : undefined), 3000);
     assert.ok(Date.now() - sent < 3000, `took ${Date.now() - sent} ms`);
@@ -111,5 +101,48 @@ describe('a relay with every slot taken', () => {
       assert.equal(row.last_error, null, `event ${row.n}`);
       assert.equal(row.leased, false, `event ${row.n}`);
     }
+  });
+});
+
+// Under load the relay leases up to a share of an endpoint's deliveries ahead of its free slots, so a freed slot sends
+// the next at once. Those it never sent go back when it stops: another worker can claim them, and a delivery's
+// `attempts` counts only the attempts it had.
+describe('deliveries leased ahead of a free slot', () => {
+  let t: TestApp;
+  let receiver: Receiver;
+
+  before(async () => {
+    t = await startTestApp({ WEBHOOK_TIMEOUT_MS: '4000', WEBHOOK_POLL_MS: '20', WEBHOOK_CONCURRENCY: '16', WEBHOOK_ENDPOINT_CONCURRENCY: '4' }, { workers: true });
+    receiver = await startReceiver(() => ({ status: 200, delayMs: 50 }));
+  });
+  after(async () => {
+    await receiver.close();
+    await t.close();
+  });
+
+  it('are handed back when the relay stops: none stays leased, none was sent twice', async () => {
+    const ws = await createWorkspace(t, 'held');
+    const endpoint = await request(t, 'POST', '/v1/webhooks/endpoints', { token: ws.token, body: { url: receiver.url } });
+    assert.equal(endpoint.status, 201);
+    await new Promise((r) => setTimeout(r, 5));
+    await recordEvents(t.db, ws.id, 'collection.created', 300);
+    const leased = async () =>
+      Number((await t.db.query<{ n: string }>('SELECT count(*) AS n FROM webhook_deliveries WHERE workspace_id = $1 AND lease_token IS NOT NULL', [ws.id])).rows[0]!.n);
+    // More leased than the endpoint's 4 slots: the rest are held ahead.
+    await waitFor('deliveries leased ahead of the 4 slots', async () => ((await leased()) > 4 ? true : undefined), 10_000);
+    await t.workers!.stop();
+
+    assert.equal(await leased(), 0);
+    const { rows } = await t.db.query<{ id: string; status: string; attempts: number; made: number }>(
+      `SELECT d.id, d.status, d.attempts, (SELECT count(*)::int FROM webhook_attempts a WHERE a.delivery_id = d.id) AS made
+       FROM webhook_deliveries d WHERE d.workspace_id = $1`,
+      [ws.id],
+    );
+    assert.equal(rows.length, 300);
+    for (const row of rows) assert.equal(row.attempts, row.made, `delivery ${row.id} (${row.status})`);
+    const sent = rows.filter((r) => r.made > 0);
+    assert.ok(sent.every((r) => r.status === 'succeeded' && r.made === 1));
+    assert.ok(rows.some((r) => r.status === 'pending' && r.attempts === 0), 'some were still waiting when the relay stopped');
+    assert.equal(receiver.requests.length, sent.length, 'each delivery sent once');
   });
 });

@@ -2,7 +2,8 @@
 // At least once: a delivery is held by a lease while it is sent; a worker that dies mid-attempt leaves the
 // lease to run out and another (or the restarted one) sends it again. Claims re-check the lease in the same
 // statement, so two workers never send the same attempt at once. A slow or dead endpoint holds at most
-// `endpointConcurrency` of this process's `concurrency` slots; the others keep flowing.
+// `endpointConcurrency` of this process's `concurrency` slots; the others keep flowing. A busy endpoint also has up
+// to one share of its deliveries leased ahead (held), so that a freed slot sends the next without waiting for a claim.
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { Counter, Histogram, type Registry } from 'prom-client';
@@ -96,6 +97,12 @@ const RECORD_MANY = `WITH r AS (
 /** At most this many attempts are written by one statement. */
 const RECORD_BATCH = 200;
 
+/** A delivery leased ahead of a free slot of its endpoint (`claimWhileFree`), and the time by which it must start. */
+interface Held {
+  delivery: Claimed;
+  startBy: number;
+}
+
 /** One attempt waiting to be written: RECORD_ONE's parameters (its delivery's new state, then its log row). */
 interface PendingRecord {
   params: unknown[];
@@ -115,6 +122,8 @@ export class WebhookRelay {
   private acrossAgain = false;
   /** Endpoints whose slot freed since the pump last claimed for them: each is refilled from its own due deliveries. */
   private readonly refill = new Set<string>();
+  /** Per endpoint, its deliveries leased ahead, oldest first: a freed slot starts the next at once, without a claim. */
+  private readonly held = new Map<string, Held[]>();
   private readonly attemptsTotal: Counter<'outcome'> | undefined;
   private readonly lag: Histogram | undefined;
 
@@ -148,6 +157,8 @@ export class WebhookRelay {
   async tick(): Promise<void> {
     if (this.stopped) return;
     while ((await this.fanOut()) === FAN_OUT_BATCH && !this.stopped);
+    // Held deliveries that found no slot when theirs freed (every slot of the process taken) start or go back now.
+    for (const endpointId of [...this.held.keys()]) this.startHeld(endpointId);
     this.kick();
   }
 
@@ -243,9 +254,23 @@ export class WebhookRelay {
       const endpoints = [...this.refill];
       this.refill.clear();
       for (const endpointId of endpoints) {
-        const room = Math.min(this.free(), this.options.endpointConcurrency - (this.perEndpoint.get(endpointId) ?? 0));
-        if (this.stopped || room <= 0) continue;
-        for (const delivery of await this.claim(room, endpointId)) this.start(delivery);
+        if (this.stopped) continue;
+        this.startHeld(endpointId);
+        // The endpoint's free slots, and one share more held ahead; claimed again only once half of that is used, so
+        // a busy endpoint's claims take several deliveries each and its slots never wait for one.
+        const share = this.options.endpointConcurrency;
+        const queued = this.held.get(endpointId)?.length ?? 0;
+        if (queued > share / 2) continue;
+        const room = Math.max(0, Math.min(this.free(), share - (this.perEndpoint.get(endpointId) ?? 0)));
+        // A held delivery must start within one timeout of its claim: its lease (two timeouts and 5 s) then covers
+        // its own attempt as a claim's covers one sent at once. One that cannot is handed back (`startHeld`).
+        const startBy = Date.now() + this.options.timeoutMs;
+        const claimed = await this.claim(room + share - queued, endpointId, 2 * this.options.timeoutMs + 5000);
+        if (claimed.length === 0) continue;
+        const queue = this.held.get(endpointId) ?? [];
+        for (const delivery of claimed) queue.push({ delivery, startBy });
+        this.held.set(endpointId, queue);
+        this.startHeld(endpointId);
       }
       if (!this.acrossAgain) continue;
       this.acrossAgain = false;
@@ -265,10 +290,45 @@ export class WebhookRelay {
     return [...this.perEndpoint].filter(([, n]) => n >= this.options.endpointConcurrency).map(([id]) => id);
   }
 
+  /**
+   * Starts this endpoint's held deliveries while it and the process have free slots, oldest first. Those past their
+   * time to start are handed back instead, to be claimed again (here or by another worker) with a lease of their own.
+   */
+  private startHeld(endpointId: string): void {
+    const queue = this.held.get(endpointId);
+    if (!queue) return;
+    const late: Claimed[] = [];
+    const now = Date.now();
+    while (queue.length > 0 && queue[0]!.startBy < now) late.push(queue.shift()!.delivery);
+    while (queue.length > 0 && !this.stopped && this.free() > 0 && (this.perEndpoint.get(endpointId) ?? 0) < this.options.endpointConcurrency) {
+      this.start(queue.shift()!.delivery);
+    }
+    if (queue.length === 0) this.held.delete(endpointId);
+    if (late.length > 0) void this.handBack(late);
+  }
+
+  /**
+   * Gives up held deliveries that were never sent: their lease ends now and the attempt their claim counted is taken
+   * back, so the next claim sends them as the attempt they were. A delivery failed meanwhile (its endpoint disabled)
+   * stays failed. When this cannot be written, the leases run out as a dead worker's would (and the claim after that
+   * counts one attempt more than were made); the failure is logged.
+   */
+  private async handBack(deliveries: Claimed[]): Promise<void> {
+    if (deliveries.length === 0) return;
+    try {
+      await this.db.query(
+        `UPDATE webhook_deliveries d SET lease_until = NULL, lease_token = NULL, attempts = d.attempts - 1, updated_at = now()
+         FROM unnest($1::uuid[], $2::uuid[]) AS h (id, lease_token) WHERE d.id = h.id AND d.lease_token = h.lease_token`,
+        [deliveries.map((d) => d.id), deliveries.map((d) => d.lease_token)],
+      );
+    } catch (err) {
+      this.log.error({ err, deliveries: deliveries.length }, 'webhook relay could not hand back held deliveries');
+    }
+  }
+
   /** Due deliveries leased to this process: of one endpoint (up to `limit`), or across endpoints as described below. */
-  private async claim(limit: number, onlyEndpoint: string | null = null): Promise<Claimed[]> {
+  private async claim(limit: number, onlyEndpoint: string | null = null, leaseMs = this.options.timeoutMs + 5000): Promise<Claimed[]> {
     const busy: Record<string, number> = Object.fromEntries(this.perEndpoint);
-    const leaseMs = this.options.timeoutMs + 5000;
     // Across endpoints: the oldest due deliveries (twice the free slots) of endpoints not yet at their share (left out
     // before the window is taken, so a backlog for one slow endpoint can never fill it and starve everyone else),
     // locked with SKIP LOCKED; of those at most `endpointConcurrency` per endpoint, less what this process already
@@ -298,7 +358,9 @@ export class WebhookRelay {
     const endpointFreed = (): void => {
       if (!released) {
         release();
-        if (!this.stopped) this.refillEndpoint(delivery.endpoint_id);
+        if (this.stopped) return;
+        this.startHeld(delivery.endpoint_id);
+        this.refillEndpoint(delivery.endpoint_id);
       }
     };
     const task = this.deliver(delivery, endpointFreed)
@@ -307,7 +369,10 @@ export class WebhookRelay {
         const full = this.free() <= 0;
         this.inFlight.delete(task);
         endpointFreed();
-        if (full && !this.stopped) this.kick();
+        if (full && !this.stopped) {
+          for (const endpointId of [...this.held.keys()]) this.startHeld(endpointId);
+          this.kick();
+        }
       });
     this.inFlight.add(task);
   }
@@ -366,6 +431,10 @@ export class WebhookRelay {
         await repo.failPendingDeliveries(tx, d.workspace_id, d.endpoint_id, 'endpoint disabled: it answered 410 Gone', d.id);
         return updated.rowCount === 1;
       });
+      // Its held deliveries were failed with the rest: none of them is sent.
+      const held = this.held.get(d.endpoint_id)?.map((h) => h.delivery) ?? [];
+      this.held.delete(d.endpoint_id);
+      await this.handBack(held);
     }
     if (!recorded) {
       // The lease ran out before the result was written: another worker may be sending it again.
@@ -411,10 +480,13 @@ export class WebhookRelay {
     return rowCount === 1;
   }
 
-  /** Stops claiming and waits for the attempts in progress (each is bounded by the timeout). */
+  /** Stops claiming, hands back the held deliveries and waits for the attempts in progress (each is bounded by the timeout). */
   async stop(): Promise<void> {
     this.stopped = true;
     await this.pumping;
+    const held = [...this.held.values()].flat().map((h) => h.delivery);
+    this.held.clear();
+    await this.handBack(held);
     await Promise.all([...this.inFlight]);
   }
 }
