@@ -5,6 +5,7 @@
 // `endpointConcurrency` of this process's `concurrency` slots; the others keep flowing. A busy endpoint also has up
 // to one share of its deliveries leased ahead (held), so that a freed slot sends the next without waiting for a claim.
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { PaymentsEnv } from '../../config.js';
@@ -124,6 +125,10 @@ export class WebhookRelay {
   private readonly refill = new Set<string>();
   /** Per endpoint, its deliveries leased ahead, oldest first: a freed slot starts the next at once, without a claim. */
   private readonly held = new Map<string, Held[]>();
+  /** Endpoints that answered 410 Gone and are being disabled, with how many such answers are being recorded: nothing held for them is sent. */
+  private readonly gone = new Map<string, number>();
+  /** Hand-backs under way, which `stop` waits for. */
+  private readonly handingBack = new Set<Promise<void>>();
   private readonly attemptsTotal: Counter<'outcome'> | undefined;
   private readonly lag: Histogram | undefined;
 
@@ -258,13 +263,15 @@ export class WebhookRelay {
         this.startHeld(endpointId);
         // The endpoint's free slots, and one share more held ahead; claimed again only once half of that is used, so
         // a busy endpoint's claims take several deliveries each and its slots never wait for one.
+        // Nothing is held while every slot of the process is taken: it could not start before others free.
+        // At most two shares are leased to one endpoint by this process: in flight and held together.
         const share = this.options.endpointConcurrency;
         const queued = this.held.get(endpointId)?.length ?? 0;
-        if (queued > share / 2) continue;
+        if (queued > share / 2 || this.free() <= 0 || this.gone.has(endpointId)) continue;
         const room = Math.max(0, Math.min(this.free(), share - (this.perEndpoint.get(endpointId) ?? 0)));
         // A held delivery must start within one timeout of its claim: its lease (two timeouts and 5 s) then covers
         // its own attempt as a claim's covers one sent at once. One that cannot is handed back (`startHeld`).
-        const startBy = Date.now() + this.options.timeoutMs;
+        const startBy = performance.now() + this.options.timeoutMs;
         const claimed = await this.claim(room + share - queued, endpointId, 2 * this.options.timeoutMs + 5000);
         if (claimed.length === 0) continue;
         const queue = this.held.get(endpointId) ?? [];
@@ -279,7 +286,13 @@ export class WebhookRelay {
         if (free <= 0) break;
         const saturatedBefore = this.saturated().length;
         const claimed = await this.claim(free);
-        for (const delivery of claimed) this.start(delivery);
+        // Held deliveries may have taken slots while the claim ran: what no longer fits goes back.
+        const over: Claimed[] = [];
+        for (const delivery of claimed) {
+          if (this.free() > 0 && (this.perEndpoint.get(delivery.endpoint_id) ?? 0) < this.options.endpointConcurrency) this.start(delivery);
+          else over.push(delivery);
+        }
+        this.handBack(over);
         if (claimed.length === 0 || (claimed.length < free && this.saturated().length === saturatedBefore)) break;
       }
     } while (this.pumpAgain && !this.stopped);
@@ -297,33 +310,41 @@ export class WebhookRelay {
   private startHeld(endpointId: string): void {
     const queue = this.held.get(endpointId);
     if (!queue) return;
+    if (this.gone.has(endpointId)) {
+      this.held.delete(endpointId);
+      this.handBack(queue.map((h) => h.delivery));
+      return;
+    }
     const late: Claimed[] = [];
-    const now = Date.now();
+    const now = performance.now();
     while (queue.length > 0 && queue[0]!.startBy < now) late.push(queue.shift()!.delivery);
     while (queue.length > 0 && !this.stopped && this.free() > 0 && (this.perEndpoint.get(endpointId) ?? 0) < this.options.endpointConcurrency) {
       this.start(queue.shift()!.delivery);
     }
     if (queue.length === 0) this.held.delete(endpointId);
-    if (late.length > 0) void this.handBack(late);
+    this.handBack(late);
   }
 
   /**
    * Gives up held deliveries that were never sent: their lease ends now and the attempt their claim counted is taken
    * back, so the next claim sends them as the attempt they were. A delivery failed meanwhile (its endpoint disabled)
    * stays failed. When this cannot be written, the leases run out as a dead worker's would (and the claim after that
-   * counts one attempt more than were made); the failure is logged.
+   * counts one attempt more than were made); the failure is logged. `stop` waits for it.
    */
-  private async handBack(deliveries: Claimed[]): Promise<void> {
+  private handBack(deliveries: Claimed[]): void {
     if (deliveries.length === 0) return;
-    try {
-      await this.db.query(
+    const done: Promise<void> = this.db
+      .query(
         `UPDATE webhook_deliveries d SET lease_until = NULL, lease_token = NULL, attempts = d.attempts - 1, updated_at = now()
          FROM unnest($1::uuid[], $2::uuid[]) AS h (id, lease_token) WHERE d.id = h.id AND d.lease_token = h.lease_token`,
         [deliveries.map((d) => d.id), deliveries.map((d) => d.lease_token)],
-      );
-    } catch (err) {
-      this.log.error({ err, deliveries: deliveries.length }, 'webhook relay could not hand back held deliveries');
-    }
+      )
+      .then(
+        () => undefined,
+        (err: unknown) => this.log.error({ err, deliveries: deliveries.length }, 'webhook relay could not hand back held deliveries'),
+      )
+      .finally(() => this.handingBack.delete(done));
+    this.handingBack.add(done);
   }
 
   /** Due deliveries leased to this process: of one endpoint (up to `limit`), or across endpoints as described below. */
@@ -363,7 +384,10 @@ export class WebhookRelay {
         this.refillEndpoint(delivery.endpoint_id);
       }
     };
-    const task = this.deliver(delivery, endpointFreed)
+    // Begun from a microtask, so that this task is counted in flight before anything `deliver` calls back runs (an
+    // attempt not sent frees its slot at once).
+    const task = Promise.resolve()
+      .then(() => this.deliver(delivery, endpointFreed))
       .catch((err: unknown) => this.log.error({ err, delivery_id: delivery.id }, 'webhook delivery could not be recorded'))
       .finally(() => {
         const full = this.free() <= 0;
@@ -393,8 +417,10 @@ export class WebhookRelay {
         result = notSent(`not sent: ${(err as Error).message}`);
       }
     }
-    // A 410 disables the endpoint when it is recorded: until then its slot stays taken, so nothing more is sent to it.
-    if (result.statusCode !== 410) sent();
+    // A 410 disables the endpoint when it is recorded: until then its slot stays taken, and nothing held for it is
+    // sent (`gone`).
+    if (result.statusCode === 410) this.gone.set(d.endpoint_id, (this.gone.get(d.endpoint_id) ?? 0) + 1);
+    else sent();
     await this.record(d, result, now, !d.endpoint_live);
   }
 
@@ -418,23 +444,28 @@ export class WebhookRelay {
         if (!this.recording) void this.writeRecords();
       });
     } else {
-      recorded = await withTransaction(this.db, async (tx) => {
-        // Locks in the order every other path takes them (endpoint, then its deliveries), so a burst of 410s,
-        // or a 410 and a PATCH, cannot deadlock.
-        await tx.query('SELECT 1 FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [d.endpoint_id]);
-        const updated = await tx.query(RECORD_ONE, [...outcome, ...attempt]);
-        await tx.query(
-          `UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'endpoint_gone', updated_at = now()
-           WHERE id = $1 AND status = 'enabled' AND deleted_at IS NULL`,
-          [d.endpoint_id],
-        );
-        await repo.failPendingDeliveries(tx, d.workspace_id, d.endpoint_id, 'endpoint disabled: it answered 410 Gone', d.id);
-        return updated.rowCount === 1;
-      });
-      // Its held deliveries were failed with the rest: none of them is sent.
-      const held = this.held.get(d.endpoint_id)?.map((h) => h.delivery) ?? [];
-      this.held.delete(d.endpoint_id);
-      await this.handBack(held);
+      try {
+        recorded = await withTransaction(this.db, async (tx) => {
+          // Locks in the order every other path takes them (endpoint, then its deliveries), so a burst of 410s,
+          // or a 410 and a PATCH, cannot deadlock.
+          await tx.query('SELECT 1 FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [d.endpoint_id]);
+          const updated = await tx.query(RECORD_ONE, [...outcome, ...attempt]);
+          await tx.query(
+            `UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'endpoint_gone', updated_at = now()
+             WHERE id = $1 AND status = 'enabled' AND deleted_at IS NULL`,
+            [d.endpoint_id],
+          );
+          await repo.failPendingDeliveries(tx, d.workspace_id, d.endpoint_id, 'endpoint disabled: it answered 410 Gone', d.id);
+          return updated.rowCount === 1;
+        });
+      } finally {
+        // Its held deliveries were failed with the rest (or, when this could not be written, go back to be claimed
+        // again): none of them is sent from here.
+        this.startHeld(d.endpoint_id);
+        const left = (this.gone.get(d.endpoint_id) ?? 1) - 1;
+        if (left <= 0) this.gone.delete(d.endpoint_id);
+        else this.gone.set(d.endpoint_id, left);
+      }
     }
     if (!recorded) {
       // The lease ran out before the result was written: another worker may be sending it again.
@@ -486,8 +517,9 @@ export class WebhookRelay {
     await this.pumping;
     const held = [...this.held.values()].flat().map((h) => h.delivery);
     this.held.clear();
-    await this.handBack(held);
+    this.handBack(held);
     await Promise.all([...this.inFlight]);
+    await Promise.all([...this.handingBack]);
   }
 }
 
