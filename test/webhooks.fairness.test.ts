@@ -104,6 +104,30 @@ describe('a relay with every slot taken', () => {
   });
 });
 
+/** A workspace with one endpoint at `url`, created just before `count` events it then receives. */
+async function backlogFor(t: TestApp, name: string, url: string, count: number): Promise<{ id: string }> {
+  const ws = await createWorkspace(t, name);
+  const endpoint = await request(t, 'POST', '/v1/webhooks/endpoints', { token: ws.token, body: { url } });
+  assert.equal(endpoint.status, 201, endpoint.text);
+  await new Promise((r) => setTimeout(r, 5));
+  await recordEvents(t.db, ws.id, 'collection.created', count);
+  return ws;
+}
+
+/** Once the relay has stopped: nothing of the workspace is leased, and each delivery's `attempts` is the attempts made. */
+async function assertSettled(t: TestApp, workspaceId: string): Promise<{ id: string; status: string; attempts: number; made: number }[]> {
+  const { rows } = await t.db.query<{ id: string; status: string; attempts: number; made: number; lease_token: string | null }>(
+    `SELECT d.id, d.status, d.attempts, d.lease_token, (SELECT count(*)::int FROM webhook_attempts a WHERE a.delivery_id = d.id) AS made
+     FROM webhook_deliveries d WHERE d.workspace_id = $1`,
+    [workspaceId],
+  );
+  for (const row of rows) {
+    assert.equal(row.lease_token, null, `delivery ${row.id} still leased`);
+    assert.equal(row.attempts, row.made, `delivery ${row.id} (${row.status})`);
+  }
+  return rows;
+}
+
 // Under load the relay leases up to a share of an endpoint's deliveries ahead of its free slots, so a freed slot sends
 // the next at once. Those it never sent go back when it stops: another worker can claim them, and a delivery's
 // `attempts` counts only the attempts it had.
@@ -121,25 +145,15 @@ describe('deliveries leased ahead of a free slot', () => {
   });
 
   it('are handed back when the relay stops: none stays leased, none was sent twice', async () => {
-    const ws = await createWorkspace(t, 'held');
-    const endpoint = await request(t, 'POST', '/v1/webhooks/endpoints', { token: ws.token, body: { url: receiver.url } });
-    assert.equal(endpoint.status, 201);
-    await new Promise((r) => setTimeout(r, 5));
-    await recordEvents(t.db, ws.id, 'collection.created', 300);
+    const ws = await backlogFor(t, 'held', receiver.url, 300);
     const count = async (where: string) =>
       Number((await t.db.query<{ n: string }>(`SELECT count(*) AS n FROM webhook_deliveries WHERE workspace_id = $1 AND ${where}`, [ws.id])).rows[0]!.n);
     // A lease longer than one attempt's (timeout + 5 s = 9 s) is one held ahead (two timeouts + 5 s).
     await waitFor('deliveries held ahead', async () => ((await count("lease_until > now() + interval '10 seconds'")) > 0 ? true : undefined), 10_000);
     await t.workers!.stop();
 
-    assert.equal(await count('lease_token IS NOT NULL'), 0);
-    const { rows } = await t.db.query<{ id: string; status: string; attempts: number; made: number }>(
-      `SELECT d.id, d.status, d.attempts, (SELECT count(*)::int FROM webhook_attempts a WHERE a.delivery_id = d.id) AS made
-       FROM webhook_deliveries d WHERE d.workspace_id = $1`,
-      [ws.id],
-    );
+    const rows = await assertSettled(t, ws.id);
     assert.equal(rows.length, 300);
-    for (const row of rows) assert.equal(row.attempts, row.made, `delivery ${row.id} (${row.status})`);
     const sent = rows.filter((r) => r.made > 0);
     assert.ok(sent.every((r) => r.status === 'succeeded' && r.made === 1));
     assert.ok(rows.some((r) => r.status === 'pending' && r.attempts === 0), 'some were still waiting when the relay stopped');
@@ -181,11 +195,7 @@ describe('a held delivery that cannot start within one timeout', () => {
   });
 
   it('is handed back, never sent late, and attempts count only attempts made', async () => {
-    const ws = await createWorkspace(t, 'late');
-    const endpoint = await request(t, 'POST', '/v1/webhooks/endpoints', { token: ws.token, body: { url: receiver.url } });
-    assert.equal(endpoint.status, 201);
-    await new Promise((r) => setTimeout(r, 5));
-    await recordEvents(t.db, ws.id, 'collection.created', 40);
+    const ws = await backlogFor(t, 'late', receiver.url, 40);
     await waitFor('the first attempt', async () => (receiver.requests.length > 0 ? true : undefined), 5000);
     await new Promise((r) => setTimeout(r, 8 * T));
     const stoppedAt = new Date();
@@ -207,10 +217,11 @@ describe('a held delivery that cannot start within one timeout', () => {
       assert.ok(h.at.getTime() - h.claimed.getTime() >= T - 50, `handed back ${h.at.getTime() - h.claimed.getTime()} ms after its claim`);
     }
 
-    // Every attempt sent started within one timeout of the claim it was sent under (so its lease covered it).
-    const { rows: sends } = await t.db.query<{ delivery_id: string; attempt: number; waited: number; lease_ms: number }>(
-      `SELECT a.delivery_id, a.attempt, extract(epoch FROM a.created_at - c.stmt_at) * 1000 AS waited,
-              extract(epoch FROM c.lease_until - c.stmt_at) * 1000 AS lease_ms
+    // Every attempt sent started within one timeout of the claim it was sent under (so its lease covered it). The
+    // relay takes its time before sending the claim and the attempt's when it begins: 50 ms allow for the difference
+    // on a busy machine. A late delivery started instead of handed back shows in `handed` being empty.
+    const { rows: sends } = await t.db.query<{ delivery_id: string; attempt: number; waited: number }>(
+      `SELECT a.delivery_id, a.attempt, extract(epoch FROM a.created_at - c.stmt_at) * 1000 AS waited
        FROM webhook_attempts a
        JOIN LATERAL (SELECT * FROM lease_log c WHERE c.delivery_id = a.delivery_id AND c.what = 'claim' AND c.attempt = a.attempt
                        AND c.stmt_at <= a.created_at + interval '50 milliseconds' ORDER BY c.at DESC LIMIT 1) c ON true
@@ -218,18 +229,9 @@ describe('a held delivery that cannot start within one timeout', () => {
       [ws.id],
     );
     assert.ok(sends.length > 0);
-    for (const s of sends) assert.ok(s.waited <= T, `delivery ${s.delivery_id} attempt ${s.attempt} started ${Math.round(s.waited)} ms after its claim`);
+    for (const s of sends) assert.ok(s.waited <= T + 50, `delivery ${s.delivery_id} attempt ${s.attempt} started ${Math.round(s.waited)} ms after its claim`);
 
-    // After the stop: nothing leased, and attempts counts the attempts made.
-    const { rows } = await t.db.query<{ id: string; attempts: number; made: number; lease_token: string | null }>(
-      `SELECT d.id, d.attempts, d.lease_token, (SELECT count(*)::int FROM webhook_attempts a WHERE a.delivery_id = d.id) AS made
-       FROM webhook_deliveries d WHERE d.workspace_id = $1`,
-      [ws.id],
-    );
-    for (const row of rows) {
-      assert.equal(row.lease_token, null, `delivery ${row.id} still leased`);
-      assert.equal(row.attempts, row.made, `delivery ${row.id}`);
-    }
+    await assertSettled(t, ws.id);
     assert.ok(handed.length > 0, 'some held delivery went back for being late');
     // Never two attempts of one delivery at the receiver.
     const ids = receiver.requests.map((r) => r.headers['webhook-id']);
