@@ -1,7 +1,7 @@
 // `npm start` as a newcomer runs it: no DATABASE_URL, the embedded PostgreSQL in DATA_DIR, bootstrap, drain on SIGTERM.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -83,6 +83,10 @@ describe('npm start on the embedded database', () => {
     const running = await start();
     try {
       assert.ok(existsSync(path.join(clusterOf(running), 'PG_VERSION')), 'the cluster is in DATA_DIR/postgres (or the logged fallback)');
+      // WAL in 1 MB segments (src/db/embedded.ts says why).
+      const segments = readdirSync(path.join(clusterOf(running), 'pg_wal')).filter((f) => /^[0-9A-F]{24}$/.test(f));
+      assert.ok(segments.length > 0);
+      for (const f of segments) assert.equal(statSync(path.join(clusterOf(running), 'pg_wal', f)).size, 1024 * 1024, f);
       const file = path.join(dataDir, 'credentials.json');
       assert.equal(statSync(file).mode & 0o777, 0o600);
       credentialsText = readFileSync(file, 'utf8');
