@@ -125,7 +125,7 @@ export class CursorCodec {
     return { data: shown.map(toApi), has_more, next_cursor };
   }
 
-  /** The same page as `page`, as JSON text, from rows whose items the database wrote as JSON (`JSON_LIST_COLUMNS`). */
+  /** The same page as `page`, as JSON text, from rows that carry each item as JSON text (`api_json`) beside `JSON_LIST_COLUMNS`. */
   pageJson(rows: JsonListRow[], limit: number): string {
     const { shown, has_more, next_cursor } = this.cut(rows, limit, (r) => new Date(r.created_ms));
     return `{"data":[${shown.map((r) => r.api_json).join(',')}],"has_more":${has_more},"next_cursor":${JSON.stringify(next_cursor)}}`;

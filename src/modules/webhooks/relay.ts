@@ -36,6 +36,13 @@ const MAX_RETRY_AFTER_MS = 24 * 3600 * 1000;
 /** Retries land within ±10% of their scheduled delay, so failures of many deliveries do not retry in lockstep. */
 const JITTER = 0.1;
 
+/** Takes one from a count kept per key, dropping the key at zero. */
+function decrement(counts: Map<string, number>, key: string): void {
+  const left = (counts.get(key) ?? 1) - 1;
+  if (left <= 0) counts.delete(key);
+  else counts.set(key, left);
+}
+
 export function retryDelay(scheduleMs: number[], failedAttempts: number, retryAfterMs: number | undefined, random = Math.random): number {
   const base = scheduleMs[failedAttempts - 1] ?? 0;
   const jittered = Math.round(base * (1 + (random() * 2 - 1) * JITTER));
@@ -163,7 +170,7 @@ export class WebhookRelay {
     if (this.stopped) return;
     while ((await this.fanOut()) === FAN_OUT_BATCH && !this.stopped);
     // Held deliveries that found no slot when theirs freed (every slot of the process taken) start or go back now.
-    for (const endpointId of [...this.held.keys()]) this.startHeld(endpointId);
+    this.startAllHeld();
     this.kick();
   }
 
@@ -284,16 +291,17 @@ export class WebhookRelay {
       while (!this.stopped) {
         const free = this.free();
         if (free <= 0) break;
-        const saturatedBefore = this.saturated().length;
+        const excludedBefore = this.excluded().length;
         const claimed = await this.claim(free);
-        // Held deliveries may have taken slots while the claim ran: what no longer fits goes back.
+        // Held deliveries may have taken slots while the claim ran, or an endpoint come to have some held or answer
+        // 410: what no longer fits goes back.
         const over: Claimed[] = [];
         for (const delivery of claimed) {
-          if (this.free() > 0 && (this.perEndpoint.get(delivery.endpoint_id) ?? 0) < this.options.endpointConcurrency) this.start(delivery);
+          if (this.fits(delivery.endpoint_id) && !this.held.has(delivery.endpoint_id) && !this.gone.has(delivery.endpoint_id)) this.start(delivery);
           else over.push(delivery);
         }
         this.handBack(over);
-        if (claimed.length === 0 || (claimed.length < free && this.saturated().length === saturatedBefore)) break;
+        if (claimed.length === 0 || (claimed.length < free && this.excluded().length === excludedBefore)) break;
       }
     } while (this.pumpAgain && !this.stopped);
   }
@@ -303,22 +311,36 @@ export class WebhookRelay {
     return [...this.perEndpoint].filter(([, n]) => n >= this.options.endpointConcurrency).map(([id]) => id);
   }
 
+  /** Whether one more attempt to this endpoint fits: a slot of the process free and the endpoint below its share. */
+  private fits(endpointId: string): boolean {
+    return this.free() > 0 && (this.perEndpoint.get(endpointId) ?? 0) < this.options.endpointConcurrency;
+  }
+
+  /**
+   * Endpoints the claim across endpoints leaves out: those at their share, those with deliveries held (their slots fill
+   * from those first) and those answering 410.
+   */
+  private excluded(): string[] {
+    return [...new Set([...this.saturated(), ...this.held.keys(), ...this.gone.keys()])];
+  }
+
+  private startAllHeld(): void {
+    for (const endpointId of [...this.held.keys()]) this.startHeld(endpointId);
+  }
+
   /**
    * Starts this endpoint's held deliveries while it and the process have free slots, oldest first. Those past their
    * time to start are handed back instead, to be claimed again (here or by another worker) with a lease of their own.
    */
   private startHeld(endpointId: string): void {
     const queue = this.held.get(endpointId);
-    if (!queue) return;
-    if (this.gone.has(endpointId)) {
-      this.held.delete(endpointId);
-      this.handBack(queue.map((h) => h.delivery));
-      return;
-    }
+    // After a 410 they wait for its record, which fails them, then hands them back (`record`): handed back before
+    // that, the claim across endpoints could take and send them.
+    if (!queue || this.gone.has(endpointId)) return;
     const late: Claimed[] = [];
     const now = performance.now();
     while (queue.length > 0 && queue[0]!.startBy < now) late.push(queue.shift()!.delivery);
-    while (queue.length > 0 && !this.stopped && this.free() > 0 && (this.perEndpoint.get(endpointId) ?? 0) < this.options.endpointConcurrency) {
+    while (queue.length > 0 && !this.stopped && this.fits(endpointId)) {
       this.start(queue.shift()!.delivery);
     }
     if (queue.length === 0) this.held.delete(endpointId);
@@ -357,7 +379,7 @@ export class WebhookRelay {
     const { rows } = await this.db.query<Claimed>({
       name: 'webhook-relay-claim',
       text: 'SELECT * FROM claim_webhook_deliveries($1::jsonb, $2, $3, $4, $5, $6::uuid[], $7::uuid)',
-      values: [JSON.stringify(busy), this.options.endpointConcurrency, limit, leaseMs, randomUUID(), this.saturated(), onlyEndpoint],
+      values: [JSON.stringify(busy), this.options.endpointConcurrency, limit, leaseMs, randomUUID(), this.excluded(), onlyEndpoint],
     });
     return rows;
   }
@@ -370,9 +392,7 @@ export class WebhookRelay {
     const release = (): void => {
       if (released) return;
       released = true;
-      const left = (this.perEndpoint.get(delivery.endpoint_id) ?? 1) - 1;
-      if (left <= 0) this.perEndpoint.delete(delivery.endpoint_id);
-      else this.perEndpoint.set(delivery.endpoint_id, left);
+      decrement(this.perEndpoint, delivery.endpoint_id);
     };
     // Its endpoint's slot freed: that endpoint is refilled. The attempt's end frees one of the process's slots too,
     // which matters to other endpoints only when every slot was taken.
@@ -394,7 +414,7 @@ export class WebhookRelay {
         this.inFlight.delete(task);
         endpointFreed();
         if (full && !this.stopped) {
-          for (const endpointId of [...this.held.keys()]) this.startHeld(endpointId);
+          this.startAllHeld();
           this.kick();
         }
       });
@@ -461,10 +481,10 @@ export class WebhookRelay {
       } finally {
         // Its held deliveries were failed with the rest (or, when this could not be written, go back to be claimed
         // again): none of them is sent from here.
-        this.startHeld(d.endpoint_id);
-        const left = (this.gone.get(d.endpoint_id) ?? 1) - 1;
-        if (left <= 0) this.gone.delete(d.endpoint_id);
-        else this.gone.set(d.endpoint_id, left);
+        const held = this.held.get(d.endpoint_id) ?? [];
+        this.held.delete(d.endpoint_id);
+        this.handBack(held.map((h) => h.delivery));
+        decrement(this.gone, d.endpoint_id);
       }
     }
     if (!recorded) {
