@@ -3,9 +3,7 @@
 // sends a 60 KB page (100 items) already in memory, loaded like (c), 64 connections. Compare with hello and (c).
 //
 //   node --import tsx bench/list-ceiling.ts          against DATABASE_URL, else the machine's PostgreSQL
-import { spawn } from 'node:child_process';
-import { load } from './lib/load.js';
-import { nodeArgs } from './lib/service.js';
+import { loadServer, nodeArgs } from './lib/service.js';
 
 if (process.argv[2] === 'serve') {
   const Fastify = (await import('fastify')).default;
@@ -18,20 +16,9 @@ if (process.argv[2] === 'serve') {
     return reply.type('application/json; charset=utf-8').send(page);
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
-  process.stdout.write(`${(app.server.address() as { port: number }).port}\n`);
+  process.stdout.write(`${JSON.stringify({ port: (app.server.address() as { port: number }).port })}\n`);
 } else {
   // npm start's young generation (16 MB semi-spaces), as the service has it.
-  const child = spawn(process.execPath, ['--max-semi-space-size=16', ...nodeArgs('bench/list-ceiling.ts'), 'serve'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  try {
-    const port = await new Promise<string>((resolve, reject) => {
-      child.stdout!.once('data', (d: Buffer) => resolve(String(d).trim()));
-      child.once('exit', (code) => reject(new Error(`the server exited (${code})`)));
-    });
-    const url = `http://127.0.0.1:${port}/page`;
-    await load({ url, connections: 64, seconds: 2, expect: 200 });
-    const r = await load({ url, connections: 64, seconds: 10, expect: 200 });
-    process.stdout.write(`one round trip + a 60 KB page in memory, 64 connections: ${r.per_second}/s, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, machine ${r.machine_busy_pct}% busy\n`);
-  } finally {
-    child.kill('SIGINT');
-  }
+  const r = await loadServer(['--max-semi-space-size=16', ...nodeArgs('bench/list-ceiling.ts'), 'serve'], '/page', 10, 2);
+  process.stdout.write(`one round trip + a 60 KB page in memory, 64 connections: ${r.per_second}/s, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, machine ${r.machine_busy_pct}% busy\n`);
 }

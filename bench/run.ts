@@ -11,7 +11,6 @@
 //   npm run bench -- --seconds 2        a short run (the smoke check); results go to a temporary folder
 //   npm run bench -- --only embedded    one database (pg | embedded)
 //   npm run bench -- --profile          the service runs under `node --cpu-prof`; profiles in bench/profiles/
-import { spawn } from 'node:child_process';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,7 +20,7 @@ import { createScratchDatabase } from '../test/helpers/database.js';
 import { load, type LoadResult } from './lib/load.js';
 import { paced } from './lib/paced.js';
 import { captureCreate, captureList, describe, replay, type ReplayResult } from './lib/replay.js';
-import { nodeArgs, startService, type RunningService } from './lib/service.js';
+import { loadServer, nodeArgs, startService, type RunningService } from './lib/service.js';
 import { measureWebhooks, type WebhookResult } from './lib/webhooks.js';
 
 const { values: args } = parseArgs({
@@ -73,18 +72,8 @@ interface Pass {
 
 const log = (m: string): void => void process.stderr.write(`bench: ${m}\n`);
 
-async function hello(): Promise<LoadResult> {
-  const child = spawn(process.execPath, nodeArgs('bench/hello.ts'), { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout.once('data', (b: Buffer) => resolve((JSON.parse(b.toString()) as { port: number }).port));
-    child.once('exit', (code) => reject(new Error(`the hello server exited (${code})`)));
-  });
-  try {
-    await load({ url: `http://127.0.0.1:${port}/hello`, connections: CONNECTIONS, seconds: 1, expect: 200 }); // warm
-    return await load({ url: `http://127.0.0.1:${port}/hello`, connections: CONNECTIONS, seconds: SHORT, expect: 200 });
-  } finally {
-    child.kill('SIGINT');
-  }
+function hello(): Promise<LoadResult> {
+  return loadServer(nodeArgs('bench/hello.ts'), '/hello', SHORT);
 }
 
 /** Runs `work` on a connection of its own to the service's database, closed afterwards. */

@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { freePort } from '../../src/db/embedded.js';
 import { npmStartArgs, PROJECT_ROOT as ROOT } from '../../test/helpers/start-command.js';
+import { load, type LoadResult } from './load.js';
 
 export interface RunningService {
   url: string;
@@ -36,6 +37,25 @@ export interface StartOptions {
 /** Node's own command line for one of our TypeScript files (the hello server), as the package scripts run them. */
 export function nodeArgs(entry: string): string[] {
   return ['--import', 'tsx', path.join(ROOT, entry)];
+}
+
+/**
+ * Loads a bare server of ours (`node <args>`; it prints `{"port": n}` and serves until SIGINT), in a process of its
+ * own: `route` for `seconds` with 64 connections, after `warmSeconds` of the same. The server is stopped after.
+ */
+export async function loadServer(args: string[], route: string, seconds: number, warmSeconds = 1): Promise<LoadResult> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      child.stdout!.once('data', (b: Buffer) => resolve((JSON.parse(b.toString()) as { port: number }).port));
+      child.once('exit', (code) => reject(new Error(`the server (${args.join(' ')}) exited (${code})`)));
+    });
+    const url = `http://127.0.0.1:${port}${route}`;
+    await load({ url, connections: 64, seconds: warmSeconds, expect: 200 });
+    return await load({ url, connections: 64, seconds, expect: 200 });
+  } finally {
+    child.kill('SIGINT');
+  }
 }
 
 export async function startService(options: StartOptions): Promise<RunningService> {
