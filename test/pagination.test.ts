@@ -2,12 +2,7 @@
 // stability under concurrent inserts. Through HTTP on a real database.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { cp, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { createPool } from '../src/db/pool.js';
-import { MIGRATIONS_DIR, migrate } from '../src/db/migrate.js';
-import { createCollection, createTestDatabase, createWorkspace, request, startTestApp, type ApiResponse, type TestApp, assertProblem } from './helpers/harness.js';
+import { createCollection, createWorkspace, request, startTestApp, type ApiResponse, type TestApp, assertProblem } from './helpers/harness.js';
 
 let t: TestApp;
 before(async () => {
@@ -555,7 +550,7 @@ describe('row 3: a list item is the collection a GET returns', () => {
     assert.ok((list.body.data as Item[]).some((c) => c.failure_reason !== null), 'a failure reason');
   });
 
-  it('after a change written by any statement, not only the API: the stored item follows the row (migration 011)', async () => {
+  it('after a change written by any statement, not only the API: the list item follows the row', async () => {
     const ws = await createWorkspace(t, 'list-follows-row');
     const created = await createCollection(t, ws.token);
     assert.equal(created.status, 201, created.text);
@@ -578,48 +573,5 @@ describe('row 3: a list item is the collection a GET returns', () => {
     // A column the item does not show, alone (as the reconciliation sweep writes checked_at): the item stays.
     await t.db.query('UPDATE collections SET checked_at = now() WHERE id = $1', [id]);
     assert.deepEqual((await request(t, 'GET', '/v1/collections?limit=100', { token: ws.token })).body.data, [one.body]);
-  });
-
-  it('a collection written before migration 011 gets its stored item when the migration runs', async () => {
-    const database = await createTestDatabase();
-    const before = await mkdtemp(path.join(os.tmpdir(), 'migrations-010-'));
-    const pool = createPool(database.url, 2);
-    try {
-      await cp(MIGRATIONS_DIR, before, { recursive: true, filter: (f) => !f.endsWith('.sql') || parseInt(path.basename(f), 10) <= 10 });
-      assert.deepEqual((await migrate(pool, before)).at(-1), 10);
-      const ws = 'aaaaaaaa-0000-4000-8000-000000000011';
-      const id = 'bbbbbbbb-0000-4000-8000-000000000011';
-      await pool.query(`INSERT INTO workspaces (id, name, display_name, environment, kind, created_at) VALUES ($1, 'old', 'Old', 'sandbox', 'integrator', now())`, [ws]);
-      await pool.query(
-        `INSERT INTO collections (id, workspace_id, market, rail, amount, currency, reference, status, customer, metadata, payment_instruction,
-           created_at, updated_at, expires_at, provider, submit_after)
-         VALUES ($1, $2, 'KE', 'mpesa', 1500, 'KES', 'old-row', 'successful', '{"phone_number":"+254712345678"}', '{"a":[1,"two"]}', NULL,
-           '2026-01-02T03:04:05.006Z', '2026-01-02T03:05:00Z', '2026-01-02T03:14:05.006Z', 'sandbox', now())`,
-        [id, ws],
-      );
-      assert.ok((await migrate(pool)).includes(11));
-      const { rows } = await pool.query<{ api_json: string }>('SELECT api_json FROM collections WHERE id = $1', [id]);
-      assert.deepEqual(JSON.parse(rows[0]?.api_json ?? 'null'), {
-        collection_id: id,
-        integrator_id: ws,
-        market: 'KE',
-        rail: 'mpesa',
-        amount: 1500,
-        currency: 'KES',
-        reference: 'old-row',
-        status: 'successful',
-        customer: { phone_number: '+254712345678' },
-        metadata: { a: [1, 'two'] },
-        payment_instruction: null,
-        failure_reason: null,
-        created_at: '2026-01-02T03:04:05.006Z',
-        updated_at: '2026-01-02T03:05:00.000Z',
-        expires_at: '2026-01-02T03:14:05.006Z',
-      });
-    } finally {
-      await pool.end();
-      await database.drop();
-      await rm(before, { recursive: true, force: true });
-    }
   });
 });

@@ -121,22 +121,14 @@ export class CursorCodec {
 
   /** Builds a page from `limit + 1` rows fetched newest first. */
   page<R extends { created_at: Date; id: string }, T>(rows: R[], limit: number, toApi: (row: R) => T): Page<T> {
-    const { shown, has_more, next_cursor } = this.cut(rows, limit, (r) => r.created_at);
-    return { data: shown.map(toApi), has_more, next_cursor };
-  }
-
-  /** The same page as `page`, as JSON text, from rows that carry each item as JSON text (`api_json`) beside `JSON_LIST_COLUMNS`. */
-  pageJson(rows: JsonListRow[], limit: number): string {
-    const { shown, has_more, next_cursor } = this.cut(rows, limit, (r) => new Date(r.created_ms));
-    return `{"data":[${shown.map((r) => r.api_json).join(',')}],"has_more":${has_more},"next_cursor":${JSON.stringify(next_cursor)}}`;
-  }
-
-  /** The first `limit` of `limit + 1` rows, whether more follow, and the cursor after the last one shown. */
-  private cut<R extends { id: string }>(rows: R[], limit: number, createdAt: (row: R) => Date): { shown: R[]; has_more: boolean; next_cursor: string | null } {
     const hasMore = rows.length > limit;
     const shown = hasMore ? rows.slice(0, limit) : rows;
     const last = shown[shown.length - 1];
-    return { shown, has_more: hasMore, next_cursor: hasMore && last ? this.encode({ createdAt: createdAt(last), id: last.id }) : null };
+    return {
+      data: shown.map(toApi),
+      has_more: hasMore,
+      next_cursor: hasMore && last ? this.encode({ createdAt: last.created_at, id: last.id }) : null,
+    };
   }
 }
 
@@ -149,16 +141,6 @@ export function pageSchema<T extends import('typebox').TSchema>(item: T, descrip
     },
     { additionalProperties: false },
   );
-}
-
-/** What a list page needs of each row besides its item: the keyset position (creation time in milliseconds, id). */
-export const JSON_LIST_COLUMNS = 'id, floor(extract(epoch FROM created_at) * 1000)::float8 AS created_ms';
-
-/** A row of a list whose item the database wrote as JSON text (`api_json`). */
-export interface JsonListRow {
-  id: string;
-  created_ms: number;
-  api_json: string;
 }
 
 export interface ListFilter<S extends string = string> {

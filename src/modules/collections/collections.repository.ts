@@ -1,7 +1,7 @@
 // SQL for collections. The workspace id is always the first argument.
 import type { Queryable } from '../../db/pool.js';
 import type { Statement } from '../events/events.repository.js';
-import { JSON_LIST_COLUMNS, listQuery, type JsonListRow, type ListFilter } from '../../platform/pagination.js';
+import { listQuery, type ListFilter } from '../../platform/pagination.js';
 import type { CollectionStatus } from './collections.schemas.js';
 
 export interface CollectionRow {
@@ -101,12 +101,8 @@ export async function findCollection(db: Queryable, workspaceId: string, id: str
   return rows[0];
 }
 
-/**
- * A page of collections, each as the JSON text GET answers, which a trigger (migration 011) keeps in `api_json`:
- * the page goes from the database to the socket as text, without the database building 101 JSON objects a page,
- * or the service a row object, three Dates and a re-serialisation per item.
- */
-export async function listCollections(db: Queryable, workspaceId: string, f: ListFilter<CollectionStatus>): Promise<JsonListRow[]> {
-  const { text, values } = listQuery('collections', JSON_LIST_COLUMNS + ', api_json', { workspace_id: workspaceId }, f);
-  return (await db.query<JsonListRow>(text, values)).rows;
+/** A page of collections, newest first. */
+export async function listCollections(db: Queryable, workspaceId: string, f: ListFilter<CollectionStatus>): Promise<CollectionRow[]> {
+  const { text, values } = listQuery('collections', COLUMNS, { workspace_id: workspaceId }, f);
+  return (await db.query<CollectionRow>(text, values)).rows;
 }

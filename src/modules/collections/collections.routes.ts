@@ -1,7 +1,7 @@
 // Routes for collections: row 1 (create), row 3 (list) and read one. No SQL here.
 import { requireAuth } from '../../platform/auth.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
-import { sendJsonText, sendStored, type App } from '../../platform/http.js';
+import { sendStored, type App } from '../../platform/http.js';
 import { IdempotencyKeyHeader, problemResponses } from '../../platform/schemas.js';
 import { Type } from 'typebox';
 import {
@@ -53,7 +53,7 @@ export function collectionsRoutes(app: App, service: CollectionsService): void {
         response: { 200: CollectionPage, ...problemResponses(400, 401, 403, 429) },
       },
     },
-    async (request, reply) => sendJsonText(reply, await service.list(requireAuth(request).workspaceId, request.query)),
+    async (request) => service.list(requireAuth(request).workspaceId, request.query),
   );
 
   app.get(

@@ -3,7 +3,7 @@ import type { Db, Tx } from '../../db/pool.js';
 import { ApiError, notFound, type FieldError } from '../../platform/errors.js';
 import { canonicalJson, type IdempotencyEngine, type IdempotentResult } from '../../platform/idempotency.js';
 import { uuidv7, uuidv7Time, isUuid } from '../../platform/ids.js';
-import { type CursorCodec } from '../../platform/pagination.js';
+import { type CursorCodec, type Page } from '../../platform/pagination.js';
 import { phoneProblem, type MarketCatalogue } from '../catalogue/catalogue.js';
 import type { Market, Rail } from '../catalogue/catalogue.schema.js';
 import type { CurrencyRules } from '../catalogue/catalogue.js';
@@ -179,9 +179,8 @@ export class CollectionsService {
     return toApi(row);
   }
 
-  /** A page of `CollectionPage` as JSON text (items written by the database, equal to `toApi`'s). */
-  async list(workspaceId: string, query: ListCollectionsQuery): Promise<string> {
+  async list(workspaceId: string, query: ListCollectionsQuery): Promise<Page<Collection>> {
     const { limit, filter } = this.cursors.filterOf(query);
-    return this.cursors.pageJson(await repo.listCollections(this.db, workspaceId, filter), limit);
+    return this.cursors.page(await repo.listCollections(this.db, workspaceId, filter), limit, toApi);
   }
 }
