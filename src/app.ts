@@ -37,7 +37,8 @@ import { Lifecycle } from './modules/lifecycle/lifecycle.service.js';
 import { Submitter } from './modules/lifecycle/submitter.js';
 import { ProviderNotices } from './modules/providers/notices.service.js';
 import { buildProviders, type ProviderPlan, type ProviderRegistry } from './modules/providers/providers.registry.js';
-import { providersRoutes } from './modules/providers/providers.routes.js';
+import { exponentOf } from './modules/providers/connector-config.js';
+import { operatorCallbackRoutes, providersRoutes } from './modules/providers/providers.routes.js';
 import { refundsRoutes } from './modules/refunds/refunds.routes.js';
 import { riskRoutes } from './modules/risk/risk.routes.js';
 import { RiskService } from './modules/risk/risk.service.js';
@@ -204,8 +205,8 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   const cursors = new CursorCodec(deps.keys.cursorKey);
   const credentials = new CredentialsService(tokens, config.paymentsEnv);
   const workerDb = deps.workerDb ?? db;
-  const providers = buildProviders(deps.providerPlan, config, workerDb, deps.keys.sandboxProviderSecret);
-  const collections = new CollectionsService(db, deps.catalogue, idempotency, cursors, (market, rail) => providers.nameFor(market, rail));
+  const providers = buildProviders(deps.providerPlan, config, workerDb, deps.keys.sandboxProviderSecret, deps.catalogue, app.log);
+  const collections = new CollectionsService(db, deps.catalogue, idempotency, cursors, providers);
   const risk = new RiskService(db, idempotency, cursors);
   const refunds = new RefundsService(db, idempotency, cursors, (tx, workspaceId, refundId) => risk.afterRefundRequested(tx, workspaceId, refundId));
   const marketData = new MarketDataService(db, idempotency, cursors, config.rateMaxAgeSeconds);
@@ -214,13 +215,17 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
     autoconvertFeeBps: config.autoconvertFeeBps,
     log: app.log,
   });
-  const payouts = new PayoutsService(db, deps.catalogue, idempotency, cursors, marketData, risk, (market, rail) => providers.nameFor(market, rail));
+  const payouts = new PayoutsService(db, deps.catalogue, idempotency, cursors, marketData, risk, providers);
   const checkout = new CheckoutService(db, deps.catalogue, collections, idempotency, cursors, { env: config.paymentsEnv, publicBaseUrl: config.publicBaseUrl });
   // In the transaction that moves a collection: its checkout session follows, and the risk rules look at it.
-  const lifecycle = new Lifecycle(app.log, async (tx, workspaceId, collection) => {
-    await checkout.followCollection(tx, workspaceId, collection);
-    await risk.afterCollectionMoved(tx, workspaceId, collection);
-  });
+  const lifecycle = new Lifecycle(
+    app.log,
+    async (tx, workspaceId, collection) => {
+      await checkout.followCollection(tx, workspaceId, collection);
+      await risk.afterCollectionMoved(tx, workspaceId, collection);
+    },
+    (currency) => exponentOf(deps.catalogue, currency),
+  );
   const notices = new ProviderNotices(db, providers, lifecycle, app.log);
   // As many initiations in flight as API requests can hold connections: under load, payers' prompts go out as fast as
   // collections are created (with 8 against the API's 20, 6,000 of 9,000 created in a 20 s run waited ~10 s for theirs).
@@ -240,6 +245,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   depositsRoutes(app, deposits, config.paymentsEnv);
   payoutsRoutes(app, payouts);
   providersRoutes(app, notices);
+  operatorCallbackRoutes(app, notices);
   webhooksRoutes(app, webhooks);
   // The simulate endpoints exist only in the sandbox: in production they are unknown routes (404).
   if (config.paymentsEnv === 'sandbox' && providers.sandbox) sandboxRoutes(app, new SandboxService(idempotency, lifecycle, providers.sandbox));

@@ -34,8 +34,10 @@ export interface Config {
   workerDbPoolSize: number;
   /** How long an idempotency outcome is kept, in seconds (contract: 24 hours). */
   idempotencyRetentionSeconds: number;
-  /** A JSON file naming the HTTP gateways that run rails (required in production for every rail). */
+  /** A JSON file naming the operator connectors and HTTP gateways that run rails (required in production for every rail). */
   providersFile: string | undefined;
+  /** How long one call to an operator's API (Daraja, MoMo, Airtel) may take before it counts as unanswered, in ms. */
+  operatorTimeoutMs: number;
   /** Time between two steps of the sandbox simulator, in milliseconds. */
   sandboxStepMs: number;
   /** How often the background workers look for due work (expiry, simulator steps, unsent initiations), in ms. */
@@ -134,6 +136,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     embeddedPgPort: integer(env, 'EMBEDDED_PG_PORT', DEFAULT_EMBEDDED_PORT, 0, 65535),
     idempotencyRetentionSeconds: integer(env, 'IDEMPOTENCY_RETENTION_SECONDS', 86_400, 1, 30 * 86_400),
     providersFile: env.PROVIDERS_FILE === '' ? undefined : env.PROVIDERS_FILE,
+    operatorTimeoutMs: integer(env, 'OPERATOR_TIMEOUT_MS', 30_000, 100, 120_000),
     sandboxStepMs: integer(env, 'SANDBOX_STEP_MS', 2000, 1, 600_000),
     workerIntervalMs: integer(env, 'WORKER_INTERVAL_MS', 500, 10, 60_000),
     reconcileAfterSeconds: integer(env, 'RECONCILE_AFTER_SECONDS', 120, 1, 86_400),

@@ -26,9 +26,10 @@ describe('row 1 success: 201 with the complete Collection record', () => {
     const c = res.body;
     assert.deepEqual(Object.keys(c).sort(), [
       'amount', 'collection_id', 'created_at', 'currency', 'customer', 'expires_at', 'failure_reason', 'integrator_id', 'market',
-      'metadata', 'payment_instruction', 'rail', 'reference', 'status', 'updated_at',
+      'metadata', 'payment_instruction', 'provider_receipt', 'rail', 'reference', 'status', 'updated_at',
     ]);
     assert.equal(c.failure_reason, null);
+    assert.equal(c.provider_receipt, null);
     assert.match(c.collection_id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     assert.equal(c.integrator_id, t.demoWorkspaceId);
     assert.equal(c.market, 'KE');

@@ -24,7 +24,7 @@ const METADATA = { order_id: '42', cart: { items: 2 } };
 const AMOUNT = 1500;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const REFUND_FIELDS = ['amount', 'collection_id', 'currency', 'failure_reason', 'metadata', 'refund_id', 'requested_at', 'resolved_at', 'status'];
+const REFUND_FIELDS = ['amount', 'collection_id', 'currency', 'failure_reason', 'metadata', 'provider_receipt', 'refund_id', 'requested_at', 'resolved_at', 'status'];
 
 type Api = { baseUrl: string };
 

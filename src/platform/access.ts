@@ -20,6 +20,11 @@ export const ROUTE_ACCESS: Readonly<Record<string, RouteAuth>> = {
   'GET /docs': 'public',
   // Rail providers authenticate by the signature over the body, not by a token.
   'POST /v1/providers/:provider/callbacks': 'public',
+  // Operators (Daraja, MoMo, Airtel) sign nothing: the connector's callback token in the path is the capability.
+  'POST /v1/providers/:provider/callbacks/:token': 'public',
+  'POST /v1/providers/:provider/callbacks/:token/:kind': 'public',
+  'PUT /v1/providers/:provider/callbacks/:token/:kind': 'public',
+  'POST /v1/providers/:provider/callbacks/:token/:kind/:ref': 'public',
 
   // Every credential holder manages its own workspace's credentials (an admin, any audience's).
   'GET /v1/workspace': ANY,

@@ -34,6 +34,7 @@ export const ERROR_CODES = {
   payload_too_large: { status: 413, title: 'Payload too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   amount_out_of_range: { status: 422, title: 'Amount out of range' },
+  amount_not_supported: { status: 422, title: 'Amount not supported by the rail' },
   idempotency_key_missing: { status: 422, title: 'Idempotency key missing' },
   idempotency_key_invalid: { status: 422, title: 'Idempotency key invalid' },
   idempotency_key_reused: { status: 422, title: 'Idempotency key reused' },

@@ -56,6 +56,14 @@ export function startWorkers(services: Services, config: Config, db: Db, log: Fa
     every(tick * 10, 'deposit-credits', () => services.deposits.creditDue(), onError),
     every(Math.min(30_000, config.reconcileAfterSeconds * 1000), 'reconcile', () => reconcile(db, providers, notices, log, config.reconcileAfterSeconds), onError),
   ];
+  // Operators that never repeat a callback (MTN MoMo) have their open operations polled at their own pace.
+  const byPace = new Map<number, string[]>();
+  for (const connector of providers.connectors()) {
+    if (connector.pollSeconds !== undefined) byPace.set(connector.pollSeconds, [...(byPace.get(connector.pollSeconds) ?? []), connector.name]);
+  }
+  for (const [seconds, names] of byPace) {
+    jobs.push(every(Math.max(tick, (seconds * 1000) / 2), `poll-${names.join('-')}`, () => reconcile(db, providers, notices, log, seconds, names), onError));
+  }
   const simulator = providers.sandbox;
   if (simulator) {
     // Often enough that a step is never much later than SANDBOX_STEP_MS says.
@@ -68,7 +76,7 @@ export function startWorkers(services: Services, config: Config, db: Db, log: Fa
       services.refunds.afterCreate = undefined;
       services.webhooks.afterQueue = undefined;
       await Promise.all(jobs.map((j) => j.stop()));
-      await Promise.all([submitter.stop(), relay.stop()]);
+      await Promise.all([submitter.stop(), relay.stop(), notices.settle()]);
     },
   };
 }

@@ -2,7 +2,13 @@
 import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
 import { DateTime, Uuid } from '../../platform/schemas.js';
-import { COLLECTION_STATUSES, CustomerSchema, FAILURE_REASONS, MetadataSchema, PaymentInstructionSchema } from '../collections/collections.schemas.js';
+import {
+  COLLECTION_STATUSES,
+  CustomerSchema,
+  FAILURE_REASONS,
+  MetadataSchema,
+  PaymentInstructionSchema,
+} from '../collections/collections.schemas.js';
 
 export const SESSION_STATUSES = ['open', 'processing', 'complete', 'expired'] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
@@ -24,8 +30,8 @@ const SessionStatusSchema = Type.Enum(SESSION_STATUSES, {
 
 const AttemptFailureSchema = Type.Union([Type.Enum(ATTEMPT_FAILURE_REASONS), Type.Null()], {
   description:
-    "Why the latest payment attempt did not succeed: the collection's `failure_reason` (`payer_declined`, `insufficient_funds`, " +
-    '`provider_error`, `provider_refused`) or `expired` (the payer never authorised it). Null when no attempt has failed.',
+    "Why the latest payment attempt did not succeed: the collection's `failure_reason` (see the Collection) or `expired` (the payer " +
+    'never authorised it). Null when no attempt has failed.',
 });
 
 export const CreateSessionBody = Type.Object(

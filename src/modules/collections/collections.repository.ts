@@ -22,6 +22,8 @@ export interface CollectionRow {
   /** Name of the rail provider running it (`sandbox` in the sandbox). */
   provider: string;
   provider_reference: string | null;
+  /** The operator's receipt of the payment (an M-Pesa receipt number…), once it confirmed it. */
+  provider_receipt: string | null;
   /** When the provider accepted (or refused) the initiation; null until then. */
   submitted_at: Date | null;
   failure_reason: string | null;
@@ -31,14 +33,14 @@ export interface CollectionRow {
 
 const COLUMNS =
   'id, workspace_id, market, rail, amount, currency, reference, status, customer, metadata, payment_instruction, created_at, updated_at, expires_at, ' +
-  'provider, provider_reference, submitted_at, failure_reason, checkout_session_id';
+  'provider, provider_reference, provider_receipt, submitted_at, failure_reason, checkout_session_id';
 
 /** The INSERT of a new collection (run with its `collection.created` event: `recordEvent`'s `change`). */
 export function insertCollection(workspaceId: string, c: Omit<CollectionRow, 'workspace_id'>): Statement {
   return {
     // The initiation sweep leaves a new collection to the submitter's immediate kick for its first 5 seconds.
     text: `INSERT INTO collections (${COLUMNS}, submit_after)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, NULL, NULL, NULL, $16, $12::timestamptz + interval '5 seconds')`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, NULL, NULL, NULL, NULL, $16, $12::timestamptz + interval '5 seconds')`,
     values: [
       c.id,
       workspaceId,
@@ -69,12 +71,12 @@ export async function lockCollection(tx: Queryable, workspaceId: string, id: str
   return rows[0];
 }
 
-/** What the lifecycle changes: status, times, failure reason, and the provider's reference once known. */
+/** What the lifecycle changes: status, times, failure reason, and the provider's reference and receipt once known. */
 export function statusUpdate(c: CollectionRow): Statement {
   return {
-    text: `UPDATE collections SET status = $3, updated_at = $4, failure_reason = $5, provider_reference = $6, submitted_at = $7
+    text: `UPDATE collections SET status = $3, updated_at = $4, failure_reason = $5, provider_reference = $6, submitted_at = $7, provider_receipt = $8
      WHERE workspace_id = $1 AND id = $2`,
-    values: [c.workspace_id, c.id, c.status, c.updated_at, c.failure_reason, c.provider_reference, c.submitted_at],
+    values: [c.workspace_id, c.id, c.status, c.updated_at, c.failure_reason, c.provider_reference, c.submitted_at, c.provider_receipt],
   };
 }
 
@@ -88,8 +90,8 @@ export async function saveStatus(tx: Queryable, c: CollectionRow): Promise<void>
  * Provider callbacks name our object id but not its workspace: the one lookup by id alone outside
  * maintenance. Everything after it is scoped by the workspace found here.
  */
-export async function collectionOwner(db: Queryable, id: string): Promise<{ workspace_id: string; provider: string } | undefined> {
-  const { rows } = await db.query<{ workspace_id: string; provider: string }>('SELECT workspace_id, provider FROM collections WHERE id = $1', [id]);
+export async function collectionOwner(db: Queryable, id: string): Promise<{ workspace_id: string; provider: string; provider_reference: string | null } | undefined> {
+  const { rows } = await db.query<{ workspace_id: string; provider: string; provider_reference: string | null }>('SELECT workspace_id, provider, provider_reference FROM collections WHERE id = $1', [id]);
   return rows[0];
 }
 

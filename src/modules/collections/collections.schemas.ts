@@ -6,8 +6,28 @@ import { DateTime, Uuid } from '../../platform/schemas.js';
 export const COLLECTION_STATUSES = ['created', 'pending', 'processing', 'successful', 'failed', 'expired', 'refunded', 'reversed'] as const;
 export type CollectionStatus = (typeof COLLECTION_STATUSES)[number];
 
-export const FAILURE_REASONS = ['payer_declined', 'insufficient_funds', 'provider_error', 'provider_refused'] as const;
-export type FailureReason = (typeof FAILURE_REASONS)[number];
+/** Why a collection failed: each code with what it means (the operators' own result codes map onto these). */
+export const FAILURE_REASON_MEANINGS = {
+  payer_declined: 'the payer declined or cancelled the prompt',
+  insufficient_funds: 'not enough money in the payer’s account',
+  wrong_pin: 'the payer entered a wrong PIN',
+  prompt_expired: 'the payer did not answer the prompt in time',
+  payer_unreachable: 'the payer’s phone could not be reached',
+  payer_busy: 'the payer already had a payment in progress',
+  payer_limit_reached: 'the payer reached a transaction limit',
+  payer_not_found: 'the number has no mobile-money account',
+  provider_error: 'the provider could not run it',
+  provider_refused: 'the provider refused the initiation',
+} as const;
+export type FailureReason = keyof typeof FAILURE_REASON_MEANINGS;
+export const FAILURE_REASONS = Object.keys(FAILURE_REASON_MEANINGS) as [FailureReason, ...FailureReason[]];
+
+/** `code` (meaning), … for a field's description. */
+export function describeReasons(meanings: Record<string, string>): string {
+  return Object.entries(meanings)
+    .map(([code, meaning]) => `\`${code}\` (${meaning})`)
+    .join(', ');
+}
 
 /** A provider's free-text reason, mapped onto the codes we document; anything unknown is a provider error. */
 export function failureReason(reason: string | undefined): FailureReason {
@@ -17,6 +37,14 @@ export function failureReason(reason: string | undefined): FailureReason {
 const StatusSchema = Type.Enum(COLLECTION_STATUSES, {
   description: 'Lifecycle status: created, pending, processing, successful, failed, expired, refunded or reversed.',
 });
+
+/** The operator's receipt field of collections, refunds and payouts. */
+export const ProviderReceipt = (what: string) =>
+  Type.Union([Type.String(), Type.Null()], {
+    description:
+      `The operator's own receipt of the ${what} (an M-Pesa receipt number, MTN's financialTransactionId, an Airtel Money id), once the ` +
+      'operator has confirmed it; quote it to the operator and the payer. Null until then, and on the sandbox simulator.',
+  });
 
 export const CustomerSchema = Type.Object(
   {
@@ -101,9 +129,9 @@ export const CollectionSchema = Type.Object(
     payment_instruction: PaymentInstructionSchema,
     failure_reason: Type.Union([Type.Enum(FAILURE_REASONS), Type.Null()], {
       description:
-        'Why the collection failed, once it has: `payer_declined`, `insufficient_funds`, `provider_error` (the provider could not run it), ' +
-        '`provider_refused` (the provider refused the initiation). Null otherwise.',
+        `Why the collection failed, once it has: ${describeReasons(FAILURE_REASON_MEANINGS)}. Null otherwise.`,
     }),
+    provider_receipt: ProviderReceipt('payment'),
     created_at: DateTime('Creation time (UTC, milliseconds).'),
     updated_at: DateTime('Time of the last status change.'),
     expires_at: DateTime('When the collection expires if the payer has not authorised it.'),

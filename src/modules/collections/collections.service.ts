@@ -11,6 +11,7 @@ import { recordEvent } from '../events/events.repository.js';
 import * as repo from './collections.repository.js';
 import type { Collection, CreateCollectionBody, ListCollectionsQuery } from './collections.schemas.js';
 import { paymentInstruction } from './payment-instructions.js';
+import type { RailAssignment } from '../providers/provider.js';
 
 const METADATA_MAX_BYTES = 16 * 1024;
 
@@ -28,6 +29,7 @@ export function toApi(row: repo.CollectionRow): Collection {
     metadata: row.metadata,
     payment_instruction: row.payment_instruction as Collection['payment_instruction'],
     failure_reason: row.failure_reason as Collection['failure_reason'],
+    provider_receipt: row.provider_receipt,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     expires_at: row.expires_at.toISOString(),
@@ -67,8 +69,8 @@ export class CollectionsService {
     private readonly catalogue: MarketCatalogue,
     private readonly idempotency: IdempotencyEngine,
     private readonly cursors: CursorCodec,
-    /** The provider that runs a rail (checked at boot: every rail has one). */
-    private readonly providerFor: (market: string, rail: string) => string,
+    /** The provider that runs each rail (checked at boot: every rail has one). */
+    private readonly rails: RailAssignment,
   ) {}
 
   /** The spec's row-1 rules, in the order a payer's request fails them: market, rail, currency, customer, amount. */
@@ -95,6 +97,10 @@ export class CollectionsService {
     if (phoneIssue) problems.push({ field: 'customer.phone_number', message: phoneIssue });
     if (problems.length > 0) throw new ApiError('invalid_customer', `The customer fields are not valid for ${rail.name} in ${market.name}.`, { errors: problems });
     const currency = checkAmountAndMetadata(this.catalogue, market.currency, body.amount, body.metadata);
+    const unsupported = this.rails.amountProblem(marketCode, railCode, body.amount, body.currency);
+    if (unsupported !== undefined) {
+      throw new ApiError('amount_not_supported', unsupported, { errors: [{ field: 'amount', message: `is not an amount ${rail.name} can move` }] });
+    }
     return { market, rail, currency };
   }
 
@@ -162,8 +168,9 @@ export class CollectionsService {
       created_at: now,
       updated_at: now,
       expires_at: new Date(now.getTime() + rail.expiry_seconds * 1000),
-      provider: this.providerFor(marketCode, railCode),
+      provider: this.rails.nameFor(marketCode, railCode),
       provider_reference: null,
+      provider_receipt: null,
       submitted_at: null,
       failure_reason: null,
       checkout_session_id: checkout?.sessionId ?? null,

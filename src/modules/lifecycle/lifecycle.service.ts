@@ -3,6 +3,7 @@
 // a transition the table does not allow is refused and logged.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Tx } from '../../db/pool.js';
+import { minorUnits } from '../../platform/money.js';
 import { stepTime } from '../../platform/time.js';
 import * as collections from '../collections/collections.repository.js';
 import { failureReason, type CollectionStatus } from '../collections/collections.schemas.js';
@@ -33,6 +34,10 @@ export interface MoveOptions {
   reason?: string | undefined;
   /** The provider's reference for the object, recorded (with the time) if none is recorded yet. */
   providerReference?: string | undefined;
+  /** The operator's receipt of the money movement, recorded if none is recorded yet. */
+  receipt?: string | undefined;
+  /** The amount the operator says moved (major units, as it wrote it), when it says: a move for another amount than the row's is refused. */
+  amount?: string | undefined;
 }
 
 /** A notice naming a reference other than the one recorded is about something else: it must not move this object. */
@@ -40,10 +45,23 @@ function sameReference(row: { provider_reference: string | null }, reference: st
   return reference === undefined || row.provider_reference === null || row.provider_reference === reference;
 }
 
-/** The row with the provider's reference recorded, if it had none yet (the first reference given wins). */
-function withReference<R extends { provider_reference: string | null; submitted_at: Date | null }>(row: R, reference: string | undefined): R {
-  if (reference === undefined || row.provider_reference !== null) return row;
-  return { ...row, provider_reference: reference, submitted_at: row.submitted_at ?? new Date() };
+interface ProviderFields {
+  provider_reference: string | null;
+  provider_receipt: string | null;
+  submitted_at: Date | null;
+}
+
+/** The row with the provider's reference and receipt recorded where it had none yet (the first one given wins). */
+function withReference<R extends ProviderFields>(row: R, options: MoveOptions): R {
+  const reference = row.provider_reference === null ? options.providerReference : undefined;
+  const receipt = row.provider_receipt === null ? options.receipt : undefined;
+  if (reference === undefined && receipt === undefined) return row;
+  return {
+    ...row,
+    provider_reference: reference ?? row.provider_reference,
+    provider_receipt: receipt ?? row.provider_receipt,
+    submitted_at: row.submitted_at ?? (reference === undefined ? null : new Date()),
+  };
 }
 
 /** Called in the same transaction after every applied collection move (checkout sessions follow; risk rules look). */
@@ -54,6 +72,8 @@ export class Lifecycle {
     private readonly log: FastifyBaseLogger,
     /** What else moves with a collection, in its transaction: its checkout session, the risk rules. */
     private readonly followCollection: CollectionFollower,
+    /** Decimals of a currency (operators write amounts in major units). */
+    private readonly exponentOf: (currency: string) => number,
   ) {}
 
   async moveCollection(
@@ -171,11 +191,11 @@ export class Lifecycle {
 
   /**
    * What every move does before its steps. A notice naming another reference is refused. A repeat, or a move
-   * the table refuses, changes nothing but the provider's reference (recorded by a repeat, never by a
+   * the table refuses, changes nothing but the provider's reference and receipt (recorded by a repeat, never by a
    * refusal); a refused report that money moved needs a person, so it is logged as an error. Otherwise the
    * row (with the reference recorded) and the statuses to step through.
    */
-  private async start<S extends string, R extends { status: S; provider_reference: string | null; submitted_at: Date | null }>(
+  private async start<S extends string, R extends ProviderFields & { status: S; amount: number; currency: string }>(
     kind: 'collection' | 'refund' | 'payout',
     current: R,
     to: S,
@@ -190,13 +210,18 @@ export class Lifecycle {
       this.log.warn(ids, 'provider notice refused: its reference is not the one the provider gave');
       return { done: { outcome: 'refused', row: current, from } };
     }
-    if (route.kind === 'steps') return { row: withReference(current, options.providerReference), steps: route.steps };
+    if (options.amount !== undefined && minorUnits(options.amount, this.exponentOf(current.currency)) !== current.amount) {
+      // Money moved, but not the amount we asked for: a person must look; nothing is credited or settled.
+      this.log.error({ ...ids, amount: current.amount, reported_amount: options.amount }, `provider reports another amount for this ${kind}; refused`);
+      return { done: { outcome: 'refused', row: current, from } };
+    }
+    if (route.kind === 'steps') return { row: withReference(current, options), steps: route.steps };
     if (route.kind === 'refused') {
       const moneyMoved = moneyMoves.includes(to);
       this.log[moneyMoved ? 'error' : 'warn']({ ...ids, from, to, money_moved: moneyMoved }, `${kind} transition refused`);
       return { done: { outcome: 'refused', row: current, from } };
     }
-    const row = withReference(current, options.providerReference);
+    const row = withReference(current, options);
     if (row !== current) await save(row);
     return { done: { outcome: 'duplicate', row, from } };
   }

@@ -7,13 +7,13 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { withTransaction, type Db } from '../../db/pool.js';
 import * as collections from '../collections/collections.repository.js';
-import { ProviderError } from '../providers/provider.js';
+import { ProviderError, type ProviderAck } from '../providers/provider.js';
 import type { ProviderRegistry } from '../providers/providers.registry.js';
 import { findBeneficiary } from '../beneficiaries/beneficiaries.repository.js';
 import * as payouts from '../payouts/payouts.repository.js';
 import type { PayoutStatus } from '../payouts/payouts.schemas.js';
 import * as refunds from '../refunds/refunds.repository.js';
-import type { Lifecycle } from './lifecycle.service.js';
+import type { Lifecycle, MoveOptions } from './lifecycle.service.js';
 
 export type SubmissionKind = 'collection' | 'refund' | 'payout';
 
@@ -44,6 +44,11 @@ const SWEEP_SQL = `WITH ${UNSENT.map(
        RETURNING workspace_id, id, submit_attempts)`,
 ).join(',\n     ')}
      ${UNSENT.map((k) => `SELECT '${k.kind}'::text AS kind, workspace_id, id, submit_attempts FROM ${k.kind}`).join('\n     UNION ALL ')}`;
+/** How the lifecycle records an initiation's answer. */
+function ackOptions(providerName: string, ack: ProviderAck): MoveOptions {
+  return { cause: `initiation at ${providerName}`, reason: ack.reason, providerReference: ack.reference, receipt: ack.receipt };
+}
+
 /** Sweep attempts before giving up on an initiation (with the backoff below, about 8 minutes). */
 export const MAX_ATTEMPTS = 10;
 
@@ -173,7 +178,7 @@ export class Submitter {
       expiresAt: row.expires_at,
     });
     await withTransaction(this.db, (tx) =>
-      this.lifecycle.moveCollection(tx, workspaceId, id, ack.status, { cause: `initiation at ${provider.name}`, reason: ack.reason, providerReference: ack.reference }),
+      this.lifecycle.moveCollection(tx, workspaceId, id, ack.status, ackOptions(provider.name, ack)),
     );
   }
 
@@ -197,11 +202,12 @@ export class Submitter {
       workspaceId,
       collectionId: row.collection_id,
       collectionReference: collection.provider_reference,
+      collectionReceipt: collection.provider_receipt,
       amount: row.amount,
       currency: row.currency,
     });
     await withTransaction(this.db, (tx) =>
-      this.lifecycle.moveRefund(tx, workspaceId, id, ack.status, { cause: `initiation at ${provider.name}`, reason: ack.reason, providerReference: ack.reference }),
+      this.lifecycle.moveRefund(tx, workspaceId, id, ack.status, ackOptions(provider.name, ack)),
     );
   }
 
@@ -224,7 +230,7 @@ export class Submitter {
       beneficiary: { name: beneficiary.name, phone_number: beneficiary.phone_number, bank_code: beneficiary.bank_code, account_number: beneficiary.account_number },
     });
     await withTransaction(this.db, (tx) =>
-      this.lifecycle.movePayout(tx, workspaceId, id, ack.status, { cause: `initiation at ${provider.name}`, reason: ack.reason, providerReference: ack.reference }),
+      this.lifecycle.movePayout(tx, workspaceId, id, ack.status, ackOptions(provider.name, ack)),
     );
   }
 }

@@ -3,15 +3,10 @@
 // Maintenance: these queries span workspaces; each change they cause is scoped to its own workspace.
 import type { FastifyBaseLogger } from 'fastify';
 import { withTransaction, type Db } from '../../db/pool.js';
-import type { ProviderNotices } from '../providers/notices.service.js';
+import { queryNoticeId, type ProviderNotices } from '../providers/notices.service.js';
 import type { NoticeObjectType } from '../providers/provider.js';
 import type { ProviderRegistry } from '../providers/providers.registry.js';
 import type { Lifecycle } from './lifecycle.service.js';
-
-/** The notice id of a provider's answer to a status query: the same answer about the same object twice is one notice. */
-export function queryNoticeId(objectType: NoticeObjectType, objectId: string, status: string): string {
-  return `query:${objectType}:${objectId}:${status}`;
-}
 
 /**
  * Expires collections still created or pending past their expires_at. One the provider has already been
@@ -67,30 +62,38 @@ const IN_FLIGHT: readonly { kind: NoticeObjectType; table: string; statuses: str
   { kind: 'payout', table: 'payouts', statuses: "'created', 'pending'" },
 ];
 
-/** Claims, per kind, the longest-quiet objects in flight ($1: seconds of quiet; $2: how many per kind) and marks them asked. */
+/**
+ * Claims, per kind, the longest-quiet objects in flight ($1: seconds of quiet; $2: how many per kind; $3: only these
+ * providers, or null for all) and marks them asked.
+ */
 const RECONCILE_SQL = `WITH ${IN_FLIGHT.map(
   (k) => `${k.kind} AS (
        UPDATE ${k.table} SET checked_at = now() WHERE id IN (
          SELECT id FROM ${k.table}
          WHERE status IN (${k.statuses}) AND provider_reference IS NOT NULL
            AND greatest(updated_at, checked_at) < now() - make_interval(secs => $1)
+           AND ($3::text[] IS NULL OR provider = ANY($3))
          ORDER BY greatest(updated_at, checked_at) LIMIT $2 FOR UPDATE SKIP LOCKED)
        RETURNING id, provider, provider_reference)`,
 ).join(',\n     ')}
      ${IN_FLIGHT.map((k) => `SELECT '${k.kind}'::text AS kind, id, provider, provider_reference AS reference FROM ${k.kind}`).join('\n     UNION ALL ')}`;
 
-/** Asks providers about collections, refunds and payouts in flight with no news for `afterSeconds`; returns how many were asked. */
+/**
+ * Asks providers about collections, refunds and payouts in flight with no news for `afterSeconds` (of the providers
+ * named in `only`, or all); returns how many were asked.
+ */
 export async function reconcile(
   db: Db,
   providers: ProviderRegistry,
   notices: ProviderNotices,
   log: FastifyBaseLogger,
   afterSeconds: number,
+  only?: string[],
   batch = 100,
 ): Promise<number> {
   const { rows } = await db.query<{ kind: NoticeObjectType; id: string; provider: string; reference: string }>(
     RECONCILE_SQL,
-    [afterSeconds, batch],
+    [afterSeconds, batch, only ?? null],
   );
   for (const row of rows) {
     const provider = providers.get(row.provider);

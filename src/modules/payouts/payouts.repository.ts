@@ -81,6 +81,8 @@ export interface PayoutRow {
   failure_reason: string | null;
   provider: string;
   provider_reference: string | null;
+  /** The operator's receipt of the payment to the recipient, once it confirmed it. */
+  provider_receipt: string | null;
   submitted_at: Date | null;
   created_at: Date;
   updated_at: Date;
@@ -89,18 +91,18 @@ export interface PayoutRow {
 
 const PAYOUT_COLUMNS =
   'id, workspace_id, route_id, beneficiary_id, market, rail, source_currency, source_amount, currency, gross_amount, fee, amount, rate, rate_id, ' +
-  'rate_source_name, reference, metadata, status, failure_reason, provider, provider_reference, submitted_at, created_at, updated_at, completed_at';
+  'rate_source_name, reference, metadata, status, failure_reason, provider, provider_reference, provider_receipt, submitted_at, created_at, updated_at, completed_at';
 
 export async function insertPayout(db: Queryable, p: PayoutRow): Promise<void> {
   // As for collections: the sweep leaves a new payout to the submitter's immediate kick for its first 5 seconds.
   await db.query(
     `INSERT INTO payouts (${PAYOUT_COLUMNS}, submit_after)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25,
-             $23::timestamptz + interval '5 seconds')`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26,
+             $24::timestamptz + interval '5 seconds')`,
     [
       p.id, p.workspace_id, p.route_id, p.beneficiary_id, p.market, p.rail, p.source_currency, p.source_amount, p.currency, p.gross_amount, p.fee, p.amount,
       p.rate, p.rate_id, p.rate_source_name, p.reference, JSON.stringify(p.metadata), p.status, p.failure_reason, p.provider, p.provider_reference,
-      p.submitted_at, p.created_at, p.updated_at, p.completed_at,
+      p.provider_receipt, p.submitted_at, p.created_at, p.updated_at, p.completed_at,
     ],
   );
 }
@@ -116,16 +118,17 @@ export async function lockPayout(db: Queryable, workspaceId: string, id: string)
 }
 
 /** Who owns a payout and which provider runs it (spans workspaces: a provider notice names only our id). */
-export async function payoutOwner(db: Queryable, id: string): Promise<{ workspace_id: string; provider: string } | undefined> {
-  const { rows } = await db.query<{ workspace_id: string; provider: string }>('SELECT workspace_id, provider FROM payouts WHERE id = $1', [id]);
+export async function payoutOwner(db: Queryable, id: string): Promise<{ workspace_id: string; provider: string; provider_reference: string | null } | undefined> {
+  const { rows } = await db.query<{ workspace_id: string; provider: string; provider_reference: string | null }>('SELECT workspace_id, provider, provider_reference FROM payouts WHERE id = $1', [id]);
   return rows[0];
 }
 
 export async function saveStatus(db: Queryable, p: PayoutRow): Promise<void> {
   await db.query(
-    `UPDATE payouts SET status = $3, failure_reason = $4, provider_reference = $5, submitted_at = $6, updated_at = $7, completed_at = $8
+    `UPDATE payouts SET status = $3, failure_reason = $4, provider_reference = $5, submitted_at = $6, updated_at = $7, completed_at = $8,
+       provider_receipt = $9
      WHERE workspace_id = $1 AND id = $2`,
-    [p.workspace_id, p.id, p.status, p.failure_reason, p.provider_reference, p.submitted_at, p.updated_at, p.completed_at],
+    [p.workspace_id, p.id, p.status, p.failure_reason, p.provider_reference, p.submitted_at, p.updated_at, p.completed_at, p.provider_receipt],
   );
 }
 

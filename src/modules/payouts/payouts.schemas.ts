@@ -2,13 +2,21 @@
 import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
 import { DateTime, Uuid } from '../../platform/schemas.js';
-import { MetadataSchema } from '../collections/collections.schemas.js';
+import { describeReasons, MetadataSchema, ProviderReceipt } from '../collections/collections.schemas.js';
 
 export const ROUTE_STATUSES = ['active', 'inactive'] as const;
 export const PAYOUT_STATUSES = ['created', 'pending', 'successful', 'failed'] as const;
 export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
-export const PAYOUT_FAILURE_REASONS = ['recipient_declined', 'invalid_account', 'provider_refused', 'provider_error'] as const;
-export type PayoutFailureReason = (typeof PAYOUT_FAILURE_REASONS)[number];
+export const PAYOUT_FAILURE_REASON_MEANINGS = {
+  recipient_declined: 'the recipient declined it',
+  invalid_account: 'the number or account cannot receive it',
+  recipient_limit_reached: 'the recipient reached a transaction or balance limit',
+  insufficient_provider_balance: 'our account at the operator did not hold enough to pay it',
+  provider_refused: 'the provider refused the initiation',
+  provider_error: 'the provider could not run it',
+} as const;
+export type PayoutFailureReason = keyof typeof PAYOUT_FAILURE_REASON_MEANINGS;
+export const PAYOUT_FAILURE_REASONS = Object.keys(PAYOUT_FAILURE_REASON_MEANINGS) as [PayoutFailureReason, ...PayoutFailureReason[]];
 
 export function payoutFailureReason(reason: string | undefined): PayoutFailureReason {
   return (PAYOUT_FAILURE_REASONS as readonly string[]).includes(reason ?? '') ? (reason as PayoutFailureReason) : 'provider_error';
@@ -100,7 +108,10 @@ export const PayoutSchema = Type.Object(
     status: Type.Enum(PAYOUT_STATUSES, {
       description: 'created (reserved, on its way to the provider) → pending (the provider accepted it) → successful | failed. A failed payout gives the reservation back.',
     }),
-    failure_reason: Type.Union([Type.Enum(PAYOUT_FAILURE_REASONS), Type.Null()], { description: 'Why it failed; null otherwise.' }),
+    failure_reason: Type.Union([Type.Enum(PAYOUT_FAILURE_REASONS), Type.Null()], {
+      description: `Why it failed: ${describeReasons(PAYOUT_FAILURE_REASON_MEANINGS)}. Null otherwise.`,
+    }),
+    provider_receipt: ProviderReceipt('payment to the recipient'),
     created_at: DateTime('When it was committed.'),
     updated_at: DateTime('Time of the last change.'),
     completed_at: Type.Union([DateTime('When it became successful or failed.'), Type.Null()], { description: 'When it became successful or failed; null before.' }),

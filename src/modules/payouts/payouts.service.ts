@@ -18,6 +18,7 @@ import { ASSETS, isAsset } from '../ramp/assets.js';
 import { convertible, quote } from '../ramp/conversion.js';
 import { payoutReservePostings } from '../ramp/postings.js';
 import { LARGE_PAYOUT_RULE, type RiskService } from '../risk/risk.service.js';
+import type { RailAssignment } from '../providers/provider.js';
 import * as repo from './payouts.repository.js';
 import type { CommitBody, CreateRouteBody, ListPayoutsQuery, ListRoutesQuery, Payout, PayoutFailureReason, Route, UpdateRouteBody } from './payouts.schemas.js';
 
@@ -59,6 +60,7 @@ export function toPayoutApi(row: repo.PayoutRow): Payout {
     metadata: row.metadata,
     status: row.status,
     failure_reason: row.failure_reason as PayoutFailureReason | null,
+    provider_receipt: row.provider_receipt,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     completed_at: row.completed_at?.toISOString() ?? null,
@@ -80,7 +82,8 @@ export class PayoutsService {
     private readonly cursors: CursorCodec,
     private readonly marketData: MarketDataService,
     private readonly risk: RiskService,
-    private readonly providerFor: (market: string, rail: string) => string,
+    /** The provider that runs each rail. */
+    private readonly rails: RailAssignment,
   ) {}
 
   createRoute(auth: AuthContext, body: CreateRouteBody, key: string | undefined, requestFingerprint: string): Promise<IdempotentResult> {
@@ -197,6 +200,12 @@ export class PayoutsService {
           errors: [{ field: 'amount', message: 'does not cover the fee' }],
         });
       }
+      const unsupported = this.rails.amountProblem(route.market, route.rail, q.net, route.currency);
+      if (unsupported !== undefined) {
+        throw new ApiError('amount_not_supported', `The recipient would receive ${q.net} ${route.currency} minor units. ${unsupported}`, {
+          errors: [{ field: 'amount', message: 'converts to an amount the rail cannot move' }],
+        });
+      }
       // The lock every commit of this workspace and source takes first: reservations are checked one at a time.
       const available = await lockAvailable(tx, workspaceId, route.source);
       if (available < body.amount) {
@@ -226,8 +235,9 @@ export class PayoutsService {
         metadata: body.metadata ?? {},
         status: 'created',
         failure_reason: null,
-        provider: this.providerFor(route.market, route.rail),
+        provider: this.rails.nameFor(route.market, route.rail),
         provider_reference: null,
+        provider_receipt: null,
         submitted_at: null,
         created_at: at,
         updated_at: at,

@@ -1,5 +1,6 @@
 // Provider notices (callbacks, and answers to status queries) applied to our objects: each notice once,
-// by the provider's notice id, in one transaction with the transition it causes.
+// by the provider's notice id, in one transaction with the transition it causes. An operator's callback is not
+// signed: it is only a claim, applied once the operator's own status query agrees with it.
 import type { FastifyBaseLogger } from 'fastify';
 import { withTransaction, type Db, type Tx } from '../../db/pool.js';
 import { ApiError } from '../../platform/errors.js';
@@ -11,8 +12,46 @@ import type { RefundStatus } from '../lifecycle/transitions.js';
 import * as payouts from '../payouts/payouts.repository.js';
 import type { PayoutStatus } from '../payouts/payouts.schemas.js';
 import * as refunds from '../refunds/refunds.repository.js';
-import type { CallbackHeaders, ProviderNotice } from './provider.js';
+import { timingSafeEqual } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { CallbackClaim, CallbackHeaders, NoticeObjectType, OperatorConnector, ProviderNotice, ProviderStatus } from './provider.js';
 import type { ProviderRegistry } from './providers.registry.js';
+
+/** The notice id of a provider's answer to a status query: the same answer about the same object twice is one notice. */
+export function queryNoticeId(objectType: NoticeObjectType, objectId: string, status: string): string {
+  return `query:${objectType}:${objectId}:${status}`;
+}
+
+/** Statuses after which nothing more happens at the operator (a claim of one of these waits for the query to agree). */
+const FINAL: readonly string[] = ['successful', 'failed', 'reversed'];
+
+/**
+ * What a status answer makes of a callback's claim: the notice to apply (the answer, with what the claim adds
+ * that the query does not carry, such as Daraja's receipt), 'wait' when the operator has not caught up yet, or
+ * 'contradicted'.
+ */
+export function confirmClaim(claim: CallbackClaim, answer: ProviderStatus): ProviderNotice | 'wait' | 'contradicted' {
+  if (answer.status === claim.status) {
+    return {
+      ...answer,
+      noticeId: queryNoticeId(answer.objectType, answer.objectId, answer.status),
+      reason: answer.reason ?? claim.reason,
+      receipt: answer.receipt ?? claim.receipt,
+      amount: answer.amount ?? claim.amount,
+    };
+  }
+  return FINAL.includes(claim.status) && !FINAL.includes(answer.status) ? 'wait' : 'contradicted';
+}
+
+/** Delays before each status query that confirms a callback: an operator's query can lag its callback by a moment. */
+const CONFIRM_DELAYS_MS = [0, 1_000, 3_000];
+
+/** Equal tokens, compared in constant time. */
+function sameToken(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
 
 const COLLECTION_NOTICE_STATUSES: readonly string[] = ['pending', 'processing', 'successful', 'failed', 'reversed'];
 const REFUND_NOTICE_STATUSES: readonly string[] = ['pending', 'successful', 'failed'];
@@ -34,19 +73,99 @@ export class ProviderNotices {
   /** An inbound callback: the provider's signature is checked before anything is read. */
   async receive(providerName: string, rawBody: string, headers: CallbackHeaders): Promise<NoticeOutcome> {
     const provider = this.providers.get(providerName);
-    if (!provider) throw new ApiError('not_found', `No provider '${providerName}' is configured here.`);
+    if (!provider?.parseCallback) throw new ApiError('not_found', `No provider '${providerName}' with signed callbacks is configured here.`);
     return this.apply(provider.name, provider.parseCallback(rawBody, headers));
+  }
+
+  /**
+   * An operator's callback: a wrong token is 404 and changes nothing. The connector reads the body; what it claims
+   * is confirmed by the operator's status query in the background (the operator gets its answer at once), and
+   * an answer the connector could authenticate itself is applied now. Returns the body the operator expects.
+   */
+  async receiveUnsigned(providerName: string, token: string, path: string, body: unknown): Promise<unknown> {
+    const connector = this.providers.connector(providerName);
+    if (!connector || !sameToken(token, connector.callbackToken)) throw new ApiError('not_found', 'No callback is received at this address.');
+    const reading = await connector.readCallback(path, body);
+    if (reading.confirmed) await this.applyConfirmed(connector.name, reading.confirmed);
+    if (reading.claim) this.track(this.confirm(connector, reading.claim));
+    return reading.reply;
+  }
+
+  /** Waits for the confirmations still running (a graceful stop). */
+  async settle(): Promise<void> {
+    while (this.confirming.size > 0) await Promise.allSettled([...this.confirming]);
+  }
+
+  private readonly confirming = new Set<Promise<void>>();
+
+  private track(work: Promise<void>): void {
+    this.confirming.add(work);
+    void work.finally(() => this.confirming.delete(work));
+  }
+
+  /**
+   * Asks the operator about what a callback claimed, and applies its answer if it agrees. A final claim the
+   * operator has not caught up with is asked about again after a moment, then left to the reconciliation sweep;
+   * one it contradicts changes nothing and is logged.
+   */
+  private async confirm(connector: OperatorConnector, claim: CallbackClaim): Promise<void> {
+    const ids = { provider: connector.name, object_id: claim.objectId, claimed: claim.status };
+    try {
+      const owner = await this.owner(claim.objectType, claim.objectId);
+      if (!owner || owner.provider !== connector.name) {
+        this.log.warn(ids, 'operator callback about an operation this connector does not run; ignored');
+        return;
+      }
+      const typed = { ...claim, objectType: owner.objectType };
+      for (const delay of CONFIRM_DELAYS_MS) {
+        await sleep(delay);
+        // The reference we recorded wins over the one the callback names (a Daraja push whose answer was lost has none yet).
+        const answer = await connector.queryStatus(owner.objectType, claim.objectId, owner.provider_reference ?? claim.reference ?? '', typed);
+        // An operator whose query answers by callback (Daraja's Transaction Status): that answer will confirm it.
+        if (answer === undefined) return;
+        const verdict = confirmClaim(typed, answer);
+        if (verdict === 'contradicted') {
+          this.log.warn({ ...ids, queried: answer.status }, "operator callback contradicted by the operator's status query; nothing changed");
+          return;
+        }
+        if (verdict !== 'wait') {
+          await this.applyConfirmed(connector.name, verdict);
+          return;
+        }
+      }
+      this.log.info(ids, 'operator has not confirmed the callback yet; the reconciliation sweep asks again');
+    } catch (err) {
+      this.log.warn({ ...ids, err }, 'confirming an operator callback failed; the reconciliation sweep asks again');
+    }
+  }
+
+  /** Applies a confirmed notice; one about an object that is not (or no longer) there is logged, not thrown. */
+  private async applyConfirmed(providerName: string, notice: ProviderNotice): Promise<void> {
+    try {
+      await this.apply(providerName, notice);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.code === 'not_found')) throw err;
+      this.log.warn({ provider: providerName, object_id: notice.objectId }, 'confirmed notice about an operation this provider does not run; ignored');
+    }
+  }
+
+  /** Who owns an object and which provider runs it; the kind is found by the id when the callback does not say. */
+  private async owner(
+    objectType: NoticeObjectType | undefined,
+    id: string,
+  ): Promise<{ objectType: NoticeObjectType; workspace_id: string; provider: string; provider_reference: string | null } | undefined> {
+    if (!isUuid(id)) return undefined;
+    for (const type of objectType === undefined ? (['collection', 'payout', 'refund'] as const) : [objectType]) {
+      const found =
+        type === 'collection' ? await collections.collectionOwner(this.db, id) : type === 'refund' ? await refunds.refundOwner(this.db, id) : await payouts.payoutOwner(this.db, id);
+      if (found) return { objectType: type, ...found };
+    }
+    return undefined;
   }
 
   async apply(providerName: string, notice: ProviderNotice): Promise<NoticeOutcome> {
     const unknown = new ApiError('not_found', `No ${notice.objectType} ${notice.objectId} is run by provider '${providerName}'.`);
-    if (!isUuid(notice.objectId)) throw unknown;
-    const owner =
-      notice.objectType === 'collection'
-        ? await collections.collectionOwner(this.db, notice.objectId)
-        : notice.objectType === 'refund'
-          ? await refunds.refundOwner(this.db, notice.objectId)
-          : await payouts.payoutOwner(this.db, notice.objectId);
+    const owner = await this.owner(notice.objectType, notice.objectId);
     if (!owner || owner.provider !== providerName) throw unknown;
     const workspaceId = owner.workspace_id;
     try {
@@ -69,7 +188,13 @@ export class ProviderNotices {
   }
 
   private async move(tx: Tx, workspaceId: string, notice: ProviderNotice): Promise<NoticeOutcome> {
-    const options = { cause: `provider notice ${notice.noticeId}`, reason: notice.reason, providerReference: notice.reference };
+    const options = {
+      cause: `provider notice ${notice.noticeId}`,
+      reason: notice.reason,
+      providerReference: notice.reference,
+      receipt: notice.receipt,
+      amount: notice.amount,
+    };
     if (notice.objectType === 'collection') {
       if (!COLLECTION_NOTICE_STATUSES.includes(notice.status)) return this.refuse(notice, 'not a collection status a provider reports');
       const moved = await this.lifecycle.moveCollection(tx, workspaceId, notice.objectId, notice.status as CollectionStatus, options);

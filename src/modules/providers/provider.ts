@@ -1,5 +1,6 @@
-// The rail provider interface: every rail (mobile money, bank transfer) is run by one provider. The sandbox
-// simulator is the first implementation; the HTTP gateway speaks the same protocol to a real aggregator.
+// The rail provider interface: every rail (mobile money, bank transfer) is run by one provider: the sandbox
+// simulator, an HTTP gateway speaking our own signed protocol, or an operator connector speaking the operator's
+// own API (M-Pesa Daraja, MTN MoMo, Airtel Money), whose unsigned callbacks are confirmed by a status query.
 import { ApiError } from '../../platform/errors.js';
 
 export interface CollectionOrder {
@@ -20,6 +21,8 @@ export interface RefundOrder {
   collectionId: string;
   /** The provider's reference of the collection being refunded. */
   collectionReference: string | null;
+  /** The operator's receipt of the collection being refunded (an M-Pesa reversal names it). */
+  collectionReceipt: string | null;
   amount: number;
   currency: string;
 }
@@ -36,11 +39,17 @@ export interface PayoutOrder {
   beneficiary: { name: string; phone_number: string | null; bank_code: string | null; account_number: string | null };
 }
 
-/** The provider's synchronous answer to an initiation: accepted (the payer is prompted) or refused at once. */
+/**
+ * The provider's synchronous answer to an initiation: accepted (the payer is prompted), refused at once, or, for
+ * an operator whose refunds or payouts complete within the call (Airtel Money), done. `reference` is undefined
+ * only when the operator's answer never came and it has no idempotency key to ask again with (a Daraja STK push
+ * that timed out): the operation then waits for its callback.
+ */
 export interface ProviderAck {
-  reference: string;
-  status: 'pending' | 'failed';
+  reference: string | undefined;
+  status: 'pending' | 'failed' | 'successful';
   reason?: string | undefined;
+  receipt?: string | undefined;
 }
 
 export const NOTICE_OBJECT_TYPES = ['collection', 'refund', 'payout'] as const;
@@ -53,10 +62,21 @@ export interface ProviderNotice {
   objectType: NoticeObjectType;
   /** Our id of the collection, refund or payout (sent to the provider as the merchant reference). */
   objectId: string;
-  reference: string;
+  /** The provider's reference of the operation, when the notice names it (a notice naming another one than ours is refused). */
+  reference?: string | undefined;
   status: string;
   reason?: string | undefined;
+  /** The operator's receipt of the money movement, when it gives one. */
+  receipt?: string | undefined;
+  /**
+   * The amount the operator says moved, as it wrote it in major units of our currency ("15", "10.50"), when it
+   * says. A notice for another amount than ours is never applied.
+   */
+  amount?: string | undefined;
 }
+
+/** A provider's view of one operation, as its status query answers it. */
+export type ProviderStatus = Omit<ProviderNotice, 'noticeId'>;
 
 export type CallbackHeaders = Record<string, string | string[] | undefined>;
 
@@ -68,10 +88,67 @@ export interface RailProvider {
   initiateRefund(order: RefundOrder): Promise<ProviderAck>;
   /** Must be idempotent by `order.id`: a retried initiation never pays the recipient twice. */
   initiatePayout(order: PayoutOrder): Promise<ProviderAck>;
-  /** Verifies the provider's signature and parses its callback; throws `CallbackRejected` if either fails. */
-  parseCallback(rawBody: string, headers: CallbackHeaders): ProviderNotice;
-  /** The provider's current view of one operation, or undefined when it does not know it. */
-  queryStatus(objectType: NoticeObjectType, objectId: string, reference: string): Promise<Omit<ProviderNotice, 'noticeId'> | undefined>;
+  /**
+   * For providers that sign their callbacks (the simulator, gateways): verifies the signature and parses the
+   * callback; throws `CallbackRejected` if either fails. Operator connectors read theirs with `readCallback`.
+   */
+  parseCallback?(rawBody: string, headers: CallbackHeaders): ProviderNotice;
+  /**
+   * The provider's current view of one operation, or undefined when it does not know it (or, for an operator whose
+   * status query answers by callback, when the answer is on its way: `claim` is what an unconfirmed callback said).
+   */
+  queryStatus(objectType: NoticeObjectType, objectId: string, reference: string, claim?: CallbackClaim): Promise<ProviderStatus | undefined>;
+  /** Why this provider cannot carry an amount (minor units of a currency with `exponent` decimals), for a 422; undefined if it can. */
+  amountProblem?(amount: number, currency: string, exponent: number): string | undefined;
+}
+
+/** What an operator's unsigned callback says about one of our operations: believed only once a status query agrees. */
+export interface CallbackClaim {
+  /** Undefined when the callback does not say (Airtel's one callback URL serves every kind): found by `objectId`. */
+  objectType: NoticeObjectType | undefined;
+  objectId: string;
+  status: string;
+  reference?: string | undefined;
+  reason?: string | undefined;
+  receipt?: string | undefined;
+  amount?: string | undefined;
+}
+
+/** An operator callback read by its connector. */
+export interface CallbackReading {
+  /** What the callback says happened, to be confirmed by the operator's status query. */
+  claim?: CallbackClaim | undefined;
+  /** An answer the connector could authenticate itself: a status query's answer quoting the id the operator gave us for it. */
+  confirmed?: ProviderNotice | undefined;
+  /** The body the operator expects in answer (HTTP 200). */
+  reply: unknown;
+}
+
+/**
+ * A provider speaking an operator's own API. Its callbacks are not signed: they arrive at
+ * `{PUBLIC_BASE_URL}/v1/providers/{name}/callbacks/{callbackToken}[/{path}]` and are only believed once the
+ * operator's status query agrees.
+ */
+export interface OperatorConnector extends RailProvider {
+  readonly callbackToken: string;
+  /** Open operations are asked about after this many quiet seconds (an operator that never repeats a callback), else RECONCILE_AFTER_SECONDS. */
+  readonly pollSeconds: number | undefined;
+  /** Reads a callback; `path` is what follows the token (empty, or a sub-path the connector chose). Throws ApiError on a body it cannot read. */
+  readCallback(path: string, body: unknown): Promise<CallbackReading>;
+  /** The callback URLs to show at start (Airtel's is registered in the operator's portal). */
+  callbackUrls(): string[];
+}
+
+export function isConnector(provider: RailProvider): provider is OperatorConnector {
+  return 'readCallback' in provider;
+}
+
+/** Which provider runs each rail, as the services that create operations see it. */
+export interface RailAssignment {
+  /** The provider's name for a rail of the catalogue. */
+  nameFor(market: string, rail: string): string;
+  /** Why the rail's provider cannot carry this amount (a message for a 422 `amount_not_supported`), or undefined when it can. */
+  amountProblem(market: string, rail: string, amount: number, currency: string): string | undefined;
 }
 
 /** A provider call that failed (timeout, refused connection, 5xx): the worker retries it later. */

@@ -1,46 +1,65 @@
-// Which provider runs each rail. In the sandbox the simulator runs every rail no gateway is configured
-// for; in production every rail of the catalogue needs a configured gateway, or the start is refused.
+// Which provider runs each rail. In the sandbox the simulator runs every rail no gateway or connector is
+// configured for; in production every rail of the catalogue needs one, or the start is refused.
 import { readFileSync } from 'node:fs';
 import { Type, type Static } from 'typebox';
 import { ConfigError, type Config } from '../../config.js';
 import type { Db } from '../../db/pool.js';
+import type { FastifyBaseLogger } from 'fastify';
 import { compileBody, fieldErrors } from '../../platform/validation.js';
 import type { MarketCatalogue } from '../catalogue/catalogue.js';
+import { AIRTEL_MONEY } from './airtel-money/airtel.connector.js';
+import { checkBaseUrl, exponentOf, readSecrets, type ConnectorCommon, type ConnectorKind } from './connector-config.js';
 import { HttpGatewayProvider } from './http-gateway.provider.js';
-import type { RailProvider } from './provider.js';
+import { MPESA_DARAJA } from './mpesa-daraja/daraja.connector.js';
+import { MTN_MOMO } from './mtn-momo/momo.connector.js';
+import { isConnector, type OperatorConnector, type RailAssignment, type RailProvider } from './provider.js';
 import { SANDBOX_PROVIDER, SandboxProvider } from './sandbox.provider.js';
 
-const ProvidersFile = Type.Object(
+/** The connector kinds, by their `type` in PROVIDERS_FILE. */
+const CONNECTOR_KINDS: Record<string, ConnectorKind> = {
+  [MPESA_DARAJA.type]: MPESA_DARAJA,
+  [MTN_MOMO.type]: MTN_MOMO,
+  [AIRTEL_MONEY.type]: AIRTEL_MONEY,
+};
+
+const GatewayEntry = Type.Object(
   {
-    gateways: Type.Array(
-      Type.Object(
-        {
-          name: Type.String({ pattern: '^[a-z][a-z0-9_-]{0,39}$' }),
-          base_url: Type.String({ format: 'uri' }),
-          api_key: Type.String({ minLength: 1 }),
-          callback_secret: Type.String({ minLength: 16 }),
-          rails: Type.Array(Type.String({ pattern: '^[A-Z]{2}/([a-z][a-z0-9_]*|\\*)$' }), { minItems: 1 }),
-        },
-        { additionalProperties: false },
-      ),
-    ),
+    name: Type.String({ pattern: '^[a-z][a-z0-9_-]{0,39}$' }),
+    base_url: Type.String({ format: 'uri' }),
+    api_key: Type.String({ minLength: 1 }),
+    callback_secret: Type.String({ minLength: 16 }),
+    rails: Type.Array(Type.String({ pattern: '^[A-Z]{2}/([a-z][a-z0-9_]*|\\*)$' }), { minItems: 1 }),
   },
   { additionalProperties: false },
 );
-type ProvidersFile = Static<typeof ProvidersFile>;
-export type GatewayPlan = ProvidersFile['gateways'][number];
+export type GatewayPlan = Static<typeof GatewayEntry>;
+
+/** The file's outline; each connector entry is then checked against its own kind's schema. */
+const ProvidersFile = Type.Object(
+  {
+    gateways: Type.Optional(Type.Array(GatewayEntry)),
+    connectors: Type.Optional(Type.Array(Type.Object({ type: Type.Enum(Object.keys(CONNECTOR_KINDS)) }, { additionalProperties: true }))),
+  },
+  { additionalProperties: false },
+);
 
 export interface ProviderPlan {
   gateways: GatewayPlan[];
+  /** Connector entries, checked, with their secrets read. */
+  connectors: ConnectorCommon[];
   /** `MARKET/rail` → provider name, for every rail of the catalogue. */
   rails: Map<string, string>;
   /** Whether the simulator runs any rail. */
   simulated: boolean;
 }
 
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+function problems(validate: ReturnType<typeof compileBody>): string {
+  return fieldErrors(validate.errors)
+    .map((e) => `field ${e.field} ${e.message}`)
+    .join('; ');
+}
 
-function readProvidersFile(file: string): ProvidersFile {
+function readProvidersFile(file: string): Static<typeof ProvidersFile> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(file, 'utf8'));
@@ -48,24 +67,54 @@ function readProvidersFile(file: string): ProvidersFile {
     throw new ConfigError(`PROVIDERS_FILE ${file} could not be read as JSON: ${(err as Error).message}`);
   }
   const validate = compileBody(ProvidersFile);
-  if (!validate(parsed)) {
-    throw new ConfigError(`PROVIDERS_FILE ${file} is invalid: ${fieldErrors(validate.errors).map((e) => `${e.field} ${e.message}`).join('; ')}`);
+  if (!validate(parsed)) throw new ConfigError(`PROVIDERS_FILE ${file} is invalid: ${problems(validate)}`);
+  return parsed as Static<typeof ProvidersFile>;
+}
+
+/** `{PUBLIC_BASE_URL}/v1/providers/{name}/callbacks/{callback_token}`: where a connector's operator sends its callbacks. */
+export function callbackBase(config: Config, connector: { name: string; callback_token: string }): string {
+  return `${config.publicBaseUrl}/v1/providers/${connector.name}/callbacks/${connector.callback_token}`;
+}
+
+/** Checks one connector entry against its kind and reads its secrets; a mistake is a ConfigError naming the entry and the field. */
+function planConnector(config: Config, entry: { type: string }, index: number, env: NodeJS.ProcessEnv): ConnectorCommon {
+  const kind = CONNECTOR_KINDS[entry.type] as ConnectorKind;
+  const name = (entry as Record<string, unknown>).name;
+  const named = typeof name === 'string' ? ` '${name}'` : '';
+  const where = `PROVIDERS_FILE: connector${named} (connectors[${index}], ${entry.type})`;
+  const validate = compileBody(kind.schema);
+  if (!validate(entry)) throw new ConfigError(`${where}: ${problems(validate)}`);
+  const settings = readSecrets(entry, env, where) as ConnectorCommon;
+  if (!/^[A-Za-z0-9_-]{16,128}$/.test(settings.callback_token)) {
+    throw new ConfigError(`${where}: field callback_token must be 16 to 128 letters, digits, '-' or '_'`);
   }
-  return parsed as ProvidersFile;
+  checkBaseUrl(where, settings.base_url);
+  const problem = kind.check?.(settings, callbackBase(config, settings));
+  if (problem !== undefined) throw new ConfigError(`${where}: ${problem}`);
+  return settings;
 }
 
 /** Checks the configuration against the catalogue before anything is opened; a gap is a ConfigError naming the rails. */
-export function planProviders(config: Config, catalogue: MarketCatalogue): ProviderPlan {
-  const gateways = config.providersFile === undefined ? [] : readProvidersFile(config.providersFile).gateways;
+export function planProviders(config: Config, catalogue: MarketCatalogue, env: NodeJS.ProcessEnv = process.env): ProviderPlan {
+  const file = config.providersFile === undefined ? {} : readProvidersFile(config.providersFile);
+  const gateways = file.gateways ?? [];
+  const connectors = (file.connectors ?? []).map((entry, i) => planConnector(config, entry, i, env));
   const rails = new Map<string, string>();
   const names = new Set<string>();
-  for (const gateway of gateways) {
-    if (gateway.name === SANDBOX_PROVIDER || names.has(gateway.name)) {
-      throw new ConfigError(`PROVIDERS_FILE: gateway name '${gateway.name}' is ${gateway.name === SANDBOX_PROVIDER ? 'reserved' : 'used twice'}`);
+  const claim = (name: string, key: string): void => {
+    const taken = rails.get(key);
+    if (taken !== undefined) throw new ConfigError(`PROVIDERS_FILE: rail ${key} is given to both '${taken}' and '${name}'`);
+    rails.set(key, name);
+  };
+  for (const entry of [...gateways, ...connectors]) {
+    if (entry.name === SANDBOX_PROVIDER || names.has(entry.name)) {
+      throw new ConfigError(`PROVIDERS_FILE: the name '${entry.name}' is ${entry.name === SANDBOX_PROVIDER ? 'reserved' : 'used twice'}`);
     }
-    names.add(gateway.name);
+    names.add(entry.name);
+  }
+  for (const gateway of gateways) {
     const url = new URL(gateway.base_url);
-    if (config.paymentsEnv === 'production' && url.protocol !== 'https:' && !LOOPBACK.has(url.hostname)) {
+    if (config.paymentsEnv === 'production' && url.protocol !== 'https:' && !['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)) {
       throw new ConfigError(`PROVIDERS_FILE: gateway '${gateway.name}' must use https in production (plain http only on loopback)`);
     }
     for (const entry of gateway.rails) {
@@ -75,11 +124,20 @@ export function planProviders(config: Config, catalogue: MarketCatalogue): Provi
       const codes = railCode === '*' ? Object.keys(market.rails) : [railCode];
       for (const code of codes) {
         if (!catalogue.rail(market, code)) throw new ConfigError(`PROVIDERS_FILE: gateway '${gateway.name}' names rail ${entry}, which the catalogue does not have`);
-        const key = `${marketCode}/${code}`;
-        const taken = rails.get(key);
-        if (taken !== undefined) throw new ConfigError(`PROVIDERS_FILE: rail ${key} is given to both '${taken}' and '${gateway.name}'`);
-        rails.set(key, gateway.name);
+        claim(gateway.name, `${marketCode}/${code}`);
       }
+    }
+  }
+  for (const connector of connectors) {
+    const kind = CONNECTOR_KINDS[connector.type] as ConnectorKind;
+    for (const key of connector.rails) {
+      const [marketCode = '', railCode = ''] = key.split('/');
+      const market = catalogue.market(marketCode);
+      const where = `PROVIDERS_FILE: connector '${connector.name}' field rails`;
+      if (!market || !catalogue.rail(market, railCode)) throw new ConfigError(`${where}: the catalogue has no rail ${key}`);
+      const problem = kind.railProblem(connector, marketCode, market.currency, railCode);
+      if (problem !== undefined) throw new ConfigError(`${where}: ${key}: ${problem}`);
+      claim(connector.name, key);
     }
   }
   const missing: string[] = [];
@@ -94,13 +152,13 @@ export function planProviders(config: Config, catalogue: MarketCatalogue): Provi
   if (missing.length > 0) {
     throw new ConfigError(
       `production needs a rail provider for every rail of the catalogue, and none is configured for ${missing.join(', ')}. ` +
-        'Add a gateway for them in PROVIDERS_FILE, or remove them from the catalogue (CATALOGUE_FILE); the sandbox simulator never runs in production.',
+        'Add a connector or gateway for them in PROVIDERS_FILE, or remove them from the catalogue (CATALOGUE_FILE); the sandbox simulator never runs in production.',
     );
   }
-  return { gateways, rails, simulated: [...rails.values()].includes(SANDBOX_PROVIDER) };
+  return { gateways, connectors, rails, simulated: [...rails.values()].includes(SANDBOX_PROVIDER) };
 }
 
-export class ProviderRegistry {
+export class ProviderRegistry implements RailAssignment {
   private readonly byName = new Map<string, RailProvider>();
 
   constructor(
@@ -108,8 +166,13 @@ export class ProviderRegistry {
     providers: RailProvider[],
     /** The simulator, when any rail runs on it (always absent in production). */
     readonly sandbox: SandboxProvider | undefined,
+    private readonly catalogue: MarketCatalogue,
   ) {
     for (const p of providers) this.byName.set(p.name, p);
+  }
+
+  amountProblem(market: string, rail: string, amount: number, currency: string): string | undefined {
+    return this.byName.get(this.nameFor(market, rail))?.amountProblem?.(amount, currency, exponentOf(this.catalogue, currency));
   }
 
   /** The provider's name for a rail of the catalogue (checked at boot, so every rail has one). */
@@ -122,13 +185,42 @@ export class ProviderRegistry {
   get(name: string): RailProvider | undefined {
     return this.byName.get(name);
   }
+
+  /** The operator connector of that name, if there is one. */
+  connector(name: string): OperatorConnector | undefined {
+    const provider = this.byName.get(name);
+    return provider && isConnector(provider) ? provider : undefined;
+  }
+
+  connectors(): OperatorConnector[] {
+    return [...this.byName.values()].filter(isConnector);
+  }
 }
 
-export function buildProviders(plan: ProviderPlan, config: Config, db: Db, sandboxSecret: string): ProviderRegistry {
+export function buildProviders(
+  plan: ProviderPlan,
+  config: Config,
+  db: Db,
+  sandboxSecret: string,
+  catalogue: MarketCatalogue,
+  log: FastifyBaseLogger,
+): ProviderRegistry {
   const sandbox = plan.simulated ? new SandboxProvider(db, sandboxSecret, config.sandboxStepMs) : undefined;
   const providers: RailProvider[] = plan.gateways.map(
     (g) => new HttpGatewayProvider(g, `${config.publicBaseUrl}/v1/providers/${g.name}/callbacks`),
   );
+  for (const settings of plan.connectors) {
+    const kind = CONNECTOR_KINDS[settings.type] as ConnectorKind;
+    providers.push(
+      kind.create(settings, {
+        db,
+        callbackBase: callbackBase(config, settings),
+        catalogue,
+        timeoutMs: config.operatorTimeoutMs,
+        log: log.child({ connector: settings.name }),
+      }),
+    );
+  }
   if (sandbox) providers.push(sandbox);
-  return new ProviderRegistry(plan, providers, sandbox);
+  return new ProviderRegistry(plan, providers, sandbox, catalogue);
 }

@@ -1,6 +1,6 @@
 // Inbound provider callbacks: public (the provider has no token), authenticated by the provider's signature
 // over the raw body, and safe to receive twice.
-import { Type } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 import { ApiError } from '../../platform/errors.js';
 import type { App } from '../../platform/http.js';
 import { problemResponses } from '../../platform/schemas.js';
@@ -40,5 +40,52 @@ export function providersRoutes(app: App, notices: ProviderNotices): void {
       const outcome = await notices.receive(request.params.provider, request.rawBody, request.headers);
       return { received: true as const, outcome };
     },
+  );
+}
+
+const OperatorParams = {
+  provider: Type.String({ maxLength: 40, description: 'The connector name (PROVIDERS_FILE).' }),
+  token: Type.String({ maxLength: 128, description: "The connector's callback_token: a wrong one is 404 and changes nothing." }),
+};
+const Kind = Type.String({ maxLength: 40, description: 'A sub-path the connector chose for this kind of callback (MoMo: requesttopay, transfer, refund).' });
+const Ref = Type.String({ maxLength: 64, description: 'Our id of the operation (Daraja: stk/{id}, b2c-result/{id}…).' });
+const OperatorBody = Type.Object({}, { additionalProperties: true, description: "The operator's own callback body." });
+const OperatorReply = Type.Object({}, { additionalProperties: true, description: 'What the operator expects (Daraja: {"ResultCode": 0, "ResultDesc": "Accepted"}).' });
+
+/**
+ * Operator callbacks (M-Pesa Daraja, MTN MoMo, Airtel Money): unsigned, so the URL carries the connector's secret
+ * callback token, and what a callback says is only applied once the operator's status query agrees.
+ */
+export function operatorCallbackRoutes(app: App, notices: ProviderNotices): void {
+  const description =
+    "For operators, not integrators. Operators do not sign callbacks: the address carries the connector's callback_token, and " +
+    "a callback changes nothing until the operator's own status query agrees with it (asked in the background; the operator is answered at once). " +
+    'A wrong token is 404.';
+  const schema = <P extends TSchema>(operationId: string, summary: string, params: P) => ({
+    operationId,
+    tags: ['Providers'],
+    summary,
+    description,
+    params,
+    body: OperatorBody,
+    response: { 200: OperatorReply, ...problemResponses(400, 404, 413, 415) },
+  });
+  const receive = (provider: string, token: string, path: string, body: unknown) => notices.receiveUnsigned(provider, token, path, body);
+
+  app.post('/v1/providers/:provider/callbacks/:token', { schema: schema('receiveOperatorCallback', 'Receive an operator callback', Type.Object(OperatorParams)) }, async (request) =>
+    receive(request.params.provider, request.params.token, '', request.body),
+  );
+  const withKind = Type.Object({ ...OperatorParams, kind: Kind });
+  app.post('/v1/providers/:provider/callbacks/:token/:kind', { schema: schema('receiveOperatorCallbackOfKind', 'Receive an operator callback of one kind', withKind) }, async (request) =>
+    receive(request.params.provider, request.params.token, request.params.kind, request.body),
+  );
+  // MTN documents PUT for its callbacks (its sandbox has been seen to POST): both are taken.
+  app.put('/v1/providers/:provider/callbacks/:token/:kind', { schema: schema('receiveOperatorCallbackOfKindByPut', 'Receive an operator callback of one kind (PUT)', withKind) }, async (request) =>
+    receive(request.params.provider, request.params.token, request.params.kind, request.body),
+  );
+  app.post(
+    '/v1/providers/:provider/callbacks/:token/:kind/:ref',
+    { schema: schema('receiveOperatorCallbackAbout', 'Receive an operator callback about one operation', Type.Object({ ...OperatorParams, kind: Kind, ref: Ref })) },
+    async (request) => receive(request.params.provider, request.params.token, `${request.params.kind}/${request.params.ref}`, request.body),
   );
 }

@@ -13,6 +13,8 @@ export interface RefundRow {
   failure_reason: string | null;
   provider: string;
   provider_reference: string | null;
+  /** The operator's receipt of the refund (a reversal's M-Pesa receipt…), once it confirmed it. */
+  provider_receipt: string | null;
   submitted_at: Date | null;
   requested_at: Date;
   updated_at: Date;
@@ -20,13 +22,28 @@ export interface RefundRow {
 }
 
 const COLUMNS =
-  'id, workspace_id, collection_id, amount, currency, status, failure_reason, provider, provider_reference, submitted_at, requested_at, updated_at, resolved_at';
+  'id, workspace_id, collection_id, amount, currency, status, failure_reason, provider, provider_reference, provider_receipt, submitted_at, requested_at, updated_at, resolved_at';
 
 export async function insertRefund(db: Queryable, r: RefundRow): Promise<void> {
   await db.query(
     // As for collections: the sweep leaves a new refund to the submitter's immediate kick for its first 5 seconds.
-    `INSERT INTO refunds (${COLUMNS}, submit_after) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $11::timestamptz + interval '5 seconds')`,
-    [r.id, r.workspace_id, r.collection_id, r.amount, r.currency, r.status, r.failure_reason, r.provider, r.provider_reference, r.submitted_at, r.requested_at, r.updated_at, r.resolved_at],
+    `INSERT INTO refunds (${COLUMNS}, submit_after) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $12::timestamptz + interval '5 seconds')`,
+    [
+      r.id,
+      r.workspace_id,
+      r.collection_id,
+      r.amount,
+      r.currency,
+      r.status,
+      r.failure_reason,
+      r.provider,
+      r.provider_reference,
+      r.provider_receipt,
+      r.submitted_at,
+      r.requested_at,
+      r.updated_at,
+      r.resolved_at,
+    ],
   );
 }
 
@@ -52,9 +69,10 @@ export async function refundInProgress(db: Queryable, workspaceId: string, colle
 /** Writes what the lifecycle changes: status, times, failure reason, and the provider's reference once known. */
 export async function saveStatus(tx: Queryable, r: RefundRow): Promise<void> {
   await tx.query(
-    `UPDATE refunds SET status = $3, updated_at = $4, resolved_at = $5, failure_reason = $6, provider_reference = $7, submitted_at = $8
+    `UPDATE refunds SET status = $3, updated_at = $4, resolved_at = $5, failure_reason = $6, provider_reference = $7, submitted_at = $8,
+       provider_receipt = $9
      WHERE workspace_id = $1 AND id = $2`,
-    [r.workspace_id, r.id, r.status, r.updated_at, r.resolved_at, r.failure_reason, r.provider_reference, r.submitted_at],
+    [r.workspace_id, r.id, r.status, r.updated_at, r.resolved_at, r.failure_reason, r.provider_reference, r.submitted_at, r.provider_receipt],
   );
 }
 
@@ -68,8 +86,8 @@ export async function unsentRefunds(db: Queryable, workspaceId: string, collecti
 }
 
 /** See collectionOwner: provider callbacks carry our id without its workspace. */
-export async function refundOwner(db: Queryable, id: string): Promise<{ workspace_id: string; provider: string } | undefined> {
-  const { rows } = await db.query<{ workspace_id: string; provider: string }>('SELECT workspace_id, provider FROM refunds WHERE id = $1', [id]);
+export async function refundOwner(db: Queryable, id: string): Promise<{ workspace_id: string; provider: string; provider_reference: string | null } | undefined> {
+  const { rows } = await db.query<{ workspace_id: string; provider: string; provider_reference: string | null }>('SELECT workspace_id, provider, provider_reference FROM refunds WHERE id = $1', [id]);
   return rows[0];
 }
 

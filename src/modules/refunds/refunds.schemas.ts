@@ -3,9 +3,16 @@ import { Type, type Static } from 'typebox';
 import { REFUND_STATUSES } from '../lifecycle/transitions.js';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
 import { DateTime, Uuid } from '../../platform/schemas.js';
+import { describeReasons, ProviderReceipt } from '../collections/collections.schemas.js';
 
-export const REFUND_FAILURE_REASONS = ['provider_error', 'provider_refused', 'insufficient_provider_balance', 'collection_reversed'] as const;
-export type RefundFailureReason = (typeof REFUND_FAILURE_REASONS)[number];
+export const REFUND_FAILURE_REASON_MEANINGS = {
+  provider_error: 'the provider could not run it',
+  provider_refused: 'the provider refused it',
+  insufficient_provider_balance: 'our account at the operator did not hold enough to return the money',
+  collection_reversed: 'the provider reversed the payment before the refund was sent, so it was not',
+} as const;
+export type RefundFailureReason = keyof typeof REFUND_FAILURE_REASON_MEANINGS;
+export const REFUND_FAILURE_REASONS = Object.keys(REFUND_FAILURE_REASON_MEANINGS) as [RefundFailureReason, ...RefundFailureReason[]];
 
 /** A provider's free-text reason mapped onto the documented codes; anything else is a provider error. */
 export function refundFailureReason(reason: string | undefined): RefundFailureReason {
@@ -30,10 +37,9 @@ export const RefundSchema = Type.Object(
     currency: Type.String({ description: 'ISO 4217 currency code.' }),
     status: Type.Enum(REFUND_STATUSES, { description: 'requested → pending → successful or failed.' }),
     failure_reason: Type.Union([Type.String(), Type.Null()], {
-      description:
-        'Why the refund failed, once it has: `provider_error`, `provider_refused`, `insufficient_provider_balance`, or `collection_reversed` ' +
-        '(the provider reversed the payment before the refund was sent, so it was not). Null otherwise.',
+      description: `Why the refund failed, once it has: ${describeReasons(REFUND_FAILURE_REASON_MEANINGS)}. Null otherwise.`,
     }),
+    provider_receipt: ProviderReceipt('refund'),
     metadata: Type.Record(Type.String(), Type.Unknown(), {
       description: "The refunded collection's metadata, unchanged (also in every refund webhook).",
     }),
@@ -59,7 +65,17 @@ export const RefundPage = pageSchema(RefundSchema, "The collection's refunds, ne
 
 /** The API's view of a refund row; `metadata` is the refunded collection's. */
 export function toRefundApi(
-  row: { id: string; collection_id: string; amount: number; currency: string; status: Refund['status']; failure_reason: string | null; requested_at: Date; resolved_at: Date | null },
+  row: {
+    id: string;
+    collection_id: string;
+    amount: number;
+    currency: string;
+    status: Refund['status'];
+    failure_reason: string | null;
+    provider_receipt: string | null;
+    requested_at: Date;
+    resolved_at: Date | null;
+  },
   metadata: Record<string, unknown>,
 ): Refund {
   return {
@@ -69,6 +85,7 @@ export function toRefundApi(
     currency: row.currency,
     status: row.status,
     failure_reason: row.failure_reason,
+    provider_receipt: row.provider_receipt,
     metadata,
     requested_at: row.requested_at.toISOString(),
     resolved_at: row.resolved_at === null ? {} : row.resolved_at.toISOString(),

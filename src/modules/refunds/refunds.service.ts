@@ -53,6 +53,7 @@ export class RefundsService {
         failure_reason: null,
         provider: collection.provider,
         provider_reference: null,
+        provider_receipt: null,
         submitted_at: null,
         requested_at: now,
         updated_at: now,

@@ -1,0 +1,78 @@
+// `npm run fake -- mpesa_daraja|mtn_momo|airtel_money [--port N] [--callback-url URL] [--act-after-ms N]`: starts one
+// operator fake on loopback and prints the PROVIDERS_FILE entry that points a connector at it. Faults are
+// injected with POST /__fake/control (see docs/connectors/README.md).
+import { parseArgs } from 'node:util';
+import { AirtelFake } from './airtel-money.js';
+import type { FakeOperator } from './fake-server.js';
+import { DarajaFake, SANDBOX_PASSKEY, SANDBOX_SHORTCODE } from './mpesa-daraja.js';
+import { MomoFake } from './mtn-momo.js';
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { port: { type: 'string' }, 'callback-url': { type: 'string' }, 'act-after-ms': { type: 'string' } },
+});
+const type = positionals[0];
+const port = values.port === undefined ? 0 : Number(values.port);
+const actAfterMs = values['act-after-ms'] === undefined ? 2000 : Number(values['act-after-ms']);
+const log = (line: string): void => void process.stdout.write(`${new Date().toISOString()} ${line}\n`);
+const callbackToken = 'fake-callback-token-0123456789';
+
+let fake: FakeOperator;
+let entry: (url: string) => Record<string, unknown>;
+switch (type) {
+  case 'mpesa_daraja':
+    fake = new DarajaFake({ port, actAfterMs, log });
+    entry = (url) => ({
+      type,
+      name: 'daraja',
+      rails: ['KE/mpesa'],
+      base_url: url,
+      callback_token: callbackToken,
+      consumer_key: 'fake-consumer-key',
+      consumer_secret: 'fake-consumer-secret',
+      shortcode: SANDBOX_SHORTCODE,
+      passkey: SANDBOX_PASSKEY,
+      transaction_type: 'CustomerPayBillOnline',
+      b2c: { shortcode: '600000', initiator_name: 'testapi', security_credential: 'fake-security-credential' },
+    });
+    break;
+  case 'mtn_momo':
+    fake = new MomoFake({ port, actAfterMs, log });
+    entry = (url) => ({
+      type,
+      name: 'mtn',
+      rails: ['GH/mtn_momo', 'UG/mtn_momo'],
+      base_url: url,
+      callback_token: callbackToken,
+      target_environment: 'sandbox',
+      collection: { subscription_key: 'fake-collection-key', api_user: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a01', api_key: 'fake-collection-api-key' },
+      disbursement: { subscription_key: 'fake-disbursement-key', api_user: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a02', api_key: 'fake-disbursement-api-key' },
+    });
+    break;
+  case 'airtel_money':
+    fake = new AirtelFake({ port, actAfterMs, log, callbackUrl: values['callback-url'], pin: 'fake-encrypted-pin' });
+    entry = (url) => ({
+      type,
+      name: 'airtel',
+      rails: ['KE/airtel_money'],
+      base_url: url,
+      callback_token: callbackToken,
+      client_id: 'fake-client-id',
+      client_secret: 'fake-client-secret',
+      country: 'KE',
+      currency: 'KES',
+      pin: 'fake-encrypted-pin',
+    });
+    break;
+  case undefined:
+  default:
+    process.stderr.write('usage: npm run fake -- mpesa_daraja|mtn_momo|airtel_money [--port N] [--callback-url URL] [--act-after-ms N]\n');
+    process.exit(2);
+}
+
+const url = await fake.start();
+log(`${type} fake listening on ${url}; inject faults with POST ${url}/__fake/control`);
+process.stdout.write(`${JSON.stringify({ connectors: [entry(url)] }, null, 2)}\n`);
+const stop = (): void => void fake.stop().then(() => process.exit(0));
+process.on('SIGINT', stop);
+process.on('SIGTERM', stop);

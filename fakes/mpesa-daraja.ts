@@ -1,0 +1,431 @@
+// A local fake of Safaricom's M-Pesa Daraja API, written from its published documentation (summarised, with
+// sources, in docs/connectors/mpesa-daraja.md): OAuth, STK Push and its query, B2C (v1 and v3), Reversal and
+// Transaction Status, with their validation, error envelopes and result callbacks. Daraja signs no callback and
+// retries none. Payer outcomes: the fake's own test numbers 25471100XXXX answer ResultCode XXXX (254711001032:
+// cancelled by the payer); any other number pays; `outcomes` sets one per number.
+import { FakeOperator, basic, bearer, isUrl, newId, type ControlCommand, type FakeOptions, type FakeRequest, type FakeResponse, type Handler } from './fake-server.js';
+
+export interface DarajaFakeOptions extends FakeOptions {
+  consumerKey?: string;
+  consumerSecret?: string;
+  /** The Lipa na M-Pesa Online shortcode and passkey (Safaricom's sandbox ones by default). */
+  shortcode?: string;
+  passkey?: string;
+  b2cShortcode?: string;
+  initiatorName?: string;
+  securityCredential?: string;
+}
+
+/** Safaricom's published sandbox shortcode and passkey. */
+export const SANDBOX_SHORTCODE = '174379';
+export const SANDBOX_PASSKEY = 'bfb279f9aa9bdbcf158e97dd71a467cd2e0c893059b10f78e6b72ada1ed2c919';
+
+/** Result descriptions as Daraja writes them. */
+const RESULT_DESC: Record<string, string> = {
+  '0': 'The service request is processed successfully.',
+  '1': 'The balance is insufficient for the transaction.',
+  '1001': 'Unable to lock subscriber, a transaction is already in process for the current subscriber',
+  '1019': 'Transaction has expired.',
+  '1025': 'An error occurred while sending a push request.',
+  '1032': 'Request cancelled by user',
+  '1037': 'DS timeout user cannot be reached',
+  '2001': 'The initiator information is invalid.',
+  '2040': "Credit Party customer type (Unregistered or Registered Customer) can't be supported by the service.",
+  R000001: 'The transaction has already been reversed',
+  R000002: 'The OriginalTransactionID is invalid.',
+  // Not documented by Safaricom: the fake's answer to Transaction Status about a transaction it does not know.
+  '2032': 'The transaction could not be found.',
+};
+
+/** Words Daraja refuses in callback URLs. */
+const FORBIDDEN = /m-?pesa|safaricom|exec?|cmd|sql|query/i;
+
+interface StkRequest {
+  merchantRequestId: string;
+  checkoutRequestId: string;
+  phone: string;
+  amount: number;
+  callbackUrl: string;
+  /** Undefined while the payer has not acted. */
+  resultCode: string | undefined;
+  receipt: string | undefined;
+}
+
+interface Movement {
+  receipt: string;
+  kind: 'c2b' | 'b2c' | 'reversal';
+  amount: number;
+  party: string;
+  status: 'Completed' | 'Declined' | 'Reversed';
+  originatorConversationId: string;
+}
+
+type Json = Record<string, unknown>;
+
+export class DarajaFake extends FakeOperator {
+  private readonly config: Required<Omit<DarajaFakeOptions, keyof FakeOptions>>;
+  private readonly tokens = new Set<string>();
+  readonly stk = new Map<string, StkRequest>();
+  /** Money that moved, by receipt (what Reversal and Transaction Status look up). */
+  readonly movements = new Map<string, Movement>();
+  private readonly b2cSeen = new Set<string>();
+  /** Result code per payer number (overrides the test numbers). */
+  readonly outcomes = new Map<string, string>();
+
+  constructor(options: DarajaFakeOptions = {}) {
+    super(options);
+    this.config = {
+      consumerKey: options.consumerKey ?? 'fake-consumer-key',
+      consumerSecret: options.consumerSecret ?? 'fake-consumer-secret',
+      shortcode: options.shortcode ?? SANDBOX_SHORTCODE,
+      passkey: options.passkey ?? SANDBOX_PASSKEY,
+      b2cShortcode: options.b2cShortcode ?? '600000',
+      initiatorName: options.initiatorName ?? 'testapi',
+      securityCredential: options.securityCredential ?? 'fake-security-credential',
+    };
+  }
+
+  expireTokens(): void {
+    this.tokens.clear();
+  }
+
+  /** How many STK prompts reached this number. */
+  prompts(phone: string): number {
+    return [...this.stk.values()].filter((s) => s.phone === phone).length;
+  }
+
+  protected override control(command: ControlCommand): void {
+    const outcomes = command.outcomes;
+    if (typeof outcomes === 'object' && outcomes !== null) {
+      for (const [phone, code] of Object.entries(outcomes)) this.outcomes.set(phone, String(code));
+    }
+  }
+
+  protected faultBody(status: number): FakeResponse {
+    if (status >= 500) return { status, body: this.error('500.003.1001', 'Internal Server Error') };
+    return { status, body: this.error(`${status}.000.00`, 'Error') };
+  }
+
+  protected override notFound(): FakeResponse {
+    return { status: 404, body: this.error('404.001.01', 'Resource not found') };
+  }
+
+  protected routes(): Record<string, Handler> {
+    return {
+      'GET /oauth/v1/generate': (req) => this.token(req),
+      'POST /mpesa/stkpush/v1/processrequest': (req) => this.api(req, (body) => this.stkPush(body)),
+      'POST /mpesa/stkpushquery/v1/query': (req) => this.api(req, (body) => this.stkQuery(body)),
+      'POST /mpesa/b2c/v1/paymentrequest': (req) => this.api(req, (body) => this.b2c(body, false)),
+      'POST /mpesa/b2c/v3/paymentrequest': (req) => this.api(req, (body) => this.b2c(body, true)),
+      'POST /mpesa/reversal/v1/request': (req) => this.api(req, (body) => this.reversal(body)),
+      'POST /mpesa/transactionstatus/v1/query': (req) => this.api(req, (body) => this.transactionStatus(body)),
+    };
+  }
+
+  private error(errorCode: string, errorMessage: string, requestId = `${newId(4, '0123456789abcdef')}-${newId(30, '0123456789abcdef')}`): Json {
+    return { requestId, errorCode, errorMessage };
+  }
+
+  private badRequest(field: string): FakeResponse {
+    return { status: 400, body: this.error('400.002.02', `Bad Request - Invalid ${field}`) };
+  }
+
+  private token(req: FakeRequest): FakeResponse {
+    if (req.query.get('grant_type') !== 'client_credentials') return { status: 400, body: this.error('400.008.02', 'Invalid grant type passed') };
+    const credentials = basic(req);
+    if (!credentials) return { status: 400, body: this.error('400.008.01', 'Invalid Authentication passed') };
+    // Wrong key or secret: Daraja answers 400 with an empty body.
+    if (credentials.user !== this.config.consumerKey || credentials.password !== this.config.consumerSecret) return { status: 400, headers: { 'content-type': 'text/plain' } };
+    const token = newId(28, 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789');
+    this.tokens.add(token);
+    return { status: 200, body: { access_token: token, expires_in: '3599' } };
+  }
+
+  /** Every API: a valid bearer token (else 404.001.03), a JSON body (else Daraja's "Invalid BusinessShortCode"). */
+  private api(req: FakeRequest, handle: (body: Json) => FakeResponse): FakeResponse {
+    const token = bearer(req);
+    if (token === undefined || !this.tokens.has(token)) return { status: 404, body: this.error('404.001.03', 'Invalid Access Token') };
+    const type = req.headers['content-type'] ?? '';
+    if (!type.startsWith('application/json') || typeof req.json !== 'object' || req.json === null || Array.isArray(req.json)) return this.badRequest('BusinessShortCode');
+    return handle(req.json as Json);
+  }
+
+  /** Shortcode, Password = base64(shortcode + passkey + timestamp) and Timestamp, as STK Push and its query check them. */
+  private lipaNaMpesa(body: Json): FakeResponse | undefined {
+    const shortcode = String(body.BusinessShortCode ?? '');
+    const timestamp = body.Timestamp;
+    if (!/^[0-9]{5,7}$/.test(shortcode)) return this.badRequest('BusinessShortCode');
+    if (typeof timestamp !== 'string' || !/^20[0-9]{12}$/.test(timestamp)) return this.badRequest('Timestamp');
+    if (shortcode !== this.config.shortcode) return { status: 500, body: this.error('500.001.1001', 'Merchant does not exist') };
+    const expected = Buffer.from(`${this.config.shortcode}${this.config.passkey}${timestamp}`).toString('base64');
+    if (body.Password !== expected) return { status: 500, body: this.error('500.001.1001', 'Wrong credentials') };
+    return undefined;
+  }
+
+  private stkPush(body: Json): FakeResponse {
+    const refused = this.lipaNaMpesa(body);
+    if (refused) return refused;
+    if (body.TransactionType !== 'CustomerPayBillOnline' && body.TransactionType !== 'CustomerBuyGoodsOnline') return this.badRequest('TransactionType');
+    const amount = wholeAmount(body.Amount);
+    if (amount === undefined) return this.badRequest('Amount');
+    const phone = String(body.PhoneNumber ?? '');
+    if (!/^254[17][0-9]{8}$/.test(phone)) return this.badRequest('PhoneNumber');
+    if (!/^254[17][0-9]{8}$/.test(String(body.PartyA ?? ''))) return this.badRequest('PartyA');
+    if (!/^[0-9]{5,7}$/.test(String(body.PartyB ?? ''))) return this.badRequest('PartyB');
+    if (!isUrl(body.CallBackURL) || FORBIDDEN.test(body.CallBackURL)) return this.badRequest('CallBackURL');
+    if (typeof body.AccountReference !== 'string' || body.AccountReference.length === 0 || body.AccountReference.length > 12) return this.badRequest('AccountReference');
+    if ([...this.stk.values()].some((s) => s.phone === phone && s.resultCode === undefined)) {
+      return { status: 500, body: this.error('500.001.1001', 'Unable to lock subscriber, a transaction is already in process for the current subscriber') };
+    }
+    const now = new Date();
+    const push: StkRequest = {
+      merchantRequestId: `${newId(4, '0123456789abcdef')}-${newId(4, '0123456789abcdef')}-${newId(12, '0123456789')}`,
+      checkoutRequestId: `ws_CO_${stamp(now, 'DDMMYYYYHHmmssSSS')}${phone.slice(3)}`,
+      phone,
+      amount,
+      callbackUrl: body.CallBackURL,
+      resultCode: undefined,
+      receipt: undefined,
+    };
+    this.stk.set(push.checkoutRequestId, push);
+    const code = this.outcomeFor(phone);
+    if (code !== 'never') this.later(this.actAfterMs, () => this.payerActs(push, code));
+    return {
+      status: 200,
+      body: {
+        MerchantRequestID: push.merchantRequestId,
+        CheckoutRequestID: push.checkoutRequestId,
+        ResponseCode: '0',
+        ResponseDescription: 'Success. Request accepted for processing',
+        CustomerMessage: 'Success. Request accepted for processing',
+      },
+    };
+  }
+
+  /** The payer answers the prompt: the outcome is recorded, money moves on success, and the callback goes out. */
+  private payerActs(push: StkRequest, code: string): void {
+    push.resultCode = code;
+    const callback: Json = { MerchantRequestID: push.merchantRequestId, CheckoutRequestID: push.checkoutRequestId, ResultCode: Number(code), ResultDesc: RESULT_DESC[code] ?? 'Failed' };
+    if (code === '0') {
+      push.receipt = receipt();
+      this.movements.set(push.receipt, { receipt: push.receipt, kind: 'c2b', amount: push.amount, party: push.phone, status: 'Completed', originatorConversationId: push.merchantRequestId });
+      callback.CallbackMetadata = {
+        Item: [
+          { Name: 'Amount', Value: push.amount },
+          { Name: 'MpesaReceiptNumber', Value: push.receipt },
+          { Name: 'Balance' },
+          { Name: 'TransactionDate', Value: Number(stamp(new Date(Date.now() + 3 * 3_600_000), 'YYYYMMDDHHmmss')) },
+          { Name: 'PhoneNumber', Value: Number(push.phone) },
+        ],
+      };
+    }
+    this.sendCallback(push.callbackUrl, { Body: { stkCallback: callback } });
+  }
+
+  private stkQuery(body: Json): FakeResponse {
+    const refused = this.lipaNaMpesa(body);
+    if (refused) return refused;
+    const id = body.CheckoutRequestID;
+    if (typeof id !== 'string' || !id.startsWith('ws_CO_')) return this.badRequest('CheckoutRequestID');
+    const push = this.stk.get(id);
+    if (!push) return { status: 500, body: this.error('500.001.1001', 'This transaction does not exist') };
+    if (push.resultCode === undefined) return { status: 500, body: this.error('500.001.1001', 'The transaction is being processed', id) };
+    return {
+      status: 200,
+      body: {
+        ResponseCode: '0',
+        ResponseDescription: 'The service request has been accepted successsfully',
+        MerchantRequestID: push.merchantRequestId,
+        CheckoutRequestID: id,
+        ResultCode: push.resultCode,
+        ResultDesc: RESULT_DESC[push.resultCode] ?? 'Failed',
+      },
+    };
+  }
+
+  /** Initiator, SecurityCredential, ResultURL and QueueTimeOutURL of B2C, Reversal and Transaction Status. */
+  private initiatorFields(body: Json, initiatorField: string): FakeResponse | undefined {
+    if (typeof body[initiatorField] !== 'string' || body[initiatorField] === '') return this.badRequest(initiatorField);
+    if (typeof body.SecurityCredential !== 'string' || body.SecurityCredential === '') return this.badRequest('SecurityCredential');
+    for (const url of ['ResultURL', 'QueueTimeOutURL']) {
+      if (!isUrl(body[url]) || FORBIDDEN.test(body[url])) return this.badRequest(url);
+    }
+    return undefined;
+  }
+
+  /** Whether the initiator may act (a wrong one is accepted, then answered with ResultCode 2001, as Daraja does). */
+  private initiatorValid(body: Json, initiatorField: string): boolean {
+    return body[initiatorField] === this.config.initiatorName && body.SecurityCredential === this.config.securityCredential;
+  }
+
+  private accepted(originatorConversationId: string): { conversationId: string; response: FakeResponse } {
+    const conversationId = `AG_${stamp(new Date(), 'YYYYMMDD')}_${newId(20, '0123456789abcdef')}`;
+    return {
+      conversationId,
+      response: {
+        status: 200,
+        body: { ConversationID: conversationId, OriginatorConversationID: originatorConversationId, ResponseCode: '0', ResponseDescription: 'Accept the service request successfully.' },
+      },
+    };
+  }
+
+  private result(url: string, code: string, originatorConversationId: string, conversationId: string, transactionId: string, parameters?: { Key: string; Value?: unknown }[]): void {
+    const result: Json = {
+      ResultType: 0,
+      ResultCode: /^[0-9]+$/.test(code) ? Number(code) : code,
+      ResultDesc: RESULT_DESC[code] ?? 'Failed',
+      OriginatorConversationID: originatorConversationId,
+      ConversationID: conversationId,
+      TransactionID: transactionId,
+      ReferenceData: { ReferenceItem: { Key: 'QueueTimeoutURL', Value: 'https://internalsandbox.safaricom.co.ke/mpesa/b2cresults/v1/submit' } },
+    };
+    if (parameters) result.ResultParameters = { ResultParameter: parameters };
+    this.sendCallback(url, { Result: result });
+  }
+
+  private b2c(body: Json, v3: boolean): FakeResponse {
+    const refused = this.initiatorFields(body, 'InitiatorName');
+    if (refused) return refused;
+    if (!['BusinessPayment', 'SalaryPayment', 'PromotionPayment'].includes(String(body.CommandID))) return this.badRequest('CommandID');
+    const amount = wholeAmount(body.Amount);
+    if (amount === undefined) return this.badRequest('Amount');
+    if (String(body.PartyA ?? '') !== this.config.b2cShortcode) return this.badRequest('PartyA');
+    const party = String(body.PartyB ?? '');
+    if (!/^254[17][0-9]{8}$/.test(party)) return this.badRequest('PartyB');
+    if (typeof body.Remarks !== 'string' || body.Remarks.length < 2 || body.Remarks.length > 100) return this.badRequest('Remarks');
+    let originator = `${newId(4, '0123456789abcdef')}-${newId(20, '0123456789abcdef')}`;
+    if (v3) {
+      if (typeof body.OriginatorConversationID !== 'string' || body.OriginatorConversationID === '') return this.badRequest('OriginatorConversationID');
+      originator = body.OriginatorConversationID;
+      if (this.b2cSeen.has(originator)) return { status: 500, body: this.error('500.002.1001', 'Duplicate OriginatorConversationID.') };
+      this.b2cSeen.add(originator);
+    }
+    const { conversationId, response } = this.accepted(originator);
+    const resultUrl = String(body.ResultURL);
+    const code = this.initiatorValid(body, 'InitiatorName') ? this.outcomeFor(party) : '2001';
+    this.later(this.actAfterMs, () => {
+      if (code === 'never') return;
+      const id = receipt();
+      if (code !== '0') {
+        this.movements.set(id, { receipt: id, kind: 'b2c', amount, party, status: 'Declined', originatorConversationId: originator });
+        this.result(resultUrl, code, originator, conversationId, id);
+        return;
+      }
+      this.movements.set(id, { receipt: id, kind: 'b2c', amount, party, status: 'Completed', originatorConversationId: originator });
+      this.result(resultUrl, '0', originator, conversationId, id, [
+        { Key: 'TransactionAmount', Value: amount },
+        { Key: 'TransactionReceipt', Value: id },
+        { Key: 'B2CRecipientIsRegisteredCustomer', Value: 'Y' },
+        { Key: 'ReceiverPartyPublicName', Value: `${party} - Fake Recipient` },
+        { Key: 'TransactionCompletedDateTime', Value: stamp(new Date(Date.now() + 3 * 3_600_000), 'DD.MM.YYYY HH:mm:ss') },
+      ]);
+    });
+    return response;
+  }
+
+  private reversal(body: Json): FakeResponse {
+    const refused = this.initiatorFields(body, 'Initiator');
+    if (refused) return refused;
+    if (body.CommandID !== 'TransactionReversal') return this.badRequest('CommandID');
+    if (typeof body.TransactionID !== 'string' || !/^[A-Z0-9]{10}$/.test(body.TransactionID)) return this.badRequest('TransactionID');
+    const amount = wholeAmount(body.Amount);
+    if (amount === undefined) return this.badRequest('Amount');
+    if (body.RecieverIdentifierType !== '11' && body.RecieverIdentifierType !== '4') return this.badRequest('RecieverIdentifierType');
+    const originator = `${newId(4, '0123456789abcdef')}-${newId(20, '0123456789abcdef')}`;
+    const { conversationId, response } = this.accepted(originator);
+    const original = this.movements.get(body.TransactionID);
+    const resultUrl = String(body.ResultURL);
+    const valid = this.initiatorValid(body, 'Initiator');
+    // A reversal M-Pesa refuses is still a transaction Transaction Status can report (as Declined).
+    const refuse = (code: string): void => {
+      const id = receipt();
+      this.movements.set(id, { receipt: id, kind: 'reversal', amount, party: original?.party ?? '', status: 'Declined', originatorConversationId: originator });
+      this.result(resultUrl, code, originator, conversationId, `${id.slice(0, 3)}0000000`);
+    };
+    this.later(this.actAfterMs, () => {
+      if (!valid) return refuse('2001');
+      if (!original || original.kind !== 'c2b' || original.amount !== amount) return refuse('R000002');
+      if (original.status === 'Reversed') return refuse('R000001');
+      original.status = 'Reversed';
+      const id = receipt();
+      this.movements.set(id, { receipt: id, kind: 'reversal', amount, party: original.party, status: 'Completed', originatorConversationId: originator });
+      this.result(resultUrl, '0', originator, conversationId, id, [
+        { Key: 'Amount', Value: amount },
+        { Key: 'OriginalTransactionID', Value: original.receipt },
+        { Key: 'Charge', Value: 0 },
+        { Key: 'CreditPartyPublicName', Value: `${original.party} - Fake Payer` },
+        { Key: 'TransCompletedTime', Value: Number(stamp(new Date(Date.now() + 3 * 3_600_000), 'YYYYMMDDHHmmss')) },
+      ]);
+    });
+    return response;
+  }
+
+  /**
+   * Transaction Status, by receipt (TransactionID) or by the OriginatorConversationID of the original request.
+   * Daraja does not document its answer for a transaction it does not know: the fake answers ResultCode 2032.
+   */
+  private transactionStatus(body: Json): FakeResponse {
+    const refused = this.initiatorFields(body, 'Initiator');
+    if (refused) return refused;
+    if (body.CommandID !== 'TransactionStatusQuery') return this.badRequest('CommandID');
+    const byReceipt = typeof body.TransactionID === 'string' && body.TransactionID !== '';
+    const byConversation = typeof body.OriginalConversationID === 'string' && body.OriginalConversationID !== '';
+    if (!byReceipt && !byConversation) return this.badRequest('TransactionID');
+    if (!['1', '2', '4'].includes(String(body.IdentifierType))) return this.badRequest('IdentifierType');
+    const originator = `${newId(4, '0123456789')}-${newId(7, '0123456789')}-1`;
+    const { conversationId, response } = this.accepted(originator);
+    const resultUrl = String(body.ResultURL);
+    const valid = this.initiatorValid(body, 'Initiator');
+    const found = byReceipt
+      ? this.movements.get(String(body.TransactionID))
+      : [...this.movements.values()].find((m) => m.originatorConversationId === body.OriginalConversationID);
+    this.later(this.actAfterMs, () => {
+      if (!valid) return this.result(resultUrl, '2001', originator, conversationId, 'NLJ0000000');
+      if (!found) return this.result(resultUrl, '2032', originator, conversationId, 'NLJ0000000');
+      this.result(resultUrl, '0', originator, conversationId, `${found.receipt.slice(0, 3)}0000000`, [
+        { Key: 'ReceiptNo', Value: found.receipt },
+        { Key: 'TransactionStatus', Value: found.status === 'Reversed' ? 'Completed' : found.status },
+        { Key: 'Amount', Value: found.amount },
+        { Key: 'OriginatorConversationID', Value: found.originatorConversationId },
+        { Key: 'FinalisedTime', Value: Number(stamp(new Date(Date.now() + 3 * 3_600_000), 'YYYYMMDDHHmmss')) },
+        { Key: 'ReasonType', Value: found.kind === 'b2c' ? 'Business Payment to Customer via API' : 'Pay Bill Online' },
+      ]);
+    });
+    return response;
+  }
+
+  /** The ResultCode a payer number gets: set by `outcomes`, or by the test numbers 25471100XXXX, else success. */
+  private outcomeFor(phone: string): string {
+    const set = this.outcomes.get(phone);
+    if (set !== undefined) return set;
+    const test = /^25471100([0-9]{4})$/.exec(phone);
+    return test ? String(Number(test[1])) : '0';
+  }
+}
+
+/** A whole, positive amount as Daraja takes it (a number or a string of digits); undefined otherwise. */
+function wholeAmount(value: unknown): number | undefined {
+  const n = typeof value === 'string' && /^[0-9]+$/.test(value) ? Number(value) : value;
+  return typeof n === 'number' && Number.isSafeInteger(n) && n >= 1 ? n : undefined;
+}
+
+/** An M-Pesa receipt number: 10 characters, letters and digits. */
+function receipt(): string {
+  return `T${newId(9)}`;
+}
+
+/** A date in Daraja's formats, from its UTC fields. */
+function stamp(at: Date, format: 'DDMMYYYYHHmmssSSS' | 'YYYYMMDDHHmmss' | 'YYYYMMDD' | 'DD.MM.YYYY HH:mm:ss'): string {
+  const iso = at.toISOString();
+  const [y, mo, d, h, mi, s, ms] = [iso.slice(0, 4), iso.slice(5, 7), iso.slice(8, 10), iso.slice(11, 13), iso.slice(14, 16), iso.slice(17, 19), iso.slice(20, 23)];
+  switch (format) {
+    case 'DDMMYYYYHHmmssSSS':
+      return `${d}${mo}${y}${h}${mi}${s}${ms}`;
+    case 'YYYYMMDDHHmmss':
+      return `${y}${mo}${d}${h}${mi}${s}`;
+    case 'YYYYMMDD':
+      return `${y}${mo}${d}`;
+    case 'DD.MM.YYYY HH:mm:ss':
+      return `${d}.${mo}.${y} ${h}:${mi}:${s}`;
+  }
+}

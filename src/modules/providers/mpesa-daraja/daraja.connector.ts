@@ -1,0 +1,437 @@
+// Safaricom M-Pesa Daraja: collections by STK Push (confirmed by STK Push Query), payouts by B2C, refunds by
+// Reversal; B2C and Reversal outcomes are confirmed by Transaction Status, which Daraja answers by callback.
+// Daraja signs nothing and its STK Push takes no idempotency key, so the choices below keep a payer from being
+// prompted twice: see docs/connectors/mpesa-daraja.md.
+import { Type } from 'typebox';
+import { ApiError } from '../../../platform/errors.js';
+import { isUuid } from '../../../platform/ids.js';
+import { majorUnits } from '../../../platform/money.js';
+import { connectorEntry, exponentOf, Secret, type ConnectorCommon, type ConnectorDeps, type ConnectorKind } from '../connector-config.js';
+import { callOperator, expiresIn, field, msisdn, OperatorTimeout, text, TokenCache, type OperatorResponse } from '../operator-http.js';
+import {
+  ProviderError,
+  type CallbackClaim,
+  type CallbackReading,
+  type CollectionOrder,
+  type NoticeObjectType,
+  type OperatorConnector,
+  type PayoutOrder,
+  type ProviderAck,
+  type ProviderNotice,
+  type ProviderStatus,
+  type RefundOrder,
+} from '../provider.js';
+import * as repo from './daraja.repository.js';
+
+const Entry = connectorEntry('mpesa_daraja', {
+  consumer_key: Secret("The Daraja app's consumer key."),
+  consumer_secret: Secret("The Daraja app's consumer secret."),
+  shortcode: Type.String({ pattern: '^[0-9]{5,7}$', description: 'The Lipa na M-Pesa Online shortcode (BusinessShortCode).' }),
+  passkey: Secret('The Lipa na M-Pesa Online passkey.'),
+  transaction_type: Type.Enum(['CustomerPayBillOnline', 'CustomerBuyGoodsOnline'], { description: 'Paybill or Till.' }),
+  till_number: Type.Optional(Type.String({ pattern: '^[0-9]{5,7}$', description: 'For CustomerBuyGoodsOnline: the till (PartyB).' })),
+  b2c: Type.Object(
+    {
+      shortcode: Type.String({ pattern: '^[0-9]{5,7}$', description: 'The B2C shortcode (PartyA of payouts).' }),
+      initiator_name: Type.String({ minLength: 1, maxLength: 100, description: 'The API initiator of B2C, Reversal and Transaction Status.' }),
+      security_credential: Secret("The initiator's password encrypted with Safaricom's certificate, Base64."),
+    },
+    { additionalProperties: false },
+  ),
+});
+
+export interface DarajaSettings extends ConnectorCommon {
+  type: 'mpesa_daraja';
+  consumer_key: string;
+  consumer_secret: string;
+  shortcode: string;
+  passkey: string;
+  transaction_type: 'CustomerPayBillOnline' | 'CustomerBuyGoodsOnline';
+  till_number?: string | undefined;
+  b2c: { shortcode: string; initiator_name: string; security_credential: string };
+}
+
+const PATHS = {
+  token: '/oauth/v1/generate?grant_type=client_credentials',
+  stkPush: '/mpesa/stkpush/v1/processrequest',
+  stkQuery: '/mpesa/stkpushquery/v1/query',
+  b2c: '/mpesa/b2c/v3/paymentrequest',
+  reversal: '/mpesa/reversal/v1/request',
+  transactionStatus: '/mpesa/transactionstatus/v1/query',
+};
+
+/** Words Daraja refuses in a callback URL (its URL rules; the sandbox rejects a URL with "mpesa" in it). */
+export const FORBIDDEN_URL_WORDS = /m-?pesa|safaricom|exec?|cmd|sql|query/i;
+
+/** STK result codes as our stable reasons (the issue's six, and the documented limits). */
+const STK_REASONS: Record<string, string> = {
+  '1': 'insufficient_funds',
+  '1032': 'payer_declined',
+  '1037': 'payer_unreachable',
+  '2001': 'wrong_pin',
+  '1019': 'prompt_expired',
+  '1001': 'payer_busy',
+  '2': 'payer_limit_reached',
+  '3': 'payer_limit_reached',
+  '4': 'payer_limit_reached',
+  '8': 'payer_limit_reached',
+  '17': 'payer_busy',
+  '2028': 'provider_refused',
+  SFC_IC0003: 'provider_refused',
+};
+
+/** B2C result codes as payout reasons. */
+const B2C_REASONS: Record<string, string> = {
+  '1': 'insufficient_provider_balance',
+  '2': 'recipient_limit_reached',
+  '3': 'recipient_limit_reached',
+  '4': 'recipient_limit_reached',
+  '8': 'recipient_limit_reached',
+  '2040': 'invalid_account',
+  '2001': 'provider_refused',
+  '21': 'provider_refused',
+  '8006': 'provider_refused',
+  '2028': 'provider_refused',
+  SFC_IC0003: 'invalid_account',
+};
+
+/** Reversal result codes as refund reasons: R000001 means someone reversed the payment before us. */
+const REVERSAL_REASONS: Record<string, string> = {
+  R000001: 'collection_reversed',
+  R000002: 'provider_refused',
+  '1': 'insufficient_provider_balance',
+};
+
+/** Transaction Status's TransactionStatus values in our terms. */
+function transactionStatus(value: string | undefined): 'successful' | 'failed' | 'pending' {
+  if (value === 'Completed') return 'successful';
+  if (value === 'Cancelled' || value === 'Declined' || value === 'Expired' || value === 'Failed') return 'failed';
+  return 'pending';
+}
+
+/** Nairobi time (UTC+3, no daylight saving) as Daraja's YYYYMMDDHHmmss. */
+export function darajaTimestamp(at: Date): string {
+  return new Date(at.getTime() + 3 * 3_600_000).toISOString().replace(/[-:T]/g, '').slice(0, 14);
+}
+
+/** A ResultParameter (or CallbackMetadata item) by its key: Daraja's order varies, and an item may have no Value. */
+function parameter(list: unknown, key: string): string | undefined {
+  if (!Array.isArray(list)) return undefined;
+  for (const item of list) {
+    if (text(item, 'Key') === key || text(item, 'Name') === key) return text(item, 'Value');
+  }
+  return undefined;
+}
+
+/** The callback kinds and our operation each is about. */
+const CALLBACK_KINDS: Record<string, NoticeObjectType> = {
+  stk: 'collection',
+  'b2c-result': 'payout',
+  'b2c-timeout': 'payout',
+  'reversal-result': 'refund',
+  'reversal-timeout': 'refund',
+  'status-result': 'collection',
+  'status-timeout': 'collection',
+};
+
+const ACCEPTED = { ResultCode: 0, ResultDesc: 'Accepted' };
+
+export class DarajaConnector implements OperatorConnector {
+  readonly name: string;
+  readonly callbackToken: string;
+  readonly pollSeconds: number | undefined;
+  private readonly tokens: TokenCache;
+
+  constructor(
+    private readonly settings: DarajaSettings,
+    private readonly deps: ConnectorDeps,
+  ) {
+    this.name = settings.name;
+    this.callbackToken = settings.callback_token;
+    this.pollSeconds = settings.poll_seconds;
+    this.tokens = new TokenCache(async () => {
+      const res = await callOperator(this.name, {
+        method: 'GET',
+        url: `${settings.base_url}${PATHS.token}`,
+        headers: { authorization: `Basic ${Buffer.from(`${settings.consumer_key}:${settings.consumer_secret}`).toString('base64')}` },
+        timeoutMs: deps.timeoutMs,
+      });
+      const token = text(res.json, 'access_token');
+      if (res.status !== 200 || token === undefined) throw new ProviderError(`${this.name}: the token request answered ${res.status} ${res.text.slice(0, 200)}`);
+      return { token, expiresInSeconds: expiresIn(field(res.json, 'expires_in'), 3599) };
+    });
+  }
+
+  callbackUrls(): string[] {
+    return ['stk', 'b2c-result', 'b2c-timeout', 'reversal-result', 'reversal-timeout', 'status-result', 'status-timeout'].map((k) => `${this.deps.callbackBase}/${k}/{id}`);
+  }
+
+  /** M-Pesa takes whole shillings. */
+  amountProblem(amount: number, currency: string, exponent: number): string | undefined {
+    if (amount % 10 ** exponent === 0) return undefined;
+    return `M-Pesa moves whole ${currency} only: ${amount} minor units is ${majorUnits(amount, exponent)} ${currency}.`;
+  }
+
+  async initiateCollection(order: CollectionOrder): Promise<ProviderAck> {
+    const phone = msisdn(order.customer.phone_number ?? '');
+    let res: OperatorResponse;
+    try {
+      res = await this.call(PATHS.stkPush, {
+        ...this.lipaNaMpesa(),
+        TransactionType: this.settings.transaction_type,
+        Amount: this.shillings(order.amount, order.currency),
+        PartyA: phone,
+        PartyB: this.settings.till_number ?? this.settings.shortcode,
+        PhoneNumber: phone,
+        CallBackURL: `${this.deps.callbackBase}/stk/${order.id}`,
+        AccountReference: order.reference.replace(/[^A-Za-z0-9]/g, '').slice(0, 12) || 'Payment',
+        TransactionDesc: 'Payment',
+      });
+    } catch (err) {
+      if (!(err instanceof OperatorTimeout)) throw err;
+      // The push may have reached the payer: Daraja has no idempotency key to send it again safely. The callback
+      // names our id in its URL; until it comes (or the collection expires) the collection waits as pending.
+      this.deps.log.warn({ collection_id: order.id }, 'STK push unanswered; not sent again (Daraja has no idempotency key): waiting for its callback');
+      return { reference: undefined, status: 'pending' };
+    }
+    if (res.status === 200 && text(res.json, 'ResponseCode') === '0') {
+      const reference = text(res.json, 'CheckoutRequestID');
+      if (reference === undefined) throw new ProviderError(`${this.name}: STK push accepted without a CheckoutRequestID`);
+      return { reference, status: 'pending' };
+    }
+    const message = text(res.json, 'errorMessage') ?? res.text.slice(0, 200);
+    if (/unable to lock subscriber/i.test(message)) return { reference: undefined, status: 'failed', reason: 'payer_busy' };
+    if (res.status === 400 || text(res.json, 'errorCode') === '500.001.1001') {
+      // A field Daraja refuses, or our credentials or shortcode: this request will never pass as it is.
+      this.deps.log.error({ collection_id: order.id, status: res.status, error: message }, 'Daraja refused the STK push');
+      return { reference: undefined, status: 'failed', reason: 'provider_refused' };
+    }
+    throw new ProviderError(`${this.name}: STK push answered ${res.status} ${message}`);
+  }
+
+  /** B2C v3 carries our payout id as OriginatorConversationID: Daraja refuses a second one as a duplicate, so a retry is safe. */
+  async initiatePayout(order: PayoutOrder): Promise<ProviderAck> {
+    if (order.beneficiary.phone_number === null) return { reference: undefined, status: 'failed', reason: 'invalid_account' };
+    const res = await this.call(PATHS.b2c, {
+      OriginatorConversationID: order.id,
+      InitiatorName: this.settings.b2c.initiator_name,
+      SecurityCredential: this.settings.b2c.security_credential,
+      CommandID: 'BusinessPayment',
+      Amount: this.shillings(order.amount, order.currency),
+      PartyA: this.settings.b2c.shortcode,
+      PartyB: msisdn(order.beneficiary.phone_number),
+      Remarks: order.reference.replace(/[^A-Za-z0-9 ]/g, '').slice(0, 100).padEnd(2, '.'),
+      QueueTimeOutURL: `${this.deps.callbackBase}/b2c-timeout/${order.id}`,
+      ResultURL: `${this.deps.callbackBase}/b2c-result/${order.id}`,
+      Occasion: '',
+    });
+    if (res.status === 200 && text(res.json, 'ResponseCode') === '0') return { reference: order.id, status: 'pending' };
+    if (/duplicate originatorconversationid/i.test(text(res.json, 'errorMessage') ?? '')) return { reference: order.id, status: 'pending' };
+    return this.refusedOrRetried(res, 'payout', order.id);
+  }
+
+  /**
+   * Reversal of the collection's M-Pesa receipt. Reversal takes no idempotency key either: an unanswered one is
+   * not sent again (a second reversal of the same receipt is refused with R000001, which would hide the first).
+   */
+  async initiateRefund(order: RefundOrder): Promise<ProviderAck> {
+    if (order.collectionReceipt === null) {
+      this.deps.log.error({ refund_id: order.id }, 'refund of a collection without an M-Pesa receipt: Reversal needs one');
+      return { reference: undefined, status: 'failed', reason: 'provider_refused' };
+    }
+    let res: OperatorResponse;
+    try {
+      res = await this.call(PATHS.reversal, {
+        ...this.initiator(),
+        CommandID: 'TransactionReversal',
+        TransactionID: order.collectionReceipt,
+        Amount: this.shillings(order.amount, order.currency),
+        ReceiverParty: this.settings.shortcode,
+        RecieverIdentifierType: '11',
+        ResultURL: `${this.deps.callbackBase}/reversal-result/${order.id}`,
+        QueueTimeOutURL: `${this.deps.callbackBase}/reversal-timeout/${order.id}`,
+        Remarks: 'Refund',
+        Occasion: '',
+      });
+    } catch (err) {
+      if (!(err instanceof OperatorTimeout)) throw err;
+      this.deps.log.warn({ refund_id: order.id }, 'reversal unanswered; not sent again: waiting for its result');
+      return { reference: undefined, status: 'pending' };
+    }
+    if (res.status === 200 && text(res.json, 'ResponseCode') === '0') return { reference: text(res.json, 'OriginatorConversationID'), status: 'pending' };
+    return this.refusedOrRetried(res, 'refund', order.id);
+  }
+
+  /**
+   * Collections: STK Push Query, which answers at once. Payouts and refunds: Transaction Status, which Daraja
+   * answers by callback: the query is recorded under the ConversationID Daraja gives it, and `undefined` returned.
+   */
+  async queryStatus(objectType: NoticeObjectType, objectId: string, reference: string, claim?: CallbackClaim): Promise<ProviderStatus | undefined> {
+    if (objectType === 'collection') return this.queryStk(objectId, reference);
+    if (reference === '' && claim?.receipt === undefined) return undefined;
+    const res = await this.call(PATHS.transactionStatus, {
+      ...this.initiator(),
+      CommandID: 'TransactionStatusQuery',
+      // By the receipt once there is one; else by the OriginatorConversationID of our request.
+      ...(claim?.receipt === undefined ? { OriginalConversationID: reference } : { TransactionID: claim.receipt }),
+      PartyA: objectType === 'payout' ? this.settings.b2c.shortcode : this.settings.shortcode,
+      IdentifierType: '4',
+      ResultURL: `${this.deps.callbackBase}/status-result/${objectId}`,
+      QueueTimeOutURL: `${this.deps.callbackBase}/status-timeout/${objectId}`,
+      Remarks: 'Status',
+      Occasion: '',
+    });
+    const conversationId = text(res.json, 'ConversationID');
+    if (res.status !== 200 || text(res.json, 'ResponseCode') !== '0' || conversationId === undefined) {
+      throw new ProviderError(`${this.name}: Transaction Status answered ${res.status} ${res.text.slice(0, 200)}`);
+    }
+    await repo.recordQuery(this.deps.db, this.name, conversationId, {
+      object_type: objectType,
+      object_id: objectId,
+      claimed_status: claim?.status ?? null,
+      claimed_reason: claim?.reason ?? null,
+      claimed_receipt: claim?.receipt ?? null,
+    });
+    return undefined;
+  }
+
+  async readCallback(path: string, body: unknown): Promise<CallbackReading> {
+    const [kind = '', id = ''] = path.split('/');
+    const objectType = CALLBACK_KINDS[kind];
+    if (objectType === undefined || !isUuid(id)) throw new ApiError('not_found', `No Daraja callback is sent to '${path}'.`);
+    if (kind === 'stk') return { claim: this.stkClaim(id, body), reply: ACCEPTED };
+    const result = field(body, 'Result');
+    if (typeof result !== 'object' || result === null) throw new ApiError('validation_failed', 'A Daraja result carries a Result object.');
+    if (kind.endsWith('-timeout')) {
+      // The request timed out in M-Pesa's queue: no outcome. The sweeps ask Transaction Status later.
+      this.deps.log.warn({ kind, id }, 'Daraja queue time-out; the status is asked later');
+      return { reply: ACCEPTED };
+    }
+    if (kind === 'status-result') return { confirmed: await this.statusAnswer(id, result), reply: ACCEPTED };
+    const code = text(result, 'ResultCode') ?? '';
+    const parameters = field(result, 'ResultParameters', 'ResultParameter');
+    const reasons = objectType === 'payout' ? B2C_REASONS : REVERSAL_REASONS;
+    const claim: CallbackClaim = {
+      objectType,
+      objectId: id,
+      reference: text(result, 'OriginatorConversationID'),
+      status: code === '0' ? 'successful' : 'failed',
+      reason: code === '0' ? undefined : (reasons[code] ?? 'provider_error'),
+      receipt: code === '0' ? (parameter(parameters, 'TransactionReceipt') ?? text(result, 'TransactionID')) : undefined,
+      amount: code === '0' ? (parameter(parameters, 'TransactionAmount') ?? parameter(parameters, 'Amount')) : undefined,
+    };
+    return { claim, reply: ACCEPTED };
+  }
+
+  /** The STK callback: Body.stkCallback with its ResultCode and, on success, the receipt and amount. */
+  private stkClaim(id: string, body: unknown): CallbackClaim {
+    const callback = field(body, 'Body', 'stkCallback');
+    const code = text(callback, 'ResultCode');
+    const reference = text(callback, 'CheckoutRequestID');
+    if (code === undefined || reference === undefined) throw new ApiError('validation_failed', 'An STK callback carries Body.stkCallback with CheckoutRequestID and ResultCode.');
+    const items = field(callback, 'CallbackMetadata', 'Item');
+    if (code !== '0') return { objectType: 'collection', objectId: id, reference, status: 'failed', reason: STK_REASONS[code] ?? 'provider_error' };
+    return { objectType: 'collection', objectId: id, reference, status: 'successful', receipt: parameter(items, 'MpesaReceiptNumber'), amount: parameter(items, 'Amount') };
+  }
+
+  /**
+   * A Transaction Status answer, believed only if it quotes the ConversationID of a query we made about this
+   * operation. It must agree with the callback that led to the query, if one did.
+   */
+  private async statusAnswer(id: string, result: object): Promise<ProviderNotice | undefined> {
+    const conversationId = text(result, 'ConversationID');
+    const query = conversationId === undefined ? undefined : await repo.takeQuery(this.deps.db, this.name, conversationId);
+    if (!query || query.object_id !== id) {
+      this.deps.log.warn({ id, conversation_id: conversationId }, 'Transaction Status answer to no query of ours; ignored');
+      return undefined;
+    }
+    const parameters = field(result, 'ResultParameters', 'ResultParameter');
+    if (text(result, 'ResultCode') !== '0') {
+      this.deps.log.warn({ id, result_code: text(result, 'ResultCode') }, 'Transaction Status could not tell; the sweeps ask again');
+      return undefined;
+    }
+    const status = transactionStatus(parameter(parameters, 'TransactionStatus'));
+    if (status === 'pending') return undefined;
+    if (query.claimed_status !== null && query.claimed_status !== status) {
+      this.deps.log.warn({ id, claimed: query.claimed_status, queried: status }, 'Daraja result contradicted by Transaction Status; nothing changed');
+      return undefined;
+    }
+    return {
+      noticeId: `status:${conversationId}`,
+      objectType: query.object_type,
+      objectId: id,
+      status,
+      reason: status === 'failed' ? (query.claimed_reason ?? 'provider_error') : undefined,
+      receipt: parameter(parameters, 'ReceiptNo') ?? query.claimed_receipt ?? undefined,
+      amount: status === 'successful' ? parameter(parameters, 'Amount') : undefined,
+    };
+  }
+
+  private async queryStk(objectId: string, reference: string): Promise<ProviderStatus | undefined> {
+    if (reference === '') return undefined;
+    const res = await this.call(PATHS.stkQuery, { ...this.lipaNaMpesa(), CheckoutRequestID: reference });
+    const code = text(res.json, 'ResultCode');
+    if (res.status === 200 && code !== undefined) {
+      if (code === '4999') return { objectType: 'collection', objectId, reference, status: 'pending' };
+      if (code === '0') return { objectType: 'collection', objectId, reference, status: 'successful' };
+      return { objectType: 'collection', objectId, reference, status: 'failed', reason: STK_REASONS[code] ?? 'provider_error' };
+    }
+    const message = text(res.json, 'errorMessage') ?? '';
+    if (/being processed|under processing/i.test(message)) return { objectType: 'collection', objectId, reference, status: 'pending' };
+    if (/does not exist|invalid checkoutrequestid/i.test(message)) return undefined;
+    throw new ProviderError(`${this.name}: STK Push Query answered ${res.status} ${message || res.text.slice(0, 200)}`);
+  }
+
+  /** A refusal Daraja gives at once (400: a field it will never take) fails the operation; a 5xx is tried again later. */
+  private refusedOrRetried(res: OperatorResponse, objectType: NoticeObjectType, id: string): ProviderAck {
+    const message = text(res.json, 'errorMessage') ?? res.text.slice(0, 200);
+    if (res.status === 400) {
+      this.deps.log.error({ object_type: objectType, object_id: id, error: message }, 'Daraja refused the request');
+      return { reference: undefined, status: 'failed', reason: 'provider_refused' };
+    }
+    throw new ProviderError(`${this.name}: answered ${res.status} ${message}`);
+  }
+
+  /** BusinessShortCode, Password and Timestamp of STK Push and its query. */
+  private lipaNaMpesa(): Record<string, string> {
+    const timestamp = darajaTimestamp(new Date());
+    const password = Buffer.from(`${this.settings.shortcode}${this.settings.passkey}${timestamp}`).toString('base64');
+    return { BusinessShortCode: this.settings.shortcode, Password: password, Timestamp: timestamp };
+  }
+
+  /** Initiator and SecurityCredential of Reversal and Transaction Status (the b2c block's). */
+  private initiator(): Record<string, string> {
+    return { Initiator: this.settings.b2c.initiator_name, SecurityCredential: this.settings.b2c.security_credential };
+  }
+
+  /** Whole shillings (amountProblem keeps any other amount out at creation). */
+  private shillings(amount: number, currency: string): number {
+    return amount / 10 ** exponentOf(this.deps.catalogue, currency);
+  }
+
+  /** One call with the token. Daraja's 404.001.03 "Invalid Access Token": one new token, one retry (the call was refused). */
+  private async call(path: string, body: unknown): Promise<OperatorResponse> {
+    const send = (token: string) =>
+      callOperator(this.name, { method: 'POST', url: `${this.settings.base_url}${path}`, headers: { authorization: `Bearer ${token}` }, body, timeoutMs: this.deps.timeoutMs });
+    const token = await this.tokens.get();
+    const res = await send(token);
+    if (text(res.json, 'errorCode') !== '404.001.03') return res;
+    this.tokens.invalidate(token);
+    return send(await this.tokens.get());
+  }
+}
+
+export const MPESA_DARAJA: ConnectorKind<DarajaSettings> = {
+  type: 'mpesa_daraja',
+  schema: Entry,
+  railProblem: (_settings, market, currency, rail) => (rail === 'mpesa' && market === 'KE' && currency === 'KES' ? undefined : 'Daraja runs KE/mpesa (KES) only'),
+  check: (settings, callbackBase) => {
+    if (settings.transaction_type === 'CustomerBuyGoodsOnline' && settings.till_number === undefined) return 'field till_number is required with CustomerBuyGoodsOnline';
+    const word = FORBIDDEN_URL_WORDS.exec(callbackBase);
+    if (word) {
+      return `field name or callback_token (or PUBLIC_BASE_URL) puts '${word[0]}' in the callback URL ${callbackBase.replace(settings.callback_token, '{callback_token}')}, and Daraja refuses callback URLs with that word`;
+    }
+    return undefined;
+  },
+  create: (settings, deps) => new DarajaConnector(settings, deps),
+};

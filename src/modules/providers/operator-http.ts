@@ -1,0 +1,116 @@
+// What the operator connectors share: one HTTP call with a time limit, read as JSON when it is JSON, and an
+// access token cached until shortly before it expires.
+import { ProviderError } from './provider.js';
+
+export interface OperatorResponse {
+  status: number;
+  /** The body parsed as JSON, or undefined when it is empty or not JSON (Daraja answers bad credentials with an empty 400). */
+  json: unknown;
+  text: string;
+}
+
+/**
+ * A call whose answer never came: the operator may or may not have acted on it. Only an operator call that is
+ * idempotent by our reference may be sent again after one of these.
+ */
+export class OperatorTimeout extends ProviderError {}
+
+export interface OperatorCall {
+  method: 'GET' | 'POST';
+  url: string;
+  headers: Record<string, string>;
+  body?: unknown;
+  timeoutMs: number;
+}
+
+/** Makes one call. A refused connection or a reset is a ProviderError; no answer within the time limit is an OperatorTimeout. */
+export async function callOperator(operator: string, call: OperatorCall): Promise<OperatorResponse> {
+  const headers: Record<string, string> = { accept: 'application/json', ...call.headers };
+  if (call.body !== undefined) headers['content-type'] = 'application/json';
+  let res: Response;
+  let text: string;
+  try {
+    res = await fetch(call.url, {
+      method: call.method,
+      headers,
+      body: call.body === undefined ? null : JSON.stringify(call.body),
+      signal: AbortSignal.timeout(call.timeoutMs),
+      redirect: 'error',
+    });
+    text = await res.text();
+  } catch (err) {
+    const what = `${operator}: ${call.method} ${new URL(call.url).pathname}`;
+    if ((err as Error).name === 'TimeoutError') throw new OperatorTimeout(`${what} got no answer within ${call.timeoutMs} ms`);
+    throw new ProviderError(`${what} failed: ${(err as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, json, text };
+}
+
+/** A field of a JSON object, or undefined (operators' bodies are read defensively: they are not ours). */
+export function field(value: unknown, ...path: string[]): unknown {
+  let at = value;
+  for (const key of path) {
+    if (typeof at !== 'object' || at === null || Array.isArray(at)) return undefined;
+    at = (at as Record<string, unknown>)[key];
+  }
+  return at;
+}
+
+/** A field as text: strings as they are, numbers written out (operators send codes and receipts as either). */
+export function text(value: unknown, ...path: string[]): string | undefined {
+  const v = field(value, ...path);
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  return undefined;
+}
+
+/** Margin before an access token's stated expiry at which a new one is fetched. */
+const TOKEN_MARGIN_MS = 60_000;
+
+/**
+ * One access token, fetched when first needed and again shortly before it expires (or at once when the operator
+ * says it is no longer valid). Calls waiting at the same moment share one fetch.
+ */
+export class TokenCache {
+  private current: { token: string; renewAt: number } | undefined;
+  private fetching: Promise<string> | undefined;
+
+  constructor(private readonly fetchToken: () => Promise<{ token: string; expiresInSeconds: number }>) {}
+
+  get(): Promise<string> {
+    if (this.current && Date.now() < this.current.renewAt) return Promise.resolve(this.current.token);
+    this.fetching ??= this.fetchToken()
+      .then(({ token, expiresInSeconds }) => {
+        // A lifetime shorter than twice the margin (Airtel's is 180 s) is renewed at half of it.
+        const lifetimeMs = expiresInSeconds * 1000;
+        this.current = { token, renewAt: Date.now() + Math.max(lifetimeMs / 2, lifetimeMs - TOKEN_MARGIN_MS) };
+        return token;
+      })
+      .finally(() => {
+        this.fetching = undefined;
+      });
+    return this.fetching;
+  }
+
+  /** The operator refused `token`: the next `get` fetches a new one (unless another call already did). */
+  invalidate(token: string): void {
+    if (this.current?.token === token) this.current = undefined;
+  }
+}
+
+/** An `expires_in` as operators send it: a number, or a number in a string ("3599"). */
+export function expiresIn(value: unknown, fallbackSeconds: number): number {
+  const n = typeof value === 'string' ? Number(value) : value;
+  return typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : fallbackSeconds;
+}
+
+/** A phone number in E.164 (+254712345678) as operators write it: digits only (254712345678). */
+export function msisdn(phone: string): string {
+  return phone.replace(/\D/g, '');
+}
