@@ -79,7 +79,8 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
   const { app, services, drain } = await createService(config, db, { logger: false, workerDb, ...(options.resolve ? { resolve: options.resolve } : {}) });
   const boot = await bootstrap(db, config, services.credentials);
   if (!boot) throw new Error('bootstrap did not run on a fresh database');
-  await app.listen({ port: 0, host: '127.0.0.1' });
+  // PORT is 0 (any free port) unless the test fixed one, as it must when PUBLIC_BASE_URL has to name it.
+  await app.listen({ port: config.port, host: '127.0.0.1' });
   const workers = options.workers ? startWorkers(services, config, workerDb, app.log, options.resolve ? { resolve: options.resolve } : {}) : undefined;
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
