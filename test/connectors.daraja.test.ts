@@ -1,0 +1,257 @@
+// The M-Pesa Daraja connector against the Daraja fake (fakes/mpesa-daraja.ts): STK Push collections, refunds by
+// Reversal and payouts by B2C (confirmed by Transaction Status), the six mapped STK result codes, whole-shilling
+// amounts, callbacks lost, repeated or forged, a token that expires in flight, and an outage or a lost answer at
+// initiation, with the payer prompted once.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { DarajaFake, SANDBOX_PASSKEY, SANDBOX_SHORTCODE } from '../fakes/mpesa-daraja.js';
+import { verifyLedger } from '../src/modules/ledger/ledger.verify.js';
+import { darajaTimestamp } from '../src/modules/providers/mpesa-daraja/daraja.connector.js';
+import { eventsAbout, read, since, startConnectorApp, waitStatus, type ConnectorApp } from './helpers/connectors.js';
+import { assertProblem, createCollection, newKey, request, waitFor, type TestApp } from './helpers/harness.js';
+
+const fake = new DarajaFake({ actAfterMs: 150, securityCredential: 'c2VjdXJpdHktY3JlZGVudGlhbA==' });
+let app: ConnectorApp;
+let t: TestApp;
+let lpToken: string;
+
+before(async () => {
+  await fake.start();
+  app = await startConnectorApp({
+    type: 'mpesa_daraja',
+    name: 'daraja',
+    rails: ['KE/mpesa'],
+    base_url: fake.url,
+    consumer_key: 'fake-consumer-key',
+    consumer_secret: 'fake-consumer-secret',
+    shortcode: SANDBOX_SHORTCODE,
+    passkey: SANDBOX_PASSKEY,
+    transaction_type: 'CustomerPayBillOnline',
+    b2c: { shortcode: '600000', initiator_name: 'testapi', security_credential: 'c2VjdXJpdHktY3JlZGVudGlhbA==' },
+  });
+  t = app.t;
+  const lp = await request(t, 'POST', `/v1/admin/workspaces/${t.demoWorkspaceId}/credentials`, { token: t.adminToken, body: { audience: 'liquidity_provider' } });
+  lpToken = lp.body.token;
+});
+after(async () => {
+  await app.close();
+  await fake.stop();
+});
+
+let numbers = 0;
+const phone = (): string => `+2547220${String(100_000 + (numbers += 1)).slice(-5)}`;
+const msisdn = (p: string): string => p.slice(1);
+const collect = (p: string, amount = 1500) => createCollection(t, t.demoToken, { amount, customer: { phone_number: p } });
+/** The STK pushes that reached the fake for a number. */
+const pushes = (p: string) => fake.requests('POST', '/mpesa/stkpush/v1/processrequest').filter((r) => (r.json as any)?.PhoneNumber === msisdn(p));
+
+describe('M-Pesa collections by STK Push', () => {
+  it('a payment reaches successful with its M-Pesa receipt kept on the collection and in its events', async () => {
+    const p = phone();
+    const start = performance.now();
+    const created = await collect(p);
+    assert.equal(created.status, 201, created.text);
+    const id = created.body.collection_id as string;
+    const done = await waitStatus(t, t.demoToken, 'collection', id, 'successful');
+    const elapsed = since(start);
+    const push = [...fake.stk.values()].find((s) => s.phone === msisdn(p));
+    assert.ok(push);
+    assert.match(done.provider_receipt, /^[A-Z0-9]{10}$/);
+    assert.equal(done.provider_receipt, push.receipt);
+    const sent = pushes(p)[0]?.json as Record<string, unknown>;
+    assert.equal(sent.Amount, 15, 'whole shillings');
+    assert.equal(sent.PartyA, msisdn(p));
+    assert.equal(sent.PartyB, SANDBOX_SHORTCODE);
+    assert.equal(sent.CallBackURL, `${app.callbackBase}/stk/${id}`);
+    assert.match(String(sent.Timestamp), /^20[0-9]{12}$/);
+    assert.equal(sent.Password, Buffer.from(`${SANDBOX_SHORTCODE}${SANDBOX_PASSKEY}${String(sent.Timestamp)}`).toString('base64'));
+    assert.ok(String(sent.AccountReference).length <= 12);
+    assert.equal(pushes(p).length, 1);
+    const events = await eventsAbout(t, t.demoToken, id);
+    assert.deepEqual(events.map((e) => e.type), ['collection.created', 'collection.pending', 'collection.processing', 'collection.successful']);
+    assert.equal(events.at(-1)?.data.provider_receipt, push.receipt);
+    process.stdout.write(`# Daraja: create → successful with the callback on time: ${elapsed} ms\n`);
+  });
+
+  it('the Timestamp is Nairobi time', () => {
+    assert.equal(darajaTimestamp(new Date('2026-11-23T22:30:05.123Z')), '20261124013005');
+  });
+
+  for (const [code, expected] of [
+    ['1', 'insufficient_funds'],
+    ['1032', 'payer_declined'],
+    ['1037', 'payer_unreachable'],
+    ['2001', 'wrong_pin'],
+    ['1019', 'prompt_expired'],
+    ['1001', 'payer_busy'],
+  ] as const) {
+    it(`STK result ${code} fails the collection with ${expected}`, async () => {
+      const p = phone();
+      fake.outcomes.set(msisdn(p), code);
+      const created = await collect(p);
+      const failed = await waitStatus(t, t.demoToken, 'collection', created.body.collection_id, 'failed');
+      assert.equal(failed.failure_reason, expected);
+    });
+  }
+
+  it('a second push to a payer already prompted fails at once as payer_busy (Daraja cannot lock the subscriber)', async () => {
+    const p = phone();
+    fake.outcomes.set(msisdn(p), 'never');
+    const first = await collect(p);
+    await waitStatus(t, t.demoToken, 'collection', first.body.collection_id, 'pending');
+    const second = await collect(p);
+    const failed = await waitStatus(t, t.demoToken, 'collection', second.body.collection_id, 'failed');
+    assert.equal(failed.failure_reason, 'payer_busy');
+  });
+
+  it('an amount that is not whole shillings is refused at create, before anything is sent', async () => {
+    const p = phone();
+    const res = await collect(p, 1550);
+    assertProblem(res, 422, 'amount_not_supported');
+    assert.equal(res.body.errors[0].field, 'amount');
+    assert.match(res.body.detail, /15\.5 KES/);
+    assert.equal(pushes(p).length, 0);
+  });
+
+  it('a lost callback: the collection still completes, by STK Push Query', async () => {
+    fake.callbacksPlan({ drop: 1 });
+    const start = performance.now();
+    const created = await collect(phone());
+    await waitStatus(t, t.demoToken, 'collection', created.body.collection_id, 'successful');
+    process.stdout.write(`# Daraja: create → successful with the callback lost (RECONCILE_AFTER_SECONDS=2): ${since(start)} ms\n`);
+  });
+
+  it('a callback received twice makes one transition', async () => {
+    fake.callbacksPlan({ duplicate: 1 });
+    const created = await collect(phone());
+    const id = created.body.collection_id as string;
+    await waitStatus(t, t.demoToken, 'collection', id, 'successful');
+    await waitFor('both callbacks', async () => (fake.callbacks.filter((c) => c.url.endsWith(id)).length === 2 ? true : undefined));
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal((await eventsAbout(t, t.demoToken, id)).filter((e) => e.type === 'collection.successful').length, 1);
+  });
+
+  it('a forged callback changes nothing: a wrong token is 404, and one the STK query contradicts is ignored', async () => {
+    const p = phone();
+    fake.outcomes.set(msisdn(p), 'never');
+    const created = await collect(p);
+    const id = created.body.collection_id as string;
+    const pending = await waitStatus(t, t.demoToken, 'collection', id, 'pending');
+    assert.equal(pending.provider_receipt, null);
+    const push = [...fake.stk.values()].find((s) => s.phone === msisdn(p));
+    const forged = {
+      Body: {
+        stkCallback: {
+          MerchantRequestID: push?.merchantRequestId,
+          CheckoutRequestID: push?.checkoutRequestId,
+          ResultCode: 0,
+          ResultDesc: 'The service request is processed successfully.',
+          CallbackMetadata: { Item: [{ Name: 'Amount', Value: 15 }, { Name: 'MpesaReceiptNumber', Value: 'FORGED0001' }] },
+        },
+      },
+    };
+    assertProblem(await request(t, 'POST', `/v1/providers/daraja/callbacks/cb_wrong_token_000000000/stk/${id}`, { body: forged }), 404, 'not_found');
+    const res = await request(t, 'POST', `${app.callbackBase.replace(t.baseUrl, '')}/stk/${id}`, { body: forged });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body, { ResultCode: 0, ResultDesc: 'Accepted' });
+    await new Promise((r) => setTimeout(r, 5000));
+    const now = await read(t, t.demoToken, 'collection', id);
+    assert.equal(now.status, 'pending');
+    assert.equal(now.provider_receipt, null);
+    assert.ok(fake.requests('POST', '/mpesa/stkpushquery/v1/query').some((r) => (r.json as any).CheckoutRequestID === push?.checkoutRequestId), 'the operator was asked');
+  });
+
+  it('a token expiring in flight: one new token ("Invalid Access Token" once), and the payer is prompted once', async () => {
+    await collect(phone());
+    await new Promise((r) => setTimeout(r, 300));
+    const before = fake.requests('GET', '/oauth/v1/generate').length;
+    fake.expireTokens();
+    const p = phone();
+    const created = await collect(p);
+    await waitStatus(t, t.demoToken, 'collection', created.body.collection_id, 'successful');
+    assert.equal(fake.requests('GET', '/oauth/v1/generate').length, before + 1);
+    assert.equal(fake.prompts(msisdn(p)), 1);
+  });
+
+  it('Daraja answering 500 at initiation: retried, and the payer prompted once', async () => {
+    const p = phone();
+    fake.inject({ path: '/stkpush/', status: 500 });
+    const created = await collect(p);
+    await waitStatus(t, t.demoToken, 'collection', created.body.collection_id, 'successful', 20_000);
+    assert.equal(pushes(p).length, 2, 'sent again after the 500');
+    assert.equal(fake.prompts(msisdn(p)), 1);
+  });
+
+  it('an STK push whose answer is lost is not sent again: its callback completes it, with one prompt', async () => {
+    const p = phone();
+    fake.inject({ path: '/stkpush/', timeout: { processed: true } });
+    fake.callbacksPlan({ delayMs: 1500 });
+    const created = await collect(p);
+    const id = created.body.collection_id as string;
+    const waiting = await waitStatus(t, t.demoToken, 'collection', id, 'pending');
+    assert.equal(waiting.status, 'pending');
+    const done = await waitStatus(t, t.demoToken, 'collection', id, 'successful');
+    fake.callbacksPlan({ delayMs: 0 });
+    assert.ok(done.provider_receipt);
+    assert.equal(pushes(p).length, 1);
+    assert.equal(fake.prompts(msisdn(p)), 1);
+  });
+});
+
+describe('M-Pesa refunds by Reversal and payouts by B2C', () => {
+  it('a refund reverses the collection’s receipt and reaches successful once Transaction Status confirms it', async () => {
+    const created = await collect(phone(), 2500);
+    const id = created.body.collection_id as string;
+    const paid = await waitStatus(t, t.demoToken, 'collection', id, 'successful');
+    const refund = await request(t, 'POST', `/v1/collections/${id}/refund`, { token: t.demoToken, body: { amount: 2500 }, idempotencyKey: newKey() });
+    assert.equal(refund.status, 201, refund.text);
+    const done = await waitStatus(t, t.demoToken, 'refund', refund.body.refund_id, 'successful');
+    assert.match(done.provider_receipt, /^[A-Z0-9]{10}$/);
+    assert.equal((await read(t, t.demoToken, 'collection', id)).status, 'refunded');
+    const reversal = fake.requests('POST', '/mpesa/reversal/v1/request').at(-1)?.json as any;
+    assert.equal(reversal.TransactionID, paid.provider_receipt);
+    assert.equal(reversal.CommandID, 'TransactionReversal');
+    assert.equal(reversal.RecieverIdentifierType, '11');
+    assert.equal(reversal.Amount, 25);
+    assert.ok(fake.requests('POST', '/mpesa/transactionstatus/v1/query').some((r) => (r.json as any).TransactionID === done.provider_receipt), 'confirmed by Transaction Status');
+  });
+
+  it('a B2C payout reaches successful; one M-Pesa refuses releases its reservation', async () => {
+    const funding = await collect(phone(), 10_000);
+    await waitStatus(t, t.demoToken, 'collection', funding.body.collection_id, 'successful');
+    const route = await request(t, 'POST', '/v1/api/routes', { token: lpToken, body: { source: 'KES', market: 'KE', rail: 'mpesa', min_amount: 100, max_amount: 1_000_000 } });
+    assert.equal(route.status, 201, route.text);
+    const beneficiary = async (p: string): Promise<string> => {
+      const res = await request(t, 'POST', '/v1/api/beneficiaries', { token: t.demoToken, body: { name: 'Wanjiru Kamau', market: 'KE', rail: 'mpesa', phone_number: p } });
+      assert.equal(res.status, 201, res.text);
+      return res.body.beneficiary_id;
+    };
+    const balance = async (): Promise<number> =>
+      ((await request(t, 'GET', '/v1/balances', { token: t.demoToken })).body.data as { currency: string; available: number }[]).find((b) => b.currency === 'KES')?.available ?? 0;
+    const commit = (beneficiaryId: string, amount: number) =>
+      request(t, 'POST', '/api/transactions/commit', { token: t.demoToken, body: { route_id: route.body.route_id, beneficiary_id: beneficiaryId, amount, reference: `po-${newKey()}` }, idempotencyKey: newKey() });
+
+    const before = await balance();
+    const good = phone();
+    const paid = await commit(await beneficiary(good), 3000);
+    assert.equal(paid.status, 201, paid.text);
+    const done = await waitStatus(t, t.demoToken, 'payout', paid.body.transaction_id, 'successful');
+    assert.match(done.provider_receipt, /^[A-Z0-9]{10}$/);
+    const b2c = fake.requests('POST', '/mpesa/b2c/v3/paymentrequest').at(-1)?.json as any;
+    assert.equal(b2c.OriginatorConversationID, paid.body.transaction_id);
+    assert.equal(b2c.PartyB, msisdn(good));
+    assert.equal(b2c.Amount, 30);
+    assert.equal(await balance(), before - 3000);
+
+    // Not whole shillings after the route's fee: refused at commit.
+    assertProblem(await commit(await beneficiary(phone()), 3050), 422, 'amount_not_supported');
+
+    const bad = phone();
+    fake.outcomes.set(msisdn(bad), '2040');
+    const refused = await commit(await beneficiary(bad), 2000);
+    const failed = await waitStatus(t, t.demoToken, 'payout', refused.body.transaction_id, 'failed');
+    assert.equal(failed.failure_reason, 'invalid_account');
+    assert.equal(await balance(), before - 3000, 'the reservation is released');
+    assert.deepEqual(await verifyLedger(t.db), []);
+  });
+});
