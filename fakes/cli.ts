@@ -1,6 +1,7 @@
-// `npm run fake -- mpesa_daraja|mtn_momo|airtel_money [--port N] [--callback-url URL] [--act-after-ms N]`: starts one
-// operator fake on loopback and prints the PROVIDERS_FILE entry that points a connector at it. Faults are
-// injected with POST /__fake/control (see docs/connectors/README.md).
+// `npm run fake -- mpesa_daraja|mtn_momo|airtel_money [--port N] [--providers-file FILE] [--callback-url URL] [--act-after-ms N]`:
+// starts one operator fake on loopback and prints (or writes to FILE) the PROVIDERS_FILE that points a connector at
+// it. Faults are injected with POST /__fake/control (see docs/connectors/README.md).
+import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { AirtelFake } from './airtel-money.js';
 import type { FakeOperator } from './fake-server.js';
@@ -9,7 +10,7 @@ import { MomoFake } from './mtn-momo.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { port: { type: 'string' }, 'callback-url': { type: 'string' }, 'act-after-ms': { type: 'string' } },
+  options: { port: { type: 'string' }, 'providers-file': { type: 'string' }, 'callback-url': { type: 'string' }, 'act-after-ms': { type: 'string' } },
 });
 const type = positionals[0];
 const port = values.port === undefined ? 0 : Number(values.port);
@@ -66,13 +67,18 @@ switch (type) {
     break;
   case undefined:
   default:
-    process.stderr.write('usage: npm run fake -- mpesa_daraja|mtn_momo|airtel_money [--port N] [--callback-url URL] [--act-after-ms N]\n');
+    process.stderr.write('usage: npm run fake -- mpesa_daraja|mtn_momo|airtel_money [--port N] [--providers-file FILE] [--callback-url URL] [--act-after-ms N]\n');
     process.exit(2);
 }
 
 const url = await fake.start();
 log(`${type} fake listening on ${url}; inject faults with POST ${url}/__fake/control`);
-process.stdout.write(`${JSON.stringify({ connectors: [entry(url)] }, null, 2)}\n`);
+const providers = `${JSON.stringify({ connectors: [entry(url)] }, null, 2)}\n`;
+if (values['providers-file'] === undefined) process.stdout.write(providers);
+else {
+  writeFileSync(values['providers-file'], providers);
+  log(`wrote ${values['providers-file']}: start the service with PROVIDERS_FILE=${values['providers-file']}`);
+}
 const stop = (): void => void fake.stop().then(() => process.exit(0));
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);

@@ -44,6 +44,10 @@ async function main(): Promise<void> {
     if (signalled) return abandon();
     const { app, services, drain, applied } = await createService(config, database.pool, { catalogue, providerPlan, workerDb: database.workerPool });
     if (applied.length > 0) log.info({ applied }, 'database migrations applied');
+    for (const connector of services.providers.connectors()) {
+      // Airtel's is registered in its portal by hand; the others are sent with each request. They carry the callback token.
+      log.info({ connector: connector.name, callback_urls: connector.callbackUrls() }, `operator connector '${connector.name}' receives callbacks at these URLs`);
+    }
     const boot = await bootstrap(database.pool, config, services.credentials);
     if (boot) log.info({ file: boot.file }, `first start: bootstrap credentials written to ${boot.file}`);
     if (signalled) return abandon();

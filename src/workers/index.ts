@@ -7,6 +7,7 @@ import type { Config } from '../config.js';
 import type { Db } from '../db/pool.js';
 import type { Resolve } from '../modules/webhooks/url-guard.js';
 import { expireDue, reconcile } from '../modules/lifecycle/sweeps.js';
+import { purgeOldQueries } from '../modules/providers/mpesa-daraja/daraja.repository.js';
 import { runSimulatorStep } from '../modules/providers/sandbox.simulator.js';
 import { purgePublishedOutbox, WebhookRelay } from '../modules/webhooks/relay.js';
 import { every, type PeriodicJob } from './periodic.js';
@@ -47,6 +48,8 @@ export function startWorkers(services: Services, config: Config, db: Db, log: Fa
   const jobs: PeriodicJob[] = [
     every(60 * 60 * 1000, 'idempotency-purge', () => services.idempotency.purgeExpired(), onError),
     every(60 * 60 * 1000, 'outbox-purge', () => purgePublishedOutbox(db), onError),
+    // Daraja status queries never answered (it repeats no callback) are forgotten after a day; the sweeps ask again.
+    every(60 * 60 * 1000, 'connector-queries-purge', () => purgeOldQueries(db, 86_400), onError),
     every(config.webhookPollMs, 'webhook-relay', () => relay.tick(), onError),
     every(tick, 'initiation-sweep', () => submitter.sweep(), onError),
     every(tick, 'expiry', () => expireDue(db, lifecycle, providers, notices, log), onError),

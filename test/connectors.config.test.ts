@@ -1,0 +1,122 @@
+// PROVIDERS_FILE's connectors: a mistake stops the start with a message naming the entry and the field; secrets may
+// come from the environment; a rail has one provider; connectors serve sandbox rails instead of the simulator.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { loadCatalogue, MarketCatalogue } from '../src/modules/catalogue/catalogue.js';
+import { planProviders } from '../src/modules/providers/providers.registry.js';
+import { npmStartArgs } from './helpers/start-command.js';
+
+const catalogue = new MarketCatalogue(loadCatalogue(undefined));
+let dir: string;
+before(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'connectors-config-'));
+});
+after(async () => rm(dir, { recursive: true, force: true }));
+
+const daraja = {
+  type: 'mpesa_daraja',
+  name: 'mkopo',
+  rails: ['KE/mpesa'],
+  base_url: 'https://sandbox.example.co.ke',
+  callback_token: 'a'.repeat(24),
+  consumer_key: 'k',
+  consumer_secret: 's',
+  shortcode: '174379',
+  passkey: 'p',
+  transaction_type: 'CustomerPayBillOnline',
+  b2c: { shortcode: '600000', initiator_name: 'testapi', security_credential: 'c' },
+};
+const momo = {
+  type: 'mtn_momo',
+  name: 'mtn',
+  rails: ['GH/mtn_momo', 'UG/mtn_momo'],
+  base_url: 'https://momo.example.com',
+  callback_token: 'b'.repeat(24),
+  target_environment: 'mtnghana',
+  collection: { subscription_key: 'k', api_user: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a01', api_key: 'a' },
+  disbursement: { subscription_key: 'k', api_user: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a02', api_key: 'a' },
+};
+const airtel = {
+  type: 'airtel_money',
+  name: 'airtel',
+  rails: ['KE/airtel_money'],
+  base_url: 'https://openapiuat.airtel.africa',
+  callback_token: 'c'.repeat(24),
+  client_id: 'i',
+  client_secret: 's',
+  country: 'KE',
+  currency: 'KES',
+  pin: 'p',
+};
+
+async function plan(content: unknown, env: NodeJS.ProcessEnv = {}, settings: Record<string, string> = {}) {
+  const file = path.join(dir, `${Math.random().toString(36).slice(2)}.json`);
+  await writeFile(file, JSON.stringify(content));
+  return planProviders(loadConfig({ PROVIDERS_FILE: file, ...settings }), catalogue, env);
+}
+
+describe('PROVIDERS_FILE connectors', () => {
+  it('the three kinds in the documented shape run their rails; the rest stay on the simulator; gateways may be absent', async () => {
+    const p = await plan({ connectors: [daraja, momo, airtel] });
+    assert.equal(p.rails.get('KE/mpesa'), 'mkopo');
+    assert.equal(p.rails.get('GH/mtn_momo'), 'mtn');
+    assert.equal(p.rails.get('UG/mtn_momo'), 'mtn');
+    assert.equal(p.rails.get('KE/airtel_money'), 'airtel');
+    assert.equal(p.rails.get('TZ/mpesa'), 'sandbox');
+    assert.equal(p.simulated, true);
+    assert.equal((await plan({ connectors: [daraja], gateways: [] })).rails.get('KE/mpesa'), 'mkopo');
+  });
+
+  it('a secret may be {"env": NAME}; an unset variable stops the start naming the entry and the field', async () => {
+    const withEnv = { ...daraja, consumer_secret: { env: 'DARAJA_SECRET' }, callback_token: { env: 'DARAJA_CALLBACK_TOKEN' } };
+    const p = await plan({ connectors: [withEnv] }, { DARAJA_SECRET: 'from-env', DARAJA_CALLBACK_TOKEN: 'd'.repeat(20) });
+    assert.equal((p.connectors[0] as unknown as { consumer_secret: string }).consumer_secret, 'from-env');
+    await assert.rejects(plan({ connectors: [withEnv] }, { DARAJA_CALLBACK_TOKEN: 'd'.repeat(20) }), (err: Error) => {
+      assert.ok(err instanceof ConfigError);
+      assert.match(err.message, /connector 'mkopo' \(connectors\[0\], mpesa_daraja\): field consumer_secret names environment variable DARAJA_SECRET, which is not set/);
+      return true;
+    });
+  });
+
+  it('mistakes are refused with the entry and the field named', async () => {
+    const { b2c: _b2c, ...noB2c } = daraja;
+    const cases: [unknown, RegExp][] = [
+      [{ connectors: [noB2c] }, /connector 'mkopo' \(connectors\[0\], mpesa_daraja\): field b2c is required/],
+      [{ connectors: [{ ...daraja, shortcode: 'abc' }] }, /connector 'mkopo'.*field shortcode/],
+      [{ connectors: [{ ...daraja, callback_token: 'short' }] }, /field callback_token/],
+      [{ connectors: [{ ...daraja, base_url: 'http://daraja.example.com' }] }, /connector 'mkopo'.*field base_url must be an https URL/],
+      [{ connectors: [{ ...daraja, extra: 1 }] }, /field extra is not a known field/],
+      [{ connectors: [{ ...daraja, name: 'safaricom' }] }, /'safaricom' in the callback URL/],
+      [{ connectors: [{ ...daraja, transaction_type: 'CustomerBuyGoodsOnline' }] }, /field till_number is required/],
+      [{ connectors: [{ ...daraja, rails: ['TZ/mpesa'] }] }, /connector 'mkopo' field rails: TZ\/mpesa: Daraja runs KE\/mpesa/],
+      [{ connectors: [{ ...momo, rails: ['KE/mpesa'] }] }, /runs mtn_momo rails only/],
+      [{ connectors: [{ ...airtel, rails: ['UG/airtel_money'] }] }, /serves KE in KES/],
+      [{ connectors: [{ ...airtel, rails: ['KE/pigeon'] }] }, /the catalogue has no rail KE\/pigeon/],
+      [{ connectors: [{ ...momo, collection: { ...momo.collection, api_user: 'nope' } }] }, /field collection.api_user/],
+      [{ connectors: [{ ...daraja, type: 'mpesa_g2' }] }, /field connectors.0.type/],
+      [{ connectors: [daraja, { ...airtel, rails: ['KE/mpesa'] }] }, /rail KE\/mpesa is given to both 'mkopo' and 'airtel'|serves KE in KES|airtel_money rails only/],
+      [{ connectors: [daraja, { ...daraja }] }, /the name 'mkopo' is used twice/],
+      [{ connectors: [daraja], gateways: [{ name: 'acme', base_url: 'https://gw.example', api_key: 'k', callback_secret: 'x'.repeat(16), rails: ['KE/mpesa'] }] }, /KE\/mpesa is given to both 'acme' and 'mkopo'/],
+    ];
+    for (const [content, message] of cases) await assert.rejects(plan(content), message);
+  });
+
+  it('a base_url on loopback may be plain http (a local fake)', async () => {
+    assert.equal((await plan({ connectors: [{ ...momo, base_url: 'http://127.0.0.1:4010' }] })).rails.get('GH/mtn_momo'), 'mtn');
+  });
+
+  it('npm start refuses a bad file before opening the database, with the message', async () => {
+    const file = path.join(dir, 'bad.json');
+    await writeFile(file, JSON.stringify({ connectors: [{ ...airtel, country: 'Kenya' }] }));
+    const env: NodeJS.ProcessEnv = { ...process.env, PROVIDERS_FILE: file, DATA_DIR: path.join(dir, 'never-created'), LOG_LEVEL: 'silent' };
+    delete env.DATABASE_URL;
+    const res = spawnSync(process.execPath, npmStartArgs(), { env, encoding: 'utf8', timeout: 30_000 });
+    assert.equal(res.status, 1, res.stderr);
+    assert.match(res.stderr, /configuration error: PROVIDERS_FILE: connector 'airtel' \(connectors\[0\], airtel_money\): field country/);
+  });
+});
