@@ -119,6 +119,10 @@ export abstract class FakeOperator {
     this.faults.push({ ...fault, left: fault.times ?? 1 });
   }
 
+  clearFaults(): void {
+    this.faults = [];
+  }
+
   callbacksPlan(plan: Partial<CallbackPlan>): void {
     this.plan = { ...this.plan, ...plan };
   }

@@ -253,5 +253,23 @@ describe('M-Pesa refunds by Reversal and payouts by B2C', () => {
     assert.equal(failed.failure_reason, 'invalid_account');
     assert.equal(await balance(), before - 3000, 'the reservation is released');
     assert.deepEqual(await verifyLedger(t.db), []);
+
+    // Every B2C attempt goes unanswered, though M-Pesa acted on the first, and its result callback is lost. Giving up
+    // asks Transaction Status, whose answer comes by callback: nothing is released on a guess, and the answer
+    // (paid) settles the payout.
+    const lost = phone();
+    fake.inject({ path: '/b2c/', timeout: { processed: true }, times: 100 });
+    fake.callbacksPlan({ drop: 1 });
+    const unanswered = await commit(await beneficiary(lost), 1000);
+    const id = unanswered.body.transaction_id as string;
+    await waitFor('the first attempt', async () => (fake.requests('POST', '/b2c/').some((r) => (r.json as any).OriginatorConversationID === id) ? true : undefined));
+    await new Promise((r) => setTimeout(r, 1200)); // OPERATOR_TIMEOUT_MS: the attempt has timed out
+    assert.equal((await read(t, t.demoToken, 'payout', id)).status, 'created');
+    t.services.submitter.kick('payout', t.demoWorkspaceId, id, 11);
+    const settled = await waitStatus(t, t.demoToken, 'payout', id, 'successful');
+    fake.clearFaults();
+    assert.ok(settled.provider_receipt);
+    assert.equal(await balance(), before - 4000, 'paid once, never released');
+    assert.deepEqual(await verifyLedger(t.db), []);
   });
 });

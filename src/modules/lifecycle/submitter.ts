@@ -7,7 +7,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { withTransaction, type Db } from '../../db/pool.js';
 import * as collections from '../collections/collections.repository.js';
-import { ProviderError, type ProviderAck } from '../providers/provider.js';
+import { ANSWER_BY_CALLBACK, ProviderError, type ProviderAck } from '../providers/provider.js';
 import type { ProviderRegistry } from '../providers/providers.registry.js';
 import { findBeneficiary } from '../beneficiaries/beneficiaries.repository.js';
 import * as payouts from '../payouts/payouts.repository.js';
@@ -142,6 +142,8 @@ export class Submitter {
     let answer: Awaited<ReturnType<NonNullable<typeof provider>['queryStatus']>>;
     try {
       answer = provider ? await provider.queryStatus('payout', job.id, row.provider_reference ?? '') : undefined;
+      // The operator answers later, by callback: nothing is known yet, so nothing is released.
+      if (answer === ANSWER_BY_CALLBACK) throw new ProviderError('its status is answered by callback');
     } catch (err) {
       this.log.error({ err, payout_id: job.id }, `payout initiation unanswered (${why}) and its status unknown: left created; the next sweep asks again`);
       return;

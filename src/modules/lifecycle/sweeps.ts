@@ -4,7 +4,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { withTransaction, type Db } from '../../db/pool.js';
 import { queryNoticeId, type ProviderNotices } from '../providers/notices.service.js';
-import type { NoticeObjectType } from '../providers/provider.js';
+import { ANSWER_BY_CALLBACK, type NoticeObjectType } from '../providers/provider.js';
 import type { ProviderRegistry } from '../providers/providers.registry.js';
 import type { Lifecycle } from './lifecycle.service.js';
 
@@ -38,7 +38,7 @@ export async function expireDue(
               log.warn({ err, collection_id: row.id }, 'provider status query before expiry failed; expiring by the clock');
               return undefined;
             });
-            if (answer && answer.status !== 'pending') {
+            if (answer && answer !== ANSWER_BY_CALLBACK && answer.status !== 'pending') {
               const outcome = await notices.apply(provider.name, { ...answer, noticeId: queryNoticeId('collection', row.id, answer.status) });
               if (outcome === 'applied') return;
             }
@@ -100,7 +100,7 @@ export async function reconcile(
     if (!provider) continue;
     try {
       const answer = await provider.queryStatus(row.kind, row.id, row.reference);
-      if (!answer) continue;
+      if (!answer || answer === ANSWER_BY_CALLBACK) continue;
       // The same answer twice is one notice: asking again about a quiet operation changes nothing.
       await notices.apply(provider.name, { ...answer, noticeId: queryNoticeId(row.kind, row.id, answer.status) });
     } catch (err) {

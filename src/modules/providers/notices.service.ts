@@ -14,7 +14,7 @@ import type { PayoutStatus } from '../payouts/payouts.schemas.js';
 import * as refunds from '../refunds/refunds.repository.js';
 import { timingSafeEqual } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { CallbackClaim, CallbackHeaders, NoticeObjectType, OperatorConnector, ProviderNotice, ProviderStatus } from './provider.js';
+import { ANSWER_BY_CALLBACK, type CallbackClaim, type CallbackHeaders, type NoticeObjectType, type OperatorConnector, type ProviderNotice, type ProviderStatus } from './provider.js';
 import type { ProviderRegistry } from './providers.registry.js';
 
 /** The notice id of a provider's answer to a status query: the same answer about the same object twice is one notice. */
@@ -122,7 +122,11 @@ export class ProviderNotices {
         // The reference we recorded wins over the one the callback names (a Daraja push whose answer was lost has none yet).
         const answer = await connector.queryStatus(owner.objectType, claim.objectId, owner.provider_reference ?? claim.reference ?? '', typed);
         // An operator whose query answers by callback (Daraja's Transaction Status): that answer will confirm it.
-        if (answer === undefined) return;
+        if (answer === ANSWER_BY_CALLBACK) return;
+        if (answer === undefined) {
+          this.log.warn(ids, 'operator callback about an operation the operator does not know; nothing changed');
+          return;
+        }
         const verdict = confirmClaim(typed, answer);
         if (verdict === 'contradicted') {
           this.log.warn({ ...ids, queried: answer.status }, "operator callback contradicted by the operator's status query; nothing changed");

@@ -78,6 +78,9 @@ export interface ProviderNotice {
 /** A provider's view of one operation, as its status query answers it. */
 export type ProviderStatus = Omit<ProviderNotice, 'noticeId'>;
 
+/** A status query that the operator will answer by callback: nothing is known yet, and nothing may be concluded. */
+export const ANSWER_BY_CALLBACK = 'answer_by_callback';
+
 export type CallbackHeaders = Record<string, string | string[] | undefined>;
 
 export interface RailProvider {
@@ -94,10 +97,11 @@ export interface RailProvider {
    */
   parseCallback?(rawBody: string, headers: CallbackHeaders): ProviderNotice;
   /**
-   * The provider's current view of one operation, or undefined when it does not know it (or, for an operator whose
-   * status query answers by callback, when the answer is on its way: `claim` is what an unconfirmed callback said).
+   * The provider's current view of one operation; undefined when it does not know it; or ANSWER_BY_CALLBACK when
+   * its status query answers later, by callback (Daraja's Transaction Status), where `claim` (what an unconfirmed
+   * callback said) is kept to check the answer against.
    */
-  queryStatus(objectType: NoticeObjectType, objectId: string, reference: string, claim?: CallbackClaim): Promise<ProviderStatus | undefined>;
+  queryStatus(objectType: NoticeObjectType, objectId: string, reference: string, claim?: CallbackClaim): Promise<ProviderStatus | undefined | typeof ANSWER_BY_CALLBACK>;
   /** Why this provider cannot carry an amount (minor units of a currency with `exponent` decimals), for a 422; undefined if it can. */
   amountProblem?(amount: number, currency: string, exponent: number): string | undefined;
 }

@@ -9,6 +9,7 @@ import { majorUnits } from '../../../platform/money.js';
 import { connectorEntry, exponentOf, Secret, type ConnectorCommon, type ConnectorDeps, type ConnectorKind } from '../connector-config.js';
 import { callOperator, expiresIn, field, msisdn, OperatorTimeout, text, TokenCache, type OperatorResponse } from '../operator-http.js';
 import {
+  ANSWER_BY_CALLBACK,
   ProviderError,
   type CallbackClaim,
   type CallbackReading,
@@ -264,16 +265,24 @@ export class DarajaConnector implements OperatorConnector {
 
   /**
    * Collections: STK Push Query, which answers at once. Payouts and refunds: Transaction Status, which Daraja
-   * answers by callback: the query is recorded under the ConversationID Daraja gives it, and `undefined` returned.
+   * answers by callback: the query is recorded under the ConversationID Daraja gives it.
    */
-  async queryStatus(objectType: NoticeObjectType, objectId: string, reference: string, claim?: CallbackClaim): Promise<ProviderStatus | undefined> {
+  async queryStatus(
+    objectType: NoticeObjectType,
+    objectId: string,
+    reference: string,
+    claim?: CallbackClaim,
+  ): Promise<ProviderStatus | undefined | typeof ANSWER_BY_CALLBACK> {
     if (objectType === 'collection') return this.queryStk(objectId, reference);
-    if (reference === '' && claim?.receipt === undefined) return undefined;
+    // A payout's OriginatorConversationID is its id (B2C v3), even when the answer to the request was lost.
+    const conversation = reference || (objectType === 'payout' ? objectId : '');
+    // Without a receipt or a conversation id there is nothing to ask by: not "unknown to M-Pesa".
+    if (conversation === '' && claim?.receipt === undefined) throw new ProviderError(`${this.name}: nothing to ask Transaction Status by for ${objectType} ${objectId}`);
     const res = await this.call(PATHS.transactionStatus, {
       ...this.initiator(),
       CommandID: 'TransactionStatusQuery',
       // By the receipt once there is one; else by the OriginatorConversationID of our request.
-      ...(claim?.receipt === undefined ? { OriginalConversationID: reference } : { TransactionID: claim.receipt }),
+      ...(claim?.receipt === undefined ? { OriginalConversationID: conversation } : { TransactionID: claim.receipt }),
       PartyA: objectType === 'payout' ? this.settings.b2c.shortcode : this.settings.shortcode,
       IdentifierType: '4',
       ResultURL: `${this.deps.callbackBase}/status-result/${objectId}`,
@@ -292,7 +301,7 @@ export class DarajaConnector implements OperatorConnector {
       claimed_reason: claim?.reason ?? null,
       claimed_receipt: claim?.receipt ?? null,
     });
-    return undefined;
+    return ANSWER_BY_CALLBACK;
   }
 
   async readCallback(path: string, body: unknown): Promise<CallbackReading> {
