@@ -29,8 +29,11 @@ export type Handler = (req: FakeRequest) => FakeResponse | Promise<FakeResponse>
 export interface Fault {
   /** Only requests whose path contains this. */
   path?: string;
-  /** Answer this HTTP status (with the operator's own error body for it) instead of handling the request. */
+  /** Answer this HTTP status (with the operator's own error body for it, or `body`) instead of the handler's answer. */
   status?: number;
+  body?: unknown;
+  /** With `status`: act on the request first, then answer the error (an operator failing after it acted). */
+  processed?: boolean;
   /**
    * Never answer (until the client gives up). `processed: true` acts on the request first, as an operator whose
    * answer was lost on the way back; false drops it before it is seen.
@@ -193,7 +196,10 @@ export abstract class FakeOperator {
       res.on('close', () => this.stalled.delete(res));
       return;
     }
-    if (fault?.status !== undefined) return this.answer(res, this.faultBody(fault.status));
+    if (fault?.status !== undefined) {
+      if (fault.processed) await this.handle(request);
+      return this.answer(res, fault.body === undefined ? this.faultBody(fault.status) : { status: fault.status, body: fault.body });
+    }
     this.answer(res, await this.handle(request));
   }
 

@@ -230,7 +230,9 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   // As many initiations in flight as API requests can hold connections: under load, payers' prompts go out as fast as
   // collections are created (with 8 against the API's 20, 6,000 of 9,000 created in a 20 s run waited ~10 s for theirs).
   // At most the background pool less 4 connections, which stay for the webhook relay and the sweeps.
-  const submitter = new Submitter(workerDb, providers, lifecycle, app.log, Math.max(1, Math.min(config.dbPoolSize, config.workerDbPoolSize - 4)));
+  // An initiation is held by its sender for longer than any provider call may take (gateways: 15 s).
+  const leaseSeconds = Math.ceil(Math.max(config.operatorTimeoutMs, 15_000) / 1000) + 5;
+  const submitter = new Submitter(workerDb, providers, lifecycle, app.log, Math.max(1, Math.min(config.dbPoolSize, config.workerDbPoolSize - 4)), leaseSeconds);
   const webhooks = new WebhooksService(db, config.paymentsEnv, idempotency, cursors, deps.resolve);
 
   systemRoutes(app, { db, registry, migrationCount: deps.migrationCount, isDraining: () => draining });

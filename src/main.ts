@@ -45,8 +45,9 @@ async function main(): Promise<void> {
     const { app, services, drain, applied } = await createService(config, database.pool, { catalogue, providerPlan, workerDb: database.workerPool });
     if (applied.length > 0) log.info({ applied }, 'database migrations applied');
     for (const connector of services.providers.connectors()) {
-      // Airtel's is registered in its portal by hand; the others are sent with each request. They carry the callback token.
-      log.info({ connector: connector.name, callback_urls: connector.callbackUrls() }, `operator connector '${connector.name}' receives callbacks at these URLs`);
+      // Airtel's is registered in its portal by hand; the others are sent with each request. The token is a secret: not logged.
+      const urls = connector.callbackUrls().map((u) => u.replace(connector.callbackToken, '{callback_token}'));
+      log.info({ connector: connector.name, callback_urls: urls }, `operator connector '${connector.name}' receives callbacks at these URLs`);
     }
     const boot = await bootstrap(database.pool, config, services.credentials);
     if (boot) log.info({ file: boot.file }, `first start: bootstrap credentials written to ${boot.file}`);

@@ -126,7 +126,7 @@ describe('M-Pesa collections by STK Push', () => {
     const created = await collect(phone());
     const id = created.body.collection_id as string;
     await waitStatus(t, t.demoToken, 'collection', id, 'successful');
-    await waitFor('both callbacks', async () => (fake.callbacks.filter((c) => c.url.endsWith(id)).length === 2 ? true : undefined));
+    await waitFor('both callbacks', async () => (fake.callbacks.filter((c) => c.url.endsWith(`/stk/${id}`)).length === 2 ? true : undefined));
     await new Promise((r) => setTimeout(r, 300));
     assert.equal((await eventsAbout(t, t.demoToken, id)).filter((e) => e.type === 'collection.successful').length, 1);
   });
@@ -159,6 +159,15 @@ describe('M-Pesa collections by STK Push', () => {
     assert.equal(now.status, 'pending');
     assert.equal(now.provider_receipt, null);
     assert.ok(fake.requests('POST', '/mpesa/stkpushquery/v1/query').some((r) => (r.json as any).CheckoutRequestID === push?.checkoutRequestId), 'the operator was asked');
+
+    // Naming another push's CheckoutRequestID (a real, paid one): ignored, without even asking.
+    const other = [...fake.stk.values()].find((s) => s.resultCode === '0');
+    assert.ok(other);
+    const borrowed = structuredClone(forged);
+    borrowed.Body.stkCallback.CheckoutRequestID = other.checkoutRequestId;
+    assert.equal((await request(t, 'POST', `${app.callbackBase.replace(t.baseUrl, '')}/stk/${id}`, { body: borrowed })).status, 200);
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.equal((await read(t, t.demoToken, 'collection', id)).status, 'pending');
   });
 
   it('a token expiring in flight: one new token ("Invalid Access Token" once), and the payer is prompted once', async () => {
@@ -173,12 +182,22 @@ describe('M-Pesa collections by STK Push', () => {
     assert.equal(fake.prompts(msisdn(p)), 1);
   });
 
-  it('Daraja answering 500 at initiation: retried, and the payer prompted once', async () => {
+  it('Daraja refusing an STK push with its gateway’s 500 (spike arrest) before looking at it: retried, and the payer prompted once', async () => {
     const p = phone();
-    fake.inject({ path: '/stkpush/', status: 500 });
+    fake.inject({ path: '/stkpush/', status: 500, body: { requestId: 'x', errorCode: '500.003.02', errorMessage: 'Error Occurred: Spike Arrest Violation' } });
     const created = await collect(p);
     await waitStatus(t, t.demoToken, 'collection', created.body.collection_id, 'successful', 20_000);
     assert.equal(pushes(p).length, 2, 'sent again after the 500');
+    assert.equal(fake.prompts(msisdn(p)), 1);
+  });
+
+  it('an internal 500 from Daraja after it prompted the payer: not sent again; the callback completes it, with one prompt', async () => {
+    const p = phone();
+    fake.inject({ path: '/stkpush/', status: 500, processed: true });
+    const created = await collect(p);
+    await waitStatus(t, t.demoToken, 'collection', created.body.collection_id, 'successful');
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(pushes(p).length, 1);
     assert.equal(fake.prompts(msisdn(p)), 1);
   });
 
@@ -213,7 +232,10 @@ describe('M-Pesa refunds by Reversal and payouts by B2C', () => {
     assert.equal(reversal.CommandID, 'TransactionReversal');
     assert.equal(reversal.RecieverIdentifierType, '11');
     assert.equal(reversal.Amount, 25);
-    assert.ok(fake.requests('POST', '/mpesa/transactionstatus/v1/query').some((r) => (r.json as any).TransactionID === done.provider_receipt), 'confirmed by Transaction Status');
+    const asked = reversal ? fake.requests('POST', '/mpesa/transactionstatus/v1/query').map((r) => (r.json as any).OriginalConversationID) : [];
+    const movement = fake.movements.get(done.provider_receipt);
+    assert.equal(movement?.kind, 'reversal');
+    assert.ok(asked.includes(movement?.originatorConversationId), 'confirmed by Transaction Status, asked by our own request’s id');
   });
 
   it('a B2C payout reaches successful; one M-Pesa refuses releases its reservation', async () => {

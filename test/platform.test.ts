@@ -117,6 +117,8 @@ describe('logs', () => {
     assert.equal(maskPhone('+254712345678'), '+254******678');
     assert.equal(maskUrl('/v1/checkout/by-token/abcdef123/status'), '/v1/checkout/by-token/[token]/status');
     assert.equal(maskUrl('/checkout/abcdef123?lang=fr'), '/checkout/[token]?lang=fr');
+    assert.equal(maskUrl('/v1/providers/mkopo/callbacks/cb_0123456789abcdef/stk/0196'), '/v1/providers/mkopo/callbacks/[token]/stk/0196');
+    assert.equal(maskUrl('/v1/providers/airtel/callbacks/cb_0123456789abcdef'), '/v1/providers/airtel/callbacks/[token]');
     assert.equal(maskUrl('/v1/checkout/sessions/0190-id'), '/v1/checkout/sessions/0190-id');
     const lines: string[] = [];
     const sink = new Writable({ write(chunk: Buffer, _enc, done) { lines.push(chunk.toString()); done(); } });

@@ -7,9 +7,12 @@ export function maskPhone(value: string): string {
   return value.slice(0, 4) + '*'.repeat(value.length - 7) + value.slice(-3);
 }
 
-/** Paths never carry secrets today, but checkout tokens will be path segments: mask them in logs. */
+/** Checkout tokens and operator connectors' callback tokens are path segments: masked in logs. */
 export function maskUrl(url: string): string {
-  return url.replace(/(\/by-token\/)[^/?#]+/, '$1[token]').replace(/^(\/checkout\/)[^/?#]+/, '$1[token]');
+  return url
+    .replace(/(\/by-token\/)[^/?#]+/, '$1[token]')
+    .replace(/^(\/checkout\/)[^/?#]+/, '$1[token]')
+    .replace(/(\/v1\/providers\/[^/?#]+\/callbacks\/)[^/?#]+/, '$1[token]');
 }
 
 function censor(value: unknown, path: string[]): unknown {

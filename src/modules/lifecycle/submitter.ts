@@ -49,6 +49,28 @@ function ackOptions(providerName: string, ack: ProviderAck): MoveOptions {
   return { cause: `initiation at ${providerName}`, reason: ack.reason, providerReference: ack.reference, receipt: ack.receipt };
 }
 
+/**
+ * Takes an initiation for one sender: pushes `submit_after` past the longest a provider call may take ($4 seconds),
+ * so no sweep (in any process) sends it again while this call is in flight, and only if no other sender took it
+ * since this job was queued ($3: the attempt the job was made for). Returns whether it was taken.
+ */
+const CLAIM_SQL = Object.fromEntries(
+  UNSENT.map((k) => [
+    k.kind,
+    `UPDATE ${k.table} SET submit_after = now() + make_interval(secs => $4)
+     WHERE workspace_id = $1 AND id = $2 AND status = '${k.status}' AND submitted_at IS NULL AND submit_attempts = $3 RETURNING id`,
+  ]),
+) as Record<SubmissionKind, string>;
+
+/** After a call the provider refused to take (an error answer, a refused connection): the next try after the backoff. */
+const RETRY_SQL = Object.fromEntries(
+  UNSENT.map((k) => [
+    k.kind,
+    `UPDATE ${k.table} SET submit_after = now() + make_interval(secs => least(60, 2 ^ (submit_attempts + 1)))
+     WHERE workspace_id = $1 AND id = $2 AND status = '${k.status}' AND submitted_at IS NULL`,
+  ]),
+) as Record<SubmissionKind, string>;
+
 /** Sweep attempts before giving up on an initiation (with the backoff below, about 8 minutes). */
 export const MAX_ATTEMPTS = 10;
 
@@ -66,6 +88,8 @@ export class Submitter {
     private readonly log: FastifyBaseLogger,
     /** Initiations in flight at once: the app passes its API pool size (capped by its background pool), so initiations keep pace with creations under load. */
     private readonly concurrency = 8,
+    /** How long an initiation is held by its sender: longer than any provider call may take, in seconds. */
+    private readonly leaseSeconds = 35,
   ) {}
 
   kick(kind: SubmissionKind, workspaceId: string, id: string, attempt = 0): void {
@@ -97,10 +121,14 @@ export class Submitter {
       const job = this.queue.shift() as Job;
       this.active += 1;
       void this.submit(job)
-        .catch((err: unknown) => {
+        .catch(async (err: unknown) => {
           const level = err instanceof ProviderError ? 'warn' : 'error';
           this.log[level]({ err, kind: job.kind, id: job.id, attempt: job.attempt }, 'provider initiation failed; the sweep retries it');
+          // The call is over: the next try after the backoff. (A provider that may have acted on an unanswered call
+          // without an idempotency key to dedupe by, Daraja's STK push, answers pending instead of throwing.)
+          await this.db.query(RETRY_SQL[job.kind], [job.workspaceId, job.id]);
         })
+        .catch((err: unknown) => this.log.error({ err, kind: job.kind, id: job.id }, 'could not schedule the retry; the lease runs out instead'))
         .finally(() => {
           this.active -= 1;
           this.queued.delete(job.id);
@@ -112,6 +140,8 @@ export class Submitter {
 
   private async submit(job: Job): Promise<void> {
     if (job.attempt > MAX_ATTEMPTS) return this.giveUp(job, `no answer from the provider after ${MAX_ATTEMPTS} attempts`);
+    const taken = await this.db.query(CLAIM_SQL[job.kind], [job.workspaceId, job.id, job.attempt, this.leaseSeconds]);
+    if (taken.rowCount === 0) return; // sent already, or another sender has it
     if (job.kind === 'payout') return this.submitPayout(job);
     return job.kind === 'collection' ? this.submitCollection(job) : this.submitRefund(job);
   }

@@ -23,8 +23,9 @@ export async function expireDue(
   batch = 200,
 ): Promise<number> {
   // One batch per run: a row that keeps failing is tried again next run, never in a loop.
+  // A reference only claimed by a callback (the push's own answer was lost) is asked about too: never believed.
   const { rows } = await db.query<{ workspace_id: string; id: string; provider: string; provider_reference: string | null }>(
-    `SELECT workspace_id, id, provider, provider_reference FROM collections
+    `SELECT workspace_id, id, provider, coalesce(provider_reference, claimed_reference) AS provider_reference FROM collections
      WHERE status IN ('created', 'pending') AND expires_at <= now() ORDER BY expires_at LIMIT $1`,
     [batch],
   );
@@ -70,11 +71,11 @@ const RECONCILE_SQL = `WITH ${IN_FLIGHT.map(
   (k) => `${k.kind} AS (
        UPDATE ${k.table} SET checked_at = now() WHERE id IN (
          SELECT id FROM ${k.table}
-         WHERE status IN (${k.statuses}) AND provider_reference IS NOT NULL
+         WHERE status IN (${k.statuses}) AND coalesce(provider_reference, claimed_reference) IS NOT NULL
            AND greatest(updated_at, checked_at) < now() - make_interval(secs => $1)
            AND ($3::text[] IS NULL OR provider = ANY($3))
          ORDER BY greatest(updated_at, checked_at) LIMIT $2 FOR UPDATE SKIP LOCKED)
-       RETURNING id, provider, provider_reference)`,
+       RETURNING id, provider, coalesce(provider_reference, claimed_reference) AS provider_reference)`,
 ).join(',\n     ')}
      ${IN_FLIGHT.map((k) => `SELECT '${k.kind}'::text AS kind, id, provider, provider_reference AS reference FROM ${k.kind}`).join('\n     UNION ALL ')}`;
 

@@ -24,8 +24,8 @@ export function connectorEntry<T extends string, P extends TProperties>(type: T,
       name: Type.String({ pattern: '^[a-z][a-z0-9_-]{0,39}$', description: 'Names the connector in callback URLs and logs.' }),
       rails: Type.Array(Type.String({ pattern: '^[A-Z]{2}/[a-z][a-z0-9_]*$' }), { minItems: 1, description: 'MARKET/rail pairs it runs.' }),
       base_url: Type.String({ format: 'uri', description: "The operator's API address: https, or http on loopback (a local fake)." }),
-      // Part of the callback URL, so URL-safe: unguessable, at least 16 characters.
-      callback_token: Type.Union([Type.String({ pattern: '^[A-Za-z0-9_-]{16,128}$' }), Type.Object({ env: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }) }, { additionalProperties: false })]),
+      // Part of the callback URL: its form (URL-safe, 16 to 128 characters) is checked once the secrets are read.
+      callback_token: Secret('The secret part of the callback URL.'),
       poll_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400, description: 'Open operations are asked about after this many quiet seconds.' })),
       ...own,
     },

@@ -14,6 +14,7 @@ import type { PayoutStatus } from '../payouts/payouts.schemas.js';
 import * as refunds from '../refunds/refunds.repository.js';
 import { timingSafeEqual } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { noteClaimedReference, recordNotice } from './notices.repository.js';
 import { ANSWER_BY_CALLBACK, type CallbackClaim, type CallbackHeaders, type NoticeObjectType, type OperatorConnector, type ProviderNotice, type ProviderStatus } from './provider.js';
 import type { ProviderRegistry } from './providers.registry.js';
 
@@ -26,19 +27,13 @@ export function queryNoticeId(objectType: NoticeObjectType, objectId: string, st
 const FINAL: readonly string[] = ['successful', 'failed', 'reversed'];
 
 /**
- * What a status answer makes of a callback's claim: the notice to apply (the answer, with what the claim adds
- * that the query does not carry, such as Daraja's receipt), 'wait' when the operator has not caught up yet, or
- * 'contradicted'.
+ * What a status answer makes of a callback's claim: the notice to apply (the answer; from the claim only a failure
+ * reason the query does not carry, never a receipt or an amount), 'wait' when the operator has not caught up yet,
+ * or 'contradicted'.
  */
 export function confirmClaim(claim: CallbackClaim, answer: ProviderStatus): ProviderNotice | 'wait' | 'contradicted' {
   if (answer.status === claim.status) {
-    return {
-      ...answer,
-      noticeId: queryNoticeId(answer.objectType, answer.objectId, answer.status),
-      reason: answer.reason ?? claim.reason,
-      receipt: answer.receipt ?? claim.receipt,
-      amount: answer.amount ?? claim.amount,
-    };
+    return { ...answer, noticeId: queryNoticeId(answer.objectType, answer.objectId, answer.status), reason: answer.reason ?? claim.reason };
   }
   return FINAL.includes(claim.status) && !FINAL.includes(answer.status) ? 'wait' : 'contradicted';
 }
@@ -117,6 +112,13 @@ export class ProviderNotices {
         return;
       }
       const typed = { ...claim, objectType: owner.objectType };
+      if (owner.provider_reference !== null && claim.reference !== undefined && claim.reference !== owner.provider_reference) {
+        this.log.warn({ ...ids, reference: claim.reference }, 'operator callback names another reference than the one the operator gave us; ignored');
+        return;
+      }
+      if (owner.provider_reference === null && claim.reference !== undefined) {
+        await noteClaimedReference(this.db, owner.workspace_id, owner.objectType, claim.objectId, claim.reference);
+      }
       for (const delay of CONFIRM_DELAYS_MS) {
         await sleep(delay);
         // The reference we recorded wins over the one the callback names (a Daraja push whose answer was lost has none yet).
@@ -177,12 +179,7 @@ export class ProviderNotices {
         const outcome = await this.move(tx, workspaceId, notice);
         // Recorded after the move, in the same transaction. The same notice arriving twice at once waits on the
         // object's row lock, then finds the first one's change already made and its id taken here: it rolls back.
-        const recorded = await tx.query(
-          `INSERT INTO provider_notices (provider, notice_id, workspace_id, object_type, object_id, status, outcome, received_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, now()) ON CONFLICT (provider, notice_id) DO NOTHING`,
-          [providerName, notice.noticeId, workspaceId, notice.objectType, notice.objectId, notice.status, outcome],
-        );
-        if (recorded.rowCount === 0) throw DUPLICATE;
+        if (!(await recordNotice(tx, providerName, workspaceId, notice, outcome))) throw DUPLICATE;
         return outcome;
       });
     } catch (err) {

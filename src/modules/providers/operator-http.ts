@@ -10,10 +10,13 @@ export interface OperatorResponse {
 }
 
 /**
- * A call whose answer never came: the operator may or may not have acted on it. Only an operator call that is
- * idempotent by our reference may be sent again after one of these.
+ * A call whose answer never came (a time-out, or the connection lost once the request was sent): the operator may
+ * or may not have acted on it. Only a call that is idempotent by our reference may be sent again after one of these.
  */
-export class OperatorTimeout extends ProviderError {}
+export class OperatorNoAnswer extends ProviderError {}
+
+/** Network errors that mean the request never reached the operator. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 export interface OperatorCall {
   method: 'GET' | 'POST';
@@ -40,8 +43,10 @@ export async function callOperator(operator: string, call: OperatorCall): Promis
     text = await res.text();
   } catch (err) {
     const what = `${operator}: ${call.method} ${new URL(call.url).pathname}`;
-    if ((err as Error).name === 'TimeoutError') throw new OperatorTimeout(`${what} got no answer within ${call.timeoutMs} ms`);
-    throw new ProviderError(`${what} failed: ${(err as Error).message}`);
+    if ((err as Error).name === 'TimeoutError') throw new OperatorNoAnswer(`${what} got no answer within ${call.timeoutMs} ms`);
+    const code = ((err as Error & { cause?: { code?: string } }).cause ?? {}).code;
+    if (code !== undefined && NOT_SENT.has(code)) throw new ProviderError(`${what} could not be sent: ${code}`);
+    throw new OperatorNoAnswer(`${what} failed before its answer: ${(err as Error).message}`);
   }
   let json: unknown;
   try {
@@ -102,6 +107,18 @@ export class TokenCache {
   invalidate(token: string): void {
     if (this.current?.token === token) this.current = undefined;
   }
+}
+
+/**
+ * A call made with the cached token. When `refused(answer)` says the operator refused the token itself (the call
+ * was not acted on), one new token is fetched and the call made once more.
+ */
+export async function withToken(tokens: TokenCache, send: (token: string) => Promise<OperatorResponse>, refused: (res: OperatorResponse) => boolean): Promise<OperatorResponse> {
+  const token = await tokens.get();
+  const res = await send(token);
+  if (!refused(res)) return res;
+  tokens.invalidate(token);
+  return send(await tokens.get());
 }
 
 /** An `expires_in` as operators send it: a number, or a number in a string ("3599"). */

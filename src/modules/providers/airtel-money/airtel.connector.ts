@@ -7,7 +7,7 @@ import { ApiError } from '../../../platform/errors.js';
 import { isUuid } from '../../../platform/ids.js';
 import { majorUnits } from '../../../platform/money.js';
 import { connectorEntry, exponentOf, Secret, type ConnectorCommon, type ConnectorDeps, type ConnectorKind } from '../connector-config.js';
-import { callOperator, expiresIn, field, text, TokenCache, type OperatorResponse } from '../operator-http.js';
+import { callOperator, expiresIn, field, text, TokenCache, withToken, type OperatorResponse } from '../operator-http.js';
 import {
   ProviderError,
   type CallbackReading,
@@ -177,6 +177,9 @@ export class AirtelConnector implements OperatorConnector {
     const res = await this.call('POST', PATHS.refund, { transaction: { airtel_money_id: order.collectionReceipt } });
     const body = this.answer(res, 'refund', order.id);
     if (body.success) return { reference: order.collectionId, status: 'successful' };
+    // Airtel's own example of a successful refund says success false: the enquiry decides before it is failed.
+    const after = await this.queryStatus('refund', order.id, order.collectionId);
+    if (after?.status === 'successful') return { reference: order.collectionId, status: 'successful' };
     return { reference: order.collectionId, status: 'failed', reason: 'provider_refused' };
   }
 
@@ -243,7 +246,7 @@ export class AirtelConnector implements OperatorConnector {
    * One call with the token, and Airtel's country and currency. A 401 or 403 about the token: one new token and
    * one retry (the call was refused, so nothing happened).
    */
-  private async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<OperatorResponse> {
+  private call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<OperatorResponse> {
     const send = (token: string) =>
       callOperator(this.name, {
         method,
@@ -252,11 +255,7 @@ export class AirtelConnector implements OperatorConnector {
         body,
         timeoutMs: this.deps.timeoutMs,
       });
-    const token = await this.tokens.get();
-    const res = await send(token);
-    if ((res.status !== 401 && res.status !== 403) || field(res.json, 'error') === undefined) return res;
-    this.tokens.invalidate(token);
-    return send(await this.tokens.get());
+    return withToken(this.tokens, send, (res) => (res.status === 401 || res.status === 403) && field(res.json, 'error') !== undefined);
   }
 
   /**

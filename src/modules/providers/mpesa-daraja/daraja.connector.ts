@@ -7,7 +7,7 @@ import { ApiError } from '../../../platform/errors.js';
 import { isUuid } from '../../../platform/ids.js';
 import { majorUnits } from '../../../platform/money.js';
 import { connectorEntry, exponentOf, Secret, type ConnectorCommon, type ConnectorDeps, type ConnectorKind } from '../connector-config.js';
-import { callOperator, expiresIn, field, msisdn, OperatorTimeout, text, TokenCache, type OperatorResponse } from '../operator-http.js';
+import { callOperator, expiresIn, field, msisdn, OperatorNoAnswer, text, TokenCache, withToken, type OperatorResponse } from '../operator-http.js';
 import {
   ANSWER_BY_CALLBACK,
   ProviderError,
@@ -60,6 +60,9 @@ const PATHS = {
   reversal: '/mpesa/reversal/v1/request',
   transactionStatus: '/mpesa/transactionstatus/v1/query',
 };
+
+/** Daraja's gateway refusing a request before looking at it (spike arrest, quota): safe to send again later. */
+const THROTTLED = new Set(['500.003.02', '500.003.03']);
 
 /** Words Daraja refuses in a callback URL (its URL rules; the sandbox rejects a URL with "mpesa" in it). */
 export const FORBIDDEN_URL_WORDS = /m-?pesa|safaricom|exec?|cmd|sql|query/i;
@@ -189,25 +192,17 @@ export class DarajaConnector implements OperatorConnector {
         TransactionDesc: 'Payment',
       });
     } catch (err) {
-      if (!(err instanceof OperatorTimeout)) throw err;
-      // The push may have reached the payer: Daraja has no idempotency key to send it again safely. The callback
-      // names our id in its URL; until it comes (or the collection expires) the collection waits as pending.
-      this.deps.log.warn({ collection_id: order.id }, 'STK push unanswered; not sent again (Daraja has no idempotency key): waiting for its callback');
-      return { reference: undefined, status: 'pending' };
+      if (!(err instanceof OperatorNoAnswer)) throw err;
+      return this.waitForCallback('collection', order.id, err.message);
     }
     if (res.status === 200 && text(res.json, 'ResponseCode') === '0') {
       const reference = text(res.json, 'CheckoutRequestID');
-      if (reference === undefined) throw new ProviderError(`${this.name}: STK push accepted without a CheckoutRequestID`);
+      if (reference === undefined) return this.waitForCallback('collection', order.id, 'accepted without a CheckoutRequestID');
       return { reference, status: 'pending' };
     }
     const message = text(res.json, 'errorMessage') ?? res.text.slice(0, 200);
     if (/unable to lock subscriber/i.test(message)) return { reference: undefined, status: 'failed', reason: 'payer_busy' };
-    if (res.status === 400 || text(res.json, 'errorCode') === '500.001.1001') {
-      // A field Daraja refuses, or our credentials or shortcode: this request will never pass as it is.
-      this.deps.log.error({ collection_id: order.id, status: res.status, error: message }, 'Daraja refused the STK push');
-      return { reference: undefined, status: 'failed', reason: 'provider_refused' };
-    }
-    throw new ProviderError(`${this.name}: STK push answered ${res.status} ${message}`);
+    return this.unsafeToResend(res, 'collection', order.id);
   }
 
   /** B2C v3 carries our payout id as OriginatorConversationID: Daraja refuses a second one as a duplicate, so a retry is safe. */
@@ -255,12 +250,36 @@ export class DarajaConnector implements OperatorConnector {
         Occasion: '',
       });
     } catch (err) {
-      if (!(err instanceof OperatorTimeout)) throw err;
-      this.deps.log.warn({ refund_id: order.id }, 'reversal unanswered; not sent again: waiting for its result');
-      return { reference: undefined, status: 'pending' };
+      if (!(err instanceof OperatorNoAnswer)) throw err;
+      return this.waitForCallback('refund', order.id, err.message);
     }
     if (res.status === 200 && text(res.json, 'ResponseCode') === '0') return { reference: text(res.json, 'OriginatorConversationID'), status: 'pending' };
-    return this.refusedOrRetried(res, 'refund', order.id);
+    return this.unsafeToResend(res, 'refund', order.id);
+  }
+
+  /**
+   * STK Push and Reversal take no idempotency key, so a request Daraja may have acted on is never sent again: it
+   * waits, pending, for its callback (whose URL names our id), or for expiry.
+   */
+  private waitForCallback(objectType: NoticeObjectType, id: string, why: string): ProviderAck {
+    this.deps.log.warn({ object_type: objectType, object_id: id, why }, 'Daraja may have acted on this request; not sent again (it takes no idempotency key): waiting for its callback');
+    return { reference: undefined, status: 'pending' };
+  }
+
+  /**
+   * The answer to an STK Push or Reversal that did not accept it. Refused for good (400, our credentials or
+   * shortcode): failed. Refused before it was looked at (the gateway's throttling, or our token): tried again. Any
+   * other error may come after Daraja acted (an internal error): it is not sent again.
+   */
+  private unsafeToResend(res: OperatorResponse, objectType: NoticeObjectType, id: string): ProviderAck {
+    const code = text(res.json, 'errorCode') ?? '';
+    const message = text(res.json, 'errorMessage') ?? res.text.slice(0, 200);
+    if (res.status === 400 || code === '500.001.1001') {
+      this.deps.log.error({ object_type: objectType, object_id: id, status: res.status, error: message }, 'Daraja refused the request');
+      return { reference: undefined, status: 'failed', reason: 'provider_refused' };
+    }
+    if (THROTTLED.has(code) || (res.status > 400 && res.status < 500)) throw new ProviderError(`${this.name}: answered ${res.status} ${message}; tried again later`);
+    return this.waitForCallback(objectType, id, `answered ${res.status} ${message}`);
   }
 
   /**
@@ -273,16 +292,33 @@ export class DarajaConnector implements OperatorConnector {
     reference: string,
     claim?: CallbackClaim,
   ): Promise<ProviderStatus | undefined | typeof ANSWER_BY_CALLBACK> {
-    if (objectType === 'collection') return this.queryStk(objectId, reference);
-    // A payout's OriginatorConversationID is its id (B2C v3), even when the answer to the request was lost.
+    if (objectType === 'collection') {
+      const answer = await this.queryStk(objectId, reference);
+      // The query confirms the payment but carries no receipt or amount: the receipt the callback named is checked
+      // with Transaction Status (its amount too) before the success is applied with it.
+      if (answer?.status === 'successful' && claim?.status === 'successful' && claim.receipt !== undefined) {
+        return this.askTransactionStatus('collection', objectId, { TransactionID: claim.receipt }, claim);
+      }
+      return answer;
+    }
+    // By our own request's OriginatorConversationID, never by what a callback names. A payout's is its id (B2C v3),
+    // even when the answer to the request was lost.
     const conversation = reference || (objectType === 'payout' ? objectId : '');
-    // Without a receipt or a conversation id there is nothing to ask by: not "unknown to M-Pesa".
-    if (conversation === '' && claim?.receipt === undefined) throw new ProviderError(`${this.name}: nothing to ask Transaction Status by for ${objectType} ${objectId}`);
+    if (conversation === '') throw new ProviderError(`${this.name}: nothing to ask Transaction Status by for ${objectType} ${objectId}`);
+    return this.askTransactionStatus(objectType, objectId, { OriginalConversationID: conversation }, claim);
+  }
+
+  /** Transaction Status, answered later at `status-result/{id}`; the query is recorded under the ConversationID Daraja gives it. */
+  private async askTransactionStatus(
+    objectType: NoticeObjectType,
+    objectId: string,
+    by: { TransactionID: string } | { OriginalConversationID: string },
+    claim: CallbackClaim | undefined,
+  ): Promise<typeof ANSWER_BY_CALLBACK> {
     const res = await this.call(PATHS.transactionStatus, {
       ...this.initiator(),
       CommandID: 'TransactionStatusQuery',
-      // By the receipt once there is one; else by the OriginatorConversationID of our request.
-      ...(claim?.receipt === undefined ? { OriginalConversationID: conversation } : { TransactionID: claim.receipt }),
+      ...by,
       PartyA: objectType === 'payout' ? this.settings.b2c.shortcode : this.settings.shortcode,
       IdentifierType: '4',
       ResultURL: `${this.deps.callbackBase}/status-result/${objectId}`,
@@ -299,7 +335,8 @@ export class DarajaConnector implements OperatorConnector {
       object_id: objectId,
       claimed_status: claim?.status ?? null,
       claimed_reason: claim?.reason ?? null,
-      claimed_receipt: claim?.receipt ?? null,
+      // What the answer must name: the receipt asked about, when asked by receipt.
+      claimed_receipt: 'TransactionID' in by ? by.TransactionID : null,
     });
     return ANSWER_BY_CALLBACK;
   }
@@ -365,13 +402,20 @@ export class DarajaConnector implements OperatorConnector {
       this.deps.log.warn({ id, claimed: query.claimed_status, queried: status }, 'Daraja result contradicted by Transaction Status; nothing changed');
       return undefined;
     }
+    const receipt = parameter(parameters, 'ReceiptNo');
+    // Asked by receipt: the answer must be about that receipt. Asked about a payout: about its OriginatorConversationID.
+    const originator = parameter(parameters, 'OriginatorConversationID');
+    if ((query.claimed_receipt !== null && receipt !== query.claimed_receipt) || (query.object_type === 'payout' && originator !== undefined && originator !== id)) {
+      this.deps.log.warn({ id, receipt, originator }, 'Transaction Status answered about another transaction; nothing changed');
+      return undefined;
+    }
     return {
       noticeId: `status:${conversationId}`,
       objectType: query.object_type,
       objectId: id,
       status,
       reason: status === 'failed' ? (query.claimed_reason ?? 'provider_error') : undefined,
-      receipt: parameter(parameters, 'ReceiptNo') ?? query.claimed_receipt ?? undefined,
+      receipt,
       amount: status === 'successful' ? parameter(parameters, 'Amount') : undefined,
     };
   }
@@ -419,14 +463,12 @@ export class DarajaConnector implements OperatorConnector {
   }
 
   /** One call with the token. Daraja's 404.001.03 "Invalid Access Token": one new token, one retry (the call was refused). */
-  private async call(path: string, body: unknown): Promise<OperatorResponse> {
-    const send = (token: string) =>
-      callOperator(this.name, { method: 'POST', url: `${this.settings.base_url}${path}`, headers: { authorization: `Bearer ${token}` }, body, timeoutMs: this.deps.timeoutMs });
-    const token = await this.tokens.get();
-    const res = await send(token);
-    if (text(res.json, 'errorCode') !== '404.001.03') return res;
-    this.tokens.invalidate(token);
-    return send(await this.tokens.get());
+  private call(path: string, body: unknown): Promise<OperatorResponse> {
+    return withToken(
+      this.tokens,
+      (token) => callOperator(this.name, { method: 'POST', url: `${this.settings.base_url}${path}`, headers: { authorization: `Bearer ${token}` }, body, timeoutMs: this.deps.timeoutMs }),
+      (res) => text(res.json, 'errorCode') === '404.001.03',
+    );
   }
 }
 

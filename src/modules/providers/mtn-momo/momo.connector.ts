@@ -7,7 +7,7 @@ import { ApiError } from '../../../platform/errors.js';
 import { isUuid } from '../../../platform/ids.js';
 import { connectorEntry, exponentOf, Secret, type ConnectorCommon, type ConnectorDeps, type ConnectorKind } from '../connector-config.js';
 import { majorUnits } from '../../../platform/money.js';
-import { callOperator, field, msisdn, text, TokenCache, type OperatorResponse } from '../operator-http.js';
+import { callOperator, expiresIn, field, msisdn, text, TokenCache, withToken, type OperatorResponse } from '../operator-http.js';
 import {
   ProviderError,
   type CallbackClaim,
@@ -203,8 +203,7 @@ export class MomoConnector implements OperatorConnector {
       });
       const token = text(res.json, 'access_token');
       if (res.status !== 200 || token === undefined) throw new ProviderError(`${this.name}: the ${product} token request answered ${res.status} ${res.text.slice(0, 200)}`);
-      const expires = Number(field(res.json, 'expires_in'));
-      return { token, expiresInSeconds: Number.isFinite(expires) && expires > 0 ? expires : 3600 };
+      return { token, expiresInSeconds: expiresIn(field(res.json, 'expires_in'), 3600) };
     });
   }
 
@@ -212,8 +211,8 @@ export class MomoConnector implements OperatorConnector {
    * One call to a product's API with its token. A 401 that is not the gateway's subscription-key refusal means
    * the token is no longer good: one new token, one retry (the request was refused, so nothing was created).
    */
-  private async call(product: Product, method: 'GET' | 'POST', path: string, headers: Record<string, string> = {}, body?: unknown): Promise<OperatorResponse> {
-    const send = async (token: string) =>
+  private call(product: Product, method: 'GET' | 'POST', path: string, headers: Record<string, string> = {}, body?: unknown): Promise<OperatorResponse> {
+    const send = (token: string) =>
       callOperator(this.name, {
         method,
         url: `${this.settings.base_url}${path}`,
@@ -226,11 +225,7 @@ export class MomoConnector implements OperatorConnector {
         body,
         timeoutMs: this.deps.timeoutMs,
       });
-    const token = await this.tokens[product].get();
-    const res = await send(token);
-    if (res.status !== 401 || field(res.json, 'statusCode') !== undefined) return res;
-    this.tokens[product].invalidate(token);
-    return send(await this.tokens[product].get());
+    return withToken(this.tokens[product], send, (res) => res.status === 401 && field(res.json, 'statusCode') === undefined);
   }
 
   private async create(objectType: NoticeObjectType, id: string, amount: number, currency: string, fields: Record<string, unknown>): Promise<ProviderAck> {

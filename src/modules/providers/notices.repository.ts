@@ -1,0 +1,34 @@
+// SQL of provider notices: the record of each notice applied, and the references operators' callbacks claim.
+// Maintenance-scoped where noted: a provider names our object id, not its workspace.
+import type { Queryable } from '../../db/pool.js';
+import type { NoticeObjectType } from './provider.js';
+
+const TABLES: Record<NoticeObjectType, string> = { collection: 'collections', refund: 'refunds', payout: 'payouts' };
+
+/** Records a notice as applied (or refused); false when the same notice id was recorded before. */
+export async function recordNotice(
+  db: Queryable,
+  provider: string,
+  workspaceId: string,
+  notice: { noticeId: string; objectType: NoticeObjectType; objectId: string; status: string },
+  outcome: string,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `INSERT INTO provider_notices (provider, notice_id, workspace_id, object_type, object_id, status, outcome, received_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, now()) ON CONFLICT (provider, notice_id) DO NOTHING`,
+    [provider, notice.noticeId, workspaceId, notice.objectType, notice.objectId, notice.status, outcome],
+  );
+  return rowCount === 1;
+}
+
+/**
+ * Keeps the reference an unsigned callback names for an operation that has none recorded (its initiation's answer
+ * was lost), so that the sweeps can ask the operator about it even if this process stops. Never overwrites.
+ */
+export async function noteClaimedReference(db: Queryable, workspaceId: string, objectType: NoticeObjectType, id: string, reference: string): Promise<void> {
+  await db.query(
+    `UPDATE ${TABLES[objectType]} SET claimed_reference = $3
+     WHERE workspace_id = $1 AND id = $2 AND provider_reference IS NULL AND claimed_reference IS NULL`,
+    [workspaceId, id, reference],
+  );
+}
