@@ -21,6 +21,12 @@ export async function recordNotice(
   return rowCount === 1;
 }
 
+/** Whether a notice of that id was recorded already (applied or refused before). */
+export async function noticeRecorded(db: Queryable, provider: string, noticeId: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM provider_notices WHERE provider = $1 AND notice_id = $2', [provider, noticeId]);
+  return rowCount === 1;
+}
+
 /**
  * Keeps the reference an unsigned callback names for an operation that has none recorded (its initiation's answer
  * was lost), so that the sweeps can ask the operator about it even if this process stops. Never overwrites.

@@ -14,7 +14,7 @@ import type { PayoutStatus } from '../payouts/payouts.schemas.js';
 import * as refunds from '../refunds/refunds.repository.js';
 import { timingSafeEqual } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { noteClaimedReference, recordNotice } from './notices.repository.js';
+import { noteClaimedReference, noticeRecorded, recordNotice } from './notices.repository.js';
 import { ANSWER_BY_CALLBACK, type CallbackClaim, type CallbackHeaders, type NoticeObjectType, type OperatorConnector, type ProviderNotice, type ProviderStatus } from './provider.js';
 import type { ProviderRegistry } from './providers.registry.js';
 
@@ -184,6 +184,12 @@ export class ProviderNotices {
       });
     } catch (err) {
       if (err === DUPLICATE) return 'duplicate';
+      if ((err as { constraint?: string }).constraint === 'collections_provider_reference') {
+        // The reference is another collection's: one operator payment never makes two collections successful.
+        if (await noticeRecorded(this.db, providerName, notice.noticeId)) return 'duplicate';
+        this.log.warn({ provider: providerName, object_id: notice.objectId, reference: notice.reference }, 'provider notice refused: its reference belongs to another collection');
+        return 'refused';
+      }
       throw err;
     }
   }
