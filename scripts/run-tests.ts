@@ -1,5 +1,7 @@
 // `npm test`: runs every *.test.ts under src/ and test/ with node's test runner, against DATABASE_URL
 // or, when it is unset, against an embedded PostgreSQL started here for the run and stopped after.
+// `npm run test:fast` (`--fast`) leaves out the files that drive a browser, run property checks, or wait on real time
+// (operator fakes, crashes, fairness, process starts): the inner loop. CI runs everything.
 import { spawn } from 'node:child_process';
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -15,8 +17,20 @@ function findTests(dir: string): string[] {
   return out;
 }
 
-const only = process.argv.slice(2);
-const files = only.length > 0 ? only : [...findTests('src'), ...findTests('test')].sort();
+/** The slow files `--fast` leaves out (each 15 to 55 s on 2 cores, most of the suite's time). */
+const SLOW = [
+  /\.browser\.test\.ts$/, // Chromium
+  /\.property\.test\.ts$/, // randomised runs of the lifecycle and conversion
+  /connectors\.(daraja|momo|airtel)\.test\.ts$/, // operator fakes acting in real time, sweeps, time-outs
+  /webhooks\.(crash|fairness|delivery)\.test\.ts$/, // killed processes, retry schedules, bursts
+  /startup\.test\.ts$/, // npm start in child processes
+];
+
+const args = process.argv.slice(2);
+const fast = args.includes('--fast');
+const only = args.filter((a) => a !== '--fast');
+const all = only.length > 0 ? only : [...findTests('src'), ...findTests('test')].sort();
+const files = fast ? all.filter((f) => !SLOW.some((slow) => slow.test(f))) : all;
 let embedded: EmbeddedServer | undefined;
 let databaseUrl = process.env.DATABASE_URL;
 if (!databaseUrl) {
