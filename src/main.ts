@@ -5,12 +5,15 @@ import { ConfigError, loadConfig } from './config.js';
 import { openDatabase, type OpenDatabase } from './db/open.js';
 import { loadCatalogue, MarketCatalogue } from './modules/catalogue/catalogue.js';
 import { planProviders } from './modules/providers/providers.registry.js';
+import { logStream } from './platform/logging.js';
 import { createService } from './service.js';
 import { startWorkers } from './workers/index.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const log = pino({ level: config.logLevel === 'silent' ? 'silent' : config.logLevel });
+  const stream = logStream();
+  const options = { level: config.logLevel === 'silent' ? 'silent' : config.logLevel };
+  const log = stream ? pino(options, stream) : pino(options);
   // Loaded first: a bad catalogue stops the start before the database is opened.
   const catalogue = new MarketCatalogue(loadCatalogue(config.catalogueFile));
   // So is a production start with a rail no provider runs.
@@ -50,7 +53,12 @@ async function main(): Promise<void> {
       log.info({ connector: connector.name, callback_urls: urls }, `operator connector '${connector.name}' receives callbacks at these URLs`);
     }
     const boot = await bootstrap(database.pool, config, services.credentials);
-    if (boot) log.info({ file: boot.file }, `first start: bootstrap credentials written to ${boot.file}`);
+    if (boot) {
+      log.info(
+        { file: boot.file },
+        `first start: the demo workspace's token is in ${boot.file} (workspaces[0].integrator.token); try the tour in README.md, or the reference at ${config.publicBaseUrl}/docs`,
+      );
+    }
     if (signalled) return abandon();
 
     const workers = startWorkers(services, config, database.workerPool, app.log);

@@ -1,5 +1,13 @@
-// Log settings: JSON lines, with tokens, secrets and phone numbers masked before they are written.
+// Log settings: JSON lines (readable lines instead when stdout is a terminal), with tokens, secrets and phone
+// numbers masked before they are written.
 import type { FastifyServerOptions } from 'fastify';
+import pretty from 'pino-pretty';
+
+/** Where logs go: a terminal gets readable lines; anything else (a file, a collector) gets JSON on stdout. */
+export function logStream(): NodeJS.WritableStream | undefined {
+  if (!process.stdout.isTTY) return undefined;
+  return pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true });
+}
 
 /** +254712345678 → +254******678: enough to recognise, not enough to call. */
 export function maskPhone(value: string): string {
@@ -23,8 +31,10 @@ function censor(value: unknown, path: string[]): unknown {
 
 export function loggerOptions(level: string): FastifyServerOptions['logger'] {
   if (level === 'silent') return false;
+  const stream = logStream();
   return {
     level,
+    ...(stream ? { stream } : {}),
     redact: {
       paths: [
         'req.headers.authorization',
