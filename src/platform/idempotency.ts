@@ -1,9 +1,9 @@
 // The idempotency engine (contract §4): the outcome is stored in the same transaction as the write.
 import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import type { QueryResult } from 'pg';
 import { withTransaction, type Db, type Tx } from '../db/pool.js';
 import { ApiError } from './errors.js';
+import * as repo from './idempotency.repository.js';
 
 export interface StoredResponse {
   status: number;
@@ -65,12 +65,8 @@ export function fingerprint(method: string, path: string, body: unknown): string
     .digest('hex');
 }
 
-interface StoredRow {
-  fingerprint: string;
-  response_status: number;
-  response_headers: Record<string, string>;
-  response_body: string;
-}
+/** Thrown inside the transaction to undo it when another request with the key committed its outcome first. */
+const COMMITTED_FIRST = Symbol('outcome committed first');
 
 export class IdempotencyEngine {
   constructor(
@@ -83,6 +79,7 @@ export class IdempotencyEngine {
    * in flight: a concurrent request with the same key gets 409 rather than waiting. The outcome
    * row is inserted in the operation's own transaction, so a crash leaves both or neither.
    * An operation that throws stores nothing, so a corrected retry with the same key can succeed.
+   * A replay changes nothing and answers the stored response.
    */
   async run(
     workspaceId: string,
@@ -90,60 +87,38 @@ export class IdempotencyEngine {
     requestFingerprint: string,
     operation: (tx: Tx) => Promise<StoredResponse>,
   ): Promise<IdempotentResult> {
-    const client = await this.db.connect();
-    const literal = (value: string): string => client.escapeLiteral(value);
+    let outcome: { stored: repo.StoredOutcome } | { response: StoredResponse };
     try {
-      // One round trip: the transaction, the in-flight lock, and the stored outcome. They are three statements of
-      // one simple query, so the lookup runs with a snapshot taken after the lock is held and sees an outcome that
-      // a request with this key committed just before. The workspace id and the key (visible ASCII) are escaped
-      // literals: the simple protocol takes no parameters.
-      const opened = (await client.query(
-        `BEGIN; SELECT pg_try_advisory_xact_lock(hashtextextended(${literal(`${workspaceId}/${key}`)}, 7201)) AS locked; ` +
-          `SELECT fingerprint, response_status, response_headers, response_body, expires_at > now() AS live
-           FROM idempotency_keys WHERE workspace_id = ${literal(workspaceId)} AND key = ${literal(key)}`,
-      )) as unknown as QueryResult[];
-      if (!Array.isArray(opened) || opened.length !== 3) throw new Error('the idempotency lookup did not answer its three statements');
-      const [, lockResult, lookup] = opened as [unknown, QueryResult<{ locked: boolean }>, QueryResult<StoredRow & { live: boolean }>];
-      if (!lockResult.rows[0]?.locked) {
-        throw new ApiError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
-          headers: { 'Retry-After': '1' },
-        });
-      }
-      const row = lookup.rows[0];
-      if (row?.live) {
-        await client.query('ROLLBACK');
-        if (row.fingerprint !== requestFingerprint) {
-          throw new ApiError(
-            'idempotency_key_reused',
-            'This Idempotency-Key was already used with a different request (method, path or body); use a new key for a new operation.',
-          );
+      outcome = await withTransaction(this.db, async (tx): Promise<{ stored: repo.StoredOutcome } | { response: StoredResponse }> => {
+        const { locked, outcome: row } = await repo.lockAndFind(tx, workspaceId, key);
+        if (!locked) {
+          throw new ApiError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
+            headers: { 'Retry-After': '1' },
+          });
         }
-        return {
-          response: { status: row.response_status, headers: row.response_headers, body: row.response_body },
-          replayed: true,
-        };
-      }
-      if (row) {
+        if (row?.live) return { stored: row };
         // Past retention but not purged yet: it no longer counts.
-        await client.query('DELETE FROM idempotency_keys WHERE workspace_id = $1 AND key = $2', [workspaceId, key]);
-      }
-      const response = await operation(client);
-      // Parameters, not literals, here: a stored answer can hold a secret (a new token, a signing secret), and
-      // statement text shows in pg_stat_activity and in the server's log of a failed statement.
-      await client.query(
-        `INSERT INTO idempotency_keys
-           (workspace_id, key, fingerprint, response_status, response_headers, response_body, created_at, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, now(), now() + make_interval(secs => $7))`,
-        [workspaceId, key, requestFingerprint, response.status, JSON.stringify(response.headers), response.body, this.retentionSeconds],
-      );
-      await client.query('COMMIT');
-      return { response, replayed: false };
+        if (row) await repo.deleteOutcome(tx, workspaceId, key);
+        const response = await operation(tx);
+        if (!(await repo.insertOutcome(tx, workspaceId, key, requestFingerprint, response, this.retentionSeconds))) throw COMMITTED_FIRST;
+        return { response };
+      });
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
+      if (err !== COMMITTED_FIRST) throw err;
+      // A request with this key committed between our lookup and our lock: everything here was undone; its outcome stands.
+      const stored = await repo.findOutcome(this.db, workspaceId, key);
+      if (!stored) throw new Error('an idempotency outcome vanished after it was committed', { cause: err });
+      outcome = { stored };
     }
+    if ('response' in outcome) return { response: outcome.response, replayed: false };
+    const row = outcome.stored;
+    if (row.fingerprint !== requestFingerprint) {
+      throw new ApiError(
+        'idempotency_key_reused',
+        'This Idempotency-Key was already used with a different request (method, path or body); use a new key for a new operation.',
+      );
+    }
+    return { response: { status: row.response_status, headers: row.response_headers, body: row.response_body }, replayed: true };
   }
 
   /** For routes where the key is optional: with a key, as `run`; without one, the operation in a plain transaction. */
@@ -161,13 +136,9 @@ export class IdempotencyEngine {
   async purgeExpired(batchSize = 5000): Promise<number> {
     let total = 0;
     for (;;) {
-      const { rowCount } = await this.db.query(
-        `DELETE FROM idempotency_keys WHERE ctid IN (
-           SELECT ctid FROM idempotency_keys WHERE expires_at <= now() LIMIT $1)`,
-        [batchSize],
-      );
-      total += rowCount ?? 0;
-      if ((rowCount ?? 0) < batchSize) return total;
+      const deleted = await repo.purgeExpired(this.db, batchSize);
+      total += deleted;
+      if (deleted < batchSize) return total;
     }
   }
 }

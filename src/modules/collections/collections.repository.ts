@@ -108,3 +108,18 @@ export async function listCollections(db: Queryable, workspaceId: string, f: Lis
   const { text, values } = listQuery('collections', COLUMNS, { workspace_id: workspaceId }, f);
   return (await db.query<CollectionRow>(text, values)).rows;
 }
+
+/**
+ * Takes the initiation of a new collection for one sender, and reads it: pushes `submit_after` past the longest a
+ * provider call may take, so no sweep (in any process) sends it again meanwhile, and only if no other sender took
+ * it since the job was made for attempt `attempt`. Undefined when it is not there to take.
+ */
+export async function claimInitiation(db: Queryable, workspaceId: string, id: string, attempt: number, leaseSeconds: number): Promise<CollectionRow | undefined> {
+  const { rows } = await db.query<CollectionRow>(
+    `UPDATE collections SET submit_after = now() + make_interval(secs => $4)
+     WHERE workspace_id = $1 AND id = $2 AND status = 'created' AND submitted_at IS NULL AND submit_attempts = $3
+     RETURNING ${COLUMNS}`,
+    [workspaceId, id, attempt, leaseSeconds],
+  );
+  return rows[0];
+}

@@ -49,19 +49,6 @@ function ackOptions(providerName: string, ack: ProviderAck): MoveOptions {
   return { cause: `initiation at ${providerName}`, reason: ack.reason, providerReference: ack.reference, receipt: ack.receipt };
 }
 
-/**
- * Takes an initiation for one sender: pushes `submit_after` past the longest a provider call may take ($4 seconds),
- * so no sweep (in any process) sends it again while this call is in flight, and only if no other sender took it
- * since this job was queued ($3: the attempt the job was made for). Returns whether it was taken.
- */
-const CLAIM_SQL = Object.fromEntries(
-  UNSENT.map((k) => [
-    k.kind,
-    `UPDATE ${k.table} SET submit_after = now() + make_interval(secs => $4)
-     WHERE workspace_id = $1 AND id = $2 AND status = '${k.status}' AND submitted_at IS NULL AND submit_attempts = $3 RETURNING id`,
-  ]),
-) as Record<SubmissionKind, string>;
-
 /** After a call the provider refused to take (an error answer, a refused connection): the next try after the backoff. */
 const RETRY_SQL = Object.fromEntries(
   UNSENT.map((k) => [
@@ -140,8 +127,6 @@ export class Submitter {
 
   private async submit(job: Job): Promise<void> {
     if (job.attempt > MAX_ATTEMPTS) return this.giveUp(job, `no answer from the provider after ${MAX_ATTEMPTS} attempts`);
-    const taken = await this.db.query(CLAIM_SQL[job.kind], [job.workspaceId, job.id, job.attempt, this.leaseSeconds]);
-    if (taken.rowCount === 0) return; // sent already, or another sender has it
     if (job.kind === 'payout') return this.submitPayout(job);
     return job.kind === 'collection' ? this.submitCollection(job) : this.submitRefund(job);
   }
@@ -194,8 +179,8 @@ export class Submitter {
 
   private async submitCollection(job: Job): Promise<void> {
     const { workspaceId, id } = job;
-    const row = await collections.findCollection(this.db, workspaceId, id);
-    if (!row || row.status !== 'created' || row.submitted_at !== null) return;
+    const row = await collections.claimInitiation(this.db, workspaceId, id, job.attempt, this.leaseSeconds);
+    if (!row) return; // sent already, or another sender has it
     const provider = this.providers.get(row.provider);
     if (!provider) return this.giveUp(job, `provider '${row.provider}' is not configured here`);
     const ack = await provider.initiateCollection({
@@ -216,8 +201,8 @@ export class Submitter {
 
   private async submitRefund(job: Job): Promise<void> {
     const { workspaceId, id } = job;
-    const row = await refunds.findRefund(this.db, workspaceId, id);
-    if (!row || row.status !== 'requested' || row.submitted_at !== null) return;
+    const row = await refunds.claimInitiation(this.db, workspaceId, id, job.attempt, this.leaseSeconds);
+    if (!row) return; // sent already, or another sender has it
     const provider = this.providers.get(row.provider);
     if (!provider) return this.giveUp(job, `provider '${row.provider}' is not configured here`);
     const collection = await collections.findCollection(this.db, workspaceId, row.collection_id);
@@ -245,8 +230,8 @@ export class Submitter {
 
   private async submitPayout(job: Job): Promise<void> {
     const { workspaceId, id } = job;
-    const row = await payouts.findPayout(this.db, workspaceId, id);
-    if (!row || row.status !== 'created' || row.submitted_at !== null) return;
+    const row = await payouts.claimInitiation(this.db, workspaceId, id, job.attempt, this.leaseSeconds);
+    if (!row) return; // sent already, or another sender has it
     const provider = this.providers.get(row.provider);
     if (!provider) return this.giveUp(job, `provider '${row.provider}' is not configured here`);
     const beneficiary = await findBeneficiary(this.db, workspaceId, row.beneficiary_id);

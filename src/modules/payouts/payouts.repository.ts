@@ -149,3 +149,18 @@ export async function shareBeneficiary(
   );
   return rows[0];
 }
+
+/**
+ * Takes the initiation of a new payout for one sender, and reads it: pushes `submit_after` past the longest a
+ * provider call may take, so no sweep (in any process) sends it again meanwhile, and only if no other sender took
+ * it since the job was made for attempt `attempt`. Undefined when it is not there to take.
+ */
+export async function claimInitiation(db: Queryable, workspaceId: string, id: string, attempt: number, leaseSeconds: number): Promise<PayoutRow | undefined> {
+  const { rows } = await db.query<PayoutRow>(
+    `UPDATE payouts SET submit_after = now() + make_interval(secs => $4)
+     WHERE workspace_id = $1 AND id = $2 AND status = 'created' AND submitted_at IS NULL AND submit_attempts = $3
+     RETURNING ${PAYOUT_COLUMNS}`,
+    [workspaceId, id, attempt, leaseSeconds],
+  );
+  return rows[0];
+}

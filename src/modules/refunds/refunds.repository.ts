@@ -101,3 +101,18 @@ export async function listRefunds(
   const { text, values } = listQuery('refunds', COLUMNS, { workspace_id: workspaceId, collection_id: collectionId }, f, 'requested_at');
   return (await db.query<RefundRow & { created_at: Date }>(text, values)).rows;
 }
+
+/**
+ * Takes the initiation of a new refund for one sender, and reads it: pushes `submit_after` past the longest a
+ * provider call may take, so no sweep (in any process) sends it again meanwhile, and only if no other sender took
+ * it since the job was made for attempt `attempt`. Undefined when it is not there to take.
+ */
+export async function claimInitiation(db: Queryable, workspaceId: string, id: string, attempt: number, leaseSeconds: number): Promise<RefundRow | undefined> {
+  const { rows } = await db.query<RefundRow>(
+    `UPDATE refunds SET submit_after = now() + make_interval(secs => $4)
+     WHERE workspace_id = $1 AND id = $2 AND status = 'requested' AND submitted_at IS NULL AND submit_attempts = $3
+     RETURNING ${COLUMNS}`,
+    [workspaceId, id, attempt, leaseSeconds],
+  );
+  return rows[0];
+}

@@ -1,0 +1,75 @@
+// SQL of the idempotency engine: the in-flight lock of a key, and the stored outcomes. The workspace id comes first.
+import type { Queryable } from '../db/pool.js';
+
+export interface StoredOutcome {
+  fingerprint: string;
+  response_status: number;
+  response_headers: Record<string, string>;
+  response_body: string;
+  /** False once past retention (not purged yet). */
+  live: boolean;
+}
+
+/**
+ * Marks the key in flight for the rest of the transaction and reads its stored outcome, in one statement. `locked`
+ * is false when another request holds the key (this one gets 409 rather than waiting). The outcome is read with the
+ * statement's snapshot, taken before the lock was: an outcome committed in between is not seen here, and
+ * `insertOutcome` then finds it.
+ */
+export async function lockAndFind(tx: Queryable, workspaceId: string, key: string): Promise<{ locked: boolean; outcome: StoredOutcome | undefined }> {
+  const { rows } = await tx.query<{ locked: boolean } & { [K in keyof StoredOutcome]: StoredOutcome[K] | null }>(
+    `SELECT pg_try_advisory_xact_lock(hashtextextended($3, 7201)) AS locked,
+            k.fingerprint, k.response_status, k.response_headers, k.response_body, k.expires_at > now() AS live
+     FROM (SELECT 1) one LEFT JOIN idempotency_keys k ON k.workspace_id = $1 AND k.key = $2`,
+    [workspaceId, key, `${workspaceId}/${key}`],
+  );
+  const row = rows[0];
+  if (!row) throw new Error('the idempotency lookup returned no row');
+  const outcome = row.fingerprint === null ? undefined : (row as unknown as StoredOutcome);
+  return { locked: row.locked, outcome };
+}
+
+/** The stored outcome of a key, outside the transaction that found another one had committed it. */
+export async function findOutcome(db: Queryable, workspaceId: string, key: string): Promise<StoredOutcome | undefined> {
+  const { rows } = await db.query<StoredOutcome>(
+    `SELECT fingerprint, response_status, response_headers, response_body, expires_at > now() AS live
+     FROM idempotency_keys WHERE workspace_id = $1 AND key = $2`,
+    [workspaceId, key],
+  );
+  return rows[0];
+}
+
+export async function deleteOutcome(tx: Queryable, workspaceId: string, key: string): Promise<void> {
+  await tx.query('DELETE FROM idempotency_keys WHERE workspace_id = $1 AND key = $2', [workspaceId, key]);
+}
+
+/**
+ * Stored in the operation's own transaction, so a crash leaves both or neither. False when a request with the same
+ * key committed its outcome first (after this transaction's lookup): this transaction must then be undone.
+ */
+export async function insertOutcome(
+  tx: Queryable,
+  workspaceId: string,
+  key: string,
+  fingerprint: string,
+  response: { status: number; headers: Record<string, string>; body: string },
+  retentionSeconds: number,
+): Promise<boolean> {
+  const { rowCount } = await tx.query(
+    `INSERT INTO idempotency_keys
+       (workspace_id, key, fingerprint, response_status, response_headers, response_body, created_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, now(), now() + make_interval(secs => $7))
+     ON CONFLICT (workspace_id, key) DO NOTHING`,
+    [workspaceId, key, fingerprint, response.status, JSON.stringify(response.headers), response.body, retentionSeconds],
+  );
+  return rowCount === 1;
+}
+
+/** Deletes up to `batchSize` outcomes past retention; returns how many. Maintenance: spans workspaces. */
+export async function purgeExpired(db: Queryable, batchSize: number): Promise<number> {
+  const { rowCount } = await db.query(
+    'DELETE FROM idempotency_keys WHERE ctid IN (SELECT ctid FROM idempotency_keys WHERE expires_at <= now() LIMIT $1)',
+    [batchSize],
+  );
+  return rowCount ?? 0;
+}
