@@ -13,7 +13,7 @@ import { loggerOptions } from './platform/logging.js';
 import { registerMetrics } from './platform/metrics.js';
 import { CursorCodec } from './platform/pagination.js';
 import { registerRateLimit } from './platform/rate-limit.js';
-import { SharedProblemSchema } from './platform/schemas.js';
+import { componentSchemas, SharedProblemSchema, withSharedProblemResponses } from './platform/schemas.js';
 import type { ServiceKeys } from './platform/secrets.js';
 import { TokenService } from './platform/tokens.js';
 import { bodyAjv, fieldErrors, queryAjv, unsafeJson } from './platform/validation.js';
@@ -176,7 +176,10 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   // Every problem response refers to this one schema ({ $ref: 'Problem#' }, see problemResponses): the document has it once,
   // as #/components/schemas/Problem (components are named by $id), and responses are still serialized with it.
   app.addSchema(SharedProblemSchema);
+  // Every response resource is a named component (Collection, Refund, …): once in the document, referred to by $ref.
+  for (const schema of componentSchemas()) app.addSchema(schema);
   await app.register(swagger, {
+    transformObject: (documents) => ('openapiObject' in documents ? withSharedProblemResponses(documents.openapiObject as Record<string, unknown>) : documents.swaggerObject),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     openapi: {
       openapi: '3.1.0',

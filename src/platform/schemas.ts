@@ -1,7 +1,25 @@
-// Schemas shared by every module: the problem document and common headers.
-import { Type, type Static, type TUnsafe } from 'typebox';
+// Schemas shared by every module: named components, the problem document and common headers.
+import { Type, type Static, type TSchema, type TUnsafe } from 'typebox';
 import { ERROR_CODES } from './errors.js';
 import { UUID_PATTERN } from './ids.js';
+
+const components: TSchema[] = [];
+
+/**
+ * A response schema as a named component: registered once (`componentSchemas`, added with `app.addSchema`), and
+ * referred to by `$ref` wherever it is used, so the OpenAPI document has it once, under `id`, in
+ * #/components/schemas, and a generated client gets a named type. Response schemas only: request bodies are
+ * validated by the service's own ajv, which knows no shared schemas.
+ */
+export function component<T extends TSchema>(id: string, schema: T): TUnsafe<Static<T>> {
+  components.push({ ...schema, $id: id });
+  return Type.Unsafe<Static<T>>({ $ref: `${id}#` });
+}
+
+/** Every named component, for `app.addSchema`. */
+export function componentSchemas(): readonly TSchema[] {
+  return components;
+}
 
 export const ProblemSchema = Type.Object(
   {
@@ -33,13 +51,18 @@ export const PROBLEM_SCHEMA_ID = 'Problem';
 /** ProblemSchema as a shared schema, for app.addSchema: every problem response refers to it instead of repeating it. */
 export const SharedProblemSchema = { ...ProblemSchema, $id: PROBLEM_SCHEMA_ID };
 
-/** A problem response: a reference to the shared schema, with the response's own description next to it. */
-type ProblemResponse = TUnsafe<Static<typeof ProblemSchema>>;
+/** A problem response: `application/problem+json`, a reference to the shared schema, described with its codes. */
+interface ProblemResponse {
+  description: string;
+  content: { 'application/problem+json': { schema: TUnsafe<Static<typeof ProblemSchema>> } };
+}
 
 /** Problem-document responses for the given statuses, each described with the codes it can carry. */
 export function problemResponses<const S extends readonly number[]>(...statuses: S): { [K in S[number]]: ProblemResponse } {
   const out: Record<number, ProblemResponse> = {};
-  for (const s of statuses) out[s] = Type.Unsafe<Static<typeof ProblemSchema>>({ $ref: `${PROBLEM_SCHEMA_ID}#`, description: describeStatus(s) });
+  for (const s of statuses) {
+    out[s] = { description: describeStatus(s), content: { 'application/problem+json': { schema: Type.Unsafe<Static<typeof ProblemSchema>>({ $ref: `${PROBLEM_SCHEMA_ID}#` }) } } };
+  }
   return out as { [K in S[number]]: ProblemResponse };
 }
 
@@ -48,6 +71,34 @@ function describeStatus(status: number): string {
     .filter(([, v]) => v.status === status)
     .map(([k]) => `\`${k}\``);
   return `Problem document; code is one of ${codes.join(', ')}.`;
+}
+
+/** A response that is an HTML page (the reference, the hosted payment page), documented as text/html. */
+export function htmlResponse(description: string) {
+  return { description, content: { 'text/html': { schema: Type.String({ description }) } } };
+}
+
+/**
+ * The OpenAPI document as generated, with every problem response defined once per status in
+ * #/components/responses (each lists the codes that status can carry) and referred to from the operations.
+ */
+export function withSharedProblemResponses(document: Record<string, unknown>): Record<string, unknown> {
+  const problem = JSON.stringify({ 'application/problem+json': { schema: { $ref: `#/components/schemas/${PROBLEM_SCHEMA_ID}` } } });
+  const shared: Record<string, unknown> = {};
+  const paths = (document.paths ?? {}) as Record<string, Record<string, { responses?: Record<string, unknown> }>>;
+  for (const operations of Object.values(paths)) {
+    for (const operation of Object.values(operations)) {
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        const r = response as { content?: unknown; description?: string };
+        if (JSON.stringify(r.content) !== problem) continue;
+        const name = `Problem${status}`;
+        shared[name] ??= { description: describeStatus(Number(status)), content: r.content };
+        (operation.responses as Record<string, unknown>)[status] = { $ref: `#/components/responses/${name}` };
+      }
+    }
+  }
+  const components = (document.components ?? {}) as Record<string, unknown>;
+  return { ...document, components: { ...components, responses: { ...(components.responses as object), ...shared } } };
 }
 
 export const IdempotencyKeyHeader = Type.String({

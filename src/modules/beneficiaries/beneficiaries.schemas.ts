@@ -1,7 +1,7 @@
 // Beneficiaries (row 4 and its companions): who a workspace pays out to. Descriptions write the reference docs.
 import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
-import { DateTime, Uuid } from '../../platform/schemas.js';
+import { component, DateTime, Uuid } from '../../platform/schemas.js';
 import { MetadataSchema } from '../collections/collections.schemas.js';
 
 export const BENEFICIARY_STATUSES = ['active', 'inactive'] as const;
@@ -23,7 +23,7 @@ export const CreateBeneficiaryBody = Type.Object(
 );
 export type CreateBeneficiaryBody = Static<typeof CreateBeneficiaryBody>;
 
-export const BeneficiarySchema = Type.Object(
+export const BeneficiarySchema = component('Beneficiary', Type.Object(
   {
     beneficiary_id: Uuid('Identifier of the beneficiary.'),
     name: Type.String({ description: "The account holder's name." }),
@@ -41,7 +41,7 @@ export const BeneficiarySchema = Type.Object(
     deactivated_at: Type.Union([DateTime('When it was deactivated.'), Type.Null()], { description: 'When it was deactivated; null while active.' }),
   },
   { additionalProperties: false, description: 'A payout destination: a mobile-money wallet or a bank account in one market.' },
-);
+));
 export type Beneficiary = Static<typeof BeneficiarySchema>;
 
 export const BeneficiaryIdParams = Type.Object({ beneficiaryId: Type.String({ maxLength: 64, description: 'The beneficiary_id.' }) });
@@ -52,4 +52,4 @@ export const ListBeneficiariesQuery = Type.Object(
 );
 export type ListBeneficiariesQuery = Static<typeof ListBeneficiariesQuery>;
 
-export const BeneficiaryPage = pageSchema(BeneficiarySchema, 'Beneficiaries, newest first.');
+export const BeneficiaryPage = component('BeneficiaryPage', pageSchema(BeneficiarySchema, 'Beneficiaries, newest first.'));

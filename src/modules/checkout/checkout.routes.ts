@@ -7,7 +7,7 @@ import { ApiError } from '../../platform/errors.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
 import { TokenBuckets, type RateLimitOptions } from '../../platform/rate-limit.js';
-import { IdempotencyKeyHeader, problemResponses } from '../../platform/schemas.js';
+import { htmlResponse, IdempotencyKeyHeader, problemResponses } from '../../platform/schemas.js';
 import { CHECKOUT_CSP, CHECKOUT_HEADERS, renderCheckoutPage, renderNotFoundPage, renderRateLimitedPage } from './checkout.page.js';
 import {
   CreateSessionBody,
@@ -191,7 +191,7 @@ export function checkoutRoutes(app: App, service: CheckoutService, limits: RateL
         summary: 'The hosted payment page',
         description: 'The page at `session_url`: English, or French in francophone markets. An unknown link is a 404 page.',
         params: TokenParams,
-        response: { 200: Type.String({ description: 'An HTML page.' }), 404: Type.String({ description: 'An HTML page.' }), 429: Type.String({ description: 'An HTML page.' }) },
+        response: { 200: htmlResponse('The payment page.'), 404: htmlResponse('A page saying the link is unknown.'), 429: htmlResponse('A page asking the payer to wait.') },
       },
     },
     async (request, reply) => {

@@ -1,7 +1,7 @@
 // Request and response schemas for hosted checkout: sessions (rows 15 and 16) and the payer's by-token view (row 18).
 import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
-import { DateTime, Uuid } from '../../platform/schemas.js';
+import { component, DateTime, Uuid } from '../../platform/schemas.js';
 import {
   COLLECTION_STATUSES,
   CustomerSchema,
@@ -69,7 +69,7 @@ export const CreateSessionBody = Type.Object(
 );
 export type CreateSessionBody = Static<typeof CreateSessionBody>;
 
-export const SessionSchema = Type.Object(
+export const SessionSchema = component('CheckoutSession', Type.Object(
   {
     id: Uuid('Identifier of the checkout session.'),
     status: SessionStatusSchema,
@@ -93,7 +93,7 @@ export const SessionSchema = Type.Object(
     updated_at: DateTime('Time of the last change.'),
   },
   { additionalProperties: false, description: 'A hosted checkout session: one amount for the payer to pay on the hosted page.' },
-);
+));
 export type Session = Static<typeof SessionSchema>;
 
 export const SessionIdParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'The session id.' }) });
@@ -104,7 +104,7 @@ export const ListSessionsQuery = Type.Object(
 );
 export type ListSessionsQuery = Static<typeof ListSessionsQuery>;
 
-export const SessionPage = pageSchema(SessionSchema, 'Checkout sessions, newest first.');
+export const SessionPage = component('CheckoutSessionPage', pageSchema(SessionSchema, 'Checkout sessions, newest first.'));
 
 // ---- Row 18: what the hosted page (the payer) sees. No metadata, no ids of other objects.
 
@@ -122,7 +122,7 @@ const RailOption = Type.Object(
   { additionalProperties: false },
 );
 
-export const PayerViewSchema = Type.Object(
+export const PayerViewSchema = component('CheckoutPayerView', Type.Object(
   {
     status: SessionStatusSchema,
     merchant_name: Type.String({ description: 'The display name of the workspace being paid.' }),
@@ -163,7 +163,7 @@ export const PayerViewSchema = Type.Object(
     sandbox: Type.Boolean({ description: 'True in the sandbox: no real money moves.' }),
   },
   { additionalProperties: false, description: "What the payer's page needs, and nothing more." },
-);
+));
 export type PayerView = Static<typeof PayerViewSchema>;
 
 export const PayBody = Type.Object(

@@ -1,7 +1,7 @@
 // Request and response schemas for collections (rows 1 and 3); descriptions write the reference docs.
 import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
-import { DateTime, Uuid } from '../../platform/schemas.js';
+import { component, DateTime, Uuid } from '../../platform/schemas.js';
 
 export const COLLECTION_STATUSES = ['created', 'pending', 'processing', 'successful', 'failed', 'expired', 'refunded', 'reversed'] as const;
 export type CollectionStatus = (typeof COLLECTION_STATUSES)[number];
@@ -114,7 +114,7 @@ export const PaymentInstructionSchema = Type.Union(
   { description: 'How the payer completes the payment; null when the rail is purely asynchronous.' },
 );
 
-export const CollectionSchema = Type.Object(
+export const CollectionSchema = component('Collection', Type.Object(
   {
     collection_id: Uuid('Identifier of the collection.'),
     integrator_id: Uuid('Identifier of the owning integrator (the workspace).'),
@@ -137,7 +137,7 @@ export const CollectionSchema = Type.Object(
     expires_at: DateTime('When the collection expires if the payer has not authorised it.'),
   },
   { additionalProperties: false, description: 'A collection: an inbound payment on one rail of one market.' },
-);
+));
 export type Collection = Static<typeof CollectionSchema>;
 
 export const ListCollectionsQuery = Type.Object(
@@ -149,6 +149,6 @@ export const ListCollectionsQuery = Type.Object(
 );
 export type ListCollectionsQuery = Static<typeof ListCollectionsQuery>;
 
-export const CollectionPage = pageSchema(CollectionSchema, 'Collections, newest first.');
+export const CollectionPage = component('CollectionPage', pageSchema(CollectionSchema, 'Collections, newest first.'));
 
 export const CollectionIdParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'The collection_id.' }) });

@@ -1,7 +1,7 @@
 // Schemas for credentials and the admin workspace API.
 import { Type } from 'typebox';
 import { AUDIENCES } from '../../platform/tokens.js';
-import { DateTime, Uuid } from '../../platform/schemas.js';
+import { component, DateTime, Uuid } from '../../platform/schemas.js';
 import type { CredentialRow } from './credentials.repository.js';
 import type { WorkspaceRow } from '../workspaces/workspaces.repository.js';
 
@@ -9,8 +9,7 @@ export const AudienceSchema = Type.Enum(AUDIENCES, {
   description: 'Who the token speaks for: `integrator`, `admin` or `liquidity_provider`.',
 });
 
-export const CredentialSchema = Type.Object(
-  {
+const credentialFields = {
     id: Uuid('Identifier of the credential (the token\'s `sub`).'),
     workspace_id: Uuid('Workspace the credential belongs to (the token\'s `wsp`).'),
     audience: AudienceSchema,
@@ -20,17 +19,20 @@ export const CredentialSchema = Type.Object(
     created_at: DateTime('When the credential was created.'),
     rotated_at: Type.Union([DateTime('When its token was last replaced.'), Type.Null()], { description: 'When its token was last replaced; null if never.' }),
     revoked_at: Type.Union([DateTime('When it was revoked.'), Type.Null()], { description: 'When it was revoked; null while active.' }),
-  },
-  { additionalProperties: false, description: 'An API credential. Its token is shown only when created or rotated.' },
+};
+
+export const CredentialSchema = component(
+  'Credential',
+  Type.Object(credentialFields, { additionalProperties: false, description: 'An API credential. Its token is shown only when created or rotated.' }),
 );
 
-export const IssuedCredentialSchema = Type.Object(
+export const IssuedCredentialSchema = component('IssuedCredential', Type.Object(
   {
-    ...CredentialSchema.properties,
+    ...credentialFields,
     token: Type.String({ description: 'The bearer token. Shown once: store it in a secrets manager, never in source control.' }),
   },
   { additionalProperties: false, description: 'A credential with its new token.' },
-);
+));
 
 export const CreateCredentialBody = Type.Object(
   {
@@ -48,7 +50,7 @@ export const AdminCreateCredentialBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const WorkspaceSchema = Type.Object(
+export const WorkspaceSchema = component('Workspace', Type.Object(
   {
     id: Uuid('Identifier of the workspace; collections show it as `integrator_id`.'),
     name: Type.String({ description: 'Short name.' }),
@@ -57,7 +59,7 @@ export const WorkspaceSchema = Type.Object(
     created_at: DateTime('When the workspace was created.'),
   },
   { additionalProperties: false, description: 'A workspace: one integrator\'s isolated space.' },
-);
+));
 
 export const CreateWorkspaceBody = Type.Object(
   {
@@ -67,13 +69,13 @@ export const CreateWorkspaceBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const CreatedWorkspaceSchema = Type.Object(
+export const CreatedWorkspaceSchema = component('CreatedWorkspace', Type.Object(
   {
     workspace: WorkspaceSchema,
     credential: IssuedCredentialSchema,
   },
   { additionalProperties: false, description: 'The new workspace and its first integrator credential.' },
-);
+));
 
 export const IdParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'Identifier.' }) });
 

@@ -1,7 +1,7 @@
 // Deposit addresses (row 9), deposits (row 10) and autoconvert credits (row 5). Descriptions write the reference docs.
 import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
-import { DateTime, Uuid } from '../../platform/schemas.js';
+import { component, DateTime, Uuid } from '../../platform/schemas.js';
 import { MetadataSchema } from '../collections/collections.schemas.js';
 import { ASSET_CODES, NETWORKS } from '../ramp/assets.js';
 
@@ -36,7 +36,7 @@ export const CreateAddressBody = Type.Object(
 );
 export type CreateAddressBody = Static<typeof CreateAddressBody>;
 
-export const DepositAddressSchema = Type.Object(
+export const DepositAddressSchema = component('DepositAddress', Type.Object(
   {
     deposit_address_id: Uuid('Identifier of the deposit address.'),
     asset: Type.String({ description: 'The asset it takes.' }),
@@ -48,7 +48,7 @@ export const DepositAddressSchema = Type.Object(
     created_at: DateTime('When it became yours.'),
   },
   { additionalProperties: false, description: "An on-chain address of the workspace's, for one asset on one network." },
-);
+));
 export type DepositAddress = Static<typeof DepositAddressSchema>;
 
 export const PoolBody = Type.Object(
@@ -66,7 +66,7 @@ export const PoolBody = Type.Object(
 );
 export type PoolBody = Static<typeof PoolBody>;
 
-export const PoolResultSchema = Type.Object(
+export const PoolResultSchema = component('DepositAddressPoolResult', Type.Object(
   {
     asset: Type.String({ description: 'The asset.' }),
     network: Type.String({ description: 'The network.' }),
@@ -75,9 +75,9 @@ export const PoolResultSchema = Type.Object(
     available: Type.Integer({ description: 'Addresses of this asset and network now waiting in the pool.' }),
   },
   { additionalProperties: false, description: 'What stocking the pool did.' },
-);
+));
 
-export const DepositSchema = Type.Object(
+export const DepositSchema = component('Deposit', Type.Object(
   {
     deposit_id: Uuid('Identifier of the deposit.'),
     deposit_address_id: Uuid('The address it arrived on.'),
@@ -99,7 +99,7 @@ export const DepositSchema = Type.Object(
     credited_at: Type.Union([DateTime('When it was credited.'), Type.Null()], { description: 'When it was credited; null before.' }),
   },
   { additionalProperties: false, description: 'A transfer that arrived on one of your deposit addresses.' },
-);
+));
 export type Deposit = Static<typeof DepositSchema>;
 
 export const ReportDepositBody = Type.Object(
@@ -137,7 +137,7 @@ export const SimulateDepositBody = Type.Object(
 );
 export type SimulateDepositBody = Static<typeof SimulateDepositBody>;
 
-export const CreditSchema = Type.Object(
+export const CreditSchema = component('AutoconvertCredit', Type.Object(
   {
     credit_id: Uuid('Identifier of the credit.'),
     deposit_id: Uuid('The deposit it converted.'),
@@ -156,7 +156,7 @@ export const CreditSchema = Type.Object(
     created_at: DateTime('When the deposit was converted and credited.'),
   },
   { additionalProperties: false, description: 'A confirmed deposit converted to fiat and credited to the balance.' },
-);
+));
 export type Credit = Static<typeof CreditSchema>;
 
 export const AddressIdParams = Type.Object({ addressId: Type.String({ maxLength: 64, description: 'The deposit_address_id.' }) });
@@ -170,5 +170,5 @@ export const ListDepositsQuery = Type.Object(
   { additionalProperties: false },
 );
 export type ListDepositsQuery = Static<typeof ListDepositsQuery>;
-export const AddressPage = pageSchema(DepositAddressSchema, 'Deposit addresses, newest first.');
-export const DepositPage = pageSchema(DepositSchema, 'Deposits, newest first.');
+export const AddressPage = component('DepositAddressPage', pageSchema(DepositAddressSchema, 'Deposit addresses, newest first.'));
+export const DepositPage = component('DepositPage', pageSchema(DepositSchema, 'Deposits, newest first.'));

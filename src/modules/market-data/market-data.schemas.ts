@@ -1,7 +1,7 @@
 // Market data (rows 13 and 14): rate sources and rate records. Descriptions write the reference docs.
 import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
-import { DateTime, Uuid } from '../../platform/schemas.js';
+import { component, DateTime, Uuid } from '../../platform/schemas.js';
 
 export const SOURCE_KINDS = ['exchange', 'liquidity_provider', 'aggregator', 'central_bank'] as const;
 export const SOURCE_STATUSES = ['active', 'inactive'] as const;
@@ -28,7 +28,7 @@ export const UpdateSourceBody = Type.Object(
 );
 export type UpdateSourceBody = Static<typeof UpdateSourceBody>;
 
-export const SourceSchema = Type.Object(
+export const SourceSchema = component('RateSource', Type.Object(
   {
     source_id: Uuid('Identifier of the rate source.'),
     name: Type.String({ description: 'Its unique name.' }),
@@ -39,13 +39,13 @@ export const SourceSchema = Type.Object(
     updated_at: DateTime('Time of the last change.'),
   },
   { additionalProperties: false, description: 'A source of exchange rates.' },
-);
+));
 export type Source = Static<typeof SourceSchema>;
 
 export const SourceIdParams = Type.Object({ sourceId: Type.String({ maxLength: 64, description: 'The source_id.' }) });
 export const ListSourcesQuery = Type.Object({ ...ListQuery.properties }, { additionalProperties: false });
 export type ListSourcesQuery = Static<typeof ListSourcesQuery>;
-export const SourcePage = pageSchema(SourceSchema, 'Active rate sources, newest first.');
+export const SourcePage = component('RateSourcePage', pageSchema(SourceSchema, 'Active rate sources, newest first.'));
 
 export const CreateRateBody = Type.Object(
   {
@@ -59,7 +59,7 @@ export const CreateRateBody = Type.Object(
 );
 export type CreateRateBody = Static<typeof CreateRateBody>;
 
-export const RateSchema = Type.Object(
+export const RateSchema = component('MarketRate', Type.Object(
   {
     rate_id: Uuid('Identifier of the rate record.'),
     source_id: Uuid('The source it came from.'),
@@ -72,7 +72,7 @@ export const RateSchema = Type.Object(
     created_at: DateTime('When it was posted here.'),
   },
   { additionalProperties: false, description: 'One observed exchange rate.' },
-);
+));
 export type Rate = Static<typeof RateSchema>;
 
 export const ListRatesQuery = Type.Object(
@@ -83,4 +83,4 @@ export const ListRatesQuery = Type.Object(
   { additionalProperties: false },
 );
 export type ListRatesQuery = Static<typeof ListRatesQuery>;
-export const RatePage = pageSchema(RateSchema, 'Rate records, newest first.');
+export const RatePage = component('MarketRatePage', pageSchema(RateSchema, 'Rate records, newest first.'));

@@ -1,7 +1,7 @@
 // Offramp routes (row 12) and payout transactions (rows 11 and 17). Descriptions write the reference docs.
 import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
-import { DateTime, Uuid } from '../../platform/schemas.js';
+import { component, DateTime, Uuid } from '../../platform/schemas.js';
 import { describeReasons, MetadataSchema, ProviderReceipt } from '../collections/collections.schemas.js';
 
 export const ROUTE_STATUSES = ['active', 'inactive'] as const;
@@ -55,7 +55,7 @@ export const UpdateRouteBody = Type.Object(
 );
 export type UpdateRouteBody = Static<typeof UpdateRouteBody>;
 
-export const RouteSchema = Type.Object(
+export const RouteSchema = component('OfframpRoute', Type.Object(
   {
     route_id: Uuid('Identifier of the route.'),
     source: Type.String({ description: 'What payouts are paid from: an asset or the payout currency.' }),
@@ -72,7 +72,7 @@ export const RouteSchema = Type.Object(
     updated_at: DateTime('Time of the last change.'),
   },
   { additionalProperties: false, description: 'A way to pay out: from an asset or a balance, to a currency over one rail of one market, with limits and a fee.' },
-);
+));
 export type Route = Static<typeof RouteSchema>;
 
 export const CommitBody = Type.Object(
@@ -87,7 +87,7 @@ export const CommitBody = Type.Object(
 );
 export type CommitBody = Static<typeof CommitBody>;
 
-export const PayoutSchema = Type.Object(
+export const PayoutSchema = component('Payout', Type.Object(
   {
     transaction_id: Uuid('Identifier of the payout transaction.'),
     route_id: Uuid('The route it was committed on.'),
@@ -117,7 +117,7 @@ export const PayoutSchema = Type.Object(
     completed_at: Type.Union([DateTime('When it became successful or failed.'), Type.Null()], { description: 'When it became successful or failed; null before.' }),
   },
   { additionalProperties: false, description: 'A payout to a beneficiary, reserved from your balance when committed.' },
-);
+));
 export type Payout = Static<typeof PayoutSchema>;
 
 export const RouteIdParams = Type.Object({ routeId: Type.String({ maxLength: 64, description: 'The route_id.' }) });
@@ -129,5 +129,5 @@ export const ListPayoutsQuery = Type.Object(
   { additionalProperties: false },
 );
 export type ListPayoutsQuery = Static<typeof ListPayoutsQuery>;
-export const RoutePage = pageSchema(RouteSchema, 'Active offramp routes, newest first.');
-export const PayoutPage = pageSchema(PayoutSchema, 'Payout transactions, newest first.');
+export const RoutePage = component('OfframpRoutePage', pageSchema(RouteSchema, 'Active offramp routes, newest first.'));
+export const PayoutPage = component('PayoutPage', pageSchema(PayoutSchema, 'Payout transactions, newest first.'));

@@ -2,7 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { REFUND_STATUSES } from '../lifecycle/transitions.js';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
-import { DateTime, Uuid } from '../../platform/schemas.js';
+import { component, DateTime, Uuid } from '../../platform/schemas.js';
 import { describeReasons, ProviderReceipt } from '../collections/collections.schemas.js';
 
 export const REFUND_FAILURE_REASON_MEANINGS = {
@@ -29,7 +29,7 @@ export const CreateRefundBody = Type.Object(
 );
 export type CreateRefundBody = Static<typeof CreateRefundBody>;
 
-export const RefundSchema = Type.Object(
+export const RefundSchema = component('Refund', Type.Object(
   {
     refund_id: Uuid('Identifier of the refund.'),
     collection_id: Uuid('Identifier of the refunded collection.'),
@@ -49,7 +49,7 @@ export const RefundSchema = Type.Object(
     }),
   },
   { additionalProperties: false, description: 'A full refund of a successful collection.' },
-);
+));
 export type Refund = Static<typeof RefundSchema>;
 
 export const RefundIdParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'The refund_id.' }) });
@@ -60,7 +60,7 @@ export const ListRefundsQuery = Type.Object(
 );
 export type ListRefundsQuery = Static<typeof ListRefundsQuery>;
 
-export const RefundPage = pageSchema(RefundSchema, "The collection's refunds, newest first.");
+export const RefundPage = component('RefundPage', pageSchema(RefundSchema, "The collection's refunds, newest first."));
 
 
 /** The API's view of a refund row; `metadata` is the refunded collection's. */

@@ -1,7 +1,7 @@
 // Request and response schemas for risk signals (rows 6 to 8) and the admin's review; descriptions write the reference docs.
 import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
-import { DateTime, Uuid } from '../../platform/schemas.js';
+import { component, DateTime, Uuid } from '../../platform/schemas.js';
 
 export const SIGNAL_STATUSES = ['open', 'acknowledged', 'resolved'] as const;
 export type SignalStatus = (typeof SIGNAL_STATUSES)[number];
@@ -38,12 +38,12 @@ export const CreateSignalBody = Type.Object(
 );
 export type CreateSignalBody = Static<typeof CreateSignalBody>;
 
-export const SignalSchema = Type.Object(
+export const SignalSchema = component('RiskSignal', Type.Object(
   {
     signal_id: Uuid('Identifier of the signal.'),
     workspace_id: Uuid('The workspace the signal concerns.'),
     type: Type.String({
-      description: `A built-in rule (${RULE_TYPES.map((t) => `\`${t}\``).join(', ')}) or a reported kind (${REPORTED_TYPES.map((t) => `\`${t}\``).join(', ')}).`,
+      description: `A built-in rule (${RULE_TYPES.map((t) => `\`${t}\``).join(', ')})) or a reported kind (${REPORTED_TYPES.map((t) => `\`${t}\``).join(', ')}).`,
     }),
     severity: Type.Enum(SEVERITIES, { description: 'low, medium or high.' }),
     status: Type.Enum(SIGNAL_STATUSES, { description: '`open` until the admin acknowledges it, then `acknowledged`; `resolved` is final.' }),
@@ -58,10 +58,10 @@ export const SignalSchema = Type.Object(
     updated_at: DateTime('Time of the last change.'),
   },
   { additionalProperties: false, description: 'A risk signal: something about a workspace’s traffic that a person should look at.' },
-);
+));
 export type Signal = Static<typeof SignalSchema>;
 
-export const SignalPage = pageSchema(SignalSchema, 'Open signals, newest first.');
+export const SignalPage = component('RiskSignalPage', pageSchema(SignalSchema, 'Open signals, newest first.'));
 export const ListOpenQuery = Type.Object({ ...ListQuery.properties }, { additionalProperties: false });
 export type ListOpenQuery = Static<typeof ListOpenQuery>;
 

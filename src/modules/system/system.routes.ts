@@ -5,7 +5,7 @@ import type { Db } from '../../db/pool.js';
 import { migrationsApplied } from '../../db/migrate.js';
 import { DOCS_CSP, renderDocs } from '../../platform/docs-page.js';
 import type { App } from '../../platform/http.js';
-import { problemResponses } from '../../platform/schemas.js';
+import { htmlResponse, problemResponses } from '../../platform/schemas.js';
 
 export function systemRoutes(app: App, deps: { db: Db; registry: Registry; migrationCount: number; isDraining: () => boolean }): void {
   app.get(
@@ -88,7 +88,7 @@ export function systemRoutes(app: App, deps: { db: Db; registry: Registry; migra
         operationId: 'docs',
         tags: ['Operations'],
         summary: 'The API reference, rendered as HTML',
-        response: { 200: Type.String({ description: 'An HTML page.' }) },
+        response: { 200: htmlResponse('An HTML page.') },
       },
     },
     async (_request, reply) => {

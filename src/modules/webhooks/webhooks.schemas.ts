@@ -2,7 +2,7 @@
 import { UUID_PATTERN } from '../../platform/ids.js';
 import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
-import { DateTime, Uuid } from '../../platform/schemas.js';
+import { component, DateTime, Uuid } from '../../platform/schemas.js';
 import { ALL_EVENTS, EVENT_TYPES } from './event-types.js';
 import { MAX_URL_LENGTH } from './url-guard.js';
 
@@ -74,13 +74,13 @@ const endpointFields = {
   updated_at: DateTime('Time of the last change.'),
 };
 
-export const EndpointSchema = Type.Object(endpointFields, {
+export const EndpointSchema = component('WebhookEndpoint', Type.Object(endpointFields, {
   additionalProperties: false,
   description: 'A URL that receives signed event deliveries. The signing secret is never shown here.',
-});
+}));
 export type Endpoint = Static<typeof EndpointSchema>;
 
-export const EndpointWithSecretSchema = Type.Object(
+export const EndpointWithSecretSchema = component('WebhookEndpointWithSecret', Type.Object(
   {
     ...endpointFields,
     secret: Type.String({
@@ -90,7 +90,7 @@ export const EndpointWithSecretSchema = Type.Object(
     }),
   },
   { additionalProperties: false, description: 'The endpoint, with its signing secret: store the secret now, it is not shown again.' },
-);
+));
 export type EndpointWithSecret = Static<typeof EndpointWithSecretSchema>;
 
 export const EndpointIdParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'The endpoint id.' }) });
@@ -100,11 +100,13 @@ export const ListEndpointsQuery = Type.Object(
   { additionalProperties: false },
 );
 export type ListEndpointsQuery = Static<typeof ListEndpointsQuery>;
-export const EndpointPage = pageSchema(EndpointSchema, "The workspace's endpoints, newest first.");
+export const EndpointPage = component('WebhookEndpointPage', pageSchema(EndpointSchema, "The workspace's endpoints, newest first."));
 
 // Events
 
-export const EventSchema = Type.Object(
+export const EventSchema = component(
+  'Event',
+  Type.Object(
   {
     id: Uuid('Identifier of the event; also the `webhook-id` of every delivery of it.'),
     type: Type.String({ description: `The event type: ${EVENT_TYPES.map((t) => `\`${t}\``).join(', ')}.` }),
@@ -116,6 +118,7 @@ export const EventSchema = Type.Object(
     }),
   },
   { additionalProperties: false, description: 'Something that happened, exactly as webhook deliveries carry it in their body.' },
+  ),
 );
 export type Event = Static<typeof EventSchema>;
 
@@ -130,9 +133,9 @@ export const ListEventsQuery = Type.Object(
   { additionalProperties: false },
 );
 export type ListEventsQuery = Static<typeof ListEventsQuery>;
-export const EventPage = pageSchema(EventSchema, "The workspace's events, newest first.");
+export const EventPage = component('EventPage', pageSchema(EventSchema, "The workspace's events, newest first."));
 
-export const AttemptSchema = Type.Object(
+export const AttemptSchema = component('DeliveryAttempt', Type.Object(
   {
     attempt: Type.Integer({ description: 'Attempt number within the delivery, from 1.' }),
     url: Type.String({ description: 'The URL called.' }),
@@ -146,9 +149,9 @@ export const AttemptSchema = Type.Object(
     created_at: DateTime('When the attempt was made.'),
   },
   { additionalProperties: false },
-);
+));
 
-export const DeliverySchema = Type.Object(
+export const DeliverySchema = component('Delivery', Type.Object(
   {
     id: Uuid('Identifier of the delivery.'),
     event_id: Uuid('The event delivered; the `webhook-id` header of every attempt.'),
@@ -166,10 +169,10 @@ export const DeliverySchema = Type.Object(
     updated_at: DateTime('Time of the last change.'),
   },
   { additionalProperties: false, description: 'One event on its way to one endpoint, with its attempt log.' },
-);
+));
 export type Delivery = Static<typeof DeliverySchema>;
 
-export const DeliveryPage = pageSchema(DeliverySchema, 'Deliveries of the event, newest first, each with its attempts.');
+export const DeliveryPage = component('DeliveryPage', pageSchema(DeliverySchema, 'Deliveries of the event, newest first, each with its attempts.'));
 
 export const ResendBody = Type.Object(
   {
@@ -181,7 +184,7 @@ export const ResendBody = Type.Object(
 );
 export type ResendBody = Static<typeof ResendBody>;
 
-export const ResendResponse = Type.Object(
+export const ResendResponse = component('ResendResult', Type.Object(
   { data: Type.Array(DeliverySchema, { description: 'The deliveries queued, one per endpoint; each makes one attempt right away.' }) },
   { additionalProperties: false },
-);
+));
