@@ -16,7 +16,7 @@ import { registerRateLimit } from './platform/rate-limit.js';
 import { componentSchemas, SharedProblemSchema, withSharedProblemResponses } from './platform/schemas.js';
 import type { ServiceKeys } from './platform/secrets.js';
 import { TokenService } from './platform/tokens.js';
-import { bodyAjv, fieldErrors, queryAjv, unsafeJson } from './platform/validation.js';
+import { bodyAjv, fieldErrors, queryAjv, shareSchemas, unsafeJson } from './platform/validation.js';
 import type { MarketCatalogue } from './modules/catalogue/catalogue.js';
 import { beneficiariesRoutes } from './modules/beneficiaries/beneficiaries.routes.js';
 import { BeneficiariesService } from './modules/beneficiaries/beneficiaries.service.js';
@@ -178,6 +178,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   app.addSchema(SharedProblemSchema);
   // Every response resource is a named component (Collection, Refund, …): once in the document, referred to by $ref.
   for (const schema of componentSchemas()) app.addSchema(schema);
+  shareSchemas(componentSchemas());
   await app.register(swagger, {
     transformObject: (documents) => ('openapiObject' in documents ? withSharedProblemResponses(documents.openapiObject as Record<string, unknown>) : documents.swaggerObject),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },

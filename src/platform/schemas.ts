@@ -6,10 +6,10 @@ import { UUID_PATTERN } from './ids.js';
 const components: TSchema[] = [];
 
 /**
- * A response schema as a named component: registered once (`componentSchemas`, added with `app.addSchema`), and
- * referred to by `$ref` wherever it is used, so the OpenAPI document has it once, under `id`, in
- * #/components/schemas, and a generated client gets a named type. Response schemas only: request bodies are
- * validated by the service's own ajv, which knows no shared schemas.
+ * A resource or request schema as a named component: registered once (`componentSchemas`, added with
+ * `app.addSchema` and `shareSchemas`), and referred to by `$ref` wherever it is used, so the OpenAPI document has it
+ * once, under `id`, in #/components/schemas, and a generated client gets a named type. Not for a schema compiled
+ * on its own before the app is built (a provider callback's body, PROVIDERS_FILE).
  */
 export function component<T extends TSchema>(id: string, schema: T): TUnsafe<Static<T>> {
   components.push({ ...schema, $id: id });

@@ -23,6 +23,13 @@ function makeAjv(coerce: boolean): Ajv {
 export const bodyAjv = makeAjv(false);
 export const queryAjv = makeAjv(true);
 
+/** Makes named components (request bodies among them) resolvable by `$ref` in the validators. Idempotent. */
+export function shareSchemas(schemas: readonly { $id?: string }[]): void {
+  for (const ajv of [bodyAjv, queryAjv]) {
+    for (const schema of schemas) if (schema.$id !== undefined && ajv.getSchema(schema.$id) === undefined) ajv.addSchema(schema);
+  }
+}
+
 export function compileBody(schema: object): ValidateFunction {
   return bodyAjv.compile(schema);
 }

@@ -6,7 +6,7 @@ import { MetadataSchema } from '../collections/collections.schemas.js';
 
 export const BENEFICIARY_STATUSES = ['active', 'inactive'] as const;
 
-export const CreateBeneficiaryBody = Type.Object(
+export const CreateBeneficiaryBody = component('CreateBeneficiaryRequest', Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200, description: "The account holder's full name, as the wallet or bank knows it." }),
     market: Type.String({ description: 'ISO 3166-1 alpha-2 market (KE, GH, UG, TZ, RW, ZM, NG, CI).' }),
@@ -20,7 +20,7 @@ export const CreateBeneficiaryBody = Type.Object(
     metadata: Type.Optional(MetadataSchema),
   },
   { additionalProperties: false },
-);
+));
 export type CreateBeneficiaryBody = Static<typeof CreateBeneficiaryBody>;
 
 export const BeneficiarySchema = component('Beneficiary', Type.Object(

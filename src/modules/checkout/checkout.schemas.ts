@@ -34,7 +34,7 @@ const AttemptFailureSchema = Type.Union([Type.Enum(ATTEMPT_FAILURE_REASONS), Typ
     'never authorised it). Null when no attempt has failed.',
 });
 
-export const CreateSessionBody = Type.Object(
+export const CreateSessionBody = component('CreateCheckoutSessionRequest', Type.Object(
   {
     amount: Type.Integer({ description: "Amount in minor units of `currency`. Outside the currency's limits: 422 `amount_out_of_range`." }),
     currency: Type.String({ maxLength: 8, description: 'ISO 4217 code of a currency the catalogue offers (KES, GHS, XOF, …).' }),
@@ -66,7 +66,7 @@ export const CreateSessionBody = Type.Object(
     ),
   },
   { additionalProperties: false },
-);
+));
 export type CreateSessionBody = Static<typeof CreateSessionBody>;
 
 export const SessionSchema = component('CheckoutSession', Type.Object(
@@ -166,11 +166,11 @@ export const PayerViewSchema = component('CheckoutPayerView', Type.Object(
 ));
 export type PayerView = Static<typeof PayerViewSchema>;
 
-export const PayBody = Type.Object(
+export const PayBody = component('CheckoutPayRequest', Type.Object(
   {
     rail: Type.String({ maxLength: 64, description: 'One of the `rails` of the payer view.' }),
     customer: CustomerSchema,
   },
   { additionalProperties: false },
-);
+));
 export type PayBody = Static<typeof PayBody>;

@@ -63,7 +63,7 @@ export const MetadataSchema = Type.Record(Type.String(), Type.Unknown(), {
   description: 'Your own key-value data (up to 50 keys of at most 40 characters, 16 KiB as JSON, 32 levels deep). Returned unchanged on the collection and in every webhook payload.',
 });
 
-export const CreateCollectionBody = Type.Object(
+export const CreateCollectionBody = component('CreateCollectionRequest', Type.Object(
   {
     amount: Type.Integer({
       description: 'Amount in minor units of `currency` (an integer). Outside the currency\'s limits: 422 `amount_out_of_range`.',
@@ -74,7 +74,7 @@ export const CreateCollectionBody = Type.Object(
     metadata: Type.Optional(MetadataSchema),
   },
   { additionalProperties: false },
-);
+));
 export type CreateCollectionBody = Static<typeof CreateCollectionBody>;
 
 export const CollectionPathParams = Type.Object({

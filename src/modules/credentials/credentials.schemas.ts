@@ -34,21 +34,21 @@ export const IssuedCredentialSchema = component('IssuedCredential', Type.Object(
   { additionalProperties: false, description: 'A credential with its new token.' },
 ));
 
-export const CreateCredentialBody = Type.Object(
+export const CreateCredentialBody = component('CreateCredentialRequest', Type.Object(
   {
     audience: Type.Optional(AudienceSchema),
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'A label for people (default: the audience).' })),
   },
   { additionalProperties: false },
-);
+));
 
-export const AdminCreateCredentialBody = Type.Object(
+export const AdminCreateCredentialBody = component('AdminCreateCredentialRequest', Type.Object(
   {
     audience: AudienceSchema,
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'A label for people (default: the audience).' })),
   },
   { additionalProperties: false },
-);
+));
 
 export const WorkspaceSchema = component('Workspace', Type.Object(
   {
@@ -61,13 +61,13 @@ export const WorkspaceSchema = component('Workspace', Type.Object(
   { additionalProperties: false, description: 'A workspace: one integrator\'s isolated space.' },
 ));
 
-export const CreateWorkspaceBody = Type.Object(
+export const CreateWorkspaceBody = component('CreateWorkspaceRequest', Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 100, description: 'Short name of the workspace.' }),
     display_name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Name shown to payers (default: name).' })),
   },
   { additionalProperties: false },
-);
+));
 
 export const CreatedWorkspaceSchema = component('CreatedWorkspace', Type.Object(
   {

@@ -22,7 +22,7 @@ const TxHash = Type.String({
   description: 'The transaction hash on the network: 64 hex digits (with or without 0x, any case) on EVM networks and TRON, a base58 signature on Solana.',
 });
 
-export const CreateAddressBody = Type.Object(
+export const CreateAddressBody = component('CreateDepositAddressRequest', Type.Object(
   {
     asset: AssetField,
     network: NetworkField,
@@ -33,7 +33,7 @@ export const CreateAddressBody = Type.Object(
     metadata: Type.Optional(MetadataSchema),
   },
   { additionalProperties: false },
-);
+));
 export type CreateAddressBody = Static<typeof CreateAddressBody>;
 
 export const DepositAddressSchema = component('DepositAddress', Type.Object(
@@ -51,7 +51,7 @@ export const DepositAddressSchema = component('DepositAddress', Type.Object(
 ));
 export type DepositAddress = Static<typeof DepositAddressSchema>;
 
-export const PoolBody = Type.Object(
+export const PoolBody = component('DepositAddressPoolRequest', Type.Object(
   {
     asset: AssetField,
     network: NetworkField,
@@ -63,7 +63,7 @@ export const PoolBody = Type.Object(
     }),
   },
   { additionalProperties: false },
-);
+));
 export type PoolBody = Static<typeof PoolBody>;
 
 export const PoolResultSchema = component('DepositAddressPoolResult', Type.Object(
@@ -102,7 +102,7 @@ export const DepositSchema = component('Deposit', Type.Object(
 ));
 export type Deposit = Static<typeof DepositSchema>;
 
-export const ReportDepositBody = Type.Object(
+export const ReportDepositBody = component('ReportDepositRequest', Type.Object(
   {
     network: NetworkField,
     address: Type.String({ minLength: 1, maxLength: 100, description: 'The deposit address it arrived on.' }),
@@ -115,26 +115,26 @@ export const ReportDepositBody = Type.Object(
     reason: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'With `failed`: why (e.g. `dropped`, `reorganised`).' })),
   },
   { additionalProperties: false },
-);
+));
 export type ReportDepositBody = Static<typeof ReportDepositBody>;
 
-export const SandboxDepositBody = Type.Object(
+export const SandboxDepositBody = component('SandboxDepositRequest', Type.Object(
   {
     deposit_address_id: Uuid('One of your deposit addresses.'),
     amount: AssetAmount('Minor units of the asset (10^-6): 25000000 is 25 USDT.'),
     tx_hash: Type.Optional(TxHash),
   },
   { additionalProperties: false },
-);
+));
 export type SandboxDepositBody = Static<typeof SandboxDepositBody>;
 
-export const SimulateDepositBody = Type.Object(
+export const SimulateDepositBody = component('SimulateDepositRequest', Type.Object(
   {
     outcome: Type.Enum(['confirmed', 'failed'] as const, { description: '`confirmed` (then credited, once a current rate exists for a conversion) or `failed`.' }),
     reason: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'With `failed`: why.' })),
   },
   { additionalProperties: false },
-);
+));
 export type SimulateDepositBody = Static<typeof SimulateDepositBody>;
 
 export const CreditSchema = component('AutoconvertCredit', Type.Object(

@@ -9,23 +9,23 @@ const Code = (description: string) => Type.String({ pattern: '^[A-Z][A-Z0-9]{2,9
 /** A positive decimal with at most 12 places, as a string so no precision is lost in JSON. */
 export const RATE_PATTERN = '^(0|[1-9][0-9]{0,19})(\\.[0-9]{1,12})?$';
 
-export const CreateSourceBody = Type.Object(
+export const CreateSourceBody = component('CreateRateSourceRequest', Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 100, description: 'A unique name, e.g. `Binance P2P` or `Central Bank of Kenya`.' }),
     kind: Type.Enum(SOURCE_KINDS, { description: 'What kind of source it is.' }),
     url: Type.Optional(Type.String({ format: 'uri', maxLength: 500, description: 'Where its prices are published.' })),
   },
   { additionalProperties: false },
-);
+));
 export type CreateSourceBody = Static<typeof CreateSourceBody>;
 
-export const UpdateSourceBody = Type.Object(
+export const UpdateSourceBody = component('UpdateRateSourceRequest', Type.Object(
   {
     status: Type.Optional(Type.Enum(SOURCE_STATUSES, { description: '`inactive` takes its rates out of use at once.' })),
     url: Type.Optional(Type.Union([Type.String({ format: 'uri', maxLength: 500 }), Type.Null()], { description: 'Where its prices are published.' })),
   },
   { additionalProperties: false, minProperties: 1 },
-);
+));
 export type UpdateSourceBody = Static<typeof UpdateSourceBody>;
 
 export const SourceSchema = component('RateSource', Type.Object(
@@ -47,7 +47,7 @@ export const ListSourcesQuery = Type.Object({ ...ListQuery.properties }, { addit
 export type ListSourcesQuery = Static<typeof ListSourcesQuery>;
 export const SourcePage = component('RateSourcePage', pageSchema(SourceSchema, 'Active rate sources, newest first.'));
 
-export const CreateRateBody = Type.Object(
+export const CreateRateBody = component('CreateMarketRateRequest', Type.Object(
   {
     source_id: Uuid('The active source this price comes from.'),
     base: Code('What one unit is priced: an asset or currency code (USDT, USDC, USD).'),
@@ -56,7 +56,7 @@ export const CreateRateBody = Type.Object(
     observed_at: Type.Optional(DateTime('When the source showed this price (default: now). At most 5 minutes in the future.')),
   },
   { additionalProperties: false },
-);
+));
 export type CreateRateBody = Static<typeof CreateRateBody>;
 
 export const RateSchema = component('MarketRate', Type.Object(

@@ -29,7 +29,7 @@ const Fee = {
   fee_bps: Type.Integer({ minimum: 0, maximum: 10_000, description: 'Percentage fee in basis points of the converted amount (rounded down).' }),
 };
 
-export const CreateRouteBody = Type.Object(
+export const CreateRouteBody = component('CreateOfframpRouteRequest', Type.Object(
   {
     source: Code,
     market: Type.String({ description: 'The market paid into (KE, NG, …).' }),
@@ -40,10 +40,10 @@ export const CreateRouteBody = Type.Object(
     fee_bps: Type.Optional(Fee.fee_bps),
   },
   { additionalProperties: false },
-);
+));
 export type CreateRouteBody = Static<typeof CreateRouteBody>;
 
-export const UpdateRouteBody = Type.Object(
+export const UpdateRouteBody = component('UpdateOfframpRouteRequest', Type.Object(
   {
     status: Type.Optional(Type.Enum(ROUTE_STATUSES, { description: '`inactive` stops new payouts on the route at once (payouts in flight go on).' })),
     min_amount: Type.Optional(Minor('Smallest payout, minor units of the source.')),
@@ -52,7 +52,7 @@ export const UpdateRouteBody = Type.Object(
     fee_bps: Type.Optional(Fee.fee_bps),
   },
   { additionalProperties: false, minProperties: 1 },
-);
+));
 export type UpdateRouteBody = Static<typeof UpdateRouteBody>;
 
 export const RouteSchema = component('OfframpRoute', Type.Object(
@@ -75,7 +75,7 @@ export const RouteSchema = component('OfframpRoute', Type.Object(
 ));
 export type Route = Static<typeof RouteSchema>;
 
-export const CommitBody = Type.Object(
+export const CommitBody = component('CommitPayoutRequest', Type.Object(
   {
     route_id: Uuid('An active route (row 12).'),
     beneficiary_id: Uuid('An active beneficiary of yours on the route\'s market and rail.'),
@@ -84,7 +84,7 @@ export const CommitBody = Type.Object(
     metadata: Type.Optional(MetadataSchema),
   },
   { additionalProperties: false },
-);
+));
 export type CommitBody = Static<typeof CommitBody>;
 
 export const PayoutSchema = component('Payout', Type.Object(

@@ -19,14 +19,14 @@ export function refundFailureReason(reason: string | undefined): RefundFailureRe
   return (REFUND_FAILURE_REASONS as readonly string[]).includes(reason ?? '') ? (reason as RefundFailureReason) : 'provider_error';
 }
 
-export const CreateRefundBody = Type.Object(
+export const CreateRefundBody = component('CreateRefundRequest', Type.Object(
   {
     amount: Type.Integer({
       description: "Minor units; must equal the collection's amount (full refunds only). Another amount: 422 `refund_amount_mismatch`.",
     }),
   },
   { additionalProperties: false },
-);
+));
 export type CreateRefundBody = Static<typeof CreateRefundBody>;
 
 export const RefundSchema = component('Refund', Type.Object(

@@ -23,7 +23,7 @@ const Subject = Type.Object(
   { additionalProperties: false, description: 'What the signal is about: a type and an identifier.' },
 );
 
-export const CreateSignalBody = Type.Object(
+export const CreateSignalBody = component('CreateRiskSignalRequest', Type.Object(
   {
     type: Type.Enum(REPORTED_TYPES, { description: 'The kind of risk being reported.' }),
     severity: Type.Enum(SEVERITIES, { description: 'How urgent: low, medium or high.' }),
@@ -35,7 +35,7 @@ export const CreateSignalBody = Type.Object(
     workspace_id: Type.Optional(Uuid('Admin only: the workspace the signal concerns (default: the caller’s own).')),
   },
   { additionalProperties: false },
-);
+));
 export type CreateSignalBody = Static<typeof CreateSignalBody>;
 
 export const SignalSchema = component('RiskSignal', Type.Object(
@@ -67,11 +67,11 @@ export type ListOpenQuery = Static<typeof ListOpenQuery>;
 
 export const SignalIdParams = Type.Object({ signalId: Type.String({ maxLength: 64, description: 'The signal_id.' }) });
 
-export const ReviewSignalBody = Type.Object(
+export const ReviewSignalBody = component('ReviewRiskSignalRequest', Type.Object(
   {
     status: Type.Enum(['acknowledged', 'resolved'], { description: 'open → acknowledged → resolved (or open → resolved).' }),
     note: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description: 'Why: what was found or done.' })),
   },
   { additionalProperties: false },
-);
+));
 export type ReviewSignalBody = Static<typeof ReviewSignalBody>;

@@ -3,13 +3,13 @@ import { Type } from 'typebox';
 import { requireAuth } from '../../platform/auth.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
-import { problemResponses } from '../../platform/schemas.js';
+import { component, problemResponses } from '../../platform/schemas.js';
 import { CollectionIdParams, CollectionSchema, FAILURE_REASONS } from '../collections/collections.schemas.js';
 import { PAYOUT_FAILURE_REASONS, PayoutSchema, TransactionIdParams } from '../payouts/payouts.schemas.js';
 import { REFUND_FAILURE_REASONS, RefundIdParams, RefundSchema } from '../refunds/refunds.schemas.js';
 import type { SandboxService } from './sandbox.service.js';
 
-const SimulateCollectionBody = Type.Object(
+const SimulateCollectionBody = component('SimulateCollectionRequest', Type.Object(
   {
     outcome: Type.Enum(['successful', 'failed', 'expired', 'reversed'], {
       description:
@@ -19,23 +19,23 @@ const SimulateCollectionBody = Type.Object(
     reason: Type.Optional(Type.Enum(FAILURE_REASONS, { description: 'For `failed`: why (default `provider_error`).' })),
   },
   { additionalProperties: false },
-);
+));
 
-const SimulateRefundBody = Type.Object(
+const SimulateRefundBody = component('SimulateRefundRequest', Type.Object(
   {
     outcome: Type.Enum(['successful', 'failed'], { description: 'Where to drive the refund.' }),
     reason: Type.Optional(Type.Enum(REFUND_FAILURE_REASONS, { description: 'For `failed`: why (default `provider_error`).' })),
   },
   { additionalProperties: false },
-);
+));
 
-const SimulatePayoutBody = Type.Object(
+const SimulatePayoutBody = component('SimulatePayoutRequest', Type.Object(
   {
     outcome: Type.Enum(['successful', 'failed'], { description: 'Where to drive the payout (a created one passes through pending). `failed` gives the reservation back.' }),
     reason: Type.Optional(Type.Enum(PAYOUT_FAILURE_REASONS, { description: 'For `failed`: why (default `provider_error`).' })),
   },
   { additionalProperties: false },
-);
+));
 
 export function sandboxRoutes(app: App, service: SandboxService): void {
   app.post(

@@ -35,13 +35,13 @@ const EnabledEvents = Type.Array(EventTypeSchema, {
 });
 const Description = Type.String({ maxLength: 500, description: 'Your own note about this endpoint.' });
 
-export const CreateEndpointBody = Type.Object(
+export const CreateEndpointBody = component('CreateWebhookEndpointRequest', Type.Object(
   { url: Url, enabled_events: Type.Optional(EnabledEvents), description: Type.Optional(Description) },
   { additionalProperties: false },
-);
+));
 export type CreateEndpointBody = Static<typeof CreateEndpointBody>;
 
-export const UpdateEndpointBody = Type.Object(
+export const UpdateEndpointBody = component('UpdateWebhookEndpointRequest', Type.Object(
   {
     url: Type.Optional(Url),
     enabled_events: Type.Optional(EnabledEvents),
@@ -55,7 +55,7 @@ export const UpdateEndpointBody = Type.Object(
     ),
   },
   { additionalProperties: false, minProperties: 1 },
-);
+));
 export type UpdateEndpointBody = Static<typeof UpdateEndpointBody>;
 
 const endpointFields = {
@@ -174,14 +174,14 @@ export type Delivery = Static<typeof DeliverySchema>;
 
 export const DeliveryPage = component('DeliveryPage', pageSchema(DeliverySchema, 'Deliveries of the event, newest first, each with its attempts.'));
 
-export const ResendBody = Type.Object(
+export const ResendBody = component('ResendEventRequest', Type.Object(
   {
     endpoint_id: Type.Optional(
       Type.String({ format: 'uuid', pattern: UUID_PATTERN, description: 'Send to this endpoint only. Without it: every enabled endpoint that subscribes to the event type.' }),
     ),
   },
   { additionalProperties: false },
-);
+));
 export type ResendBody = Static<typeof ResendBody>;
 
 export const ResendResponse = component('ResendResult', Type.Object(
