@@ -5,14 +5,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AirtelFake } from '../fakes/airtel-money.js';
 import { verifyLedger } from '../src/modules/ledger/ledger.verify.js';
-import { eventsAbout, read, since, startConnectorApp, waitStatus, type ConnectorApp } from './helpers/connectors.js';
+import { eventsAbout, payoutDesk, read, since, startConnectorApp, waitStatus, type ConnectorApp } from './helpers/connectors.js';
 import { assertProblem, createCollection, newKey, request, waitFor, type TestApp } from './helpers/harness.js';
 
 const PIN = 'KYJExln8rZwb14G1K5UE5YF/lD7KheNUM171MUEG3/f/QD8nmNKRsa44UZkh6A4cR7p5Bhd4LE1tNbM8sgy3VI0wGEhIYjfQ3EmjvI5hXbzp4lk8rTvDJQ==';
 const fake = new AirtelFake({ actAfterMs: 150, country: 'KE', currency: 'KES', pin: PIN });
 let app: ConnectorApp;
 let t: TestApp;
-let lpToken: string;
 
 before(async () => {
   await fake.start();
@@ -30,8 +29,6 @@ before(async () => {
   t = app.t;
   // Airtel's callback URL is registered in its portal: the connector's base, with no sub-path.
   fake.callbackUrl = app.callbackBase;
-  const lp = await request(t, 'POST', `/v1/admin/workspaces/${t.demoWorkspaceId}/credentials`, { token: t.adminToken, body: { audience: 'liquidity_provider' } });
-  lpToken = lp.body.token;
 });
 after(async () => {
   await app.close();
@@ -190,17 +187,7 @@ describe('Airtel Money refunds and payouts', () => {
   it('a disbursement reaches successful; one Airtel refuses releases its reservation', async () => {
     const funding = await collect(phone(), 10_000);
     await waitStatus(t, t.demoToken, 'collection', funding.body.collection_id, 'successful');
-    const route = await request(t, 'POST', '/v1/api/routes', { token: lpToken, body: { source: 'KES', market: 'KE', rail: 'airtel_money', min_amount: 100, max_amount: 1_000_000 } });
-    assert.equal(route.status, 201, route.text);
-    const beneficiary = async (p: string): Promise<string> => {
-      const res = await request(t, 'POST', '/v1/api/beneficiaries', { token: t.demoToken, body: { name: 'Achieng Otieno', market: 'KE', rail: 'airtel_money', phone_number: p } });
-      assert.equal(res.status, 201, res.text);
-      return res.body.beneficiary_id;
-    };
-    const balance = async (): Promise<number> =>
-      ((await request(t, 'GET', '/v1/balances', { token: t.demoToken })).body.data as { currency: string; available: number }[]).find((b) => b.currency === 'KES')?.available ?? 0;
-    const commit = (beneficiaryId: string, amount: number) =>
-      request(t, 'POST', '/api/transactions/commit', { token: t.demoToken, body: { route_id: route.body.route_id, beneficiary_id: beneficiaryId, amount, reference: `po-${newKey()}` }, idempotencyKey: newKey() });
+    const { beneficiary, balance, commit } = await payoutDesk(t, 'KE', 'airtel_money', 'KES');
 
     const before = await balance();
     const good = phone();

@@ -7,13 +7,12 @@ import { after, before, describe, it } from 'node:test';
 import { DarajaFake, SANDBOX_PASSKEY, SANDBOX_SHORTCODE } from '../fakes/mpesa-daraja.js';
 import { verifyLedger } from '../src/modules/ledger/ledger.verify.js';
 import { darajaTimestamp } from '../src/modules/providers/mpesa-daraja/daraja.connector.js';
-import { eventsAbout, read, since, startConnectorApp, waitStatus, type ConnectorApp } from './helpers/connectors.js';
+import { eventsAbout, payoutDesk, read, since, startConnectorApp, waitStatus, type ConnectorApp } from './helpers/connectors.js';
 import { assertProblem, createCollection, newKey, request, waitFor, type TestApp } from './helpers/harness.js';
 
 const fake = new DarajaFake({ actAfterMs: 150, securityCredential: 'c2VjdXJpdHktY3JlZGVudGlhbA==' });
 let app: ConnectorApp;
 let t: TestApp;
-let lpToken: string;
 
 before(async () => {
   await fake.start();
@@ -30,8 +29,6 @@ before(async () => {
     b2c: { shortcode: '600000', initiator_name: 'testapi', security_credential: 'c2VjdXJpdHktY3JlZGVudGlhbA==' },
   });
   t = app.t;
-  const lp = await request(t, 'POST', `/v1/admin/workspaces/${t.demoWorkspaceId}/credentials`, { token: t.adminToken, body: { audience: 'liquidity_provider' } });
-  lpToken = lp.body.token;
 });
 after(async () => {
   await app.close();
@@ -243,17 +240,7 @@ describe('M-Pesa refunds by Reversal and payouts by B2C', () => {
   it('a B2C payout reaches successful; one M-Pesa refuses releases its reservation', async () => {
     const funding = await collect(phone(), 10_000);
     await waitStatus(t, t.demoToken, 'collection', funding.body.collection_id, 'successful');
-    const route = await request(t, 'POST', '/v1/api/routes', { token: lpToken, body: { source: 'KES', market: 'KE', rail: 'mpesa', min_amount: 100, max_amount: 1_000_000 } });
-    assert.equal(route.status, 201, route.text);
-    const beneficiary = async (p: string): Promise<string> => {
-      const res = await request(t, 'POST', '/v1/api/beneficiaries', { token: t.demoToken, body: { name: 'Wanjiru Kamau', market: 'KE', rail: 'mpesa', phone_number: p } });
-      assert.equal(res.status, 201, res.text);
-      return res.body.beneficiary_id;
-    };
-    const balance = async (): Promise<number> =>
-      ((await request(t, 'GET', '/v1/balances', { token: t.demoToken })).body.data as { currency: string; available: number }[]).find((b) => b.currency === 'KES')?.available ?? 0;
-    const commit = (beneficiaryId: string, amount: number) =>
-      request(t, 'POST', '/api/transactions/commit', { token: t.demoToken, body: { route_id: route.body.route_id, beneficiary_id: beneficiaryId, amount, reference: `po-${newKey()}` }, idempotencyKey: newKey() });
+    const { beneficiary, balance, commit } = await payoutDesk(t, 'KE', 'mpesa', 'KES');
 
     const before = await balance();
     const good = phone();

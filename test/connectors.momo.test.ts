@@ -6,13 +6,12 @@ import { after, before, describe, it } from 'node:test';
 import { MomoFake } from '../fakes/mtn-momo.js';
 import { momoReferenceId } from '../src/modules/providers/mtn-momo/momo.connector.js';
 import { verifyLedger } from '../src/modules/ledger/ledger.verify.js';
-import { eventsAbout, read, since, startConnectorApp, waitStatus, type ConnectorApp } from './helpers/connectors.js';
+import { eventsAbout, payoutDesk, read, since, startConnectorApp, waitStatus, type ConnectorApp } from './helpers/connectors.js';
 import { assertProblem, createCollection, newKey, request, waitFor, type TestApp } from './helpers/harness.js';
 
 const fake = new MomoFake({ actAfterMs: 150, targetEnvironment: 'mtnghana' });
 let app: ConnectorApp;
 let t: TestApp;
-let lpToken: string;
 
 before(async () => {
   await fake.start();
@@ -27,8 +26,6 @@ before(async () => {
     disbursement: { subscription_key: 'fake-disbursement-key', api_user: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a02', api_key: 'fake-disbursement-api-key' },
   });
   t = app.t;
-  const lp = await request(t, 'POST', `/v1/admin/workspaces/${t.demoWorkspaceId}/credentials`, { token: t.adminToken, body: { audience: 'liquidity_provider' } });
-  lpToken = lp.body.token;
 });
 after(async () => {
   await app.close();
@@ -178,17 +175,7 @@ describe('MTN MoMo refunds and payouts', () => {
     // Funds: a collection of 100 GHS through MoMo.
     const funding = await collect(phone(), 10_000);
     await waitStatus(t, t.demoToken, 'collection', funding.body.collection_id, 'successful');
-    const route = await request(t, 'POST', '/v1/api/routes', { token: lpToken, body: { source: 'GHS', market: 'GH', rail: 'mtn_momo', min_amount: 100, max_amount: 1_000_000 } });
-    assert.equal(route.status, 201, route.text);
-    const beneficiary = async (p: string): Promise<string> => {
-      const res = await request(t, 'POST', '/v1/api/beneficiaries', { token: t.demoToken, body: { name: 'Ama Mensah', market: 'GH', rail: 'mtn_momo', phone_number: p } });
-      assert.equal(res.status, 201, res.text);
-      return res.body.beneficiary_id;
-    };
-    const balance = async (): Promise<number> =>
-      ((await request(t, 'GET', '/v1/balances', { token: t.demoToken })).body.data as { currency: string; available: number }[]).find((b) => b.currency === 'GHS')?.available ?? 0;
-    const commit = (beneficiaryId: string, amount: number) =>
-      request(t, 'POST', '/api/transactions/commit', { token: t.demoToken, body: { route_id: route.body.route_id, beneficiary_id: beneficiaryId, amount, reference: `po-${newKey()}` }, idempotencyKey: newKey() });
+    const { beneficiary, balance, commit } = await payoutDesk(t, 'GH', 'mtn_momo', 'GHS');
 
     const good = phone();
     const before = await balance();

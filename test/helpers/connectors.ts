@@ -5,7 +5,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { request, startTestApp, waitFor, type TestApp } from './harness.js';
+import { newKey, request, startTestApp, waitFor, type ApiResponse, type TestApp } from './harness.js';
 
 /** A port free on loopback right now. */
 export async function freePort(): Promise<number> {
@@ -88,3 +88,36 @@ export async function eventsAbout(t: TestApp, token: string, id: string): Promis
 
 /** Milliseconds since `start`, for the figures the connector tests report. */
 export const since = (start: number): number => Math.round(performance.now() - start);
+
+/** What the payout tests need: an offramp route of the rail, beneficiaries on it, the balance, and commits. */
+export interface PayoutDesk {
+  beneficiary(phone: string): Promise<string>;
+  /** The demo workspace's available balance in the route's currency. */
+  balance(): Promise<number>;
+  commit(beneficiaryId: string, amount: number): Promise<ApiResponse>;
+}
+
+export async function payoutDesk(t: TestApp, market: string, rail: string, currency: string): Promise<PayoutDesk> {
+  const lp = await request(t, 'POST', `/v1/admin/workspaces/${t.demoWorkspaceId}/credentials`, { token: t.adminToken, body: { audience: 'liquidity_provider' } });
+  assert.equal(lp.status, 201, lp.text);
+  const route = await request(t, 'POST', '/v1/api/routes', { token: lp.body.token, body: { source: currency, market, rail, min_amount: 100, max_amount: 1_000_000 } });
+  assert.equal(route.status, 201, route.text);
+  return {
+    async beneficiary(phone) {
+      const res = await request(t, 'POST', '/v1/api/beneficiaries', { token: t.demoToken, body: { name: 'Test Recipient', market, rail, phone_number: phone } });
+      assert.equal(res.status, 201, res.text);
+      return res.body.beneficiary_id as string;
+    },
+    async balance() {
+      const res = await request(t, 'GET', '/v1/balances', { token: t.demoToken });
+      return (res.body.data as { currency: string; available: number }[]).find((b) => b.currency === currency)?.available ?? 0;
+    },
+    commit(beneficiaryId, amount) {
+      return request(t, 'POST', '/api/transactions/commit', {
+        token: t.demoToken,
+        body: { route_id: route.body.route_id, beneficiary_id: beneficiaryId, amount, reference: `po-${newKey()}` },
+        idempotencyKey: newKey(),
+      });
+    },
+  };
+}
