@@ -4,15 +4,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { COLLECTION_STATUSES, type CollectionStatus } from '../src/modules/collections/collections.schemas.js';
-import {
-  planCollection,
-  COLLECTION_TRANSITIONS,
-  isFinalCollectionStatus,
-  plan,
-  REFUND_STATUSES,
-  REFUND_TRANSITIONS,
-  type RefundStatus,
-} from '../src/modules/lifecycle/transitions.js';
+import { COLLECTION_TRANSITIONS, isFinalCollectionStatus, planCollection } from '../src/modules/collections/collections.states.js';
+import { REFUND_STATUSES, REFUND_TRANSITIONS, type RefundStatus } from '../src/modules/refunds/refunds.states.js';
+import { plan } from '../src/platform/state-machine.js';
 
 type Edge<S extends string> = readonly [S, S];
 

@@ -18,6 +18,7 @@ import { checkAmountAndMetadata, type CollectionsService } from '../collections/
 import { formatAmount } from '../collections/payment-instructions.js';
 import { recordEvent } from '../events/events.repository.js';
 import * as repo from './checkout.repository.js';
+import { checkSessionMove } from './checkout.states.js';
 import {
   EXPIRES_IN_DEFAULT,
   type AttemptFailureReason,
@@ -43,6 +44,12 @@ export function isSessionToken(value: string): boolean {
  * The redirect_url with the session's id and final status added to its query (contract §9). Appended to the
  * query exactly as given, so a signed return URL keeps its bytes; a fragment stays last.
  */
+/** Saves a session's move, once the state machine allows it (checkout.states.ts). */
+async function saveMove(tx: Tx, from: repo.SessionRow, next: repo.SessionRow): Promise<void> {
+  checkSessionMove(from.status, next.status);
+  await repo.saveSession(tx, next);
+}
+
 export function returnUrl(row: Pick<repo.SessionRow, 'id' | 'redirect_url' | 'status'>): string {
   const hashAt = row.redirect_url.indexOf('#');
   const base = hashAt === -1 ? row.redirect_url : row.redirect_url.slice(0, hashAt);
@@ -276,7 +283,7 @@ export class CheckoutService {
         attempts: session.attempts + 1,
         updated_at: at,
       };
-      await repo.saveSession(tx, next);
+      await saveMove(tx, session, next);
       created = collection.collection_id;
       return { status: 201, headers: {}, body: JSON.stringify(this.payerView(next, found.merchant_name, collection)) };
     });
@@ -308,7 +315,7 @@ export class CheckoutService {
         return;
       case 'successful': {
         const next: repo.SessionRow = { ...session, status: 'complete', completed_at: at, updated_at: at };
-        await repo.saveSession(tx, next);
+        await saveMove(tx, session, next);
         await this.recordSessionEvent(tx, 'checkout.session.completed', next);
         return;
       }
@@ -317,7 +324,7 @@ export class CheckoutService {
         const reason = collection.status === 'expired' ? 'expired' : (collection.failure_reason ?? 'provider_error');
         const timeUp = session.expires_at.getTime() <= at.getTime() || session.attempts >= MAX_ATTEMPTS;
         const next: repo.SessionRow = { ...session, status: timeUp ? 'expired' : 'open', failure_reason: reason, updated_at: at };
-        await repo.saveSession(tx, next);
+        await saveMove(tx, session, next);
         if (timeUp) await this.recordSessionEvent(tx, 'checkout.session.expired', next);
         return;
       }
@@ -335,7 +342,7 @@ export class CheckoutService {
       for (const session of rows) {
         const at = stepTime(session.updated_at);
         const next: repo.SessionRow = { ...session, status: 'expired', updated_at: at };
-        await repo.saveSession(tx, next);
+        await saveMove(tx, session, next);
         await this.recordSessionEvent(tx, 'checkout.session.expired', next);
       }
       return rows.length;

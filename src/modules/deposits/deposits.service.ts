@@ -20,12 +20,13 @@ import { addressProblem, ASSETS, assetNetworkProblem, normaliseAddress, normalis
 import { convertible, quote } from '../ramp/conversion.js';
 import { autoconvertPostings, depositPostings } from '../ramp/postings.js';
 import * as repo from './deposits.repository.js';
+import { DEPOSIT_TRANSITIONS } from './deposits.states.js';
+import { allows } from '../../platform/state-machine.js';
 import type {
   CreateAddressBody,
   Credit,
   Deposit,
   DepositAddress,
-  DepositStatus,
   ListAddressesQuery,
   ListDepositsQuery,
   PoolBody,
@@ -33,13 +34,6 @@ import type {
   ReportedStatus,
   SandboxDepositBody,
 } from './deposits.schemas.js';
-
-export const DEPOSIT_TRANSITIONS: Readonly<Record<DepositStatus, readonly DepositStatus[]>> = {
-  pending: ['confirmed', 'failed'],
-  confirmed: ['credited'],
-  credited: [],
-  failed: [],
-};
 
 export function toAddressApi(row: repo.AddressRow): DepositAddress {
   return {
@@ -304,7 +298,7 @@ export class DepositsService {
       await repo.saveDeposit(tx, updated);
       return updated;
     }
-    if (!DEPOSIT_TRANSITIONS[row.status].includes(to)) {
+    if (!allows(DEPOSIT_TRANSITIONS, row.status, to)) {
       throw new ApiError('deposit_conflict', `A ${row.status} deposit cannot become ${to}${row.status === 'credited' ? ': it is in the balance already; contact support to reverse it' : ''}.`);
     }
     const at = stepTime(row.updated_at);

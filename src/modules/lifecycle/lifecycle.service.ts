@@ -16,7 +16,10 @@ import { toPayoutApi } from '../payouts/payouts.service.js';
 import { payoutReleasePostings, payoutSettlePostings } from '../ramp/postings.js';
 import * as refunds from '../refunds/refunds.repository.js';
 import { refundFailureReason, toRefundApi } from '../refunds/refunds.schemas.js';
-import { planCollection, planPayout, planRefund, type Plan, type RefundStatus } from './transitions.js';
+import type { Plan } from '../../platform/state-machine.js';
+import { planCollection } from '../collections/collections.states.js';
+import { planPayout } from '../payouts/payouts.states.js';
+import { planRefund, type RefundStatus } from '../refunds/refunds.states.js';
 
 export type MoveOutcome = 'applied' | 'duplicate' | 'refused';
 

@@ -8,7 +8,7 @@ import { isUuid } from '../../platform/ids.js';
 import * as collections from '../collections/collections.repository.js';
 import type { CollectionStatus } from '../collections/collections.schemas.js';
 import type { Lifecycle, MoveOutcome } from '../lifecycle/lifecycle.service.js';
-import type { RefundStatus } from '../lifecycle/transitions.js';
+import type { RefundStatus } from '../refunds/refunds.states.js';
 import * as payouts from '../payouts/payouts.repository.js';
 import type { PayoutStatus } from '../payouts/payouts.schemas.js';
 import * as refunds from '../refunds/refunds.repository.js';

@@ -1,7 +1,7 @@
 // SQL for refunds. The workspace id is always the first argument (except the provider-callback owner lookup).
 import type { Queryable } from '../../db/pool.js';
 import { listQuery, type ListFilter } from '../../platform/pagination.js';
-import type { RefundStatus } from '../lifecycle/transitions.js';
+import type { RefundStatus } from './refunds.states.js';
 
 export interface RefundRow {
   id: string;

@@ -1,6 +1,6 @@
 // Request and response schemas for refunds (row 2 and the reads); descriptions write the reference docs.
 import { Type, type Static } from 'typebox';
-import { REFUND_STATUSES } from '../lifecycle/transitions.js';
+import { REFUND_STATUSES } from './refunds.states.js';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
 import { component, DateTime, Uuid } from '../../platform/schemas.js';
 import { describeReasons, ProviderReceipt } from '../collections/collections.schemas.js';

@@ -1,7 +1,7 @@
 // The event catalogue: every type the service emits, and what an endpoint may subscribe to.
 import { COLLECTION_STATUSES } from '../collections/collections.schemas.js';
 import { DEPOSIT_STATUSES } from '../deposits/deposits.schemas.js';
-import { REFUND_STATUSES } from '../lifecycle/transitions.js';
+import { REFUND_STATUSES } from '../refunds/refunds.states.js';
 import { PAYOUT_STATUSES } from '../payouts/payouts.schemas.js';
 
 export const EVENT_TYPES: readonly string[] = [
