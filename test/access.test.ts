@@ -1,9 +1,7 @@
-// The access table (src/platform/access.ts) is the one place that says who may call what: every route is
-// in it, nothing else is, a token of an audience a route does not admit gets 403 on every route, and the
-// reference documents the rule of each operation.
+// Who may call what is declared on every route (config.auth): every route declares it, a token of an audience a
+// route does not admit gets 403 on every route, and the reference documents the rule of each operation.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ROUTE_ACCESS } from '../src/platform/access.js';
 import type { Audience } from '../src/platform/tokens.js';
 import { assertProblem, request, startTestApp, type TestApp } from './helpers/harness.js';
 
@@ -26,9 +24,9 @@ after(async () => t.close());
 const ID = '01890a5d-ac96-774b-bcce-b302099a8057';
 const concrete = (url: string): string => url.replace(/:[A-Za-z]+/g, (p) => (p === ':market' ? 'KE' : p === ':rail' ? 'mpesa' : p === ':provider' ? 'sandbox' : ID));
 
-describe('the access table', () => {
-  it('names exactly the routes the service has', () => {
-    for (const key of Object.keys(ROUTE_ACCESS)) {
+describe('access declared on the routes', () => {
+  it('every route the service has, and each documented operation, declares its audiences', () => {
+    for (const key of t.app.accessRules.keys()) {
       const [method, url] = key.split(' ') as [string, string];
       assert.ok(t.app.hasRoute({ method: method as 'GET', url }), `the table names ${key}, which is not a route`);
     }
@@ -37,12 +35,12 @@ describe('the access table', () => {
     for (const [path, methods] of Object.entries(doc.paths)) {
       for (const method of Object.keys(methods)) documented.add(`${method.toUpperCase()} ${path.replace(/\{([^}]+)\}/g, ':$1')}`);
     }
-    assert.deepEqual([...documented].filter((k) => !Object.hasOwn(ROUTE_ACCESS, k)), [], 'routes the table does not name');
+    assert.deepEqual([...documented].filter((k) => !t.app.accessRules.has(k)), [], 'documented routes that declare no audiences');
   });
 
   it('a valid token of an audience a route does not admit gets 403 forbidden, on every route', async () => {
     let checked = 0;
-    for (const [key, rule] of Object.entries(ROUTE_ACCESS)) {
+    for (const [key, rule] of t.app.accessRules) {
       if (rule === 'public') continue;
       const [method, url] = key.split(' ') as [string, string];
       for (const audience of ['integrator', 'liquidity_provider', 'admin'] as const) {
@@ -58,7 +56,7 @@ describe('the access table', () => {
 
   it('the reference documents each operation\'s rule', () => {
     const doc = t.app.swagger() as { paths: Record<string, Record<string, { description?: string }>> };
-    for (const [key, rule] of Object.entries(ROUTE_ACCESS)) {
+    for (const [key, rule] of t.app.accessRules) {
       const [method, url] = key.split(' ') as [string, string];
       const op = doc.paths[url.replace(/:([A-Za-z]+)/g, '{$1}')]?.[method.toLowerCase()];
       assert.ok(op, `${key} is not documented`);

@@ -2,10 +2,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from '../db/pool.js';
 import { isTokenLive } from '../modules/credentials/credentials.repository.js';
-import { describeAccess, routeAccess, type RouteAuth } from './access.js';
+import { describeAccess, type RouteAuth } from './access.js';
 import { ApiError } from './errors.js';
 import type { Audience, TokenService } from './tokens.js';
-
 
 export interface AuthContext {
   credentialId: string;
@@ -15,8 +14,12 @@ export interface AuthContext {
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Who may call the route, set from the access table (src/platform/access.ts) when the route is added. */
+    /** Who may call the route: declared on every route (`config: { auth: INTEGRATOR }`, see src/platform/access.ts). */
     auth?: RouteAuth;
+  }
+  interface FastifyInstance {
+    /** `METHOD /path` → who may call it, for every route added (HEAD follows GET). */
+    accessRules: Map<string, RouteAuth>;
   }
   interface FastifyRequest {
     authContext: AuthContext | undefined;
@@ -34,15 +37,13 @@ export function requireAuth(request: FastifyRequest): AuthContext {
 export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService): void {
   app.decorateRequest('authContext', undefined);
 
-  // A route missing from the access table is a mistake caught at boot, not an open door.
+  // A route that declares no audiences is a mistake caught at boot, not an open door.
+  app.decorate('accessRules', new Map<string, RouteAuth>());
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    const rules = methods.map((m) => routeAccess(m, route.url));
-    const auth = rules[0];
-    if (auth === undefined || rules.some((r) => r !== auth)) {
-      throw new Error(`route ${methods.join(',')} ${route.url} is not in the access table (src/platform/access.ts)`);
-    }
-    route.config = { ...route.config, auth };
+    const auth = route.config?.auth;
+    if (auth === undefined) throw new Error(`route ${methods.join(',')} ${route.url} declares no audiences (config.auth; see src/platform/access.ts)`);
+    for (const method of methods) if (method !== 'HEAD') app.accessRules.set(`${method} ${route.url}`, auth);
     const description = [route.schema?.description, describeAccess(auth)].filter(Boolean).join('\n\n');
     route.schema = { ...route.schema, description, ...(auth === 'public' ? {} : { security: [{ bearerAuth: [] }] }) };
   });

@@ -5,11 +5,13 @@ import { idempotencyOf } from '../../platform/idempotency.js';
 import { problemResponses } from '../../platform/schemas.js';
 import { BeneficiaryIdParams, BeneficiaryPage, BeneficiarySchema, CreateBeneficiaryBody, ListBeneficiariesQuery } from './beneficiaries.schemas.js';
 import type { BeneficiariesService } from './beneficiaries.service.js';
+import { INTEGRATOR } from '../../platform/access.js';
 
 export function beneficiariesRoutes(app: App, service: BeneficiariesService): void {
   app.post(
     '/v1/api/beneficiaries',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'createBeneficiary',
         tags: ['Beneficiaries'],
@@ -32,6 +34,7 @@ export function beneficiariesRoutes(app: App, service: BeneficiariesService): vo
   app.get(
     '/v1/api/beneficiaries',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'listBeneficiaries',
         tags: ['Beneficiaries'],
@@ -47,6 +50,7 @@ export function beneficiariesRoutes(app: App, service: BeneficiariesService): vo
   app.get(
     '/v1/api/beneficiaries/:beneficiaryId',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'getBeneficiary',
         tags: ['Beneficiaries'],
@@ -61,6 +65,7 @@ export function beneficiariesRoutes(app: App, service: BeneficiariesService): vo
   app.delete(
     '/v1/api/beneficiaries/:beneficiaryId',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'deactivateBeneficiary',
         tags: ['Beneficiaries'],

@@ -20,6 +20,7 @@ import {
   TokenParams,
 } from './checkout.schemas.js';
 import type { CheckoutService } from './checkout.service.js';
+import { INTEGRATOR } from '../../platform/access.js';
 
 /** How many times more requests one client may make across all links than on one link (many payers share a carrier's NAT). */
 const CLIENT_FACTOR = 20;
@@ -86,7 +87,8 @@ export function checkoutRoutes(app: App, service: CheckoutService, limits: RateL
   app.post(
     '/v1/checkout/sessions',
     {
-      config: { fieldCodes: { customer: 'invalid_customer' } },
+      config: { auth: INTEGRATOR, fieldCodes: { customer: 'invalid_customer' } },
+      
       schema: {
         operationId: 'createCheckoutSession',
         tags: ['Checkout'],
@@ -111,6 +113,7 @@ export function checkoutRoutes(app: App, service: CheckoutService, limits: RateL
   app.get(
     '/v1/checkout/sessions',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'listCheckoutSessions',
         tags: ['Checkout'],
@@ -126,6 +129,7 @@ export function checkoutRoutes(app: App, service: CheckoutService, limits: RateL
   app.get(
     '/v1/checkout/sessions/:id',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'getCheckoutSession',
         tags: ['Checkout'],
@@ -141,6 +145,7 @@ export function checkoutRoutes(app: App, service: CheckoutService, limits: RateL
   app.get(
     '/v1/checkout/by-token/:token',
     {
+      config: { auth: 'public' },
       onRequest: limitApi,
       schema: {
         operationId: 'getCheckoutByToken',
@@ -159,8 +164,8 @@ export function checkoutRoutes(app: App, service: CheckoutService, limits: RateL
   app.post(
     '/v1/checkout/by-token/:token/pay',
     {
+      config: { auth: 'public', fieldCodes: { customer: 'invalid_customer' } },
       onRequest: limitApi,
-      config: { fieldCodes: { customer: 'invalid_customer' } },
       schema: {
         operationId: 'payCheckoutByToken',
         tags: ['Checkout (payer)'],
@@ -185,6 +190,7 @@ export function checkoutRoutes(app: App, service: CheckoutService, limits: RateL
   app.get(
     '/checkout/:token',
     {
+      config: { auth: 'public' },
       schema: {
         operationId: 'checkoutPage',
         tags: ['Checkout (payer)'],

@@ -13,12 +13,14 @@ import {
   ListCollectionsQuery,
 } from './collections.schemas.js';
 import type { CollectionsService } from './collections.service.js';
+import { INTEGRATOR } from '../../platform/access.js';
 
 export function collectionsRoutes(app: App, service: CollectionsService): void {
   app.post(
     '/v1/collections/:market/rails/:rail',
     {
-      config: { fieldCodes: { customer: 'invalid_customer' } },
+      config: { auth: INTEGRATOR, fieldCodes: { customer: 'invalid_customer' } },
+      
       schema: {
         operationId: 'createCollection',
         tags: ['Collections'],
@@ -44,6 +46,7 @@ export function collectionsRoutes(app: App, service: CollectionsService): void {
   app.get(
     '/v1/collections',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'listCollections',
         tags: ['Collections'],
@@ -59,6 +62,7 @@ export function collectionsRoutes(app: App, service: CollectionsService): void {
   app.get(
     '/v1/collections/:id',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'getCollection',
         tags: ['Collections'],

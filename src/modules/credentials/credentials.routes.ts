@@ -24,6 +24,7 @@ import {
   workspaceToApi,
 } from './credentials.schemas.js';
 import type { CredentialsService, IssuedCredential } from './credentials.service.js';
+import { ADMIN, ANY } from '../../platform/access.js';
 
 
 /** A credential with its token, as answered (and, under an Idempotency-Key, stored) once. */
@@ -40,6 +41,7 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
   app.get(
     '/v1/workspace',
     {
+      config: { auth: ANY },
       schema: {
         operationId: 'getWorkspace',
         tags: ['Workspace'],
@@ -57,6 +59,7 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
   app.get(
     '/v1/credentials',
     {
+      config: { auth: ANY },
       schema: {
         operationId: 'listCredentials',
         tags: ['Credentials'],
@@ -74,6 +77,7 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
   app.post(
     '/v1/credentials',
     {
+      config: { auth: ANY },
       schema: {
         operationId: 'createCredential',
         tags: ['Credentials'],
@@ -100,6 +104,7 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
   app.post(
     '/v1/credentials/:id/rotate',
     {
+      config: { auth: ANY },
       schema: {
         operationId: 'rotateCredential',
         tags: ['Credentials'],
@@ -128,6 +133,7 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
   app.delete(
     '/v1/credentials/:id',
     {
+      config: { auth: ANY },
       schema: {
         operationId: 'revokeCredential',
         tags: ['Credentials'],
@@ -148,6 +154,7 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
   app.get(
     '/v1/admin/workspaces',
     {
+      config: { auth: ADMIN },
       schema: {
         operationId: 'adminListWorkspaces',
         tags: ['Admin'],
@@ -164,6 +171,7 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
   app.post(
     '/v1/admin/workspaces',
     {
+      config: { auth: ADMIN },
       schema: {
         operationId: 'adminCreateWorkspace',
         tags: ['Admin'],
@@ -195,6 +203,7 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
   app.post(
     '/v1/admin/workspaces/:id/credentials',
     {
+      config: { auth: ADMIN },
       schema: {
         operationId: 'adminCreateCredential',
         tags: ['Admin'],

@@ -23,11 +23,13 @@ import {
   SimulateDepositBody,
 } from './deposits.schemas.js';
 import type { DepositsService } from './deposits.service.js';
+import { INTEGRATOR, LIQUIDITY } from '../../platform/access.js';
 
 export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox' | 'production'): void {
   app.post(
     '/v1/api/deposit-addresses',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'createDepositAddress',
         tags: ['Deposits'],
@@ -50,6 +52,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
   app.get(
     '/v1/api/deposit-addresses',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'listDepositAddresses',
         tags: ['Deposits'],
@@ -65,6 +68,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
   app.get(
     '/v1/api/deposit-addresses/:addressId',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'getDepositAddress',
         tags: ['Deposits'],
@@ -80,6 +84,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
   app.post(
     '/v1/api/deposit-addresses/pool',
     {
+      config: { auth: LIQUIDITY },
       schema: {
         operationId: 'stockDepositAddressPool',
         tags: ['Deposits'],
@@ -97,6 +102,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
   app.get(
     '/v1/api/deposits',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'listDeposits',
         tags: ['Deposits'],
@@ -112,6 +118,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
   app.get(
     '/v1/api/deposits/:depositId',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'getDeposit',
         tags: ['Deposits'],
@@ -127,6 +134,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
   app.post(
     '/v1/api/deposits',
     {
+      config: { auth: LIQUIDITY },
       schema: {
         operationId: 'reportDeposit',
         tags: ['Deposits'],
@@ -149,6 +157,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
   app.get(
     '/v1/api/autoconvert/credits/:creditId',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'getAutoconvertCredit',
         tags: ['Deposits'],
@@ -168,6 +177,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
   app.post(
     '/v1/sandbox/deposits',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'simulateIncomingDeposit',
         tags: ['Sandbox'],
@@ -189,6 +199,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
   app.post(
     '/v1/sandbox/deposits/:depositId/simulate',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'simulateDeposit',
         tags: ['Sandbox'],

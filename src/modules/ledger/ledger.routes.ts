@@ -5,6 +5,7 @@ import type { App } from '../../platform/http.js';
 import { DateTime, problemResponses } from '../../platform/schemas.js';
 import type { Db } from '../../db/pool.js';
 import { accountBalances, WORKSPACE_AVAILABLE } from './ledger.repository.js';
+import { INTEGRATOR } from '../../platform/access.js';
 
 const BalanceList = Type.Object(
   {
@@ -29,6 +30,7 @@ export function ledgerRoutes(app: App, db: Db): void {
   app.get(
     '/v1/balances',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'listBalances',
         tags: ['Balances'],

@@ -16,11 +16,13 @@ import {
   UpdateSourceBody,
 } from './market-data.schemas.js';
 import type { MarketDataService } from './market-data.service.js';
+import { ADMIN, ANY, LIQUIDITY } from '../../platform/access.js';
 
 export function marketDataRoutes(app: App, service: MarketDataService): void {
   app.get(
     '/v1/api/markets/sources',
     {
+      config: { auth: ANY },
       schema: {
         operationId: 'listRateSources',
         tags: ['Market data'],
@@ -36,6 +38,7 @@ export function marketDataRoutes(app: App, service: MarketDataService): void {
   app.post(
     '/v1/api/markets/sources',
     {
+      config: { auth: ADMIN },
       schema: {
         operationId: 'createRateSource',
         tags: ['Market data'],
@@ -55,6 +58,7 @@ export function marketDataRoutes(app: App, service: MarketDataService): void {
   app.patch(
     '/v1/api/markets/sources/:sourceId',
     {
+      config: { auth: ADMIN },
       schema: {
         operationId: 'updateRateSource',
         tags: ['Market data'],
@@ -71,6 +75,7 @@ export function marketDataRoutes(app: App, service: MarketDataService): void {
   app.get(
     '/v1/api/markets/rates',
     {
+      config: { auth: ANY },
       schema: {
         operationId: 'listRates',
         tags: ['Market data'],
@@ -86,6 +91,7 @@ export function marketDataRoutes(app: App, service: MarketDataService): void {
   app.post(
     '/v1/api/markets/rates',
     {
+      config: { auth: LIQUIDITY },
       schema: {
         operationId: 'postRate',
         tags: ['Market data'],

@@ -18,11 +18,13 @@ import {
   UpdateRouteBody,
 } from './payouts.schemas.js';
 import type { PayoutsService } from './payouts.service.js';
+import { ANY, INTEGRATOR, LIQUIDITY } from '../../platform/access.js';
 
 export function payoutsRoutes(app: App, service: PayoutsService): void {
   app.get(
     '/v1/api/routes',
     {
+      config: { auth: ANY },
       schema: {
         operationId: 'listRoutes',
         tags: ['Payouts'],
@@ -38,6 +40,7 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
   app.get(
     '/v1/api/routes/:routeId',
     {
+      config: { auth: ANY },
       schema: {
         operationId: 'getRoute',
         tags: ['Payouts'],
@@ -53,6 +56,7 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
   app.post(
     '/v1/api/routes',
     {
+      config: { auth: LIQUIDITY },
       schema: {
         operationId: 'createRoute',
         tags: ['Payouts'],
@@ -74,6 +78,7 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
   app.patch(
     '/v1/api/routes/:routeId',
     {
+      config: { auth: LIQUIDITY },
       schema: {
         operationId: 'updateRoute',
         tags: ['Payouts'],
@@ -92,6 +97,7 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
   app.post(
     '/api/transactions/commit',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'commitTransaction',
         tags: ['Payouts'],
@@ -119,6 +125,7 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
   app.get(
     '/v1/api/transactions',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'listTransactions',
         tags: ['Payouts'],
@@ -134,6 +141,7 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
   app.get(
     '/v1/api/transactions/:transactionId',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'getTransaction',
         tags: ['Payouts'],

@@ -11,6 +11,7 @@ export function providersRoutes(app: App, notices: ProviderNotices): void {
   app.post(
     '/v1/providers/:provider/callbacks',
     {
+      config: { auth: 'public' },
       schema: {
         operationId: 'receiveProviderCallback',
         tags: ['Providers'],
@@ -72,20 +73,20 @@ export function operatorCallbackRoutes(app: App, notices: ProviderNotices): void
   });
   const receive = (provider: string, token: string, path: string, body: unknown) => notices.receiveUnsigned(provider, token, path, body);
 
-  app.post('/v1/providers/:provider/callbacks/:token', { schema: schema('receiveOperatorCallback', 'Receive an operator callback', Type.Object(OperatorParams)) }, async (request) =>
+  app.post('/v1/providers/:provider/callbacks/:token', { config: { auth: 'public' }, schema: schema('receiveOperatorCallback', 'Receive an operator callback', Type.Object(OperatorParams)) }, async (request) =>
     receive(request.params.provider, request.params.token, '', request.body),
   );
   const withKind = Type.Object({ ...OperatorParams, kind: Kind });
-  app.post('/v1/providers/:provider/callbacks/:token/:kind', { schema: schema('receiveOperatorCallbackOfKind', 'Receive an operator callback of one kind', withKind) }, async (request) =>
+  app.post('/v1/providers/:provider/callbacks/:token/:kind', { config: { auth: 'public' }, schema: schema('receiveOperatorCallbackOfKind', 'Receive an operator callback of one kind', withKind) }, async (request) =>
     receive(request.params.provider, request.params.token, request.params.kind, request.body),
   );
   // MTN documents PUT for its callbacks (its sandbox has been seen to POST): both are taken.
-  app.put('/v1/providers/:provider/callbacks/:token/:kind', { schema: schema('receiveOperatorCallbackOfKindByPut', 'Receive an operator callback of one kind (PUT)', withKind) }, async (request) =>
+  app.put('/v1/providers/:provider/callbacks/:token/:kind', { config: { auth: 'public' }, schema: schema('receiveOperatorCallbackOfKindByPut', 'Receive an operator callback of one kind (PUT)', withKind) }, async (request) =>
     receive(request.params.provider, request.params.token, request.params.kind, request.body),
   );
   app.post(
     '/v1/providers/:provider/callbacks/:token/:kind/:ref',
-    { schema: schema('receiveOperatorCallbackAbout', 'Receive an operator callback about one operation', Type.Object({ ...OperatorParams, kind: Kind, ref: Ref })) },
+    { config: { auth: 'public' }, schema: schema('receiveOperatorCallbackAbout', 'Receive an operator callback about one operation', Type.Object({ ...OperatorParams, kind: Kind, ref: Ref })) },
     async (request) => receive(request.params.provider, request.params.token, `${request.params.kind}/${request.params.ref}`, request.body),
   );
 }

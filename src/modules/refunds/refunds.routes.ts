@@ -7,11 +7,13 @@ import { IdempotencyKeyHeader, problemResponses } from '../../platform/schemas.j
 import { CollectionIdParams } from '../collections/collections.schemas.js';
 import { CreateRefundBody, ListRefundsQuery, RefundIdParams, RefundPage, RefundSchema } from './refunds.schemas.js';
 import type { RefundsService } from './refunds.service.js';
+import { INTEGRATOR } from '../../platform/access.js';
 
 export function refundsRoutes(app: App, service: RefundsService): void {
   app.post(
     '/v1/collections/:id/refund',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'refundCollection',
         tags: ['Refunds'],
@@ -37,6 +39,7 @@ export function refundsRoutes(app: App, service: RefundsService): void {
   app.get(
     '/v1/refunds/:id',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'getRefund',
         tags: ['Refunds'],
@@ -51,6 +54,7 @@ export function refundsRoutes(app: App, service: RefundsService): void {
   app.get(
     '/v1/collections/:id/refunds',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'listCollectionRefunds',
         tags: ['Refunds'],

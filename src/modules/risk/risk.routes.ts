@@ -5,6 +5,7 @@ import { idempotencyOf } from '../../platform/idempotency.js';
 import { problemResponses } from '../../platform/schemas.js';
 import { CreateSignalBody, ListOpenQuery, ReviewSignalBody, SignalIdParams, SignalPage, SignalSchema } from './risk.schemas.js';
 import { LARGE_PAYOUT_RULE, RISK_RULES, type RiskService } from './risk.service.js';
+import { ADMIN, ANY } from '../../platform/access.js';
 
 const rules = Object.entries(RISK_RULES)
   .map(([name, r]) => `\`${name}\` (${r.threshold} within ${r.windowSeconds / 60} min, ${r.severity})`)
@@ -15,6 +16,7 @@ export function riskRoutes(app: App, service: RiskService): void {
   app.get(
     '/v1/api/risk/signals/open',
     {
+      config: { auth: ANY },
       schema: {
         operationId: 'listOpenRiskSignals',
         tags: ['Risk'],
@@ -30,6 +32,7 @@ export function riskRoutes(app: App, service: RiskService): void {
   app.get(
     '/v1/api/risk/signals/:signalId',
     {
+      config: { auth: ANY },
       schema: {
         operationId: 'getRiskSignal',
         tags: ['Risk'],
@@ -45,6 +48,7 @@ export function riskRoutes(app: App, service: RiskService): void {
   app.post(
     '/v1/api/risk/signals',
     {
+      config: { auth: ANY },
       schema: {
         operationId: 'createRiskSignal',
         tags: ['Risk'],
@@ -64,6 +68,7 @@ export function riskRoutes(app: App, service: RiskService): void {
   app.patch(
     '/v1/api/risk/signals/:signalId',
     {
+      config: { auth: ADMIN },
       schema: {
         operationId: 'reviewRiskSignal',
         tags: ['Risk'],

@@ -8,6 +8,7 @@ import { CollectionIdParams, CollectionSchema, FAILURE_REASONS } from '../collec
 import { PAYOUT_FAILURE_REASONS, PayoutSchema, TransactionIdParams } from '../payouts/payouts.schemas.js';
 import { REFUND_FAILURE_REASONS, RefundIdParams, RefundSchema } from '../refunds/refunds.schemas.js';
 import type { SandboxService } from './sandbox.service.js';
+import { INTEGRATOR } from '../../platform/access.js';
 
 const SimulateCollectionBody = component('SimulateCollectionRequest', Type.Object(
   {
@@ -41,6 +42,7 @@ export function sandboxRoutes(app: App, service: SandboxService): void {
   app.post(
     '/v1/sandbox/collections/:id/simulate',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'simulateCollection',
         tags: ['Sandbox'],
@@ -64,6 +66,7 @@ export function sandboxRoutes(app: App, service: SandboxService): void {
   app.post(
     '/v1/sandbox/refunds/:id/simulate',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'simulateRefund',
         tags: ['Sandbox'],
@@ -85,6 +88,7 @@ export function sandboxRoutes(app: App, service: SandboxService): void {
   app.post(
     '/v1/sandbox/payouts/:transactionId/simulate',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'simulatePayout',
         tags: ['Sandbox'],

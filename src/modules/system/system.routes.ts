@@ -11,6 +11,7 @@ export function systemRoutes(app: App, deps: { db: Db; registry: Registry; migra
   app.get(
     '/healthz',
     {
+      config: { auth: 'public' },
       schema: {
         operationId: 'healthz',
         tags: ['Operations'],
@@ -24,6 +25,7 @@ export function systemRoutes(app: App, deps: { db: Db; registry: Registry; migra
   app.get(
     '/readyz',
     {
+      config: { auth: 'public' },
       schema: {
         operationId: 'readyz',
         tags: ['Operations'],
@@ -50,6 +52,7 @@ export function systemRoutes(app: App, deps: { db: Db; registry: Registry; migra
   app.get(
     '/metrics',
     {
+      config: { auth: 'public' },
       schema: {
         operationId: 'metrics',
         tags: ['Operations'],
@@ -67,6 +70,7 @@ export function systemRoutes(app: App, deps: { db: Db; registry: Registry; migra
   app.get(
     '/v1/openapi.json',
     {
+      config: { auth: 'public' },
       schema: {
         operationId: 'openapi',
         tags: ['Operations'],
@@ -84,6 +88,7 @@ export function systemRoutes(app: App, deps: { db: Db; registry: Registry; migra
   app.get(
     '/docs',
     {
+      config: { auth: 'public' },
       schema: {
         operationId: 'docs',
         tags: ['Operations'],

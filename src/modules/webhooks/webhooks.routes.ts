@@ -24,6 +24,7 @@ import {
   UpdateEndpointBody,
 } from './webhooks.schemas.js';
 import type { WebhooksService } from './webhooks.service.js';
+import { INTEGRATOR } from '../../platform/access.js';
 
 const DELIVERY_RULES =
   'Each delivery is a POST of `{"id", "type", "timestamp", "data"}` signed per Standard Webhooks (`webhook-id` is the event id, ' +
@@ -36,6 +37,7 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
   app.post(
     '/v1/webhooks/endpoints',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'createWebhookEndpoint',
         tags: ['Webhooks'],
@@ -59,6 +61,7 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
   app.get(
     '/v1/webhooks/endpoints',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'listWebhookEndpoints',
         tags: ['Webhooks'],
@@ -74,6 +77,7 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
   app.get(
     '/v1/webhooks/endpoints/:id',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'getWebhookEndpoint',
         tags: ['Webhooks'],
@@ -88,6 +92,7 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
   app.patch(
     '/v1/webhooks/endpoints/:id',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'updateWebhookEndpoint',
         tags: ['Webhooks'],
@@ -106,6 +111,7 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
   app.delete(
     '/v1/webhooks/endpoints/:id',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'deleteWebhookEndpoint',
         tags: ['Webhooks'],
@@ -124,6 +130,7 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
   app.post(
     '/v1/webhooks/endpoints/:id/rotate-secret',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'rotateWebhookSecret',
         tags: ['Webhooks'],
@@ -146,6 +153,7 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
   app.get(
     '/v1/events',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'listEvents',
         tags: ['Events'],
@@ -161,6 +169,7 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
   app.get(
     '/v1/events/:id',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'getEvent',
         tags: ['Events'],
@@ -176,6 +185,7 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
   app.get(
     '/v1/events/:id/deliveries',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'listEventDeliveries',
         tags: ['Events'],
@@ -194,6 +204,7 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
   app.post(
     '/v1/events/:id/resend',
     {
+      config: { auth: INTEGRATOR },
       schema: {
         operationId: 'resendEvent',
         tags: ['Events'],
