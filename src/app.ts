@@ -8,6 +8,7 @@ import type { Db } from './db/pool.js';
 import { registerAuth } from './platform/auth.js';
 import { ApiError, ERROR_CODES, problemBody, type ErrorCode } from './platform/errors.js';
 import type { App } from './platform/http.js';
+import { AfterCommit } from './platform/after-commit.js';
 import { IdempotencyEngine } from './platform/idempotency.js';
 import { loggerOptions } from './platform/logging.js';
 import { registerMetrics } from './platform/metrics.js';
@@ -35,10 +36,10 @@ import { marketDataRoutes } from './modules/market-data/market-data.routes.js';
 import { MarketDataService } from './modules/market-data/market-data.service.js';
 import { Lifecycle } from './modules/lifecycle/lifecycle.service.js';
 import { Submitter } from './modules/lifecycle/submitter.js';
-import { ProviderNotices } from './modules/providers/notices.service.js';
+import { ProviderNotices } from './modules/lifecycle/notices.service.js';
 import { buildProviders, type ProviderPlan, type ProviderRegistry } from './modules/providers/providers.registry.js';
 import { exponentOf } from './modules/providers/connector-config.js';
-import { operatorCallbackRoutes, providersRoutes } from './modules/providers/providers.routes.js';
+import { operatorCallbackRoutes, providersRoutes } from './modules/lifecycle/callbacks.routes.js';
 import { refundsRoutes } from './modules/refunds/refunds.routes.js';
 import { riskRoutes } from './modules/risk/risk.routes.js';
 import { RiskService } from './modules/risk/risk.service.js';
@@ -71,6 +72,8 @@ export interface AppDeps {
 }
 
 export interface Services {
+  /** What requests' committed work tells the background workers (they listen while they run). */
+  afterCommit: AfterCommit;
   tokens: TokenService;
   credentials: CredentialsService;
   idempotency: IdempotencyEngine;
@@ -206,20 +209,21 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   const registry = registerMetrics(app);
 
   const idempotency = new IdempotencyEngine(db, config.idempotencyRetentionSeconds);
+  const afterCommit = new AfterCommit();
   const cursors = new CursorCodec(deps.keys.cursorKey);
   const credentials = new CredentialsService(tokens, config.paymentsEnv);
   const workerDb = deps.workerDb ?? db;
   const providers = buildProviders(deps.providerPlan, config, workerDb, deps.keys.sandboxProviderSecret, deps.catalogue, app.log);
-  const collections = new CollectionsService(db, deps.catalogue, idempotency, cursors, providers);
+  const collections = new CollectionsService(db, deps.catalogue, idempotency, cursors, providers, afterCommit);
   const risk = new RiskService(db, idempotency, cursors);
-  const refunds = new RefundsService(db, idempotency, cursors, (tx, workspaceId, refundId) => risk.afterRefundRequested(tx, workspaceId, refundId));
+  const refunds = new RefundsService(db, idempotency, cursors, (tx, workspaceId, refundId) => risk.afterRefundRequested(tx, workspaceId, refundId), afterCommit);
   const marketData = new MarketDataService(db, idempotency, cursors, config.rateMaxAgeSeconds);
   const deposits = new DepositsService(db, deps.catalogue, idempotency, cursors, marketData, {
     env: config.paymentsEnv,
     autoconvertFeeBps: config.autoconvertFeeBps,
     log: app.log,
   });
-  const payouts = new PayoutsService(db, deps.catalogue, idempotency, cursors, marketData, risk, providers);
+  const payouts = new PayoutsService(db, deps.catalogue, idempotency, cursors, marketData, risk, providers, afterCommit);
   const checkout = new CheckoutService(db, deps.catalogue, collections, idempotency, cursors, { env: config.paymentsEnv, publicBaseUrl: config.publicBaseUrl });
   // In the transaction that moves a collection: its checkout session follows, and the risk rules look at it.
   const lifecycle = new Lifecycle(
@@ -237,7 +241,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   // An initiation is held by its sender for longer than any provider call may take (gateways: 15 s).
   const leaseSeconds = Math.ceil(Math.max(config.operatorTimeoutMs, 15_000) / 1000) + 5;
   const submitter = new Submitter(workerDb, providers, lifecycle, app.log, Math.max(1, Math.min(config.dbPoolSize, config.workerDbPoolSize - 4)), leaseSeconds);
-  const webhooks = new WebhooksService(db, config.paymentsEnv, idempotency, cursors, deps.resolve);
+  const webhooks = new WebhooksService(db, config.paymentsEnv, idempotency, cursors, afterCommit, deps.resolve);
 
   systemRoutes(app, { db, registry, migrationCount: deps.migrationCount, isDraining: () => draining });
   credentialsRoutes(app, { db, credentials, idempotency, env: config.paymentsEnv });
@@ -259,7 +263,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   await app.ready();
   return {
     app,
-    services: { tokens, credentials, idempotency, collections, checkout, refunds, risk, marketData, deposits, payouts, lifecycle, providers, notices, submitter, webhooks, metrics: registry },
+    services: { afterCommit, tokens, credentials, idempotency, collections, checkout, refunds, risk, marketData, deposits, payouts, lifecycle, providers, notices, submitter, webhooks, metrics: registry },
     drain: () => {
       draining = true;
     },

@@ -106,12 +106,11 @@ async function make(
  * simulator until the initiation sweep's 5 s grace has passed. The only way to reach the `created → …` rows.
  */
 async function makeHeld(options: { rail?: string } = {}): Promise<Made> {
-  const hook = t.services.collections.afterCreate;
-  t.services.collections.afterCreate = undefined;
+  const restore = t.services.afterCommit.listen(undefined);
   try {
     return await make('0005', options);
   } finally {
-    t.services.collections.afterCreate = hook;
+    restore();
   }
 }
 

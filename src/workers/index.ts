@@ -25,9 +25,6 @@ export interface WorkerOptions {
 export function startWorkers(services: Services, config: Config, db: Db, log: FastifyBaseLogger, options: WorkerOptions = {}): Workers {
   const onError = (name: string, err: unknown): void => log.error({ err, job: name }, 'job failed');
   const { submitter, lifecycle, providers, notices } = services;
-  services.collections.afterCreate = (workspaceId, id) => submitter.kick('collection', workspaceId, id);
-  services.refunds.afterCreate = (workspaceId, id) => submitter.kick('refund', workspaceId, id);
-  services.payouts.afterCreate = (workspaceId, id) => submitter.kick('payout', workspaceId, id);
 
   const relay = new WebhookRelay(
     db,
@@ -42,7 +39,11 @@ export function startWorkers(services: Services, config: Config, db: Db, log: Fa
     },
     log,
   );
-  services.webhooks.afterQueue = () => relay.kick();
+  // Work committed by requests reaches the background at once: a new operation goes to its provider, new events out.
+  const stopListening = services.afterCommit.listen((committed) => {
+    if (committed.kind === 'events') relay.kick();
+    else submitter.kick(committed.kind, committed.workspaceId, committed.id);
+  });
 
   const tick = config.workerIntervalMs;
   const jobs: PeriodicJob[] = [
@@ -75,9 +76,7 @@ export function startWorkers(services: Services, config: Config, db: Db, log: Fa
   }
   return {
     async stop() {
-      services.collections.afterCreate = undefined;
-      services.refunds.afterCreate = undefined;
-      services.webhooks.afterQueue = undefined;
+      stopListening();
       await Promise.all(jobs.map((j) => j.stop()));
       await Promise.all([submitter.stop(), relay.stop(), notices.settle()]);
     },

@@ -287,7 +287,7 @@ export class CheckoutService {
       created = collection.collection_id;
       return { status: 201, headers: {}, body: JSON.stringify(this.payerView(next, found.merchant_name, collection)) };
     });
-    if (created !== undefined) this.collections.afterCreate?.(found.workspace_id, created);
+    if (created !== undefined) this.collections.afterCommit.emit({ kind: 'collection', workspaceId: found.workspace_id, id: created });
     return result;
   }
 

@@ -12,6 +12,7 @@ import * as repo from './collections.repository.js';
 import type { Collection, CreateCollectionBody, ListCollectionsQuery } from './collections.schemas.js';
 import { paymentInstruction } from './payment-instructions.js';
 import type { RailAssignment } from '../providers/provider.js';
+import type { AfterCommit } from '../../platform/after-commit.js';
 
 const METADATA_MAX_BYTES = 16 * 1024;
 
@@ -61,9 +62,6 @@ export interface Resolved {
 }
 
 export class CollectionsService {
-  /** Called after a collection is committed (the submitter hands it to its provider); unset when no workers run. */
-  afterCreate: ((workspaceId: string, id: string) => void) | undefined;
-
   constructor(
     private readonly db: Db,
     private readonly catalogue: MarketCatalogue,
@@ -71,6 +69,8 @@ export class CollectionsService {
     private readonly cursors: CursorCodec,
     /** The provider that runs each rail (checked at boot: every rail has one). */
     private readonly rails: RailAssignment,
+    /** Told of each new collection once it is committed (the submitter hands it to its provider). */
+    readonly afterCommit: AfterCommit,
   ) {}
 
   /** The spec's row-1 rules, in the order a payer's request fails them: market, rail, currency, customer, amount. */
@@ -123,13 +123,13 @@ export class CollectionsService {
         body: JSON.stringify(collection),
       };
     });
-    if (created !== undefined) this.afterCreate?.(workspaceId, created);
+    if (created !== undefined) this.afterCommit.emit({ kind: 'collection', workspaceId, id: created });
     return result;
   }
 
   /**
    * Writes a new collection and its `collection.created` event inside the caller's transaction. The caller
-   * has run `resolve` and calls `afterCreate` once the transaction commits. A hosted checkout's attempt names
+   * has run `resolve` and tells `afterCommit` once the transaction commits. A hosted checkout's attempt names
    * its session, and its bank-transfer account is named after the merchant rather than the reference (the
    * payer sees the instruction). Its expiry is the rail's: cutting it short at the session's expiry would
    * expire a prompt the payer may still approve.

@@ -3,7 +3,7 @@
 // Maintenance: these queries span workspaces; each change they cause is scoped to its own workspace.
 import type { FastifyBaseLogger } from 'fastify';
 import { withTransaction, type Db } from '../../db/pool.js';
-import { queryNoticeId, type ProviderNotices } from '../providers/notices.service.js';
+import { queryNoticeId, type ProviderNotices } from './notices.service.js';
 import { ANSWER_BY_CALLBACK, type NoticeObjectType } from '../providers/provider.js';
 import type { ProviderRegistry } from '../providers/providers.registry.js';
 import type { Lifecycle } from './lifecycle.service.js';

@@ -18,6 +18,7 @@ import { ASSETS, isAsset } from '../ramp/assets.js';
 import { convertible, quote } from '../ramp/conversion.js';
 import { payoutReservePostings } from '../ramp/postings.js';
 import { LARGE_PAYOUT_RULE, type RiskService } from '../risk/risk.service.js';
+import type { AfterCommit } from '../../platform/after-commit.js';
 import type { RailAssignment } from '../providers/provider.js';
 import * as repo from './payouts.repository.js';
 import type { CommitBody, CreateRouteBody, ListPayoutsQuery, ListRoutesQuery, Payout, PayoutFailureReason, Route, UpdateRouteBody } from './payouts.schemas.js';
@@ -72,9 +73,6 @@ function checkLimits(min: number, max: number): void {
 }
 
 export class PayoutsService {
-  /** Called after a commit's transaction (the submitter's kick). */
-  afterCreate: ((workspaceId: string, id: string) => void) | undefined;
-
   constructor(
     private readonly db: Db,
     private readonly catalogue: MarketCatalogue,
@@ -84,6 +82,8 @@ export class PayoutsService {
     private readonly risk: RiskService,
     /** The provider that runs each rail. */
     private readonly rails: RailAssignment,
+    /** Told of each new payout once it is committed (the submitter hands it to the provider). */
+    private readonly afterCommit: AfterCommit,
   ) {}
 
   createRoute(auth: AuthContext, body: CreateRouteBody, key: string | undefined, requestFingerprint: string): Promise<IdempotentResult> {
@@ -250,7 +250,7 @@ export class PayoutsService {
       created = id;
       return { status: 201, headers: { location: `/v1/api/transactions/${id}` }, body: JSON.stringify(toPayoutApi(row)) };
     });
-    if (created !== undefined) this.afterCreate?.(workspaceId, created);
+    if (created !== undefined) this.afterCommit.emit({ kind: 'payout', workspaceId, id: created });
     return result;
   }
 

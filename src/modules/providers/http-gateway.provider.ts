@@ -1,7 +1,7 @@
 // A rail provider reached over HTTPS: an aggregator (or an adapter in front of an operator's API) that
 // speaks our provider protocol. Initiations carry our id as Idempotency-Key, so a retry never prompts the
 // payer twice; callbacks are signed as in callback-protocol.ts with the gateway's own secret.
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { compileBody } from '../../platform/validation.js';
 import { verifyCallback } from './callback-protocol.js';
 import {
@@ -15,7 +15,19 @@ import {
   type RailProvider,
   type RefundOrder,
 } from './provider.js';
-import type { GatewayPlan } from './providers.registry.js';
+
+/** A gateway's entry in PROVIDERS_FILE. */
+export const GatewayEntry = Type.Object(
+  {
+    name: Type.String({ pattern: '^[a-z][a-z0-9_-]{0,39}$' }),
+    base_url: Type.String({ format: 'uri' }),
+    api_key: Type.String({ minLength: 1 }),
+    callback_secret: Type.String({ minLength: 16 }),
+    rails: Type.Array(Type.String({ pattern: '^[A-Z]{2}/([a-z][a-z0-9_]*|\\*)$' }), { minItems: 1 }),
+  },
+  { additionalProperties: false },
+);
+export type GatewayPlan = Static<typeof GatewayEntry>;
 
 const Answer = Type.Object({
   reference: Type.String({ minLength: 1, maxLength: 200 }),

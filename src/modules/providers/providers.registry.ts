@@ -9,7 +9,7 @@ import { compileBody, fieldErrors } from '../../platform/validation.js';
 import type { MarketCatalogue } from '../catalogue/catalogue.js';
 import { AIRTEL_MONEY } from './airtel-money/airtel.connector.js';
 import { checkBaseUrl, exponentOf, readSecrets, type ConnectorCommon, type ConnectorKind } from './connector-config.js';
-import { HttpGatewayProvider } from './http-gateway.provider.js';
+import { GatewayEntry, HttpGatewayProvider, type GatewayPlan } from './http-gateway.provider.js';
 import { MPESA_DARAJA } from './mpesa-daraja/daraja.connector.js';
 import { MTN_MOMO } from './mtn-momo/momo.connector.js';
 import { isConnector, type OperatorConnector, type RailAssignment, type RailProvider } from './provider.js';
@@ -22,17 +22,6 @@ const CONNECTOR_KINDS: Record<string, ConnectorKind> = {
   [AIRTEL_MONEY.type]: AIRTEL_MONEY,
 };
 
-const GatewayEntry = Type.Object(
-  {
-    name: Type.String({ pattern: '^[a-z][a-z0-9_-]{0,39}$' }),
-    base_url: Type.String({ format: 'uri' }),
-    api_key: Type.String({ minLength: 1 }),
-    callback_secret: Type.String({ minLength: 16 }),
-    rails: Type.Array(Type.String({ pattern: '^[A-Z]{2}/([a-z][a-z0-9_]*|\\*)$' }), { minItems: 1 }),
-  },
-  { additionalProperties: false },
-);
-export type GatewayPlan = Static<typeof GatewayEntry>;
 
 /** The file's outline; each connector entry is then checked against its own kind's schema. */
 const ProvidersFile = Type.Object(

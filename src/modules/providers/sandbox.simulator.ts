@@ -2,8 +2,13 @@
 // same receiving path a real provider's callback takes.
 import type { FastifyBaseLogger } from 'fastify';
 import { ApiError } from '../../platform/errors.js';
-import type { ProviderNotices } from './notices.service.js';
+import type { CallbackHeaders } from './provider.js';
 import type { DueOperation, SandboxProvider } from './sandbox.provider.js';
+
+/** Where a signed callback is received (the lifecycle's notices): the path a real provider's callback takes. */
+export interface CallbackReceiver {
+  receive(providerName: string, rawBody: string, headers: CallbackHeaders): Promise<unknown>;
+}
 
 /** How long a claimed step stays with one worker before another may send it again. */
 const LEASE_MS = 10_000;
@@ -11,7 +16,7 @@ const BATCH = 200;
 const PARALLEL = 8;
 
 /** Sends every step that is due; returns how many were sent. */
-export async function runSimulatorStep(simulator: SandboxProvider, notices: ProviderNotices, log: FastifyBaseLogger): Promise<number> {
+export async function runSimulatorStep(simulator: SandboxProvider, notices: CallbackReceiver, log: FastifyBaseLogger): Promise<number> {
   let sent = 0;
   for (;;) {
     const due = await simulator.claimDue(BATCH, LEASE_MS);
@@ -28,7 +33,7 @@ export async function runSimulatorStep(simulator: SandboxProvider, notices: Prov
 }
 
 /** Whether the step is done with (delivered, or refused for good). */
-async function send(simulator: SandboxProvider, notices: ProviderNotices, log: FastifyBaseLogger, op: DueOperation): Promise<boolean> {
+async function send(simulator: SandboxProvider, notices: CallbackReceiver, log: FastifyBaseLogger, op: DueOperation): Promise<boolean> {
   const { body, headers } = simulator.callbackFor(op);
   try {
     await notices.receive(simulator.name, body, headers);

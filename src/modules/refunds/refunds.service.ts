@@ -7,19 +7,19 @@ import { isUuid, uuidv7, uuidv7Time } from '../../platform/ids.js';
 import { type CursorCodec, type Page } from '../../platform/pagination.js';
 import * as collections from '../collections/collections.repository.js';
 import { recordEvent } from '../events/events.repository.js';
+import type { AfterCommit } from '../../platform/after-commit.js';
 import * as repo from './refunds.repository.js';
 import { toRefundApi, type CreateRefundBody, type ListRefundsQuery, type Refund } from './refunds.schemas.js';
 
 export class RefundsService {
-  /** Called after a refund is committed (the submitter hands it to the provider); unset when no workers run. */
-  afterCreate: ((workspaceId: string, id: string) => void) | undefined;
-
   constructor(
     private readonly db: Db,
     private readonly idempotency: IdempotencyEngine,
     private readonly cursors: CursorCodec,
     /** Runs in the request's transaction once the refund is written (the risk rules look at the pace of refunds). */
     private readonly afterRequested: (tx: Tx, workspaceId: string, refundId: string) => Promise<void>,
+    /** Told of each new refund once it is committed (the submitter hands it to the provider). */
+    private readonly afterCommit: AfterCommit,
   ) {}
 
   async create(workspaceId: string, collectionId: string, body: CreateRefundBody, key: string, requestFingerprint: string): Promise<IdempotentResult> {
@@ -66,7 +66,7 @@ export class RefundsService {
       created = id;
       return { status: 201, headers: { location: `/v1/refunds/${id}` }, body: JSON.stringify(refund) };
     });
-    if (created !== undefined) this.afterCreate?.(workspaceId, created);
+    if (created !== undefined) this.afterCommit.emit({ kind: 'refund', workspaceId, id: created });
     return result;
   }
 

@@ -23,6 +23,7 @@ import {
 } from './webhooks.schemas.js';
 import { newSecret } from './signing.js';
 import { destinationProblem, type Resolve } from './url-guard.js';
+import type { AfterCommit } from '../../platform/after-commit.js';
 
 /** Secrets that still sign at `now`: the current one first, then earlier ones inside their 24 hours. */
 export function signingSecrets(row: Pick<repo.EndpointRow, 'secret' | 'previous_secrets'>, now: Date): string[] {
@@ -74,14 +75,13 @@ function toDeliveryApi(row: repo.DeliveryRow, attempts: repo.AttemptRow[]): Deli
 }
 
 export class WebhooksService {
-  /** Called after a resend commits, so the relay sends at once rather than at its next poll. */
-  afterQueue: (() => void) | undefined;
-
   constructor(
     private readonly db: Db,
     private readonly env: PaymentsEnv,
     private readonly idempotency: IdempotencyEngine,
     private readonly cursors: CursorCodec,
+    /** Told when a resend commits, so the relay sends at once rather than at its next poll. */
+    private readonly afterCommit: AfterCommit,
     private readonly resolve?: Resolve,
   ) {}
 
@@ -232,7 +232,7 @@ export class WebhooksService {
       const rows = await repo.insertResendDeliveries(tx, workspaceId, eventId, targets.map((endpointId) => ({ id: uuidv7(), endpointId })), new Date());
       return { status: 202, headers: {}, body: JSON.stringify({ data: rows.map((r) => toDeliveryApi(r, [])) }) };
     });
-    if (!result.replayed) this.afterQueue?.();
+    if (!result.replayed) this.afterCommit.emit({ kind: 'events' });
     return result;
   }
 }

@@ -7,7 +7,7 @@ import { ApiError } from '../../platform/errors.js';
 import { isUuid } from '../../platform/ids.js';
 import * as collections from '../collections/collections.repository.js';
 import type { CollectionStatus } from '../collections/collections.schemas.js';
-import type { Lifecycle, MoveOutcome } from '../lifecycle/lifecycle.service.js';
+import type { Lifecycle, MoveOutcome } from './lifecycle.service.js';
 import type { RefundStatus } from '../refunds/refunds.states.js';
 import * as payouts from '../payouts/payouts.repository.js';
 import type { PayoutStatus } from '../payouts/payouts.schemas.js';
@@ -15,8 +15,8 @@ import * as refunds from '../refunds/refunds.repository.js';
 import { timingSafeEqual } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { noteClaimedReference, noticeRecorded, recordNotice } from './notices.repository.js';
-import { ANSWER_BY_CALLBACK, type CallbackClaim, type CallbackHeaders, type NoticeObjectType, type OperatorConnector, type ProviderNotice, type ProviderStatus } from './provider.js';
-import type { ProviderRegistry } from './providers.registry.js';
+import { ANSWER_BY_CALLBACK, type CallbackClaim, type CallbackHeaders, type NoticeObjectType, type OperatorConnector, type ProviderNotice, type ProviderStatus } from '../providers/provider.js';
+import type { ProviderRegistry } from '../providers/providers.registry.js';
 
 /** The notice id of a provider's answer to a status query: the same answer about the same object twice is one notice. */
 export function queryNoticeId(objectType: NoticeObjectType, objectId: string, status: string): string {

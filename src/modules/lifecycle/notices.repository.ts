@@ -1,7 +1,7 @@
 // SQL of provider notices: the record of each notice applied, and the references operators' callbacks claim.
 // Maintenance-scoped where noted: a provider names our object id, not its workspace.
 import type { Queryable } from '../../db/pool.js';
-import type { NoticeObjectType } from './provider.js';
+import type { NoticeObjectType } from '../providers/provider.js';
 
 const TABLES: Record<NoticeObjectType, string> = { collection: 'collections', refund: 'refunds', payout: 'payouts' };
 

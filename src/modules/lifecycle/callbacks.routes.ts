@@ -4,7 +4,7 @@ import { Type, type TSchema } from 'typebox';
 import { ApiError } from '../../platform/errors.js';
 import type { App } from '../../platform/http.js';
 import { problemResponses } from '../../platform/schemas.js';
-import { CallbackBody, SIGNATURE_HEADER } from './callback-protocol.js';
+import { CallbackBody, SIGNATURE_HEADER } from '../providers/callback-protocol.js';
 import type { ProviderNotices } from './notices.service.js';
 
 export function providersRoutes(app: App, notices: ProviderNotices): void {
