@@ -1,18 +1,17 @@
-// buildApp: the platform hooks every route shares, then each module's routes.
+// buildApp: the HTTP side: the platform hooks every route shares, then each module's routes over the services that
+// composition.ts builds.
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyError, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { compose, type Services } from './composition.js';
 import type { Config } from './config.js';
 import type { Db } from './db/pool.js';
 import { registerAuth } from './platform/auth.js';
 import { ApiError, ERROR_CODES, problemBody, type ErrorCode } from './platform/errors.js';
 import type { App } from './platform/http.js';
-import { AfterCommit } from './platform/after-commit.js';
-import { IdempotencyEngine } from './platform/idempotency.js';
 import { loggerOptions } from './platform/logging.js';
 import { registerMetrics } from './platform/metrics.js';
-import { CursorCodec } from './platform/pagination.js';
 import { registerRateLimit } from './platform/rate-limit.js';
 import { componentSchemas, SharedProblemSchema, withSharedProblemResponses } from './platform/schemas.js';
 import type { ServiceKeys } from './platform/secrets.js';
@@ -20,37 +19,21 @@ import { TokenService } from './platform/tokens.js';
 import { bodyAjv, fieldErrors, queryAjv, shareSchemas, unsafeJson } from './platform/validation.js';
 import type { MarketCatalogue } from './modules/catalogue/catalogue.js';
 import { beneficiariesRoutes } from './modules/beneficiaries/beneficiaries.routes.js';
-import { BeneficiariesService } from './modules/beneficiaries/beneficiaries.service.js';
 import { checkoutRoutes } from './modules/checkout/checkout.routes.js';
-import { CheckoutService } from './modules/checkout/checkout.service.js';
 import { collectionsRoutes } from './modules/collections/collections.routes.js';
-import { CollectionsService } from './modules/collections/collections.service.js';
 import { credentialsRoutes } from './modules/credentials/credentials.routes.js';
-import { CredentialsService } from './modules/credentials/credentials.service.js';
 import { ledgerRoutes } from './modules/ledger/ledger.routes.js';
 import { depositsRoutes } from './modules/deposits/deposits.routes.js';
-import { DepositsService } from './modules/deposits/deposits.service.js';
 import { payoutsRoutes } from './modules/payouts/payouts.routes.js';
-import { PayoutsService } from './modules/payouts/payouts.service.js';
 import { marketDataRoutes } from './modules/market-data/market-data.routes.js';
-import { MarketDataService } from './modules/market-data/market-data.service.js';
-import { Lifecycle } from './modules/lifecycle/lifecycle.service.js';
-import { Submitter } from './modules/lifecycle/submitter.js';
-import { ProviderNotices } from './modules/lifecycle/notices.service.js';
-import { buildProviders, type ProviderPlan, type ProviderRegistry } from './modules/providers/providers.registry.js';
-import { exponentOf } from './modules/providers/connector-config.js';
+import type { ProviderPlan } from './modules/providers/providers.registry.js';
 import { operatorCallbackRoutes, providersRoutes } from './modules/lifecycle/callbacks.routes.js';
 import { refundsRoutes } from './modules/refunds/refunds.routes.js';
 import { riskRoutes } from './modules/risk/risk.routes.js';
-import { RiskService } from './modules/risk/risk.service.js';
-import { RefundsService } from './modules/refunds/refunds.service.js';
 import { sandboxRoutes } from './modules/sandbox/sandbox.routes.js';
-import { SandboxService } from './modules/sandbox/sandbox.service.js';
 import { systemRoutes } from './modules/system/system.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
-import { WebhooksService } from './modules/webhooks/webhooks.service.js';
 import type { Resolve } from './modules/webhooks/url-guard.js';
-import type { Registry } from 'prom-client';
 
 export const API_VERSION = '2.5.0';
 export const BODY_LIMIT = 1024 * 1024;
@@ -71,26 +54,7 @@ export interface AppDeps {
   resolve?: Resolve;
 }
 
-export interface Services {
-  /** What requests' committed work tells the background workers (they listen while they run). */
-  afterCommit: AfterCommit;
-  tokens: TokenService;
-  credentials: CredentialsService;
-  idempotency: IdempotencyEngine;
-  collections: CollectionsService;
-  checkout: CheckoutService;
-  refunds: RefundsService;
-  risk: RiskService;
-  marketData: MarketDataService;
-  deposits: DepositsService;
-  payouts: PayoutsService;
-  lifecycle: Lifecycle;
-  providers: ProviderRegistry;
-  notices: ProviderNotices;
-  submitter: Submitter;
-  webhooks: WebhooksService;
-  metrics: Registry;
-}
+export type { Services };
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -208,62 +172,40 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   registerRateLimit(app, { perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst });
   const registry = registerMetrics(app);
 
-  const idempotency = new IdempotencyEngine(db, config.idempotencyRetentionSeconds);
-  const afterCommit = new AfterCommit();
-  const cursors = new CursorCodec(deps.keys.cursorKey);
-  const credentials = new CredentialsService(tokens, config.paymentsEnv);
-  const workerDb = deps.workerDb ?? db;
-  const providers = buildProviders(deps.providerPlan, config, workerDb, deps.keys.sandboxProviderSecret, deps.catalogue, app.log);
-  const collections = new CollectionsService(db, deps.catalogue, idempotency, cursors, providers, afterCommit);
-  const risk = new RiskService(db, idempotency, cursors);
-  const refunds = new RefundsService(db, idempotency, cursors, (tx, workspaceId, refundId) => risk.afterRefundRequested(tx, workspaceId, refundId), afterCommit);
-  const marketData = new MarketDataService(db, idempotency, cursors, config.rateMaxAgeSeconds);
-  const deposits = new DepositsService(db, deps.catalogue, idempotency, cursors, marketData, {
-    env: config.paymentsEnv,
-    autoconvertFeeBps: config.autoconvertFeeBps,
+  const services = compose({
+    config,
+    db,
+    workerDb: deps.workerDb ?? db,
+    keys: deps.keys,
+    catalogue: deps.catalogue,
+    providerPlan: deps.providerPlan,
+    tokens,
+    metrics: registry,
     log: app.log,
+    resolve: deps.resolve,
   });
-  const payouts = new PayoutsService(db, deps.catalogue, idempotency, cursors, marketData, risk, providers, afterCommit);
-  const checkout = new CheckoutService(db, deps.catalogue, collections, idempotency, cursors, { env: config.paymentsEnv, publicBaseUrl: config.publicBaseUrl });
-  // In the transaction that moves a collection: its checkout session follows, and the risk rules look at it.
-  const lifecycle = new Lifecycle(
-    app.log,
-    async (tx, workspaceId, collection) => {
-      await checkout.followCollection(tx, workspaceId, collection);
-      await risk.afterCollectionMoved(tx, workspaceId, collection);
-    },
-    (currency) => exponentOf(deps.catalogue, currency),
-  );
-  const notices = new ProviderNotices(db, providers, lifecycle, app.log);
-  // As many initiations in flight as API requests can hold connections: under load, payers' prompts go out as fast as
-  // collections are created (with 8 against the API's 20, 6,000 of 9,000 created in a 20 s run waited ~10 s for theirs).
-  // At most the background pool less 4 connections, which stay for the webhook relay and the sweeps.
-  // An initiation is held by its sender for longer than any provider call may take (gateways: 15 s).
-  const leaseSeconds = Math.ceil(Math.max(config.operatorTimeoutMs, 15_000) / 1000) + 5;
-  const submitter = new Submitter(workerDb, providers, lifecycle, app.log, Math.max(1, Math.min(config.dbPoolSize, config.workerDbPoolSize - 4)), leaseSeconds);
-  const webhooks = new WebhooksService(db, config.paymentsEnv, idempotency, cursors, afterCommit, deps.resolve);
 
   systemRoutes(app, { db, registry, migrationCount: deps.migrationCount, isDraining: () => draining });
-  credentialsRoutes(app, { db, credentials, idempotency, env: config.paymentsEnv });
-  collectionsRoutes(app, collections);
-  checkoutRoutes(app, checkout, { perSecond: config.checkoutRateLimitPerSecond, burst: config.checkoutRateLimitBurst });
-  refundsRoutes(app, refunds);
+  credentialsRoutes(app, { db, credentials: services.credentials, idempotency: services.idempotency, env: config.paymentsEnv });
+  collectionsRoutes(app, services.collections);
+  checkoutRoutes(app, services.checkout, { perSecond: config.checkoutRateLimitPerSecond, burst: config.checkoutRateLimitBurst });
+  refundsRoutes(app, services.refunds);
   ledgerRoutes(app, db);
-  beneficiariesRoutes(app, new BeneficiariesService(db, deps.catalogue, idempotency, cursors));
-  marketDataRoutes(app, marketData);
-  riskRoutes(app, risk);
-  depositsRoutes(app, deposits, config.paymentsEnv);
-  payoutsRoutes(app, payouts);
-  providersRoutes(app, notices);
-  operatorCallbackRoutes(app, notices);
-  webhooksRoutes(app, webhooks);
+  beneficiariesRoutes(app, services.beneficiaries);
+  marketDataRoutes(app, services.marketData);
+  riskRoutes(app, services.risk);
+  depositsRoutes(app, services.deposits, config.paymentsEnv);
+  payoutsRoutes(app, services.payouts);
+  providersRoutes(app, services.notices);
+  operatorCallbackRoutes(app, services.notices);
+  webhooksRoutes(app, services.webhooks);
   // The simulate endpoints exist only in the sandbox: in production they are unknown routes (404).
-  if (config.paymentsEnv === 'sandbox' && providers.sandbox) sandboxRoutes(app, new SandboxService(idempotency, lifecycle, providers.sandbox));
+  if (services.sandbox) sandboxRoutes(app, services.sandbox);
 
   await app.ready();
   return {
     app,
-    services: { afterCommit, tokens, credentials, idempotency, collections, checkout, refunds, risk, marketData, deposits, payouts, lifecycle, providers, notices, submitter, webhooks, metrics: registry },
+    services,
     drain: () => {
       draining = true;
     },

@@ -1,0 +1,128 @@
+// Composition: every service of the app, constructed once and wired to each other (no HTTP here). buildApp gives
+// them their routes; the workers (src/workers) give them their background jobs.
+import type { FastifyBaseLogger } from 'fastify';
+import type { Registry } from 'prom-client';
+import type { Config } from './config.js';
+import type { Db } from './db/pool.js';
+import { AfterCommit } from './platform/after-commit.js';
+import { IdempotencyEngine } from './platform/idempotency.js';
+import { CursorCodec } from './platform/pagination.js';
+import type { ServiceKeys } from './platform/secrets.js';
+import type { TokenService } from './platform/tokens.js';
+import { BeneficiariesService } from './modules/beneficiaries/beneficiaries.service.js';
+import type { MarketCatalogue } from './modules/catalogue/catalogue.js';
+import { CheckoutService } from './modules/checkout/checkout.service.js';
+import { CollectionsService } from './modules/collections/collections.service.js';
+import { CredentialsService } from './modules/credentials/credentials.service.js';
+import { DepositsService } from './modules/deposits/deposits.service.js';
+import { Lifecycle } from './modules/lifecycle/lifecycle.service.js';
+import { ProviderNotices } from './modules/lifecycle/notices.service.js';
+import { Submitter } from './modules/lifecycle/submitter.js';
+import { MarketDataService } from './modules/market-data/market-data.service.js';
+import { PayoutsService } from './modules/payouts/payouts.service.js';
+import { exponentOf } from './modules/providers/connector-config.js';
+import { buildProviders, type ProviderPlan, type ProviderRegistry } from './modules/providers/providers.registry.js';
+import { RefundsService } from './modules/refunds/refunds.service.js';
+import { RiskService } from './modules/risk/risk.service.js';
+import { SandboxService } from './modules/sandbox/sandbox.service.js';
+import type { Resolve } from './modules/webhooks/url-guard.js';
+import { WebhooksService } from './modules/webhooks/webhooks.service.js';
+
+export interface CompositionDeps {
+  config: Config;
+  db: Db;
+  /** The background work's connections: the submitter's and the providers'. */
+  workerDb: Db;
+  keys: ServiceKeys;
+  catalogue: MarketCatalogue;
+  providerPlan: ProviderPlan;
+  tokens: TokenService;
+  metrics: Registry;
+  log: FastifyBaseLogger;
+  resolve?: Resolve | undefined;
+}
+
+export interface Services {
+  /** What requests' committed work tells the background workers (they listen while they run). */
+  afterCommit: AfterCommit;
+  tokens: TokenService;
+  credentials: CredentialsService;
+  idempotency: IdempotencyEngine;
+  collections: CollectionsService;
+  checkout: CheckoutService;
+  refunds: RefundsService;
+  risk: RiskService;
+  marketData: MarketDataService;
+  deposits: DepositsService;
+  payouts: PayoutsService;
+  beneficiaries: BeneficiariesService;
+  lifecycle: Lifecycle;
+  providers: ProviderRegistry;
+  notices: ProviderNotices;
+  submitter: Submitter;
+  webhooks: WebhooksService;
+  /** The simulate endpoints' service: only in the sandbox, when the simulator runs a rail. */
+  sandbox: SandboxService | undefined;
+  metrics: Registry;
+}
+
+export function compose(deps: CompositionDeps): Services {
+  const { config, db, workerDb, log, tokens } = deps;
+  const idempotency = new IdempotencyEngine(db, config.idempotencyRetentionSeconds);
+  const afterCommit = new AfterCommit();
+  const cursors = new CursorCodec(deps.keys.cursorKey);
+  const credentials = new CredentialsService(tokens, config.paymentsEnv);
+  const providers = buildProviders(deps.providerPlan, config, workerDb, deps.keys.sandboxProviderSecret, deps.catalogue, log);
+  const collections = new CollectionsService(db, deps.catalogue, idempotency, cursors, providers, afterCommit);
+  const risk = new RiskService(db, idempotency, cursors);
+  const refunds = new RefundsService(db, idempotency, cursors, (tx, workspaceId, refundId) => risk.afterRefundRequested(tx, workspaceId, refundId), afterCommit);
+  const marketData = new MarketDataService(db, idempotency, cursors, config.rateMaxAgeSeconds);
+  const deposits = new DepositsService(db, deps.catalogue, idempotency, cursors, marketData, {
+    env: config.paymentsEnv,
+    autoconvertFeeBps: config.autoconvertFeeBps,
+    log: log,
+  });
+  const payouts = new PayoutsService(db, deps.catalogue, idempotency, cursors, marketData, risk, providers, afterCommit);
+  const checkout = new CheckoutService(db, deps.catalogue, collections, idempotency, cursors, { env: config.paymentsEnv, publicBaseUrl: config.publicBaseUrl });
+  // In the transaction that moves a collection: its checkout session follows, and the risk rules look at it.
+  const lifecycle = new Lifecycle(
+    log,
+    async (tx, workspaceId, collection) => {
+      await checkout.followCollection(tx, workspaceId, collection);
+      await risk.afterCollectionMoved(tx, workspaceId, collection);
+    },
+    (currency) => exponentOf(deps.catalogue, currency),
+  );
+  const notices = new ProviderNotices(db, providers, lifecycle, log);
+  // As many initiations in flight as API requests can hold connections: under load, payers' prompts go out as fast as
+  // collections are created (with 8 against the API's 20, 6,000 of 9,000 created in a 20 s run waited ~10 s for theirs).
+  // At most the background pool less 4 connections, which stay for the webhook relay and the sweeps.
+  // An initiation is held by its sender for longer than any provider call may take (gateways: 15 s).
+  const leaseSeconds = Math.ceil(Math.max(config.operatorTimeoutMs, 15_000) / 1000) + 5;
+  const submitter = new Submitter(workerDb, providers, lifecycle, log, Math.max(1, Math.min(config.dbPoolSize, config.workerDbPoolSize - 4)), leaseSeconds);
+  const webhooks = new WebhooksService(db, config.paymentsEnv, idempotency, cursors, afterCommit, deps.resolve);
+
+  const beneficiaries = new BeneficiariesService(db, deps.catalogue, idempotency, cursors);
+  const sandbox = config.paymentsEnv === 'sandbox' && providers.sandbox ? new SandboxService(idempotency, lifecycle, providers.sandbox) : undefined;
+  return {
+    afterCommit,
+    tokens,
+    credentials,
+    idempotency,
+    collections,
+    checkout,
+    refunds,
+    risk,
+    marketData,
+    deposits,
+    payouts,
+    beneficiaries,
+    lifecycle,
+    providers,
+    notices,
+    submitter,
+    webhooks,
+    sandbox,
+    metrics: deps.metrics,
+  };
+}
