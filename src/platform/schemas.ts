@@ -16,9 +16,9 @@ export function component<T extends TSchema>(id: string, schema: T): TUnsafe<Sta
   return Type.Unsafe<Static<T>>({ $ref: `${id}#` });
 }
 
-/** Every named component, for `app.addSchema`. */
+/** Every named component, for `app.addSchema`, by name (so the document's order does not follow import order). */
 export function componentSchemas(): readonly TSchema[] {
-  return components;
+  return [...components].sort((a, b) => String(a.$id).localeCompare(String(b.$id)));
 }
 
 export const ProblemSchema = Type.Object(
