@@ -18,7 +18,8 @@ export function component<T extends TSchema>(id: string, schema: T): TUnsafe<Sta
 
 /** Every named component, for `app.addSchema`, by name (so the document's order does not follow import order). */
 export function componentSchemas(): readonly TSchema[] {
-  return [...components].sort((a, b) => String(a.$id).localeCompare(String(b.$id)));
+  const id = (schema: TSchema): string => String((schema as { $id?: string }).$id);
+  return [...components].sort((a, b) => id(a).localeCompare(id(b)));
 }
 
 export const ProblemSchema = Type.Object(
