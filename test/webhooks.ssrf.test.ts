@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadCatalogue, MarketCatalogue } from '../src/modules/catalogue/catalogue.js';
+import { isInternalAddress } from '../src/modules/webhooks/url-guard.js';
 import { assertProblem, createCollection, createWorkspace, request, startTestApp, waitFor, type ApiResponse, type TestApp } from './helpers/harness.js';
 
 const PUBLIC_ADDRESS = '93.184.215.14';
@@ -312,4 +313,34 @@ describe('sandbox: local receivers are allowed', () => {
       assert.equal(res.body.url, url);
     });
   }
+});
+
+describe('which addresses are internal', () => {
+  it('only global unicast addresses may be reached; an IPv4-mapped one is judged by its IPv4 address', () => {
+    for (const address of ['8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8']) assert.equal(isInternalAddress(address), false, address);
+    for (const address of [
+      '10.0.0.1',
+      '127.0.0.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '192.0.2.1',
+      '198.18.0.1',
+      '0.0.0.0',
+      '255.255.255.255',
+      '224.0.0.1',
+      '::1',
+      '::',
+      '::ffff:127.0.0.1',
+      '::a00:1', // IPv4-compatible (deprecated)
+      '64:ff9b::808:808', // NAT64
+      '2001:db8::1',
+      'fe80::1',
+      'fc00::1',
+      '2002::1', // 6to4
+      '2001::1', // Teredo
+      'not an address',
+    ]) {
+      assert.equal(isInternalAddress(address), true, address);
+    }
+  });
 });

@@ -3,74 +3,27 @@
 // again at every delivery, on the addresses the connection actually uses (a name may resolve elsewhere later).
 // The sandbox allows both, so an integrator can point it at a local receiver.
 import dns from 'node:dns';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import type { PaymentsEnv } from '../../config.js';
 import { parseHttpUrl } from '../../platform/http-url.js';
 
 export const MAX_URL_LENGTH = 2048;
 
-const INTERNAL = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8], // "this" network
-  ['10.0.0.0', 8], // private
-  ['100.64.0.0', 10], // carrier-grade NAT
-  ['127.0.0.0', 8], // loopback
-  ['169.254.0.0', 16], // link-local, cloud metadata services
-  ['172.16.0.0', 12], // private
-  ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.0.2.0', 24], // documentation
-  ['192.168.0.0', 16], // private
-  ['198.18.0.0', 15], // benchmarking
-  ['198.51.100.0', 24], // documentation
-  ['203.0.113.0', 24], // documentation
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, broadcast
-] as const) {
-  INTERNAL.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [
-  ['::', 128], // unspecified
-  ['::1', 128], // loopback
-  ['::', 96], // IPv4-compatible (deprecated)
-  ['::ffff:0:0:0', 96], // IPv4-translated
-  ['64:ff9b:1::', 48], // local-use NAT64
-  ['2001::', 32], // Teredo (the IPv4 inside is obscured)
-  ['2002::', 16], // 6to4 (deprecated; may wrap any IPv4 address)
-  ['100::', 64], // discard
-  ['2001:db8::', 32], // documentation
-  ['fc00::', 7], // unique local
-  ['fe80::', 10], // link-local
-  ['fec0::', 10], // site-local (deprecated)
-  ['ff00::', 8], // multicast
-] as const) {
-  INTERNAL.addSubnet(network, prefix, 'ipv6');
-}
-
 /**
- * The IPv4 address an IPv4-mapped (::ffff:a.b.c.d) or NAT64 (64:ff9b::a.b.c.d) address stands for, if it is
- * one. Checked explicitly rather than by an IPv6 rule: BlockList matches plain IPv4 addresses against
- * IPv6 rules as if mapped, so a ::ffff:0:0/96 rule would refuse every IPv4 address.
+ * True for an address no production webhook may reach: anything ipaddr.js does not class as global unicast
+ * (loopback, private, link-local and cloud metadata, carrier-grade NAT, documentation, benchmarking, multicast,
+ * reserved, unique local, 6to4, Teredo, NAT64…), judged on the IPv4 address an IPv4-mapped one stands for. The
+ * deprecated IPv4-compatible form (::a.b.c.d), which ipaddr.js calls unicast, is refused too. Not an address: refused.
  */
-function embeddedIpv4(address: string): string | undefined {
-  const m = /^(?:::ffff|64:ff9b:):([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address) ?? /^(?:::ffff|64:ff9b:):(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (!m) return undefined;
-  if (m[2] === undefined) return m[1];
-  const hi = parseInt(m[1] as string, 16);
-  const lo = parseInt(m[2], 16);
-  return [hi >> 8, hi & 255, lo >> 8, lo & 255].join('.');
+export function isInternalAddress(address: string): boolean {
+  if (!ipaddr.isValid(address) || isIP(address) === 0) return true;
+  const parsed = ipaddr.process(address);
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).match(IPV4_COMPATIBLE)) return true;
+  return parsed.range() !== 'unicast';
 }
 
-/** True for an address no production webhook may reach. */
-export function isInternalAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return INTERNAL.check(address, 'ipv4');
-  if (family === 6) {
-    const embedded = embeddedIpv4(address);
-    if (embedded !== undefined) return isInternalAddress(embedded);
-    return INTERNAL.check(address, 'ipv6');
-  }
-  return true; // not an address at all: refuse
-}
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96') as [ipaddr.IPv6, number];
 
 /** The host part of a URL as a resolver or isIP understands it ([::1] → ::1). */
 export function hostOf(url: URL): string {
