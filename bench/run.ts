@@ -36,7 +36,9 @@ if (!Number.isFinite(SECONDS) || SECONDS < 1) throw new Error('--seconds must be
 const SHORT = Math.max(1, Math.round(SECONDS / 2));
 const CONNECTIONS = 64;
 const FULL = SECONDS >= 20;
-const OUT = args.out ?? (FULL ? path.join(import.meta.dirname, 'results') : await mkdtemp(path.join(os.tmpdir(), 'payments-bench-results-')));
+const OUT =
+  args.out ??
+  (FULL ? path.join(import.meta.dirname, 'results') : await mkdtemp(path.join(os.tmpdir(), 'payments-bench-results-')));
 const PROFILES = path.join(import.meta.dirname, 'profiles');
 const MACHINE_PG = 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -96,7 +98,8 @@ function settle(databaseUrl: string): Promise<void> {
         `SELECT (SELECT count(*) FROM collections WHERE submitted_at IS NULL) + (SELECT count(*) FROM outbox WHERE published_at IS NULL) AS backlog`,
       );
       if (Number(rows[0]?.backlog) === 0) return;
-      if (Date.now() > until) throw new Error(`the service still had ${rows[0]?.backlog} collections or events to process after 120 s`);
+      if (Date.now() > until)
+        throw new Error(`the service still had ${rows[0]?.backlog} collections or events to process after 120 s`);
       await new Promise((r) => setTimeout(r, 250));
     }
   });
@@ -114,7 +117,8 @@ async function measure(label: string, service: RunningService): Promise<Pass> {
     seconds,
     expect: 201,
   });
-  const create = (seconds: number, rate?: number) => (rate === undefined ? load(createLoad(seconds)) : paced({ ...createLoad(seconds), rate }));
+  const create = (seconds: number, rate?: number) =>
+    rate === undefined ? load(createLoad(seconds)) : paced({ ...createLoad(seconds), rate });
   const rss = async () => `peak RSS so far ${Math.round((await service.peakRss()) / 1048576)} MB`;
   log(`${label}: warming up; ${await rss()}`);
   await create(Math.min(3, SHORT));
@@ -132,13 +136,21 @@ async function measure(label: string, service: RunningService): Promise<Pass> {
   const half = await create(SHORT, rate);
   await settle(service.databaseUrl);
   log(`${label}: ${await rss()}; (c) list, limit=100, ${SHORT} s`);
-  const list = await load({ url: `${service.url}${LIST_PATH}`, headers: auth, connections: CONNECTIONS, seconds: SHORT, expect: 200 });
+  const list = await load({
+    url: `${service.url}${LIST_PATH}`,
+    headers: auth,
+    connections: CONNECTIONS,
+    seconds: SHORT,
+    expect: 200,
+  });
   log(`${label}: ${await rss()}; (e) webhook deliveries`);
   const webhooks = await measureWebhooks(service, FULL ? 5000 : 2000, FULL ? 300 : 100);
   const peak = await service.peakRss();
   // The ceiling last, with the service frozen (SIGSTOP; the embedded database runs on): its workers would otherwise
   // hand the replayed collections to the provider during the replay, and the backlog would spill into later runs.
-  log(`${label}: peak RSS ${Math.round(peak / 1048576)} MB; (b) the statements of a create and its initiation over raw pg, ${CONNECTIONS} connections, ${SECONDS} s`);
+  log(
+    `${label}: peak RSS ${Math.round(peak / 1048576)} MB; (b) the statements of a create and its initiation over raw pg, ${CONNECTIONS} connections, ${SECONDS} s`,
+  );
   service.pause();
   try {
     const capture = await captureCreate(service.databaseUrl, service.demoToken, CREATE_PATH, CREATE_BODY);
@@ -146,7 +158,13 @@ async function measure(label: string, service: RunningService): Promise<Pass> {
     log(`${label}: (b) the create request's statements alone over raw pg, ${CONNECTIONS} connections, ${SECONDS} s`);
     const rawHandler = await replay(service.databaseUrl, capture, CONNECTIONS, SECONDS, false);
     log(`${label}: (c) the list request's statements over raw pg, ${CONNECTIONS} connections, ${SHORT} s`);
-    const rawList = await replay(service.databaseUrl, await captureList(service.databaseUrl, service.demoToken, LIST_PATH), CONNECTIONS, SHORT, false);
+    const rawList = await replay(
+      service.databaseUrl,
+      await captureList(service.databaseUrl, service.demoToken, LIST_PATH),
+      CONNECTIONS,
+      SHORT,
+      false,
+    );
     return {
       database: label,
       create: max,
@@ -207,22 +225,53 @@ function targets(helloRate: number, passes: Pass[]): Target[] {
   return passes.flatMap((p) => {
     const ratio = (a: number, b: number) => (b === 0 ? 0 : Math.round((a / b) * 100) / 100);
     const t: Target[] = [
-      { database: p.database, target: 'create ≥ 0.6 × raw SQL (create + initiation)', measured: `${ratio(p.create.per_second, p.raw_create.per_second)} ×`, met: p.create.per_second >= 0.6 * p.raw_create.per_second },
-      { database: p.database, target: 'p99 ≤ 25 ms at half the max create rate', measured: `${p.create_at_half_rate.p99_ms} ms`, met: p.create_at_half_rate.p99_ms <= 25 },
-      { database: p.database, target: 'list ≥ 0.25 × hello', measured: `${ratio(p.list.per_second, helloRate)} × (the database alone: ${ratio(p.raw_list.per_second, helloRate)} ×)`, met: p.list.per_second >= 0.25 * helloRate },
-      { database: p.database, target: 'deliveries ≥ 1,000/s', measured: `${p.webhooks.deliveries_per_second}/s`, met: p.webhooks.deliveries_per_second >= 1000 },
-      { database: p.database, target: 'p99 change→delivery ≤ 1 s', measured: `${p.webhooks.change_to_delivery_p99_ms} ms`, met: p.webhooks.change_to_delivery_p99_ms <= 1000 },
+      {
+        database: p.database,
+        target: 'create ≥ 0.6 × raw SQL (create + initiation)',
+        measured: `${ratio(p.create.per_second, p.raw_create.per_second)} ×`,
+        met: p.create.per_second >= 0.6 * p.raw_create.per_second,
+      },
+      {
+        database: p.database,
+        target: 'p99 ≤ 25 ms at half the max create rate',
+        measured: `${p.create_at_half_rate.p99_ms} ms`,
+        met: p.create_at_half_rate.p99_ms <= 25,
+      },
+      {
+        database: p.database,
+        target: 'list ≥ 0.25 × hello',
+        measured: `${ratio(p.list.per_second, helloRate)} × (the database alone: ${ratio(p.raw_list.per_second, helloRate)} ×)`,
+        met: p.list.per_second >= 0.25 * helloRate,
+      },
+      {
+        database: p.database,
+        target: 'deliveries ≥ 1,000/s',
+        measured: `${p.webhooks.deliveries_per_second}/s`,
+        met: p.webhooks.deliveries_per_second >= 1000,
+      },
+      {
+        database: p.database,
+        target: 'p99 change→delivery ≤ 1 s',
+        measured: `${p.webhooks.change_to_delivery_p99_ms} ms`,
+        met: p.webhooks.change_to_delivery_p99_ms <= 1000,
+      },
       { database: p.database, target: 'peak RSS ≤ 200 MB', measured: `${p.peak_rss_mb} MB`, met: p.peak_rss_mb <= 200 },
     ];
     if (p.database === 'embedded') {
-      t.splice(1, 0, { database: p.database, target: 'embedded ≥ 500 creates/s', measured: `${p.create.per_second}/s`, met: p.create.per_second >= 500 });
+      t.splice(1, 0, {
+        database: p.database,
+        target: 'embedded ≥ 500 creates/s',
+        measured: `${p.create.per_second}/s`,
+        met: p.create.per_second >= 500,
+      });
     }
     return t;
   });
 }
 
 function markdown(at: string, helloResult: LoadResult, passes: Pass[], checks: Target[]): string {
-  const ms = (r: { p50_ms: number; p99_ms: number; machine_busy_pct: number }) => `${r.p50_ms} / ${r.p99_ms} ms | ${r.machine_busy_pct}%`;
+  const ms = (r: { p50_ms: number; p99_ms: number; machine_busy_pct: number }) =>
+    `${r.p50_ms} / ${r.p99_ms} ms | ${r.machine_busy_pct}%`;
   const rows = passes.flatMap((p) => [
     `| ${p.database} | (a) create collection, fresh key, ${CONNECTIONS} connections | ${p.create.per_second}/s | ${ms(p.create)} |`,
     `| ${p.database} | (a) its collections' creation → provider initiation | | ${p.create_to_initiation.p50_ms} / ${p.create_to_initiation.p99_ms} ms | |`,
@@ -256,7 +305,8 @@ function markdown(at: string, helloResult: LoadResult, passes: Pass[], checks: T
 }
 
 const servers: { label: string; base: string | undefined }[] = [];
-if (args.only === undefined || args.only === 'pg') servers.push({ label: 'PostgreSQL', base: process.env.DATABASE_URL || MACHINE_PG });
+if (args.only === undefined || args.only === 'pg')
+  servers.push({ label: 'PostgreSQL', base: process.env.DATABASE_URL || MACHINE_PG });
 if (args.only === undefined || args.only === 'embedded') servers.push({ label: 'embedded', base: undefined });
 if (servers.length === 0) throw new Error("--only takes 'pg' or 'embedded'");
 

@@ -3,7 +3,17 @@
 // callback to the one URL registered in Airtel's portal, refunds by Airtel Money id, and disbursements with
 // their enquiry. Business errors are HTTP 200 with status.success false, as Airtel sends them. Airtel publishes
 // no test numbers: every number pays unless `outcomes` says otherwise.
-import { FakeOperator, bearer, get, newId, type ControlCommand, type FakeOptions, type FakeRequest, type FakeResponse, type Handler } from './fake-server.js';
+import {
+  FakeOperator,
+  bearer,
+  get,
+  newId,
+  type ControlCommand,
+  type FakeOptions,
+  type FakeRequest,
+  type FakeResponse,
+  type Handler,
+} from './fake-server.js';
 
 export interface AirtelFakeOptions extends FakeOptions {
   clientId?: string;
@@ -38,7 +48,11 @@ interface Transaction {
 type Json = Record<string, unknown>;
 
 /** Airtel's envelope for a business outcome: HTTP 200, whatever the outcome. */
-function envelope(success: boolean, fields: { code?: string; message: string; result_code?: string; response_code?: string }, data?: Json): FakeResponse {
+function envelope(
+  success: boolean,
+  fields: { code?: string; message: string; result_code?: string; response_code?: string },
+  data?: Json,
+): FakeResponse {
   const status: Json = { code: fields.code ?? (success ? '200' : '400'), message: fields.message, success };
   if (fields.result_code !== undefined) status.result_code = fields.result_code;
   if (fields.response_code !== undefined) status.response_code = fields.response_code;
@@ -101,7 +115,12 @@ export class AirtelFake extends FakeOperator {
   }
 
   protected faultBody(status: number): FakeResponse {
-    return { status, body: { status: { code: String(status), message: 'Something went wrong', success: false, result_code: 'ESB000001' } } };
+    return {
+      status,
+      body: {
+        status: { code: String(status), message: 'Something went wrong', success: false, result_code: 'ESB000001' },
+      },
+    };
   }
 
   protected routes(): Record<string, Handler> {
@@ -117,10 +136,14 @@ export class AirtelFake extends FakeOperator {
 
   private token(req: FakeRequest): FakeResponse {
     const body = req.json;
-    if (get(body, 'client_id') !== (this.settings.clientId ?? 'fake-client-id') || get(body, 'client_secret') !== (this.settings.clientSecret ?? 'fake-client-secret')) {
+    if (
+      get(body, 'client_id') !== (this.settings.clientId ?? 'fake-client-id') ||
+      get(body, 'client_secret') !== (this.settings.clientSecret ?? 'fake-client-secret')
+    ) {
       return { status: 400, body: { error_description: 'Invalid client authentication', error: 'invalid_client' } };
     }
-    if (get(body, 'grant_type') !== 'client_credentials') return { status: 400, body: { error_description: 'Invalid grant_type', error: 'unsupported_grant_type' } };
+    if (get(body, 'grant_type') !== 'client_credentials')
+      return { status: 400, body: { error_description: 'Invalid grant_type', error: 'unsupported_grant_type' } };
     const token = newId(32, 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789');
     this.tokens.add(token);
     return { status: 200, body: { token_type: 'bearer', access_token: token, expires_in: '180' } };
@@ -130,16 +153,32 @@ export class AirtelFake extends FakeOperator {
   private api(req: FakeRequest, handle: (body: Json) => FakeResponse): FakeResponse {
     const token = bearer(req);
     const challenge = { 'www-authenticate': 'Bearer realm="service"' };
-    if (token === undefined) return { status: 401, headers: challenge, body: { error_description: 'The access token is missing', error: 'invalid_request' } };
-    if (!this.tokens.has(token)) return { status: 401, headers: challenge, body: { error_description: 'The access token is invalid or has expired', error: 'invalid_token' } };
+    if (token === undefined)
+      return {
+        status: 401,
+        headers: challenge,
+        body: { error_description: 'The access token is missing', error: 'invalid_request' },
+      };
+    if (!this.tokens.has(token))
+      return {
+        status: 401,
+        headers: challenge,
+        body: { error_description: 'The access token is invalid or has expired', error: 'invalid_token' },
+      };
     const country = req.headers['x-country'];
-    if (country === undefined) return { status: 400, body: { status_message: 'Partner not found', status_code: 'ROUTER110' } };
+    if (country === undefined)
+      return { status: 400, body: { status_message: 'Partner not found', status_code: 'ROUTER110' } };
     if (country !== this.country) return envelope(false, { message: 'Invalid Country', result_code: 'ROUTER006' });
-    if (req.headers['x-currency'] !== this.currency) return envelope(false, { message: 'Invalid/Missing Currency', result_code: 'ROUTER119' });
+    if (req.headers['x-currency'] !== this.currency)
+      return envelope(false, { message: 'Invalid/Missing Currency', result_code: 'ROUTER119' });
     if (req.method === 'POST') {
       if (!(req.headers['content-type'] ?? '').startsWith('application/json')) return { status: 415 };
       const queued = this.businessErrors.shift();
-      if (queued !== undefined) return envelope(false, { message: MESSAGES[queued] ?? 'Failed', ...(queued.startsWith('DP') ? { response_code: queued } : { result_code: queued }) });
+      if (queued !== undefined)
+        return envelope(false, {
+          message: MESSAGES[queued] ?? 'Failed',
+          ...(queued.startsWith('DP') ? { response_code: queued } : { result_code: queued }),
+        });
     }
     return handle(typeof req.json === 'object' && req.json !== null ? (req.json as Json) : {});
   }
@@ -147,29 +186,51 @@ export class AirtelFake extends FakeOperator {
   private msisdnProblem(msisdn: unknown): FakeResponse | undefined {
     const digits = this.settings.msisdnDigits ?? 9;
     if (typeof msisdn === 'string' && new RegExp(`^[0-9]{${digits}}$`).test(msisdn)) return undefined;
-    return envelope(false, { message: `Invalid MSISDN Length. MSISDN Length should be ${digits}`, result_code: 'ESB000033' });
+    return envelope(false, {
+      message: `Invalid MSISDN Length. MSISDN Length should be ${digits}`,
+      result_code: 'ESB000033',
+    });
   }
 
   private pay(body: Json): FakeResponse {
     const reference = body.reference;
     const id = get(body, 'transaction', 'id');
     const amount = get(body, 'transaction', 'amount');
-    if (typeof reference !== 'string' || typeof id !== 'string' || id === '' || get(body, 'subscriber', 'msisdn') === undefined) {
+    if (
+      typeof reference !== 'string' ||
+      typeof id !== 'string' ||
+      id === '' ||
+      get(body, 'subscriber', 'msisdn') === undefined
+    ) {
       return envelope(false, { message: 'Missing header/body params', result_code: 'ROUTER003' });
     }
-    if (!/^[A-Za-z0-9]{4,64}$/.test(reference)) return envelope(false, { message: 'Reference must be 4 to 64 letters and digits', result_code: 'ESB000008' });
+    if (!/^[A-Za-z0-9]{4,64}$/.test(reference))
+      return envelope(false, { message: 'Reference must be 4 to 64 letters and digits', result_code: 'ESB000008' });
     const msisdn = get(body, 'subscriber', 'msisdn');
     const refused = this.msisdnProblem(msisdn);
     if (refused) return refused;
     if (typeof amount !== 'number' || !(amount > 0) || !/^[0-9]+(\.[0-9]{1,3})?$/.test(String(amount))) {
       return envelope(false, { message: 'Invalid Amount', result_code: 'ESB000008', response_code: 'DP00800001004' });
     }
-    if (this.transactions.has(id)) return envelope(false, { message: 'External Transaction ID already exists.', result_code: 'ESB000041' });
-    const transaction: Transaction = { kind: 'payment', id, amount, msisdn: String(msisdn), status: 'TIP', code: undefined, airtelMoneyId: undefined };
+    if (this.transactions.has(id))
+      return envelope(false, { message: 'External Transaction ID already exists.', result_code: 'ESB000041' });
+    const transaction: Transaction = {
+      kind: 'payment',
+      id,
+      amount,
+      msisdn: String(msisdn),
+      status: 'TIP',
+      code: undefined,
+      airtelMoneyId: undefined,
+    };
     this.transactions.set(id, transaction);
     const outcome = this.outcomes.get(transaction.msisdn) ?? { status: 'TS' };
     if (outcome.status !== 'TIP') this.later(this.actAfterMs, () => this.settle(transaction, outcome));
-    return envelope(true, { message: 'SUCCESS', result_code: 'ESB000010', response_code: 'DP00800001006' }, { transaction: { id, status: 'SUCCESS' } });
+    return envelope(
+      true,
+      { message: 'SUCCESS', result_code: 'ESB000010', response_code: 'DP00800001006' },
+      { transaction: { id, status: 'SUCCESS' } },
+    );
   }
 
   /** The payer answers the push: TS or TF, and the callback to the portal's URL (final states only). */
@@ -181,7 +242,10 @@ export class AirtelFake extends FakeOperator {
     this.sendCallback(this.callbackUrl, {
       transaction: {
         id: transaction.id,
-        message: transaction.status === 'TS' ? `Paid ${this.currency} ${transaction.amount}, Trans ID ${transaction.airtelMoneyId}.` : (MESSAGES[transaction.code] ?? 'Failed'),
+        message:
+          transaction.status === 'TS'
+            ? `Paid ${this.currency} ${transaction.amount}, Trans ID ${transaction.airtelMoneyId}.`
+            : (MESSAGES[transaction.code] ?? 'Failed'),
         status_code: transaction.status,
         airtel_money_id: transaction.airtelMoneyId,
       },
@@ -193,38 +257,71 @@ export class AirtelFake extends FakeOperator {
     const transaction = this.transactions.get(id);
     if (!transaction || transaction.kind !== kind) {
       const response_code = kind === 'payment' ? 'DP00800001025' : 'DP00900001015';
-      return envelope(false, { code: '404', message: 'No Transaction Found With Provided Transaction Id.', result_code: 'ESB000045', response_code });
+      return envelope(false, {
+        code: '404',
+        message: 'No Transaction Found With Provided Transaction Id.',
+        result_code: 'ESB000045',
+        response_code,
+      });
     }
     const data: Json = { id: transaction.id, status: transaction.status };
     if (transaction.airtelMoneyId !== undefined) data.airtel_money_id = transaction.airtelMoneyId;
-    if (transaction.status !== 'TIP') data.message = transaction.status === 'TF' ? (MESSAGES[transaction.code ?? ''] ?? 'Failed') : 'Success';
-    const response_code = transaction.status === 'TIP' ? (kind === 'payment' ? 'DP00800001006' : 'DP00900001006') : (transaction.code ?? 'DP00800001001');
+    if (transaction.status !== 'TIP')
+      data.message = transaction.status === 'TF' ? (MESSAGES[transaction.code ?? ''] ?? 'Failed') : 'Success';
+    const response_code =
+      transaction.status === 'TIP'
+        ? kind === 'payment'
+          ? 'DP00800001006'
+          : 'DP00900001006'
+        : (transaction.code ?? 'DP00800001001');
     return envelope(true, { message: 'SUCCESS', result_code: 'ESB000010', response_code }, { transaction: data });
   }
 
   private refund(body: Json): FakeResponse {
     const airtelMoneyId = get(body, 'transaction', 'airtel_money_id');
-    if (typeof airtelMoneyId !== 'string') return envelope(false, { message: 'Missing header/body params', result_code: 'ROUTER003' });
-    const original = [...this.transactions.values()].find((t) => t.kind === 'payment' && t.airtelMoneyId === airtelMoneyId);
-    if (!original) return envelope(false, { code: '404', message: 'No Transaction Found With Provided Transaction Id.', result_code: 'ESB000045' });
+    if (typeof airtelMoneyId !== 'string')
+      return envelope(false, { message: 'Missing header/body params', result_code: 'ROUTER003' });
+    const original = [...this.transactions.values()].find(
+      (t) => t.kind === 'payment' && t.airtelMoneyId === airtelMoneyId,
+    );
+    if (!original)
+      return envelope(false, {
+        code: '404',
+        message: 'No Transaction Found With Provided Transaction Id.',
+        result_code: 'ESB000045',
+      });
     if (original.status !== 'TS') return envelope(false, { message: 'Failed', result_code: 'ESB000011' });
     original.status = 'TR';
-    return envelope(true, { message: 'SUCCESS', result_code: 'ESB000010', response_code: 'DP00800001006' }, { transaction: { airtel_money_id: airtelMoneyId, status: 'SUCCESS' } });
+    return envelope(
+      true,
+      { message: 'SUCCESS', result_code: 'ESB000010', response_code: 'DP00800001006' },
+      { transaction: { airtel_money_id: airtelMoneyId, status: 'SUCCESS' } },
+    );
   }
 
   private disburse(body: Json): FakeResponse {
     const id = get(body, 'transaction', 'id');
     const amount = get(body, 'transaction', 'amount');
     const msisdn = get(body, 'payee', 'msisdn');
-    if (typeof id !== 'string' || id === '' || msisdn === undefined || typeof body.reference !== 'string' || get(body, 'transaction', 'type') === undefined) {
+    if (
+      typeof id !== 'string' ||
+      id === '' ||
+      msisdn === undefined ||
+      typeof body.reference !== 'string' ||
+      get(body, 'transaction', 'type') === undefined
+    ) {
       return envelope(false, { message: 'Missing header/body params', response_code: 'DP00900001013' });
     }
-    if (typeof body.pin !== 'string' || body.pin === '') return envelope(false, { message: 'Missing header/body params', response_code: 'DP00900001013' });
-    if (this.settings.pin !== undefined && body.pin !== this.settings.pin) return envelope(false, { message: 'Incorrect Encrypted Pin', response_code: 'DP00900001013' });
+    if (typeof body.pin !== 'string' || body.pin === '')
+      return envelope(false, { message: 'Missing header/body params', response_code: 'DP00900001013' });
+    if (this.settings.pin !== undefined && body.pin !== this.settings.pin)
+      return envelope(false, { message: 'Incorrect Encrypted Pin', response_code: 'DP00900001013' });
     const refused = this.msisdnProblem(msisdn);
     if (refused) return refused;
-    if (typeof amount !== 'number' || !(amount > 0)) return envelope(false, { message: 'Invalid Amount', response_code: 'DP00900001004', result_code: 'ESB000008' });
-    if (this.transactions.has(id)) return envelope(false, { message: 'Duplicate exttRID', response_code: 'DP00900001011', result_code: '521050' });
+    if (typeof amount !== 'number' || !(amount > 0))
+      return envelope(false, { message: 'Invalid Amount', response_code: 'DP00900001004', result_code: 'ESB000008' });
+    if (this.transactions.has(id))
+      return envelope(false, { message: 'Duplicate exttRID', response_code: 'DP00900001011', result_code: '521050' });
     const outcome = this.outcomes.get(String(msisdn)) ?? { status: 'TS' };
     const transaction: Transaction = {
       kind: 'disbursement',
@@ -235,10 +332,22 @@ export class AirtelFake extends FakeOperator {
       code: outcome.status === 'TS' ? 'DP00900001001' : outcome.code,
       airtelMoneyId: outcome.status === 'TS' ? `disburs-${newId(10)}-${id}` : undefined,
     };
-    if (outcome.status === 'TF') return envelope(false, { message: MESSAGES[outcome.code ?? ''] ?? 'Transaction failed', response_code: outcome.code ?? 'DP00900001005' });
+    if (outcome.status === 'TF')
+      return envelope(false, {
+        message: MESSAGES[outcome.code ?? ''] ?? 'Transaction failed',
+        response_code: outcome.code ?? 'DP00900001005',
+      });
     this.transactions.set(id, transaction);
     const data: Json = { reference_id: newId(12, '0123456789'), id, status: transaction.status };
     if (transaction.airtelMoneyId !== undefined) data.airtel_money_id = transaction.airtelMoneyId;
-    return envelope(true, { message: 'SUCCESS', result_code: 'ESB000010', response_code: transaction.status === 'TS' ? 'DP00900001001' : 'DP00900001006' }, { transaction: data });
+    return envelope(
+      true,
+      {
+        message: 'SUCCESS',
+        result_code: 'ESB000010',
+        response_code: transaction.status === 'TS' ? 'DP00900001001' : 'DP00900001006',
+      },
+      { transaction: data },
+    );
   }
 }

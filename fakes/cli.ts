@@ -10,7 +10,12 @@ import { MomoFake } from './mtn-momo.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { port: { type: 'string' }, 'providers-file': { type: 'string' }, 'callback-url': { type: 'string' }, 'act-after-ms': { type: 'string' } },
+  options: {
+    port: { type: 'string' },
+    'providers-file': { type: 'string' },
+    'callback-url': { type: 'string' },
+    'act-after-ms': { type: 'string' },
+  },
 });
 const type = positionals[0];
 const port = values.port === undefined ? 0 : Number(values.port);
@@ -46,8 +51,16 @@ switch (type) {
       base_url: url,
       callback_token: callbackToken,
       target_environment: 'sandbox',
-      collection: { subscription_key: 'fake-collection-key', api_user: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a01', api_key: 'fake-collection-api-key' },
-      disbursement: { subscription_key: 'fake-disbursement-key', api_user: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a02', api_key: 'fake-disbursement-api-key' },
+      collection: {
+        subscription_key: 'fake-collection-key',
+        api_user: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a01',
+        api_key: 'fake-collection-api-key',
+      },
+      disbursement: {
+        subscription_key: 'fake-disbursement-key',
+        api_user: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a02',
+        api_key: 'fake-disbursement-api-key',
+      },
     });
     break;
   case 'airtel_money':
@@ -67,7 +80,9 @@ switch (type) {
     break;
   case undefined:
   default:
-    process.stderr.write('usage: npm run fake -- mpesa_daraja|mtn_momo|airtel_money [--port N] [--providers-file FILE] [--callback-url URL] [--act-after-ms N]\n');
+    process.stderr.write(
+      'usage: npm run fake -- mpesa_daraja|mtn_momo|airtel_money [--port N] [--providers-file FILE] [--callback-url URL] [--act-after-ms N]\n',
+    );
     process.exit(2);
 }
 

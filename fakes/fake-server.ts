@@ -157,7 +157,12 @@ export abstract class FakeOperator {
       this.later(this.plan.delayMs + i * 50, async () => {
         let status: number;
         try {
-          const res = await fetch(url, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) });
+          const res = await fetch(url, {
+            method,
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify(body),
+            signal: AbortSignal.timeout(10_000),
+          });
           status = res.status;
           await res.arrayBuffer();
         } catch {
@@ -184,7 +189,14 @@ export abstract class FakeOperator {
     } catch {
       json = undefined;
     }
-    const request: FakeRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, raw, json };
+    const request: FakeRequest = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: url.searchParams,
+      headers: req.headers,
+      raw,
+      json,
+    };
     if (request.path === '/__fake/control' && request.method === 'POST') return this.answer(res, this.runControl(json));
     this.received.push(request);
     const fault = this.faults.find((f) => f.left > 0 && (f.path === undefined || request.path.includes(f.path)));
@@ -198,7 +210,10 @@ export abstract class FakeOperator {
     }
     if (fault?.status !== undefined) {
       if (fault.processed) await this.handle(request);
-      return this.answer(res, fault.body === undefined ? this.faultBody(fault.status) : { status: fault.status, body: fault.body });
+      return this.answer(
+        res,
+        fault.body === undefined ? this.faultBody(fault.status) : { status: fault.status, body: fault.body },
+      );
     }
     this.answer(res, await this.handle(request));
   }
@@ -209,7 +224,12 @@ export abstract class FakeOperator {
     if (exact) return exact(request);
     for (const [key, handler] of Object.entries(routes)) {
       const [method, pattern = ''] = key.split(' ');
-      if (method === request.method && pattern.endsWith('/*') && request.path.startsWith(pattern.slice(0, -1)) && !request.path.slice(pattern.length - 1).includes('/')) {
+      if (
+        method === request.method &&
+        pattern.endsWith('/*') &&
+        request.path.startsWith(pattern.slice(0, -1)) &&
+        !request.path.slice(pattern.length - 1).includes('/')
+      ) {
         return handler(request);
       }
     }
@@ -222,7 +242,8 @@ export abstract class FakeOperator {
   }
 
   private runControl(json: unknown): FakeResponse {
-    if (typeof json !== 'object' || json === null) return { status: 400, body: { error: 'send a JSON control command' } };
+    if (typeof json !== 'object' || json === null)
+      return { status: 400, body: { error: 'send a JSON control command' } };
     const command = json as ControlCommand;
     if (command.fault) this.inject(command.fault);
     if (command.callbacks) this.callbacksPlan(command.callbacks);
@@ -233,9 +254,16 @@ export abstract class FakeOperator {
 
   private answer(res: http.ServerResponse, response: FakeResponse): void {
     const headers: Record<string, string> = { ...response.headers };
-    if (response.body !== undefined && headers['content-type'] === undefined) headers['content-type'] = 'application/json;charset=UTF-8';
+    if (response.body !== undefined && headers['content-type'] === undefined)
+      headers['content-type'] = 'application/json;charset=UTF-8';
     res.writeHead(response.status, headers);
-    res.end(response.body === undefined ? '' : typeof response.body === 'string' ? response.body : JSON.stringify(response.body));
+    res.end(
+      response.body === undefined
+        ? ''
+        : typeof response.body === 'string'
+          ? response.body
+          : JSON.stringify(response.body),
+    );
   }
 }
 

@@ -3,7 +3,18 @@
 // Transaction Status, with their validation, error envelopes and result callbacks. Daraja signs no callback and
 // retries none. Payer outcomes: the fake's own test numbers 25471100XXXX answer ResultCode XXXX (254711001032:
 // cancelled by the payer); any other number pays; `outcomes` sets one per number.
-import { FakeOperator, basic, bearer, isUrl, newId, type ControlCommand, type FakeOptions, type FakeRequest, type FakeResponse, type Handler } from './fake-server.js';
+import {
+  FakeOperator,
+  basic,
+  bearer,
+  isUrl,
+  newId,
+  type ControlCommand,
+  type FakeOptions,
+  type FakeRequest,
+  type FakeResponse,
+  type Handler,
+} from './fake-server.js';
 
 export interface DarajaFakeOptions extends FakeOptions {
   consumerKey?: string;
@@ -122,7 +133,11 @@ export class DarajaFake extends FakeOperator {
     };
   }
 
-  private error(errorCode: string, errorMessage: string, requestId = `${newId(4, '0123456789abcdef')}-${newId(30, '0123456789abcdef')}`): Json {
+  private error(
+    errorCode: string,
+    errorMessage: string,
+    requestId = `${newId(4, '0123456789abcdef')}-${newId(30, '0123456789abcdef')}`,
+  ): Json {
     return { requestId, errorCode, errorMessage };
   }
 
@@ -131,11 +146,13 @@ export class DarajaFake extends FakeOperator {
   }
 
   private token(req: FakeRequest): FakeResponse {
-    if (req.query.get('grant_type') !== 'client_credentials') return { status: 400, body: this.error('400.008.02', 'Invalid grant type passed') };
+    if (req.query.get('grant_type') !== 'client_credentials')
+      return { status: 400, body: this.error('400.008.02', 'Invalid grant type passed') };
     const credentials = basic(req);
     if (!credentials) return { status: 400, body: this.error('400.008.01', 'Invalid Authentication passed') };
     // Wrong key or secret: Daraja answers 400 with an empty body.
-    if (credentials.user !== this.config.consumerKey || credentials.password !== this.config.consumerSecret) return { status: 400, headers: { 'content-type': 'text/plain' } };
+    if (credentials.user !== this.config.consumerKey || credentials.password !== this.config.consumerSecret)
+      return { status: 400, headers: { 'content-type': 'text/plain' } };
     const token = newId(28, 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789');
     this.tokens.add(token);
     return { status: 200, body: { access_token: token, expires_in: '3599' } };
@@ -144,9 +161,16 @@ export class DarajaFake extends FakeOperator {
   /** Every API: a valid bearer token (else 404.001.03), a JSON body (else Daraja's "Invalid BusinessShortCode"). */
   private api(req: FakeRequest, handle: (body: Json) => FakeResponse): FakeResponse {
     const token = bearer(req);
-    if (token === undefined || !this.tokens.has(token)) return { status: 404, body: this.error('404.001.03', 'Invalid Access Token') };
+    if (token === undefined || !this.tokens.has(token))
+      return { status: 404, body: this.error('404.001.03', 'Invalid Access Token') };
     const type = req.headers['content-type'] ?? '';
-    if (!type.startsWith('application/json') || typeof req.json !== 'object' || req.json === null || Array.isArray(req.json)) return this.badRequest('BusinessShortCode');
+    if (
+      !type.startsWith('application/json') ||
+      typeof req.json !== 'object' ||
+      req.json === null ||
+      Array.isArray(req.json)
+    )
+      return this.badRequest('BusinessShortCode');
     return handle(req.json as Json);
   }
 
@@ -156,7 +180,8 @@ export class DarajaFake extends FakeOperator {
     const timestamp = body.Timestamp;
     if (!/^[0-9]{5,7}$/.test(shortcode)) return this.badRequest('BusinessShortCode');
     if (typeof timestamp !== 'string' || !/^20[0-9]{12}$/.test(timestamp)) return this.badRequest('Timestamp');
-    if (shortcode !== this.config.shortcode) return { status: 500, body: this.error('500.001.1001', 'Merchant does not exist') };
+    if (shortcode !== this.config.shortcode)
+      return { status: 500, body: this.error('500.001.1001', 'Merchant does not exist') };
     const expected = Buffer.from(`${this.config.shortcode}${this.config.passkey}${timestamp}`).toString('base64');
     if (body.Password !== expected) return { status: 500, body: this.error('500.001.1001', 'Wrong credentials') };
     return undefined;
@@ -165,7 +190,8 @@ export class DarajaFake extends FakeOperator {
   private stkPush(body: Json): FakeResponse {
     const refused = this.lipaNaMpesa(body);
     if (refused) return refused;
-    if (body.TransactionType !== 'CustomerPayBillOnline' && body.TransactionType !== 'CustomerBuyGoodsOnline') return this.badRequest('TransactionType');
+    if (body.TransactionType !== 'CustomerPayBillOnline' && body.TransactionType !== 'CustomerBuyGoodsOnline')
+      return this.badRequest('TransactionType');
     const amount = wholeAmount(body.Amount);
     if (amount === undefined) return this.badRequest('Amount');
     const phone = String(body.PhoneNumber ?? '');
@@ -173,9 +199,20 @@ export class DarajaFake extends FakeOperator {
     if (!/^254[17][0-9]{8}$/.test(String(body.PartyA ?? ''))) return this.badRequest('PartyA');
     if (!/^[0-9]{5,7}$/.test(String(body.PartyB ?? ''))) return this.badRequest('PartyB');
     if (!isUrl(body.CallBackURL) || FORBIDDEN.test(body.CallBackURL)) return this.badRequest('CallBackURL');
-    if (typeof body.AccountReference !== 'string' || body.AccountReference.length === 0 || body.AccountReference.length > 12) return this.badRequest('AccountReference');
+    if (
+      typeof body.AccountReference !== 'string' ||
+      body.AccountReference.length === 0 ||
+      body.AccountReference.length > 12
+    )
+      return this.badRequest('AccountReference');
     if ([...this.stk.values()].some((s) => s.phone === phone && s.resultCode === undefined)) {
-      return { status: 500, body: this.error('500.001.1001', 'Unable to lock subscriber, a transaction is already in process for the current subscriber') };
+      return {
+        status: 500,
+        body: this.error(
+          '500.001.1001',
+          'Unable to lock subscriber, a transaction is already in process for the current subscriber',
+        ),
+      };
     }
     const now = new Date();
     const push: StkRequest = {
@@ -205,10 +242,22 @@ export class DarajaFake extends FakeOperator {
   /** The payer answers the prompt: the outcome is recorded, money moves on success, and the callback goes out. */
   private payerActs(push: StkRequest, code: string): void {
     push.resultCode = code;
-    const callback: Json = { MerchantRequestID: push.merchantRequestId, CheckoutRequestID: push.checkoutRequestId, ResultCode: Number(code), ResultDesc: RESULT_DESC[code] ?? 'Failed' };
+    const callback: Json = {
+      MerchantRequestID: push.merchantRequestId,
+      CheckoutRequestID: push.checkoutRequestId,
+      ResultCode: Number(code),
+      ResultDesc: RESULT_DESC[code] ?? 'Failed',
+    };
     if (code === '0') {
       push.receipt = receipt();
-      this.movements.set(push.receipt, { receipt: push.receipt, kind: 'c2b', amount: push.amount, party: push.phone, status: 'Completed', originatorConversationId: push.merchantRequestId });
+      this.movements.set(push.receipt, {
+        receipt: push.receipt,
+        kind: 'c2b',
+        amount: push.amount,
+        party: push.phone,
+        status: 'Completed',
+        originatorConversationId: push.merchantRequestId,
+      });
       callback.CallbackMetadata = {
         Item: [
           { Name: 'Amount', Value: push.amount },
@@ -229,7 +278,8 @@ export class DarajaFake extends FakeOperator {
     if (typeof id !== 'string' || !id.startsWith('ws_CO_')) return this.badRequest('CheckoutRequestID');
     const push = this.stk.get(id);
     if (!push) return { status: 500, body: this.error('500.001.1001', 'This transaction does not exist') };
-    if (push.resultCode === undefined) return { status: 500, body: this.error('500.001.1001', 'The transaction is being processed', id) };
+    if (push.resultCode === undefined)
+      return { status: 500, body: this.error('500.001.1001', 'The transaction is being processed', id) };
     return {
       status: 200,
       body: {
@@ -246,7 +296,8 @@ export class DarajaFake extends FakeOperator {
   /** Initiator, SecurityCredential, ResultURL and QueueTimeOutURL of B2C, Reversal and Transaction Status. */
   private initiatorFields(body: Json, initiatorField: string): FakeResponse | undefined {
     if (typeof body[initiatorField] !== 'string' || body[initiatorField] === '') return this.badRequest(initiatorField);
-    if (typeof body.SecurityCredential !== 'string' || body.SecurityCredential === '') return this.badRequest('SecurityCredential');
+    if (typeof body.SecurityCredential !== 'string' || body.SecurityCredential === '')
+      return this.badRequest('SecurityCredential');
     for (const url of ['ResultURL', 'QueueTimeOutURL']) {
       if (!isUrl(body[url]) || FORBIDDEN.test(body[url])) return this.badRequest(url);
     }
@@ -255,7 +306,9 @@ export class DarajaFake extends FakeOperator {
 
   /** Whether the initiator may act (a wrong one is accepted, then answered with ResultCode 2001, as Daraja does). */
   private initiatorValid(body: Json, initiatorField: string): boolean {
-    return body[initiatorField] === this.config.initiatorName && body.SecurityCredential === this.config.securityCredential;
+    return (
+      body[initiatorField] === this.config.initiatorName && body.SecurityCredential === this.config.securityCredential
+    );
   }
 
   private accepted(originatorConversationId: string): { conversationId: string; response: FakeResponse } {
@@ -264,12 +317,24 @@ export class DarajaFake extends FakeOperator {
       conversationId,
       response: {
         status: 200,
-        body: { ConversationID: conversationId, OriginatorConversationID: originatorConversationId, ResponseCode: '0', ResponseDescription: 'Accept the service request successfully.' },
+        body: {
+          ConversationID: conversationId,
+          OriginatorConversationID: originatorConversationId,
+          ResponseCode: '0',
+          ResponseDescription: 'Accept the service request successfully.',
+        },
       },
     };
   }
 
-  private result(url: string, code: string, originatorConversationId: string, conversationId: string, transactionId: string, parameters?: { Key: string; Value?: unknown }[]): void {
+  private result(
+    url: string,
+    code: string,
+    originatorConversationId: string,
+    conversationId: string,
+    transactionId: string,
+    parameters?: { Key: string; Value?: unknown }[],
+  ): void {
     const result: Json = {
       ResultType: 0,
       ResultCode: /^[0-9]+$/.test(code) ? Number(code) : code,
@@ -277,7 +342,12 @@ export class DarajaFake extends FakeOperator {
       OriginatorConversationID: originatorConversationId,
       ConversationID: conversationId,
       TransactionID: transactionId,
-      ReferenceData: { ReferenceItem: { Key: 'QueueTimeoutURL', Value: 'https://internalsandbox.safaricom.co.ke/mpesa/b2cresults/v1/submit' } },
+      ReferenceData: {
+        ReferenceItem: {
+          Key: 'QueueTimeoutURL',
+          Value: 'https://internalsandbox.safaricom.co.ke/mpesa/b2cresults/v1/submit',
+        },
+      },
     };
     if (parameters) result.ResultParameters = { ResultParameter: parameters };
     this.sendCallback(url, { Result: result });
@@ -286,18 +356,22 @@ export class DarajaFake extends FakeOperator {
   private b2c(body: Json, v3: boolean): FakeResponse {
     const refused = this.initiatorFields(body, 'InitiatorName');
     if (refused) return refused;
-    if (!['BusinessPayment', 'SalaryPayment', 'PromotionPayment'].includes(String(body.CommandID))) return this.badRequest('CommandID');
+    if (!['BusinessPayment', 'SalaryPayment', 'PromotionPayment'].includes(String(body.CommandID)))
+      return this.badRequest('CommandID');
     const amount = wholeAmount(body.Amount);
     if (amount === undefined) return this.badRequest('Amount');
     if (String(body.PartyA ?? '') !== this.config.b2cShortcode) return this.badRequest('PartyA');
     const party = String(body.PartyB ?? '');
     if (!/^254[17][0-9]{8}$/.test(party)) return this.badRequest('PartyB');
-    if (typeof body.Remarks !== 'string' || body.Remarks.length < 2 || body.Remarks.length > 100) return this.badRequest('Remarks');
+    if (typeof body.Remarks !== 'string' || body.Remarks.length < 2 || body.Remarks.length > 100)
+      return this.badRequest('Remarks');
     let originator = `${newId(4, '0123456789abcdef')}-${newId(20, '0123456789abcdef')}`;
     if (v3) {
-      if (typeof body.OriginatorConversationID !== 'string' || body.OriginatorConversationID === '') return this.badRequest('OriginatorConversationID');
+      if (typeof body.OriginatorConversationID !== 'string' || body.OriginatorConversationID === '')
+        return this.badRequest('OriginatorConversationID');
       originator = body.OriginatorConversationID;
-      if (this.b2cSeen.has(originator)) return { status: 500, body: this.error('500.002.1001', 'Duplicate OriginatorConversationID.') };
+      if (this.b2cSeen.has(originator))
+        return { status: 500, body: this.error('500.002.1001', 'Duplicate OriginatorConversationID.') };
       this.b2cSeen.add(originator);
     }
     const { conversationId, response } = this.accepted(originator);
@@ -307,17 +381,34 @@ export class DarajaFake extends FakeOperator {
       if (code === 'never') return;
       const id = receipt();
       if (code !== '0') {
-        this.movements.set(id, { receipt: id, kind: 'b2c', amount, party, status: 'Declined', originatorConversationId: originator });
+        this.movements.set(id, {
+          receipt: id,
+          kind: 'b2c',
+          amount,
+          party,
+          status: 'Declined',
+          originatorConversationId: originator,
+        });
         this.result(resultUrl, code, originator, conversationId, id);
         return;
       }
-      this.movements.set(id, { receipt: id, kind: 'b2c', amount, party, status: 'Completed', originatorConversationId: originator });
+      this.movements.set(id, {
+        receipt: id,
+        kind: 'b2c',
+        amount,
+        party,
+        status: 'Completed',
+        originatorConversationId: originator,
+      });
       this.result(resultUrl, '0', originator, conversationId, id, [
         { Key: 'TransactionAmount', Value: amount },
         { Key: 'TransactionReceipt', Value: id },
         { Key: 'B2CRecipientIsRegisteredCustomer', Value: 'Y' },
         { Key: 'ReceiverPartyPublicName', Value: `${party} - Fake Recipient` },
-        { Key: 'TransactionCompletedDateTime', Value: stamp(new Date(Date.now() + 3 * 3_600_000), 'DD.MM.YYYY HH:mm:ss') },
+        {
+          Key: 'TransactionCompletedDateTime',
+          Value: stamp(new Date(Date.now() + 3 * 3_600_000), 'DD.MM.YYYY HH:mm:ss'),
+        },
       ]);
     });
     return response;
@@ -327,10 +418,12 @@ export class DarajaFake extends FakeOperator {
     const refused = this.initiatorFields(body, 'Initiator');
     if (refused) return refused;
     if (body.CommandID !== 'TransactionReversal') return this.badRequest('CommandID');
-    if (typeof body.TransactionID !== 'string' || !/^[A-Z0-9]{10}$/.test(body.TransactionID)) return this.badRequest('TransactionID');
+    if (typeof body.TransactionID !== 'string' || !/^[A-Z0-9]{10}$/.test(body.TransactionID))
+      return this.badRequest('TransactionID');
     const amount = wholeAmount(body.Amount);
     if (amount === undefined) return this.badRequest('Amount');
-    if (body.RecieverIdentifierType !== '11' && body.RecieverIdentifierType !== '4') return this.badRequest('RecieverIdentifierType');
+    if (body.RecieverIdentifierType !== '11' && body.RecieverIdentifierType !== '4')
+      return this.badRequest('RecieverIdentifierType');
     const originator = `${newId(4, '0123456789abcdef')}-${newId(20, '0123456789abcdef')}`;
     const { conversationId, response } = this.accepted(originator);
     const original = this.movements.get(body.TransactionID);
@@ -339,7 +432,14 @@ export class DarajaFake extends FakeOperator {
     // A reversal M-Pesa refuses is still a transaction Transaction Status can report (as Declined).
     const refuse = (code: string): void => {
       const id = receipt();
-      this.movements.set(id, { receipt: id, kind: 'reversal', amount, party: original?.party ?? '', status: 'Declined', originatorConversationId: originator });
+      this.movements.set(id, {
+        receipt: id,
+        kind: 'reversal',
+        amount,
+        party: original?.party ?? '',
+        status: 'Declined',
+        originatorConversationId: originator,
+      });
       this.result(resultUrl, code, originator, conversationId, `${id.slice(0, 3)}0000000`);
     };
     this.later(this.actAfterMs, () => {
@@ -348,7 +448,14 @@ export class DarajaFake extends FakeOperator {
       if (original.status === 'Reversed') return refuse('R000001');
       original.status = 'Reversed';
       const id = receipt();
-      this.movements.set(id, { receipt: id, kind: 'reversal', amount, party: original.party, status: 'Completed', originatorConversationId: originator });
+      this.movements.set(id, {
+        receipt: id,
+        kind: 'reversal',
+        amount,
+        party: original.party,
+        status: 'Completed',
+        originatorConversationId: originator,
+      });
       this.result(resultUrl, '0', originator, conversationId, id, [
         { Key: 'Amount', Value: amount },
         { Key: 'OriginalTransactionID', Value: original.receipt },
@@ -417,7 +524,15 @@ function receipt(): string {
 /** A date in Daraja's formats, from its UTC fields. */
 function stamp(at: Date, format: 'DDMMYYYYHHmmssSSS' | 'YYYYMMDDHHmmss' | 'YYYYMMDD' | 'DD.MM.YYYY HH:mm:ss'): string {
   const iso = at.toISOString();
-  const [y, mo, d, h, mi, s, ms] = [iso.slice(0, 4), iso.slice(5, 7), iso.slice(8, 10), iso.slice(11, 13), iso.slice(14, 16), iso.slice(17, 19), iso.slice(20, 23)];
+  const [y, mo, d, h, mi, s, ms] = [
+    iso.slice(0, 4),
+    iso.slice(5, 7),
+    iso.slice(8, 10),
+    iso.slice(11, 13),
+    iso.slice(14, 16),
+    iso.slice(17, 19),
+    iso.slice(20, 23),
+  ];
   switch (format) {
     case 'DDMMYYYYHHmmssSSS':
       return `${d}${mo}${y}${h}${mi}${s}${ms}`;

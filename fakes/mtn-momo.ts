@@ -3,7 +3,19 @@
 // X-Reference-Id rules (UUID v4; a second one is 409 RESOURCE_ALREADY_EXIST), and callbacks sent once, never
 // retried. Outcomes: MTN's published sandbox numbers (46733123450 FAILED, 451 APPROVAL_REJECTED, 452 EXPIRED,
 // 453 stays PENDING…), or any number set by `outcomes`; every other number succeeds.
-import { FakeOperator, basic, bearer, get, isUrl, newId, type ControlCommand, type FakeOptions, type FakeRequest, type FakeResponse, type Handler } from './fake-server.js';
+import {
+  FakeOperator,
+  basic,
+  bearer,
+  get,
+  isUrl,
+  newId,
+  type ControlCommand,
+  type FakeOptions,
+  type FakeRequest,
+  type FakeResponse,
+  type Handler,
+} from './fake-server.js';
 
 export interface MomoFakeOptions extends FakeOptions {
   /** Credentials per product. */
@@ -63,8 +75,16 @@ export class MomoFake extends FakeOperator {
   constructor(private readonly settings: MomoFakeOptions = {}) {
     super(settings);
     this.products = {
-      collection: settings.collection ?? { subscriptionKey: 'fake-collection-key', apiUser: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a01', apiKey: 'fake-collection-api-key' },
-      disbursement: settings.disbursement ?? { subscriptionKey: 'fake-disbursement-key', apiUser: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a02', apiKey: 'fake-disbursement-api-key' },
+      collection: settings.collection ?? {
+        subscriptionKey: 'fake-collection-key',
+        apiUser: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a01',
+        apiKey: 'fake-collection-api-key',
+      },
+      disbursement: settings.disbursement ?? {
+        subscriptionKey: 'fake-disbursement-key',
+        apiUser: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a02',
+        apiKey: 'fake-disbursement-api-key',
+      },
     };
     this.targetEnvironment = settings.targetEnvironment ?? 'sandbox';
   }
@@ -75,7 +95,9 @@ export class MomoFake extends FakeOperator {
 
   /** How many RequestToPay prompts reached this number. */
   prompts(partyId: string): number {
-    return [...this.operations.values()].filter((o) => o.kind === 'requesttopay' && get(o.body, 'payer', 'partyId') === partyId).length;
+    return [...this.operations.values()].filter(
+      (o) => o.kind === 'requesttopay' && get(o.body, 'payer', 'partyId') === partyId,
+    ).length;
   }
 
   protected override control(command: ControlCommand): void {
@@ -86,8 +108,15 @@ export class MomoFake extends FakeOperator {
   }
 
   protected faultBody(status: number): FakeResponse {
-    if (status === 503) return { status, body: { message: 'Service temporarily unavailable, try again later.', code: 'SERVICE_UNAVAILABLE' } };
-    return { status, body: { message: 'An internal error occurred while processing.', code: 'INTERNAL_PROCESSING_ERROR' } };
+    if (status === 503)
+      return {
+        status,
+        body: { message: 'Service temporarily unavailable, try again later.', code: 'SERVICE_UNAVAILABLE' },
+      };
+    return {
+      status,
+      body: { message: 'An internal error occurred while processing.', code: 'INTERNAL_PROCESSING_ERROR' },
+    };
   }
 
   protected override notFound(): FakeResponse {
@@ -98,7 +127,8 @@ export class MomoFake extends FakeOperator {
     return {
       'POST /collection/token/': (req) => this.token(req, 'collection'),
       'POST /disbursement/token/': (req) => this.token(req, 'disbursement'),
-      'POST /collection/v1_0/requesttopay': (req) => this.api(req, 'collection', () => this.create(req, 'requesttopay')),
+      'POST /collection/v1_0/requesttopay': (req) =>
+        this.api(req, 'collection', () => this.create(req, 'requesttopay')),
       'GET /collection/v1_0/requesttopay/*': (req) => this.api(req, 'collection', () => this.read(req, 'requesttopay')),
       'POST /disbursement/v1_0/transfer': (req) => this.api(req, 'disbursement', () => this.create(req, 'transfer')),
       'GET /disbursement/v1_0/transfer/*': (req) => this.api(req, 'disbursement', () => this.read(req, 'transfer')),
@@ -112,10 +142,24 @@ export class MomoFake extends FakeOperator {
   private subscription(req: FakeRequest, product: Product): FakeResponse | undefined {
     const key = req.headers['ocp-apim-subscription-key'];
     if (key === undefined) {
-      return { status: 401, body: { statusCode: 401, message: 'Access denied due to missing subscription key. Make sure to include subscription key when making requests to an API.' } };
+      return {
+        status: 401,
+        body: {
+          statusCode: 401,
+          message:
+            'Access denied due to missing subscription key. Make sure to include subscription key when making requests to an API.',
+        },
+      };
     }
     if (key !== this.products[product].subscriptionKey) {
-      return { status: 401, body: { statusCode: 401, message: 'Access denied due to invalid subscription key. Make sure to provide a valid key for an active subscription.' } };
+      return {
+        status: 401,
+        body: {
+          statusCode: 401,
+          message:
+            'Access denied due to invalid subscription key. Make sure to provide a valid key for an active subscription.',
+        },
+      };
     }
     return undefined;
   }
@@ -125,10 +169,20 @@ export class MomoFake extends FakeOperator {
     if (refused) return refused;
     const credentials = basic(req);
     // MTN's sandbox answers bad API user credentials with 500 login_failed (its reference page says 401).
-    if (!credentials || credentials.user !== this.products[product].apiUser || credentials.password !== this.products[product].apiKey) {
+    if (
+      !credentials ||
+      credentials.user !== this.products[product].apiUser ||
+      credentials.password !== this.products[product].apiKey
+    ) {
       return { status: 500, body: { error: 'login_failed' } };
     }
-    const payload = Buffer.from(JSON.stringify({ clientId: credentials.user, expires: new Date(Date.now() + 3_600_000).toISOString(), sessionId: crypto.randomUUID() })).toString('base64url');
+    const payload = Buffer.from(
+      JSON.stringify({
+        clientId: credentials.user,
+        expires: new Date(Date.now() + 3_600_000).toISOString(),
+        sessionId: crypto.randomUUID(),
+      }),
+    ).toString('base64url');
     const token = `eyJ0eXAiOiJKV1QiLCJhbGciOiJSMjU2In0.${payload}.${newId(43, 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_')}`;
     this.tokens.set(token, product);
     return { status: 200, body: { access_token: token, token_type: 'access_token', expires_in: 3600 } };
@@ -138,16 +192,21 @@ export class MomoFake extends FakeOperator {
     const refused = this.subscription(req, product);
     if (refused) return refused;
     const token = bearer(req);
-    if (token === undefined || this.tokens.get(token) !== product) return { status: 401, body: { message: 'Authentication failed. Credentials not valid.', code: 'UNAUTHORIZED' } };
+    if (token === undefined || this.tokens.get(token) !== product)
+      return { status: 401, body: { message: 'Authentication failed. Credentials not valid.', code: 'UNAUTHORIZED' } };
     if (req.headers['x-target-environment'] !== this.targetEnvironment) {
-      return { status: 500, body: { message: 'Access to target environment is forbidden.', code: 'NOT_ALLOWED_TARGET_ENVIRONMENT' } };
+      return {
+        status: 500,
+        body: { message: 'Access to target environment is forbidden.', code: 'NOT_ALLOWED_TARGET_ENVIRONMENT' },
+      };
     }
     return handle();
   }
 
   private create(req: FakeRequest, kind: Kind): FakeResponse {
     const referenceId = req.headers['x-reference-id'];
-    if (typeof referenceId !== 'string' || !UUID_V4.test(referenceId)) return badRequest('X-Reference-Id must be a UUID version 4.');
+    if (typeof referenceId !== 'string' || !UUID_V4.test(referenceId))
+      return badRequest('X-Reference-Id must be a UUID version 4.');
     const body = req.json;
     if (typeof body !== 'object' || body === null || Array.isArray(body)) return badRequest('The body must be JSON.');
     const json = body as Json;
@@ -157,12 +216,28 @@ export class MomoFake extends FakeOperator {
     if (callbackUrl !== undefined) {
       if (typeof callbackUrl !== 'string' || !isUrl(callbackUrl)) return badRequest('X-Callback-Url is not a URL.');
       if (this.settings.callbackHost !== undefined && new URL(callbackUrl).hostname !== this.settings.callbackHost) {
-        return { status: 500, body: { message: 'Callback URL does not match the configured value.', code: 'INVALID_CALLBACK_URL_HOST' } };
+        return {
+          status: 500,
+          body: { message: 'Callback URL does not match the configured value.', code: 'INVALID_CALLBACK_URL_HOST' },
+        };
       }
     }
-    if (this.targetEnvironment === 'sandbox' && json.currency !== 'EUR') return { status: 500, body: { message: 'Currency not supported.', code: 'INVALID_CURRENCY' } };
-    if (this.operations.has(referenceId)) return { status: 409, body: { message: 'Duplicated reference id. Creation of resource failed.', code: 'RESOURCE_ALREADY_EXIST' } };
-    const operation: Operation = { kind, referenceId, body: json, status: 'PENDING', reason: undefined, financialTransactionId: undefined, callbackUrl: callbackUrl as string | undefined };
+    if (this.targetEnvironment === 'sandbox' && json.currency !== 'EUR')
+      return { status: 500, body: { message: 'Currency not supported.', code: 'INVALID_CURRENCY' } };
+    if (this.operations.has(referenceId))
+      return {
+        status: 409,
+        body: { message: 'Duplicated reference id. Creation of resource failed.', code: 'RESOURCE_ALREADY_EXIST' },
+      };
+    const operation: Operation = {
+      kind,
+      referenceId,
+      body: json,
+      status: 'PENDING',
+      reason: undefined,
+      financialTransactionId: undefined,
+      callbackUrl: callbackUrl as string | undefined,
+    };
     this.operations.set(referenceId, operation);
     const outcome = this.outcomeFor(kind, json);
     if (outcome.status !== 'PENDING') this.later(this.actAfterMs, () => this.settle(operation, outcome));
@@ -170,18 +245,25 @@ export class MomoFake extends FakeOperator {
   }
 
   private bodyProblem(kind: Kind, body: Json): string | undefined {
-    if (typeof body.amount !== 'string' || !/^[0-9]+(\.[0-9]{1,2})?$/.test(body.amount) || Number(body.amount) <= 0) return 'amount must be a positive decimal string.';
-    if (typeof body.currency !== 'string' || !/^[A-Z]{3}$/.test(body.currency)) return 'currency must be an ISO 4217 code.';
+    if (typeof body.amount !== 'string' || !/^[0-9]+(\.[0-9]{1,2})?$/.test(body.amount) || Number(body.amount) <= 0)
+      return 'amount must be a positive decimal string.';
+    if (typeof body.currency !== 'string' || !/^[A-Z]{3}$/.test(body.currency))
+      return 'currency must be an ISO 4217 code.';
     if (typeof body.externalId !== 'string') return 'externalId is required.';
     for (const note of ['payerMessage', 'payeeNote']) {
       const value = body[note];
-      if (value !== undefined && (typeof value !== 'string' || value.length > 160 || value.includes("'"))) return `${note} must be at most 160 characters, without an apostrophe.`;
+      if (value !== undefined && (typeof value !== 'string' || value.length > 160 || value.includes("'")))
+        return `${note} must be at most 160 characters, without an apostrophe.`;
     }
-    if (kind === 'refund') return typeof body.referenceIdToRefund === 'string' && UUID_V4.test(body.referenceIdToRefund) ? undefined : 'referenceIdToRefund must be a UUID.';
+    if (kind === 'refund')
+      return typeof body.referenceIdToRefund === 'string' && UUID_V4.test(body.referenceIdToRefund)
+        ? undefined
+        : 'referenceIdToRefund must be a UUID.';
     const party = kind === 'requesttopay' ? body.payer : body.payee;
     const type = get(party, 'partyIdType');
     const id = get(party, 'partyId');
-    if (!['MSISDN', 'EMAIL', 'PARTY_CODE'].includes(String(type)) || typeof id !== 'string' || id === '') return `${kind === 'requesttopay' ? 'payer' : 'payee'} needs partyIdType and partyId.`;
+    if (!['MSISDN', 'EMAIL', 'PARTY_CODE'].includes(String(type)) || typeof id !== 'string' || id === '')
+      return `${kind === 'requesttopay' ? 'payer' : 'payee'} needs partyIdType and partyId.`;
     if (type === 'MSISDN' && !/^[0-9]{8,15}$/.test(id)) return 'partyId must be an MSISDN (digits, no +).';
     return undefined;
   }
@@ -190,7 +272,8 @@ export class MomoFake extends FakeOperator {
   private outcomeFor(kind: Kind, body: Json): MomoOutcome {
     if (kind === 'refund') {
       const original = this.operations.get(String(body.referenceIdToRefund));
-      if (!original || original.kind !== 'requesttopay' || original.status !== 'SUCCESSFUL') return { status: 'FAILED', reason: 'PAYER_NOT_FOUND' };
+      if (!original || original.kind !== 'requesttopay' || original.status !== 'SUCCESSFUL')
+        return { status: 'FAILED', reason: 'PAYER_NOT_FOUND' };
       return { status: 'SUCCESSFUL' };
     }
     const number = String(get(kind === 'requesttopay' ? body.payer : body.payee, 'partyId'));
@@ -202,12 +285,14 @@ export class MomoFake extends FakeOperator {
     operation.reason = outcome.reason;
     if (operation.status === 'SUCCESSFUL') operation.financialTransactionId = newId(10, '0123456789');
     // Sent once, never retried; only when X-Callback-Url was given.
-    if (operation.callbackUrl !== undefined) this.sendCallback(operation.callbackUrl, this.view(operation), this.settings.callbackMethod ?? 'POST');
+    if (operation.callbackUrl !== undefined)
+      this.sendCallback(operation.callbackUrl, this.view(operation), this.settings.callbackMethod ?? 'POST');
   }
 
   private read(req: FakeRequest, kind: Kind): FakeResponse {
     const operation = this.operations.get(decodeURIComponent(req.path.split('/').pop() ?? ''));
-    if (!operation || operation.kind !== kind) return { status: 404, body: { message: 'Requested resource was not found.', code: 'RESOURCE_NOT_FOUND' } };
+    if (!operation || operation.kind !== kind)
+      return { status: 404, body: { message: 'Requested resource was not found.', code: 'RESOURCE_NOT_FOUND' } };
     return { status: 200, body: this.view(operation) };
   }
 
@@ -233,4 +318,3 @@ function badRequest(message: string): FakeResponse {
   // MTN has not published its 400 bodies; the fake keeps MoMo's error shape.
   return { status: 400, body: { message, code: 'BAD_REQUEST' } };
 }
-

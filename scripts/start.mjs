@@ -44,7 +44,9 @@ try {
     logLevel: 'warning',
   });
 } catch (err) {
-  process.stderr.write(`payments service failed to start: cannot bundle src/ into ${dir} (${err.message}); on a read-only checkout run: node --import tsx src/main.ts\n`);
+  process.stderr.write(
+    `payments service failed to start: cannot bundle src/ into ${dir} (${err.message}); on a read-only checkout run: node --import tsx src/main.ts\n`,
+  );
   process.exit(1);
 } finally {
   await stop();

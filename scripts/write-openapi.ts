@@ -46,7 +46,12 @@ async function main(): Promise<void> {
     cleanups.unshift(() => rm(work, { recursive: true, force: true }));
     let serverUrl = process.env.DATABASE_URL || undefined;
     if (!serverUrl) {
-      const embedded: EmbeddedServer = await startEmbedded({ dataDir: path.join(work, 'postgres'), port: 0, database: 'openapi', log: () => undefined });
+      const embedded: EmbeddedServer = await startEmbedded({
+        dataDir: path.join(work, 'postgres'),
+        port: 0,
+        database: 'openapi',
+        log: () => undefined,
+      });
       cleanups.unshift(() => embedded.stop());
       serverUrl = embedded.url;
     }
@@ -69,15 +74,19 @@ async function main(): Promise<void> {
 
     const document = app.swagger();
     await writeFile(output, `${JSON.stringify(document, null, 2)}\n`);
-    process.stdout.write(`wrote ${path.relative(process.cwd(), output) || output} (${Object.keys(document.paths ?? {}).length} paths)\n`);
+    process.stdout.write(
+      `wrote ${path.relative(process.cwd(), output) || output} (${Object.keys(document.paths ?? {}).length} paths)\n`,
+    );
   } finally {
     for (const cleanup of cleanups) {
-      await cleanup().catch((err: unknown) => process.stderr.write(`cleanup failed: ${err instanceof Error ? err.message : String(err)}\n`));
+      await cleanup().catch((err: unknown) =>
+        process.stderr.write(`cleanup failed: ${err instanceof Error ? err.message : String(err)}\n`),
+      );
     }
   }
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`write-openapi failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.stderr.write(`write-openapi failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });

@@ -76,7 +76,13 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
     logger: deps.logger ?? loggerOptions(config.logLevel),
     bodyLimit: BODY_LIMIT,
     // A hop count trusts that many proxies nearest to us (fastify's typings take it as a function).
-    trustProxy: typeof config.trustProxy === 'number' ? ((hops: number) => (_address: string, i: number) => i < hops)(config.trustProxy) : config.trustProxy,
+    trustProxy:
+      typeof config.trustProxy === 'number'
+        ? (
+            (hops: number) => (_address: string, i: number) =>
+              i < hops
+          )(config.trustProxy)
+        : config.trustProxy,
     requestIdHeader: false,
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
     genReqId: (req) => {
@@ -116,7 +122,9 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
     reply.header('API-Version', API_VERSION);
     if (draining && request.routeOptions.url !== '/healthz') {
       reply.header('Connection', 'close');
-      throw new ApiError('service_unavailable', 'The service is shutting down; retry on another connection.', { headers: { 'Retry-After': '1' } });
+      throw new ApiError('service_unavailable', 'The service is shutting down; retry on another connection.', {
+        headers: { 'Retry-After': '1' },
+      });
     }
   });
 
@@ -125,19 +133,31 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   app.addHook('preValidation', async (request) => {
     if (request.body === undefined || request.body === null || typeof request.body !== 'object') return;
     const problem = unsafeJson(request.body);
-    if (problem) throw new ApiError('validation_failed', `The request body cannot be accepted: ${problem.field} ${problem.message}.`, { errors: [problem] });
+    if (problem)
+      throw new ApiError(
+        'validation_failed',
+        `The request body cannot be accepted: ${problem.field} ${problem.message}.`,
+        { errors: [problem] },
+      );
   });
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     const apiError = toApiError(error, request.routeOptions.config?.fieldCodes);
     // Only the error's own words: a database error's detail and context can quote the row (phone numbers).
     if (apiError.status >= 500) {
-      request.log.error({ err: { type: error.name, message: error.message, code: error.code, stack: error.stack } }, 'request failed');
+      request.log.error(
+        { err: { type: error.name, message: error.message, code: error.code, stack: error.stack } },
+        'request failed',
+      );
     }
     return sendProblem(reply, apiError, request.id);
   });
   app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`), request.id),
+    sendProblem(
+      reply,
+      new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`),
+      request.id,
+    ),
   );
 
   // Every problem response refers to this one schema ({ $ref: 'Problem#' }, see problemResponses): the document has it once,
@@ -147,8 +167,13 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   for (const schema of componentSchemas()) app.addSchema(schema);
   shareSchemas(componentSchemas());
   await app.register(swagger, {
-    transformObject: (documents) => ('openapiObject' in documents ? withSharedProblemResponses(documents.openapiObject as Record<string, unknown>) : documents.swaggerObject),
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+    transformObject: (documents) =>
+      'openapiObject' in documents
+        ? withSharedProblemResponses(documents.openapiObject as Record<string, unknown>)
+        : documents.swaggerObject,
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -161,7 +186,12 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
       servers: [{ url: config.publicBaseUrl, description: config.paymentsEnv }],
       components: {
         securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A workspace-scoped token (see /v1/credentials).' },
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description: 'A workspace-scoped token (see /v1/credentials).',
+          },
         },
       },
     },
@@ -186,9 +216,17 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   });
 
   systemRoutes(app, { db, registry, migrationCount: deps.migrationCount, isDraining: () => draining });
-  credentialsRoutes(app, { db, credentials: services.credentials, idempotency: services.idempotency, env: config.paymentsEnv });
+  credentialsRoutes(app, {
+    db,
+    credentials: services.credentials,
+    idempotency: services.idempotency,
+    env: config.paymentsEnv,
+  });
   collectionsRoutes(app, services.collections);
-  checkoutRoutes(app, services.checkout, { perSecond: config.checkoutRateLimitPerSecond, burst: config.checkoutRateLimitBurst });
+  checkoutRoutes(app, services.checkout, {
+    perSecond: config.checkoutRateLimitPerSecond,
+    burst: config.checkoutRateLimitBurst,
+  });
   refundsRoutes(app, services.refunds);
   ledgerRoutes(app, db);
   beneficiariesRoutes(app, services.beneficiaries);
@@ -226,15 +264,24 @@ function toApiError(error: FastifyError | ApiError, fieldCodes: Record<string, E
     const errors = fieldErrors(error.validation as Parameters<typeof fieldErrors>[0]);
     let code: ErrorCode = 'validation_failed';
     if (context === 'headers' && errors.some((e) => e.field === 'idempotency-key')) {
-      return new ApiError('idempotency_key_missing', 'This request needs an Idempotency-Key header (a UUID v4 is a good choice).');
+      return new ApiError(
+        'idempotency_key_missing',
+        'This request needs an Idempotency-Key header (a UUID v4 is a good choice).',
+      );
     }
     if (context === 'body' && fieldCodes) {
       for (const [prefix, specific] of Object.entries(fieldCodes)) {
-        if (errors.length > 0 && errors.every((e) => e.field === prefix || e.field.startsWith(`${prefix}.`))) code = specific;
+        if (errors.length > 0 && errors.every((e) => e.field === prefix || e.field.startsWith(`${prefix}.`)))
+          code = specific;
       }
     }
-    const where = context === 'querystring' ? 'query parameters' : context === 'body' ? 'request body' : context ?? 'request';
-    return new ApiError(code, `The ${where} ${errors.length === 1 ? 'has a problem' : 'has problems'}: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}.`, { errors });
+    const where =
+      context === 'querystring' ? 'query parameters' : context === 'body' ? 'request body' : (context ?? 'request');
+    return new ApiError(
+      code,
+      `The ${where} ${errors.length === 1 ? 'has a problem' : 'has problems'}: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}.`,
+      { errors },
+    );
   }
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -245,19 +292,26 @@ function toApiError(error: FastifyError | ApiError, fieldCodes: Record<string, E
       return new ApiError('invalid_json', 'The body is empty but Content-Type says JSON.');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       // The parser also refuses __proto__ and constructor.prototype keys (prototype pollution), with the same error.
-      return new ApiError('invalid_json', 'The body is not valid JSON, or it uses a reserved key (__proto__, constructor.prototype).');
+      return new ApiError(
+        'invalid_json',
+        'The body is not valid JSON, or it uses a reserved key (__proto__, constructor.prototype).',
+      );
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError('validation_failed', 'Content-Length does not match the body.');
     default:
       break;
   }
   const status = error.statusCode ?? 500;
-  if (status === 400 && error instanceof SyntaxError) return new ApiError('invalid_json', 'The body is not valid JSON.');
+  if (status === 400 && error instanceof SyntaxError)
+    return new ApiError('invalid_json', 'The body is not valid JSON.');
   if (status === 413) return new ApiError('payload_too_large', 'The request body is larger than 1 MiB.');
-  if (status === 415) return new ApiError('unsupported_media_type', 'Send the body as JSON with "Content-Type: application/json".');
+  if (status === 415)
+    return new ApiError('unsupported_media_type', 'Send the body as JSON with "Content-Type: application/json".');
   if (status >= 400 && status < 500) {
-    const known = (Object.keys(ERROR_CODES) as ErrorCode[]).find((c) => ERROR_CODES[c].status === status && c !== 'validation_failed');
-    return new ApiError(status === 400 ? 'validation_failed' : known ?? 'validation_failed', error.message);
+    const known = (Object.keys(ERROR_CODES) as ErrorCode[]).find(
+      (c) => ERROR_CODES[c].status === status && c !== 'validation_failed',
+    );
+    return new ApiError(status === 400 ? 'validation_failed' : (known ?? 'validation_failed'), error.message);
   }
   return new ApiError('internal_error', 'Something went wrong on our side; the request id helps us find it.');
 }

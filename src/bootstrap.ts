@@ -17,7 +17,11 @@ export interface BootstrapResult {
 }
 
 /** Returns what it created, or undefined when the database already had workspaces. */
-export async function bootstrap(db: Db, config: Config, credentials: CredentialsService): Promise<BootstrapResult | undefined> {
+export async function bootstrap(
+  db: Db,
+  config: Config,
+  credentials: CredentialsService,
+): Promise<BootstrapResult | undefined> {
   const file = path.join(config.dataDir, 'credentials.json');
   // The file is written before the transaction commits: if it cannot be written, nothing is created and
   // the next start tries again, rather than leaving credentials whose tokens nobody ever saw.
@@ -57,5 +61,10 @@ export async function bootstrap(db: Db, config: Config, credentials: Credentials
     return { operator, demo };
   });
   if (!created) return undefined;
-  return { file, adminToken: created.operator.issued.token, demoWorkspaceId: created.demo.workspace.id, demoToken: created.demo.issued.token };
+  return {
+    file,
+    adminToken: created.operator.issued.token,
+    demoWorkspaceId: created.demo.workspace.id,
+    demoToken: created.demo.issued.token,
+  };
 }

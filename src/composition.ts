@@ -72,18 +72,43 @@ export function compose(deps: CompositionDeps): Services {
   const afterCommit = new AfterCommit();
   const cursors = new CursorCodec(deps.keys.cursorKey);
   const credentials = new CredentialsService(tokens, config.paymentsEnv);
-  const providers = buildProviders(deps.providerPlan, config, workerDb, deps.keys.sandboxProviderSecret, deps.catalogue, log);
+  const providers = buildProviders(
+    deps.providerPlan,
+    config,
+    workerDb,
+    deps.keys.sandboxProviderSecret,
+    deps.catalogue,
+    log,
+  );
   const collections = new CollectionsService(db, deps.catalogue, idempotency, cursors, providers, afterCommit);
   const risk = new RiskService(db, idempotency, cursors);
-  const refunds = new RefundsService(db, idempotency, cursors, (tx, workspaceId, refundId) => risk.afterRefundRequested(tx, workspaceId, refundId), afterCommit);
+  const refunds = new RefundsService(
+    db,
+    idempotency,
+    cursors,
+    (tx, workspaceId, refundId) => risk.afterRefundRequested(tx, workspaceId, refundId),
+    afterCommit,
+  );
   const marketData = new MarketDataService(db, idempotency, cursors, config.rateMaxAgeSeconds);
   const deposits = new DepositsService(db, deps.catalogue, idempotency, cursors, marketData, {
     env: config.paymentsEnv,
     autoconvertFeeBps: config.autoconvertFeeBps,
     log: log,
   });
-  const payouts = new PayoutsService(db, deps.catalogue, idempotency, cursors, marketData, risk, providers, afterCommit);
-  const checkout = new CheckoutService(db, deps.catalogue, collections, idempotency, cursors, { env: config.paymentsEnv, publicBaseUrl: config.publicBaseUrl });
+  const payouts = new PayoutsService(
+    db,
+    deps.catalogue,
+    idempotency,
+    cursors,
+    marketData,
+    risk,
+    providers,
+    afterCommit,
+  );
+  const checkout = new CheckoutService(db, deps.catalogue, collections, idempotency, cursors, {
+    env: config.paymentsEnv,
+    publicBaseUrl: config.publicBaseUrl,
+  });
   // In the transaction that moves a collection: its checkout session follows, and the risk rules look at it.
   const lifecycle = new Lifecycle(
     log,
@@ -99,11 +124,21 @@ export function compose(deps: CompositionDeps): Services {
   // At most the background pool less 4 connections, which stay for the webhook relay and the sweeps.
   // An initiation is held by its sender for longer than any provider call may take (gateways: 15 s).
   const leaseSeconds = Math.ceil(Math.max(config.operatorTimeoutMs, 15_000) / 1000) + 5;
-  const submitter = new Submitter(workerDb, providers, lifecycle, log, Math.max(1, Math.min(config.dbPoolSize, config.workerDbPoolSize - 4)), leaseSeconds);
+  const submitter = new Submitter(
+    workerDb,
+    providers,
+    lifecycle,
+    log,
+    Math.max(1, Math.min(config.dbPoolSize, config.workerDbPoolSize - 4)),
+    leaseSeconds,
+  );
   const webhooks = new WebhooksService(db, config.paymentsEnv, idempotency, cursors, afterCommit, deps.resolve);
 
   const beneficiaries = new BeneficiariesService(db, deps.catalogue, idempotency, cursors);
-  const sandbox = config.paymentsEnv === 'sandbox' && providers.sandbox ? new SandboxService(idempotency, lifecycle, providers.sandbox) : undefined;
+  const sandbox =
+    config.paymentsEnv === 'sandbox' && providers.sandbox
+      ? new SandboxService(idempotency, lifecycle, providers.sandbox)
+      : undefined;
   return {
     afterCommit,
     tokens,

@@ -80,7 +80,10 @@ function durations(env: NodeJS.ProcessEnv, name: string, fallback: string): numb
   if (items.length > 20) throw new ConfigError(`${name} may list at most 20 delays, got ${items.length}`);
   return items.map((item) => {
     const m = DURATION.exec(item);
-    if (!m) throw new ConfigError(`${name} must be a comma-separated list of durations like 0s,5s,5m,2h; '${item}' is not one`);
+    if (!m)
+      throw new ConfigError(
+        `${name} must be a comma-separated list of durations like 0s,5s,5m,2h; '${item}' is not one`,
+      );
     const ms = Number(m[1]) * (UNIT_MS[m[2] as string] as number);
     if (ms > 86_400_000) throw new ConfigError(`${name}: '${item}' is longer than 24 hours`);
     return ms;
@@ -91,7 +94,8 @@ function trustProxy(raw: string | undefined): boolean | number | string {
   if (raw === undefined || raw === '' || raw === 'false') return false;
   if (raw === 'true') return true;
   if (/^\d+$/.test(raw)) return Number(raw);
-  if (!/^[0-9A-Fa-f:.,/ ]+$/.test(raw)) throw new ConfigError(`TRUST_PROXY must be true, false, a hop count or a list of addresses/CIDRs; got '${raw}'`);
+  if (!/^[0-9A-Fa-f:.,/ ]+$/.test(raw))
+    throw new ConfigError(`TRUST_PROXY must be true, false, a hop count or a list of addresses/CIDRs; got '${raw}'`);
   return raw;
 }
 

@@ -45,12 +45,19 @@ async function main(): Promise<void> {
       (m) => log.info({ component: 'embedded-postgres' }, m),
     );
     if (signalled) return abandon();
-    const { app, services, drain, applied } = await createService(config, database.pool, { catalogue, providerPlan, workerDb: database.workerPool });
+    const { app, services, drain, applied } = await createService(config, database.pool, {
+      catalogue,
+      providerPlan,
+      workerDb: database.workerPool,
+    });
     if (applied.length > 0) log.info({ applied }, 'database migrations applied');
     for (const connector of services.providers.connectors()) {
       // Airtel's is registered in its portal by hand; the others are sent with each request. The token is a secret: not logged.
       const urls = connector.callbackUrls().map((u) => u.replace(connector.callbackToken, '{callback_token}'));
-      log.info({ connector: connector.name, callback_urls: urls }, `operator connector '${connector.name}' receives callbacks at these URLs`);
+      log.info(
+        { connector: connector.name, callback_urls: urls },
+        `operator connector '${connector.name}' receives callbacks at these URLs`,
+      );
     }
     const boot = await bootstrap(database.pool, config, services.credentials);
     if (boot) {
@@ -63,7 +70,9 @@ async function main(): Promise<void> {
 
     const workers = startWorkers(services, config, database.workerPool, app.log);
     await app.listen({ port: config.port, host: config.host });
-    log.info(`payments service (${config.paymentsEnv}) listening on ${config.publicBaseUrl}; reference at ${config.publicBaseUrl}/docs`);
+    log.info(
+      `payments service (${config.paymentsEnv}) listening on ${config.publicBaseUrl}; reference at ${config.publicBaseUrl}/docs`,
+    );
 
     const opened = database;
     stop = (signal: string): void => {
@@ -90,7 +99,12 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  const message = err instanceof ConfigError ? `configuration error: ${err.message}` : err instanceof Error ? err.message : String(err);
+  const message =
+    err instanceof ConfigError
+      ? `configuration error: ${err.message}`
+      : err instanceof Error
+        ? err.message
+        : String(err);
   process.stderr.write(`payments service failed to start: ${message}\n`);
   process.exit(1);
 });

@@ -22,7 +22,10 @@ before(async () => {
 after(async () => t.close());
 
 const ID = '01890a5d-ac96-774b-bcce-b302099a8057';
-const concrete = (url: string): string => url.replace(/:[A-Za-z]+/g, (p) => (p === ':market' ? 'KE' : p === ':rail' ? 'mpesa' : p === ':provider' ? 'sandbox' : ID));
+const concrete = (url: string): string =>
+  url.replace(/:[A-Za-z]+/g, (p) =>
+    p === ':market' ? 'KE' : p === ':rail' ? 'mpesa' : p === ':provider' ? 'sandbox' : ID,
+  );
 
 describe('access declared on the routes', () => {
   it('every route the service has, and each documented operation, declares its audiences', () => {
@@ -33,9 +36,14 @@ describe('access declared on the routes', () => {
     const documented = new Set<string>();
     const doc = t.app.swagger() as { paths: Record<string, Record<string, unknown>> };
     for (const [path, methods] of Object.entries(doc.paths)) {
-      for (const method of Object.keys(methods)) documented.add(`${method.toUpperCase()} ${path.replace(/\{([^}]+)\}/g, ':$1')}`);
+      for (const method of Object.keys(methods))
+        documented.add(`${method.toUpperCase()} ${path.replace(/\{([^}]+)\}/g, ':$1')}`);
     }
-    assert.deepEqual([...documented].filter((k) => !t.app.accessRules.has(k)), [], 'documented routes that declare no audiences');
+    assert.deepEqual(
+      [...documented].filter((k) => !t.app.accessRules.has(k)),
+      [],
+      'documented routes that declare no audiences',
+    );
   });
 
   it('a valid token of an audience a route does not admit gets 403 forbidden, on every route', async () => {
@@ -45,7 +53,10 @@ describe('access declared on the routes', () => {
       const [method, url] = key.split(' ') as [string, string];
       for (const audience of ['integrator', 'liquidity_provider', 'admin'] as const) {
         if (rule.includes(audience)) continue;
-        const res = await request(t, method, concrete(url), { token: tokens[audience], ...(method === 'POST' ? { body: {} } : {}) });
+        const res = await request(t, method, concrete(url), {
+          token: tokens[audience],
+          ...(method === 'POST' ? { body: {} } : {}),
+        });
         assertProblem(res, 403, 'forbidden');
         assert.match(res.body.detail, new RegExp(rule.join('|')));
         checked += 1;
@@ -54,7 +65,7 @@ describe('access declared on the routes', () => {
     assert.ok(checked >= 20, `only ${checked} route/audience pairs were checked`);
   });
 
-  it('the reference documents each operation\'s rule', () => {
+  it("the reference documents each operation's rule", () => {
     const doc = t.app.swagger() as { paths: Record<string, Record<string, { description?: string }>> };
     for (const [key, rule] of t.app.accessRules) {
       const [method, url] = key.split(' ') as [string, string];

@@ -3,9 +3,26 @@
 import assert from 'node:assert/strict';
 import { createHmac, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { SignJWT, decodeJwt, decodeProtectedHeader, exportJWK, exportSPKI, generateKeyPair, type CryptoKey } from 'jose';
+import {
+  SignJWT,
+  decodeJwt,
+  decodeProtectedHeader,
+  exportJWK,
+  exportSPKI,
+  generateKeyPair,
+  type CryptoKey,
+} from 'jose';
 import { loadServiceKeys } from '../src/platform/secrets.js';
-import { createWorkspace, newKey, request, startTestApp, validCollection, type ApiResponse, type TestApp, assertProblem } from './helpers/harness.js';
+import {
+  createWorkspace,
+  newKey,
+  request,
+  startTestApp,
+  validCollection,
+  type ApiResponse,
+  type TestApp,
+  assertProblem,
+} from './helpers/harness.js';
 
 let t: TestApp;
 before(async () => {
@@ -16,12 +33,15 @@ after(async () => t.close());
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-
 /** The two protected integrator routes every token case is tried on, with a raw Authorization header (or none). */
 async function callProtected(authorization: string | undefined): Promise<{ list: ApiResponse; create: ApiResponse }> {
   const headers: Record<string, string> = authorization === undefined ? {} : { authorization };
   const list = await request(t, 'GET', '/v1/collections', { headers });
-  const create = await request(t, 'POST', '/v1/collections/KE/rails/mpesa', { headers, body: validCollection(), idempotencyKey: newKey() });
+  const create = await request(t, 'POST', '/v1/collections/KE/rails/mpesa', {
+    headers,
+    body: validCollection(),
+    idempotencyKey: newKey(),
+  });
   return { list, create };
 }
 
@@ -42,7 +62,8 @@ const get = (url: string, token: string) => request(t, 'GET', url, { token });
 const post = (url: string, token: string, body?: unknown) => request(t, 'POST', url, { token, body });
 
 const b64url = (value: string | Buffer): string => Buffer.from(value).toString('base64url');
-const decodeSegment = (segment: string): Record<string, unknown> => JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
+const decodeSegment = (segment: string): Record<string, unknown> =>
+  JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
 
 function segments(token: string): [string, string, string] {
   const parts = token.split('.');
@@ -76,7 +97,14 @@ async function sign(
 
 function realClaims(token: string): { sub: string; aud: string; wsp: string; env: string; jti: string; iat: number } {
   const c = decodeJwt(token) as Record<string, unknown>;
-  return { sub: c.sub as string, aud: c.aud as string, wsp: c.wsp as string, env: c.env as string, jti: c.jti as string, iat: c.iat as number };
+  return {
+    sub: c.sub as string,
+    aud: c.aud as string,
+    wsp: c.wsp as string,
+    env: c.env as string,
+    jti: c.jti as string,
+    iat: c.iat as number,
+  };
 }
 
 describe('missing or malformed Authorization header: 401 unauthorized', () => {
@@ -155,7 +183,13 @@ describe('forged and tampered tokens: 401 unauthorized', () => {
     const [, p] = segments(t.demoToken);
     const header = b64url(JSON.stringify({ alg: 'HS256', typ: 'JWT', kid: keys.kid }));
     const jwk = await exportJWK(keys.publicKey);
-    const secrets = [JSON.stringify(jwk), JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y }), await exportSPKI(keys.publicKey), 'secret', ''];
+    const secrets = [
+      JSON.stringify(jwk),
+      JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y }),
+      await exportSPKI(keys.publicKey),
+      'secret',
+      '',
+    ];
     for (const secret of secrets) {
       const sig = createHmac('sha256', secret).update(`${header}.${p}`).digest('base64url');
       await assertUnauthorized(`Bearer ${header}.${p}.${sig}`);
@@ -179,7 +213,7 @@ describe('forged and tampered tokens: 401 unauthorized', () => {
     await assertUnauthorized(`Bearer ${await sign(keys.privateKey, keys.kid, { ...claims, env: 'production' })}`);
   });
 
-  it('a token signed with the service key whose jti is not the credential\'s live token id is 401', async () => {
+  it("a token signed with the service key whose jti is not the credential's live token id is 401", async () => {
     const keys = await loadServiceKeys(t.db);
     const claims = realClaims(t.demoToken);
     await assertUnauthorized(`Bearer ${await sign(keys.privateKey, keys.kid, { ...claims, jti: randomUUID() })}`);
@@ -189,7 +223,11 @@ describe('forged and tampered tokens: 401 unauthorized', () => {
 describe('audience: a valid token on a route for another audience is 403 forbidden', () => {
   it('the admin token on the collection routes is 403 forbidden', async () => {
     assertProblem(await get('/v1/collections', t.adminToken), 403, 'forbidden');
-    const create = await request(t, 'POST', '/v1/collections/KE/rails/mpesa', { token: t.adminToken, body: validCollection(), idempotencyKey: newKey() });
+    const create = await request(t, 'POST', '/v1/collections/KE/rails/mpesa', {
+      token: t.adminToken,
+      body: validCollection(),
+      idempotencyKey: newKey(),
+    });
     assertProblem(create, 403, 'forbidden');
   });
 
@@ -201,7 +239,11 @@ describe('audience: a valid token on a route for another audience is 403 forbidd
   it('an integrator token cannot create workspaces or admin-mint credentials (403), and nothing is created', async () => {
     const before = (await get('/v1/admin/workspaces', t.adminToken)).body.data.length;
     assertProblem(await post('/v1/admin/workspaces', t.demoToken, { name: 'sneaky' }), 403, 'forbidden');
-    assertProblem(await post(`/v1/admin/workspaces/${t.demoWorkspaceId}/credentials`, t.demoToken, { audience: 'admin' }), 403, 'forbidden');
+    assertProblem(
+      await post(`/v1/admin/workspaces/${t.demoWorkspaceId}/credentials`, t.demoToken, { audience: 'admin' }),
+      403,
+      'forbidden',
+    );
     assert.equal((await get('/v1/admin/workspaces', t.adminToken)).body.data.length, before);
   });
 });
@@ -347,7 +389,7 @@ describe('credentials are scoped to their workspace', () => {
 
     const rot = await post(`/v1/credentials/${a.credentialId}/rotate`, b.token);
     assertProblem(rot, 404, 'not_found');
-    assert.equal(rot.body.detail, missing.body.detail, 'another workspace\'s id answers exactly as a missing id');
+    assert.equal(rot.body.detail, missing.body.detail, "another workspace's id answers exactly as a missing id");
     const del = await request(t, 'DELETE', `/v1/credentials/${a.credentialId}`, { token: b.token });
     assertProblem(del, 404, 'not_found');
 
@@ -364,7 +406,10 @@ describe('credentials are scoped to their workspace', () => {
     const listA = await get('/v1/credentials', a.token);
     const listB = await get('/v1/credentials', b.token);
     assert.ok(listA.body.data.some((c: any) => c.id === a.credentialId));
-    assert.equal(listB.body.data.some((c: any) => c.id === a.credentialId), false);
+    assert.equal(
+      listB.body.data.some((c: any) => c.id === a.credentialId),
+      false,
+    );
     for (const c of listB.body.data) assert.equal(c.workspace_id, b.id);
   });
 });
@@ -415,7 +460,9 @@ describe('minting rules', () => {
 
   it('the admin mints a liquidity_provider credential in a workspace: 201, audience liquidity_provider, not an integrator', async () => {
     const ws = await workspace('lp-target');
-    const res = await post(`/v1/admin/workspaces/${ws.id}/credentials`, t.adminToken, { audience: 'liquidity_provider' });
+    const res = await post(`/v1/admin/workspaces/${ws.id}/credentials`, t.adminToken, {
+      audience: 'liquidity_provider',
+    });
     assert.equal(res.status, 201, res.text);
     assert.equal(res.body.audience, 'liquidity_provider');
     assert.equal(res.body.workspace_id, ws.id);
@@ -428,8 +475,16 @@ describe('minting rules', () => {
   });
 
   it('the admin minting in an unknown workspace is 404 not_found', async () => {
-    assertProblem(await post(`/v1/admin/workspaces/${randomUUID()}/credentials`, t.adminToken, { audience: 'integrator' }), 404, 'not_found');
-    assertProblem(await post('/v1/admin/workspaces/not-a-uuid/credentials', t.adminToken, { audience: 'integrator' }), 404, 'not_found');
+    assertProblem(
+      await post(`/v1/admin/workspaces/${randomUUID()}/credentials`, t.adminToken, { audience: 'integrator' }),
+      404,
+      'not_found',
+    );
+    assertProblem(
+      await post('/v1/admin/workspaces/not-a-uuid/credentials', t.adminToken, { audience: 'integrator' }),
+      404,
+      'not_found',
+    );
   });
 });
 
@@ -441,7 +496,10 @@ describe('bootstrap credentials', () => {
 
   it('tokens are ES256 with a kid; claims are sub, aud, wsp, env, iat, jti and no exp', async () => {
     const keys = await loadServiceKeys(t.db);
-    for (const [token, aud] of [[t.demoToken, 'integrator'], [t.adminToken, 'admin']] as const) {
+    for (const [token, aud] of [
+      [t.demoToken, 'integrator'],
+      [t.adminToken, 'admin'],
+    ] as const) {
       const header = decodeProtectedHeader(token);
       assert.equal(header.alg, 'ES256');
       assert.equal(typeof header.kid, 'string');
@@ -473,12 +531,24 @@ describe('idempotent token-issuing routes', () => {
     const ws = await workspace('replay-scope');
     const other = await post('/v1/credentials', ws.token, { name: 'second integrator' });
     assert.equal(other.status, 201, other.text);
-    const first = await request(t, 'POST', '/v1/credentials', { token: ws.token, body: { name: 'ci' }, idempotencyKey: 'cred-key-1' });
+    const first = await request(t, 'POST', '/v1/credentials', {
+      token: ws.token,
+      body: { name: 'ci' },
+      idempotencyKey: 'cred-key-1',
+    });
     assert.equal(first.status, 201, first.text);
-    const replay = await request(t, 'POST', '/v1/credentials', { token: ws.token, body: { name: 'ci' }, idempotencyKey: 'cred-key-1' });
+    const replay = await request(t, 'POST', '/v1/credentials', {
+      token: ws.token,
+      body: { name: 'ci' },
+      idempotencyKey: 'cred-key-1',
+    });
     assert.equal(replay.headers.get('idempotent-replayed'), 'true');
     assert.equal(replay.text, first.text);
-    const stranger = await request(t, 'POST', '/v1/credentials', { token: other.body.token, body: { name: 'ci' }, idempotencyKey: 'cred-key-1' });
+    const stranger = await request(t, 'POST', '/v1/credentials', {
+      token: other.body.token,
+      body: { name: 'ci' },
+      idempotencyKey: 'cred-key-1',
+    });
     assertProblem(stranger, 422, 'idempotency_key_reused');
     assert.equal(stranger.text.includes(first.body.token), false);
   });
@@ -486,9 +556,15 @@ describe('idempotent token-issuing routes', () => {
   it('a caller who may not rotate a credential gets 403 even with the key of an earlier rotation', async () => {
     const admin2 = await post('/v1/credentials', t.adminToken, { audience: 'admin', name: 'admin rotated with a key' });
     const lp = await post('/v1/credentials', t.adminToken, { audience: 'liquidity_provider', name: 'partner 3' });
-    const rotated = await request(t, 'POST', `/v1/credentials/${admin2.body.id}/rotate`, { token: admin2.body.token, idempotencyKey: 'rot-key-1' });
+    const rotated = await request(t, 'POST', `/v1/credentials/${admin2.body.id}/rotate`, {
+      token: admin2.body.token,
+      idempotencyKey: 'rot-key-1',
+    });
     assert.equal(rotated.status, 200, rotated.text);
-    const replay = await request(t, 'POST', `/v1/credentials/${admin2.body.id}/rotate`, { token: lp.body.token, idempotencyKey: 'rot-key-1' });
+    const replay = await request(t, 'POST', `/v1/credentials/${admin2.body.id}/rotate`, {
+      token: lp.body.token,
+      idempotencyKey: 'rot-key-1',
+    });
     assertProblem(replay, 403, 'forbidden');
   });
 });

@@ -35,8 +35,20 @@ describe('create', () => {
     assert.equal(res.status, 201, res.text);
     const b = res.body;
     assert.deepEqual(Object.keys(b).sort(), [
-      'account_number', 'bank_code', 'beneficiary_id', 'created_at', 'currency', 'deactivated_at', 'market', 'metadata', 'name',
-      'phone_number', 'rail', 'reference', 'status', 'updated_at',
+      'account_number',
+      'bank_code',
+      'beneficiary_id',
+      'created_at',
+      'currency',
+      'deactivated_at',
+      'market',
+      'metadata',
+      'name',
+      'phone_number',
+      'rail',
+      'reference',
+      'status',
+      'updated_at',
     ]);
     assert.equal(b.status, 'active');
     assert.equal(b.currency, 'KES');
@@ -68,7 +80,10 @@ describe('create', () => {
     for (const [body, field] of cases) {
       const res = await create(body);
       assertProblem(res, 400, 'invalid_customer');
-      assert.ok(res.body.errors.some((e: { field: string }) => e.field === field), `${field}: ${res.text}`);
+      assert.ok(
+        res.body.errors.some((e: { field: string }) => e.field === field),
+        `${field}: ${res.text}`,
+      );
     }
   });
 
@@ -107,7 +122,7 @@ describe('row 4: DELETE /v1/api/beneficiaries/{beneficiaryId} deactivates', () =
     assert.deepEqual(read.body, res.body);
   });
 
-  it('another workspace\'s beneficiary, an unknown id, a malformed id: 404, and nothing changes', async () => {
+  it("another workspace's beneficiary, an unknown id, a malformed id: 404, and nothing changes", async () => {
     const b = (await create(wallet())).body;
     const other = await createWorkspace(t, 'beneficiaries-other');
     for (const [token, id] of [
@@ -118,11 +133,18 @@ describe('row 4: DELETE /v1/api/beneficiaries/{beneficiaryId} deactivates', () =
       assertProblem(await request(t, 'DELETE', `/v1/api/beneficiaries/${id}`, { token }), 404, 'not_found');
       assertProblem(await request(t, 'GET', `/v1/api/beneficiaries/${id}`, { token }), 404, 'not_found');
     }
-    assert.equal((await request(t, 'GET', `/v1/api/beneficiaries/${b.beneficiary_id}`, { token: t.demoToken })).body.status, 'active');
+    assert.equal(
+      (await request(t, 'GET', `/v1/api/beneficiaries/${b.beneficiary_id}`, { token: t.demoToken })).body.status,
+      'active',
+    );
   });
 
   it('no token: 401', async () => {
-    assertProblem(await request(t, 'DELETE', '/v1/api/beneficiaries/01890a5d-ac96-774b-bcce-b302099a8057'), 401, 'unauthorized');
+    assertProblem(
+      await request(t, 'DELETE', '/v1/api/beneficiaries/01890a5d-ac96-774b-bcce-b302099a8057'),
+      401,
+      'unauthorized',
+    );
   });
 });
 
@@ -130,25 +152,38 @@ describe('list', () => {
   it('newest first, paged by cursor, filtered by status, scoped to the workspace', async () => {
     const ws = await createWorkspace(t, 'beneficiaries-list');
     const made: string[] = [];
-    for (let i = 0; i < 5; i += 1) made.push((await create(wallet({ reference: `r${i}` }), ws.token)).body.beneficiary_id);
+    for (let i = 0; i < 5; i += 1)
+      made.push((await create(wallet({ reference: `r${i}` }), ws.token)).body.beneficiary_id);
     await request(t, 'DELETE', `/v1/api/beneficiaries/${made[1]}`, { token: ws.token });
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: { status: number; body: { data: { beneficiary_id: string }[]; next_cursor: string | null } } = await request(
-        t,
-        'GET',
-        `/v1/api/beneficiaries?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-        { token: ws.token },
-      );
+      const page: { status: number; body: { data: { beneficiary_id: string }[]; next_cursor: string | null } } =
+        await request(
+          t,
+          'GET',
+          `/v1/api/beneficiaries?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+          { token: ws.token },
+        );
       assert.equal(page.status, 200);
       seen.push(...page.body.data.map((b) => b.beneficiary_id));
       cursor = page.body.next_cursor;
     } while (cursor);
     assert.deepEqual(seen, [...made].reverse());
     const inactive = await request(t, 'GET', '/v1/api/beneficiaries?status=inactive', { token: ws.token });
-    assert.deepEqual(inactive.body.data.map((b: { beneficiary_id: string }) => b.beneficiary_id), [made[1]]);
-    assertProblem(await request(t, 'GET', '/v1/api/beneficiaries?limit=0', { token: ws.token }), 400, 'validation_failed');
-    assertProblem(await request(t, 'GET', '/v1/api/beneficiaries?cursor=forged.x', { token: ws.token }), 400, 'invalid_cursor');
+    assert.deepEqual(
+      inactive.body.data.map((b: { beneficiary_id: string }) => b.beneficiary_id),
+      [made[1]],
+    );
+    assertProblem(
+      await request(t, 'GET', '/v1/api/beneficiaries?limit=0', { token: ws.token }),
+      400,
+      'validation_failed',
+    );
+    assertProblem(
+      await request(t, 'GET', '/v1/api/beneficiaries?cursor=forged.x', { token: ws.token }),
+      400,
+      'invalid_cursor',
+    );
   });
 });

@@ -51,8 +51,19 @@ describe('operator catalogue file', () => {
         currencies: { SLE: { exponent: 2, min_amount: 1000, max_amount: 2000 } },
         markets: {
           SL: {
-            name: 'Sierra Leone', currency: 'SLE', language: 'en', phone: { country_code: '232', national_digits: 8 },
-            rails: { orange_money: { name: 'Orange Money', type: 'mobile_money', customer_fields: ['phone_number'], expiry_seconds: 300, instruction: { type: 'push_prompt' } } },
+            name: 'Sierra Leone',
+            currency: 'SLE',
+            language: 'en',
+            phone: { country_code: '232', national_digits: 8 },
+            rails: {
+              orange_money: {
+                name: 'Orange Money',
+                type: 'mobile_money',
+                customer_fields: ['phone_number'],
+                expiry_seconds: 300,
+                instruction: { type: 'push_prompt' },
+              },
+            },
           },
         },
       }),

@@ -43,14 +43,21 @@ async function createSession(overrides: Record<string, unknown> = {}, token = t.
 const tokenOf = (session: { session_url: string }): string => session.session_url.split('/').pop() as string;
 const byToken = (token: string) => request(t, 'GET', `/v1/checkout/by-token/${token}`);
 const pay = (token: string, phone: string, key = newKey(), rail = 'mpesa') =>
-  request(t, 'POST', `/v1/checkout/by-token/${token}/pay`, { body: { rail, customer: { phone_number: phone } }, idempotencyKey: key });
+  request(t, 'POST', `/v1/checkout/by-token/${token}/pay`, {
+    body: { rail, customer: { phone_number: phone } },
+    idempotencyKey: key,
+  });
 const readSession = (id: string, token = t.demoToken) => request(t, 'GET', `/v1/checkout/sessions/${id}`, { token });
 
 async function sessionWhen(id: string, status: string, timeoutMs = 10_000): Promise<Record<string, any>> {
-  return waitFor(`session ${id} ${status}`, async () => {
-    const res = await readSession(id);
-    return res.body.status === status ? res.body : undefined;
-  }, timeoutMs);
+  return waitFor(
+    `session ${id} ${status}`,
+    async () => {
+      const res = await readSession(id);
+      return res.body.status === status ? res.body : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 describe('row 15: create a session', () => {
@@ -59,8 +66,24 @@ describe('row 15: create a session', () => {
     const res = await createSession();
     const s = res.body;
     assert.deepEqual(Object.keys(s).sort(), [
-      'amount', 'attempts', 'collection_id', 'completed_at', 'created_at', 'currency', 'customer', 'expires_at', 'failure_reason', 'id',
-      'market', 'metadata', 'rail', 'redirect_url', 'reference', 'session_url', 'status', 'updated_at',
+      'amount',
+      'attempts',
+      'collection_id',
+      'completed_at',
+      'created_at',
+      'currency',
+      'customer',
+      'expires_at',
+      'failure_reason',
+      'id',
+      'market',
+      'metadata',
+      'rail',
+      'redirect_url',
+      'reference',
+      'session_url',
+      'status',
+      'updated_at',
     ]);
     assert.equal(s.status, 'open');
     assert.equal(s.amount, 150_000);
@@ -81,7 +104,13 @@ describe('row 15: create a session', () => {
   });
 
   it('expires_in sets the expiry; the market may be given; a prefilled phone is kept', async () => {
-    const res = await createSession({ currency: 'XOF', market: 'CI', amount: 5000, expires_in: 600, customer: { phone_number: '+2250701020304' } });
+    const res = await createSession({
+      currency: 'XOF',
+      market: 'CI',
+      amount: 5000,
+      expires_in: 600,
+      customer: { phone_number: '+2250701020304' },
+    });
     assert.equal(Date.parse(res.body.expires_at) - Date.parse(res.body.created_at), 600_000);
     assert.equal(res.body.market, 'CI');
     assert.deepEqual(res.body.customer, { phone_number: '+2250701020304' });
@@ -104,11 +133,21 @@ describe('row 15: create a session', () => {
     ];
     const { body: before } = await request(t, 'GET', '/v1/checkout/sessions?limit=100', { token: t.demoToken });
     for (const [overrides, status, code, field] of cases) {
-      const res = await request(t, 'POST', '/v1/checkout/sessions', { token: t.demoToken, body: sessionBody(overrides) });
+      const res = await request(t, 'POST', '/v1/checkout/sessions', {
+        token: t.demoToken,
+        body: sessionBody(overrides),
+      });
       assertProblem(res, status, code);
-      if (field) assert.ok(res.body.errors?.some((e: { field: string }) => e.field === field), `${code}: field ${field} in ${res.text}`);
+      if (field)
+        assert.ok(
+          res.body.errors?.some((e: { field: string }) => e.field === field),
+          `${code}: field ${field} in ${res.text}`,
+        );
     }
-    const missing = await request(t, 'POST', '/v1/checkout/sessions', { token: t.demoToken, body: { amount: 1000, currency: 'KES' } });
+    const missing = await request(t, 'POST', '/v1/checkout/sessions', {
+      token: t.demoToken,
+      body: { amount: 1000, currency: 'KES' },
+    });
     assertProblem(missing, 400, 'validation_failed');
     assert.ok(missing.body.errors.some((e: { field: string }) => e.field === 'redirect_url'));
     const { body: afterList } = await request(t, 'GET', '/v1/checkout/sessions?limit=100', { token: t.demoToken });
@@ -117,19 +156,35 @@ describe('row 15: create a session', () => {
 
   it('an Idempotency-Key replays the stored session; another body with the same key is 422', async () => {
     const key = newKey();
-    const first = await request(t, 'POST', '/v1/checkout/sessions', { token: t.demoToken, body: sessionBody(), idempotencyKey: key });
-    const again = await request(t, 'POST', '/v1/checkout/sessions', { token: t.demoToken, body: sessionBody(), idempotencyKey: key });
+    const first = await request(t, 'POST', '/v1/checkout/sessions', {
+      token: t.demoToken,
+      body: sessionBody(),
+      idempotencyKey: key,
+    });
+    const again = await request(t, 'POST', '/v1/checkout/sessions', {
+      token: t.demoToken,
+      body: sessionBody(),
+      idempotencyKey: key,
+    });
     assert.equal(first.status, 201);
     assert.equal(again.status, 201);
     assert.equal(again.text, first.text, 'byte-identical replay');
     assert.equal(again.headers.get('idempotent-replayed'), 'true');
-    const other = await request(t, 'POST', '/v1/checkout/sessions', { token: t.demoToken, body: sessionBody({ amount: 2000 }), idempotencyKey: key });
+    const other = await request(t, 'POST', '/v1/checkout/sessions', {
+      token: t.demoToken,
+      body: sessionBody({ amount: 2000 }),
+      idempotencyKey: key,
+    });
     assertProblem(other, 422, 'idempotency_key_reused');
   });
 
   it('401 without a token, 403 for another audience', async () => {
     assertProblem(await request(t, 'POST', '/v1/checkout/sessions', { body: sessionBody() }), 401, 'unauthorized');
-    assertProblem(await request(t, 'POST', '/v1/checkout/sessions', { token: t.adminToken, body: sessionBody() }), 403, 'forbidden');
+    assertProblem(
+      await request(t, 'POST', '/v1/checkout/sessions', { token: t.adminToken, body: sessionBody() }),
+      403,
+      'forbidden',
+    );
     assertProblem(await request(t, 'GET', '/v1/checkout/sessions', { token: t.adminToken }), 403, 'forbidden');
   });
 });
@@ -152,10 +207,21 @@ describe('row 16: read a session', () => {
     const b = await createSession({}, ws.token);
     const res = await request(t, 'GET', '/v1/checkout/sessions?status=open&limit=1', { token: ws.token });
     assert.equal(res.status, 200, res.text);
-    assert.deepEqual(res.body.data.map((s: { id: string }) => s.id), [b.body.id]);
+    assert.deepEqual(
+      res.body.data.map((s: { id: string }) => s.id),
+      [b.body.id],
+    );
     assert.equal(res.body.has_more, true);
-    const next = await request(t, 'GET', `/v1/checkout/sessions?status=open&limit=1&cursor=${encodeURIComponent(res.body.next_cursor)}`, { token: ws.token });
-    assert.deepEqual(next.body.data.map((s: { id: string }) => s.id), [a.body.id]);
+    const next = await request(
+      t,
+      'GET',
+      `/v1/checkout/sessions?status=open&limit=1&cursor=${encodeURIComponent(res.body.next_cursor)}`,
+      { token: ws.token },
+    );
+    assert.deepEqual(
+      next.body.data.map((s: { id: string }) => s.id),
+      [a.body.id],
+    );
     const complete = await request(t, 'GET', '/v1/checkout/sessions?status=complete', { token: ws.token });
     assert.deepEqual(complete.body.data, []);
   });
@@ -175,10 +241,22 @@ describe('row 18: the by-token endpoints', () => {
     assert.equal(v.amount_display, 'KES 1,500.00');
     assert.equal(v.language, 'en');
     assert.deepEqual(v.phone, { country_code: '254', national_digits: 9 });
-    assert.deepEqual(v.rails.map((r: { name: string }) => r.name), ['M-Pesa', 'Airtel Money']);
+    assert.deepEqual(
+      v.rails.map((r: { name: string }) => r.name),
+      ['M-Pesa', 'Airtel Money'],
+    );
     assert.equal(v.attempt, null);
     assert.equal(v.return_url, null);
-    for (const secret of ['metadata', 'ord-7731', 'internal-margin-12pct', 'order_id', s.id, 'cart-9', 'redirect_url', 'shop.example']) {
+    for (const secret of [
+      'metadata',
+      'ord-7731',
+      'internal-margin-12pct',
+      'order_id',
+      s.id,
+      'cart-9',
+      'redirect_url',
+      'shop.example',
+    ]) {
       assert.ok(!res.text.includes(secret), `the payer view must not contain ${secret}`);
     }
   });
@@ -196,7 +274,9 @@ describe('row 18: the by-token endpoints', () => {
   it('pay: the Idempotency-Key is required; bad details are 400 with field errors; the session stays open', async () => {
     const { body: s } = await createSession();
     const token = tokenOf(s);
-    const noKey = await request(t, 'POST', `/v1/checkout/by-token/${token}/pay`, { body: { rail: 'mpesa', customer: { phone_number: '+254712340000' } } });
+    const noKey = await request(t, 'POST', `/v1/checkout/by-token/${token}/pay`, {
+      body: { rail: 'mpesa', customer: { phone_number: '+254712340000' } },
+    });
     assertProblem(noKey, 422, 'idempotency_key_missing');
     const badPhone = await pay(token, '+25471234');
     assertProblem(badPhone, 400, 'invalid_customer');
@@ -239,7 +319,11 @@ describe('row 18: the by-token endpoints', () => {
   it('two attempts at once with different keys: exactly one starts', async () => {
     const { body: s } = await createSession();
     const token = tokenOf(s);
-    const results = await Promise.all([pay(token, '+254712340005'), pay(token, '+254712340005'), pay(token, '+254712340005')]);
+    const results = await Promise.all([
+      pay(token, '+254712340005'),
+      pay(token, '+254712340005'),
+      pay(token, '+254712340005'),
+    ]);
     assert.deepEqual(results.map((r) => r.status).sort(), [201, 409, 409]);
     assert.equal((await readSession(s.id)).body.attempts, 1);
   });
@@ -263,7 +347,10 @@ describe('the session follows its attempt', () => {
     assert.equal(back.searchParams.get('session_id'), s.id);
     assert.equal(back.searchParams.get('status'), 'complete');
     const events = await request(t, 'GET', `/v1/events?object_id=${s.id}`, { token: t.demoToken });
-    assert.deepEqual(events.body.data.map((e: { type: string }) => e.type), ['checkout.session.completed']);
+    assert.deepEqual(
+      events.body.data.map((e: { type: string }) => e.type),
+      ['checkout.session.completed'],
+    );
     const event = events.body.data[0];
     assert.deepEqual(event.data.metadata, METADATA);
     assert.equal(event.data.status, 'complete');
@@ -288,17 +375,25 @@ describe('the session follows its attempt', () => {
     assert.equal(done.attempts, 2);
     assert.notEqual(done.collection_id, reopened.collection_id);
     const events = await request(t, 'GET', `/v1/events?object_id=${s.id}`, { token: t.demoToken });
-    assert.deepEqual(events.body.data.map((e: { type: string }) => e.type), ['checkout.session.completed'], 'a failed attempt is not a session event');
+    assert.deepEqual(
+      events.body.data.map((e: { type: string }) => e.type),
+      ['checkout.session.completed'],
+      'a failed attempt is not a session event',
+    );
   });
 });
 
 describe('expiry', () => {
   it('an open session expires at expires_at with no request arriving; checkout.session.expired carries the metadata', async () => {
     const { body: s } = await createSession();
-    await t.db.query(`UPDATE checkout_sessions SET expires_at = now() + interval '300 milliseconds' WHERE id = $1`, [s.id]);
+    await t.db.query(`UPDATE checkout_sessions SET expires_at = now() + interval '300 milliseconds' WHERE id = $1`, [
+      s.id,
+    ]);
     const expired = await sessionWhen(s.id, 'expired');
     assert.equal(expired.completed_at, null);
-    const events = await request(t, 'GET', `/v1/events?type=checkout.session.expired&object_id=${s.id}`, { token: t.demoToken });
+    const events = await request(t, 'GET', `/v1/events?type=checkout.session.expired&object_id=${s.id}`, {
+      token: t.demoToken,
+    });
     assert.equal(events.body.data.length, 1);
     assert.deepEqual(events.body.data[0].data.metadata, METADATA);
     const view = (await byToken(tokenOf(s))).body;
@@ -309,20 +404,35 @@ describe('expiry', () => {
 
   it('an attempt the payer is on is not cut short: past expires_at the session waits for it and completes when it succeeds', async () => {
     const { body: s } = await createSession();
-    await t.db.query(`UPDATE checkout_sessions SET expires_at = now() + interval '300 milliseconds' WHERE id = $1`, [s.id]);
+    await t.db.query(`UPDATE checkout_sessions SET expires_at = now() + interval '300 milliseconds' WHERE id = $1`, [
+      s.id,
+    ]);
     const started = await pay(tokenOf(s), '+254712340005'); // 0005: stays processing until driven
     assert.equal(started.status, 201, started.text);
     const { collection_id: collectionId, expires_at: sessionExpiry } = (await readSession(s.id)).body;
     const collection = (await request(t, 'GET', `/v1/collections/${collectionId}`, { token: t.demoToken })).body;
-    assert.equal(Date.parse(collection.expires_at) - Date.parse(collection.created_at), 600_000, "the attempt keeps the rail's expiry");
-    await waitFor('the session expiry to pass', async () => (Date.now() > Date.parse(sessionExpiry) + 300 ? true : undefined));
+    assert.equal(
+      Date.parse(collection.expires_at) - Date.parse(collection.created_at),
+      600_000,
+      "the attempt keeps the rail's expiry",
+    );
+    await waitFor('the session expiry to pass', async () =>
+      Date.now() > Date.parse(sessionExpiry) + 300 ? true : undefined,
+    );
     assert.equal((await readSession(s.id)).body.status, 'processing', 'not expired while the payer may still approve');
-    const driven = await request(t, 'POST', `/v1/sandbox/collections/${collectionId}/simulate`, { token: t.demoToken, body: { outcome: 'successful' } });
+    const driven = await request(t, 'POST', `/v1/sandbox/collections/${collectionId}/simulate`, {
+      token: t.demoToken,
+      body: { outcome: 'successful' },
+    });
     assert.ok(driven.status < 300, driven.text);
     const done = await sessionWhen(s.id, 'complete');
     assert.ok(Date.parse(done.completed_at) > Date.parse(done.expires_at));
     const events = await request(t, 'GET', `/v1/events?object_id=${s.id}`, { token: t.demoToken });
-    assert.deepEqual(events.body.data.map((e: { type: string }) => e.type), ['checkout.session.completed'], 'never expired, then paid');
+    assert.deepEqual(
+      events.body.data.map((e: { type: string }) => e.type),
+      ['checkout.session.completed'],
+      'never expired, then paid',
+    );
   });
 
   it('an attempt that fails after expires_at expires the session, with the reason', async () => {
@@ -331,14 +441,20 @@ describe('expiry', () => {
     await t.db.query(`UPDATE checkout_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [s.id]);
     const collectionId = (await readSession(s.id)).body.collection_id;
     // processing → failed is allowed from every status the attempt can be in by now (created, pending or processing).
-    const driven = await request(t, 'POST', `/v1/sandbox/collections/${collectionId}/simulate`, { token: t.demoToken, body: { outcome: 'failed' } });
+    const driven = await request(t, 'POST', `/v1/sandbox/collections/${collectionId}/simulate`, {
+      token: t.demoToken,
+      body: { outcome: 'failed' },
+    });
     assert.ok(driven.status < 300, driven.text);
     const expired = await sessionWhen(s.id, 'expired');
     const collection = (await request(t, 'GET', `/v1/collections/${collectionId}`, { token: t.demoToken })).body;
     assert.equal(collection.status, 'failed');
     assert.equal(expired.failure_reason, collection.failure_reason);
     const events = await request(t, 'GET', `/v1/events?object_id=${s.id}`, { token: t.demoToken });
-    assert.deepEqual(events.body.data.map((e: { type: string }) => e.type), ['checkout.session.expired']);
+    assert.deepEqual(
+      events.body.data.map((e: { type: string }) => e.type),
+      ['checkout.session.expired'],
+    );
   });
 
   it('an unauthorised attempt that expires after expires_at expires the session with reason expired', async () => {
@@ -350,7 +466,10 @@ describe('expiry', () => {
     await t.db.query(`UPDATE collections SET expires_at = now() WHERE id = $1`, [collectionId]);
     const expired = await sessionWhen(s.id, 'expired');
     assert.equal(expired.failure_reason, 'expired');
-    assert.equal((await request(t, 'GET', `/v1/collections/${collectionId}`, { token: t.demoToken })).body.status, 'expired');
+    assert.equal(
+      (await request(t, 'GET', `/v1/collections/${collectionId}`, { token: t.demoToken })).body.status,
+      'expired',
+    );
   });
 
   it(`after ${MAX_ATTEMPTS} failed attempts the session expires: a link cannot prompt phone after phone`, async () => {
@@ -382,7 +501,8 @@ describe('what the payer is shown', () => {
     assert.equal(instruction.type, 'bank_transfer');
     assert.equal(instruction.account_name, 'Demo Shop');
     assert.match(instruction.account_number, /^\d{10}$/);
-    for (const secret of ['internal-ref-42', s.id, 'ord-7731']) assert.ok(!res.text.includes(secret), `the payer view must not contain ${secret}`);
+    for (const secret of ['internal-ref-42', s.id, 'ord-7731'])
+      assert.ok(!res.text.includes(secret), `the payer view must not contain ${secret}`);
     const view = await byToken(tokenOf(s));
     assert.ok(!view.text.includes('internal-ref-42') && !view.text.includes(s.id));
   });
@@ -393,8 +513,14 @@ describe('what the payer is shown', () => {
       returnUrl({ id, status: 'complete', redirect_url: 'https://shop.example/r?sig=a%20b&flag#done' }),
       `https://shop.example/r?sig=a%20b&flag&session_id=${id}&status=complete#done`,
     );
-    assert.equal(returnUrl({ id, status: 'expired', redirect_url: 'https://shop.example/r' }), `https://shop.example/r?session_id=${id}&status=expired`);
-    assert.equal(returnUrl({ id, status: 'expired', redirect_url: 'https://shop.example/r?' }), `https://shop.example/r?session_id=${id}&status=expired`);
+    assert.equal(
+      returnUrl({ id, status: 'expired', redirect_url: 'https://shop.example/r' }),
+      `https://shop.example/r?session_id=${id}&status=expired`,
+    );
+    assert.equal(
+      returnUrl({ id, status: 'expired', redirect_url: 'https://shop.example/r?' }),
+      `https://shop.example/r?session_id=${id}&status=expired`,
+    );
   });
 });
 
@@ -412,7 +538,8 @@ describe('the hosted page', () => {
     assert.equal(page.headers.get('referrer-policy'), 'no-referrer');
     assert.match(page.text, /<html lang="en">/);
     assert.ok(!/src=|href="http/.test(page.text), 'no external asset');
-    for (const secret of ['ord-7731', 'internal-margin-12pct', s.id]) assert.ok(!page.text.includes(secret), `the page must not contain ${secret}`);
+    for (const secret of ['ord-7731', 'internal-margin-12pct', s.id])
+      assert.ok(!page.text.includes(secret), `the page must not contain ${secret}`);
     const { body: fr } = await createSession({ currency: 'XOF', market: 'CI', amount: 5000 });
     const frPage = await request(t, 'GET', `/checkout/${tokenOf(fr)}`);
     assert.match(frPage.text, /<html lang="fr">/);
@@ -425,7 +552,10 @@ describe('rate limits', () => {
   it('the by-token endpoints and the page are limited per link and client: 429 rate_limited with Retry-After', async () => {
     const limited = await startTestApp({ CHECKOUT_RATE_LIMIT_PER_SECOND: '1', CHECKOUT_RATE_LIMIT_BURST: '3' });
     try {
-      const res = await request(limited, 'POST', '/v1/checkout/sessions', { token: limited.demoToken, body: sessionBody() });
+      const res = await request(limited, 'POST', '/v1/checkout/sessions', {
+        token: limited.demoToken,
+        body: sessionBody(),
+      });
       const token = tokenOf(res.body);
       const statuses: number[] = [];
       let last: ApiResponse | undefined;
@@ -440,10 +570,15 @@ describe('rate limits', () => {
       const page = await request(limited, 'GET', `/checkout/${token}`);
       assert.equal(page.status, 429);
       // Another link from the same client has its own bucket.
-      const other = await request(limited, 'POST', '/v1/checkout/sessions', { token: limited.demoToken, body: sessionBody() });
+      const other = await request(limited, 'POST', '/v1/checkout/sessions', {
+        token: limited.demoToken,
+        body: sessionBody(),
+      });
       assert.equal((await request(limited, 'GET', `/v1/checkout/by-token/${tokenOf(other.body)}`)).status, 200);
       // Without TRUST_PROXY, X-Forwarded-For is not believed: it buys no fresh bucket.
-      const spoofed = await request(limited, 'GET', `/v1/checkout/by-token/${token}`, { headers: { 'x-forwarded-for': '198.51.100.9' } });
+      const spoofed = await request(limited, 'GET', `/v1/checkout/by-token/${token}`, {
+        headers: { 'x-forwarded-for': '198.51.100.9' },
+      });
       assertProblem(spoofed, 429, 'rate_limited');
     } finally {
       await limited.close();
@@ -451,14 +586,31 @@ describe('rate limits', () => {
   });
 
   it('behind a trusted proxy each payer counts separately; an IPv6 client counts by its /64', async () => {
-    const proxied = await startTestApp({ CHECKOUT_RATE_LIMIT_PER_SECOND: '1', CHECKOUT_RATE_LIMIT_BURST: '2', TRUST_PROXY: '1' });
+    const proxied = await startTestApp({
+      CHECKOUT_RATE_LIMIT_PER_SECOND: '1',
+      CHECKOUT_RATE_LIMIT_BURST: '2',
+      TRUST_PROXY: '1',
+    });
     try {
-      const res = await request(proxied, 'POST', '/v1/checkout/sessions', { token: proxied.demoToken, body: sessionBody() });
+      const res = await request(proxied, 'POST', '/v1/checkout/sessions', {
+        token: proxied.demoToken,
+        body: sessionBody(),
+      });
       const link = `/v1/checkout/by-token/${tokenOf(res.body)}`;
       const from = (ip: string) => request(proxied, 'GET', link, { headers: { 'x-forwarded-for': ip } });
-      assert.deepEqual([(await from('198.51.100.7')).status, (await from('198.51.100.7')).status, (await from('198.51.100.7')).status], [200, 200, 429]);
+      assert.deepEqual(
+        [(await from('198.51.100.7')).status, (await from('198.51.100.7')).status, (await from('198.51.100.7')).status],
+        [200, 200, 429],
+      );
       assert.equal((await from('198.51.100.8')).status, 200, 'another payer behind the same proxy');
-      assert.deepEqual([(await from('2001:db8:1:2::1')).status, (await from('2001:db8:1:2:aaaa::9')).status, (await from('2001:db8:1:2:ffff::7')).status], [200, 200, 429]);
+      assert.deepEqual(
+        [
+          (await from('2001:db8:1:2::1')).status,
+          (await from('2001:db8:1:2:aaaa::9')).status,
+          (await from('2001:db8:1:2:ffff::7')).status,
+        ],
+        [200, 200, 429],
+      );
       assert.equal((await from('2001:db8:1:3::1')).status, 200, 'another /64');
     } finally {
       await proxied.close();

@@ -4,7 +4,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { axeViolations, browserMissing, launchBrowser, PHONE, screenshotDir, snapBothWidths, type AxeViolation } from './helpers/browser.js';
+import {
+  axeViolations,
+  browserMissing,
+  launchBrowser,
+  PHONE,
+  screenshotDir,
+  snapBothWidths,
+  type AxeViolation,
+} from './helpers/browser.js';
 import { request, startTestApp, waitFor, type TestApp } from './helpers/harness.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
@@ -19,7 +27,11 @@ before(async () => {
   if (skip) return;
   // Simulator steps of 600 ms: each screen stays up long enough to be seen and photographed.
   t = await startTestApp({ SANDBOX_STEP_MS: '600', WORKER_INTERVAL_MS: '20' }, { workers: true });
-  merchant = await startReceiver(() => ({ status: 200, headers: { 'content-type': 'text/html' }, body: '<!doctype html><title>Shop</title><p>Back at the shop</p>' }));
+  merchant = await startReceiver(() => ({
+    status: 200,
+    headers: { 'content-type': 'text/html' },
+    body: '<!doctype html><title>Shop</title><p>Back at the shop</p>',
+  }));
   browser = await launchBrowser();
   shots = await screenshotDir('checkout');
 });
@@ -30,18 +42,30 @@ after(async () => {
   await t.close();
 });
 
-async function newSession(overrides: Record<string, unknown> = {}): Promise<{ id: string; url: string; redirect: string }> {
+async function newSession(
+  overrides: Record<string, unknown> = {},
+): Promise<{ id: string; url: string; redirect: string }> {
   const redirect = `http://127.0.0.1:${merchant.port}/thanks?cart=9`;
   const res = await request(t, 'POST', '/v1/checkout/sessions', {
     token: t.demoToken,
-    body: { amount: 150_000, currency: 'KES', redirect_url: redirect, reference: 'cart-9', metadata: { order_id: 'ord-7731' }, ...overrides },
+    body: {
+      amount: 150_000,
+      currency: 'KES',
+      redirect_url: redirect,
+      reference: 'cart-9',
+      metadata: { order_id: 'ord-7731' },
+      ...overrides,
+    },
   });
   assert.equal(res.status, 201, res.text);
   // session_url is on PUBLIC_BASE_URL; the test server listens on its own port.
   return { id: res.body.id, url: `${t.baseUrl}${new URL(res.body.session_url).pathname}`, redirect };
 }
 
-async function openPage(url: string, options: { audit?: boolean } = {}): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+async function openPage(
+  url: string,
+  options: { audit?: boolean } = {},
+): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
   const context = await browser.newContext({ viewport: PHONE, ...(options.audit ? { bypassCSP: true } : {}) });
   const page = await context.newPage();
   const errors: string[] = [];
@@ -62,7 +86,9 @@ async function assertFitsPhone(page: Page): Promise<void> {
 }
 
 function assertNoViolations(violations: AxeViolation[], screen: string): void {
-  const summary = violations.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  const summary = violations.map(
+    (v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
+  );
   assert.deepEqual(summary, [], `WCAG 2.1 AA problems on the ${screen} screen`);
 }
 
@@ -91,7 +117,10 @@ describe('the hosted payment page in Chromium', { skip }, () => {
       await page.getByLabel('Mobile money number').fill('7123');
       assert.equal(await page.locator('#phone-error').textContent(), '');
       await page.getByRole('button', { name: 'Pay KES 1,500.00' }).click();
-      assert.match((await page.locator('#phone-error').textContent()) ?? '', /needs 9 digits after \+254; 5 more to go/);
+      assert.match(
+        (await page.locator('#phone-error').textContent()) ?? '',
+        /needs 9 digits after \+254; 5 more to go/,
+      );
       assert.equal(await page.evaluate(() => document.activeElement?.id), 'phone', 'the invalid field gets the focus');
       await snapBothWidths(page, shots, '2-pay-invalid');
       assert.equal(await sessionStatus(session.id), 'open', 'nothing was sent for an invalid number');
@@ -99,11 +128,18 @@ describe('the hosted payment page in Chromium', { skip }, () => {
       await page.getByLabel('Mobile money number').fill('0712 340 000'); // the local form works too
       await page.getByRole('button', { name: 'Pay KES 1,500.00' }).click();
       await visible(page, 'screen-wait');
-      assert.match((await page.locator('#instruction').textContent()) ?? '', /Approve the M-Pesa prompt for KES 1,500\.00 sent to \+254\*+000 with your PIN/);
+      assert.match(
+        (await page.locator('#instruction').textContent()) ?? '',
+        /Approve the M-Pesa prompt for KES 1,500\.00 sent to \+254\*+000 with your PIN/,
+      );
       await snapBothWidths(page, shots, '3-wait');
 
       await visible(page, 'screen-success');
-      assert.equal(await page.evaluate(() => document.activeElement?.id), 'success-title', 'the result is announced by moving focus to it');
+      assert.equal(
+        await page.evaluate(() => document.activeElement?.id),
+        'success-title',
+        'the result is announced by moving focus to it',
+      );
       await snapBothWidths(page, shots, '4-success');
       await page.waitForURL((u) => u.pathname === '/thanks', { timeout: 15_000 });
       const back = new URL(page.url());
@@ -150,7 +186,9 @@ describe('the hosted payment page in Chromium', { skip }, () => {
 
   it('a payer who waits past expiry is told, with no request of their own, and offered the way back', async () => {
     const session = await newSession();
-    await t.db.query(`UPDATE checkout_sessions SET expires_at = now() + interval '2 seconds' WHERE id = $1`, [session.id]);
+    await t.db.query(`UPDATE checkout_sessions SET expires_at = now() + interval '2 seconds' WHERE id = $1`, [
+      session.id,
+    ]);
     const { context, page, errors } = await openPage(session.url);
     try {
       await visible(page, 'screen-pay');
@@ -173,7 +211,13 @@ describe('the hosted payment page in Chromium', { skip }, () => {
     const { context, page, errors } = await openPage(session.url);
     try {
       await page.keyboard.press('Tab');
-      assert.deepEqual(await page.evaluate(() => [document.activeElement?.getAttribute('name'), (document.activeElement as HTMLInputElement).value]), ['rail', 'mpesa']);
+      assert.deepEqual(
+        await page.evaluate(() => [
+          document.activeElement?.getAttribute('name'),
+          (document.activeElement as HTMLInputElement).value,
+        ]),
+        ['rail', 'mpesa'],
+      );
       const ring = await page.evaluate(() => {
         const label = document.activeElement?.closest('label') as Element;
         const s = getComputedStyle(label);
@@ -181,7 +225,10 @@ describe('the hosted payment page in Chromium', { skip }, () => {
       });
       assert.equal(ring, 'solid 3px', 'the chosen rail shows a focus ring');
       await page.keyboard.press('ArrowDown');
-      assert.equal(await page.evaluate(() => (document.querySelector('input[name=rail]:checked') as HTMLInputElement).value), 'airtel_money');
+      assert.equal(
+        await page.evaluate(() => (document.querySelector('input[name=rail]:checked') as HTMLInputElement).value),
+        'airtel_money',
+      );
       await page.keyboard.press('Tab');
       assert.equal(await page.evaluate(() => document.activeElement?.id), 'phone');
       await page.keyboard.type('712340000');
@@ -236,15 +283,21 @@ describe('the hosted payment page in Chromium', { skip }, () => {
   it('every screen passes a WCAG 2.1 AA audit (labels, names, contrast) at phone width', async () => {
     const checks: [string, (page: Page) => Promise<void>][] = [
       ['pay', async () => undefined],
-      ['pay with errors', async (page) => {
-        await page.getByLabel('Mobile money number').fill('12x');
-        await page.getByRole('button', { name: /^Pay / }).click();
-      }],
-      ['failed', async (page) => {
-        await page.getByLabel('Mobile money number').fill('712340002');
-        await page.getByRole('button', { name: /^Pay / }).click();
-        await visible(page, 'screen-failed');
-      }],
+      [
+        'pay with errors',
+        async (page) => {
+          await page.getByLabel('Mobile money number').fill('12x');
+          await page.getByRole('button', { name: /^Pay / }).click();
+        },
+      ],
+      [
+        'failed',
+        async (page) => {
+          await page.getByLabel('Mobile money number').fill('712340002');
+          await page.getByRole('button', { name: /^Pay / }).click();
+          await visible(page, 'screen-failed');
+        },
+      ],
     ];
     for (const [screen, reach] of checks) {
       const session = await newSession();
@@ -267,7 +320,10 @@ describe('the hosted payment page in Chromium', { skip }, () => {
         const s = (await request(t, 'GET', `/v1/checkout/sessions/${done.id}`, { token: t.demoToken })).body;
         return s.collection_id ?? undefined;
       });
-      const driven = await request(t, 'POST', `/v1/sandbox/collections/${collectionId}/simulate`, { token: t.demoToken, body: { outcome: 'successful' } });
+      const driven = await request(t, 'POST', `/v1/sandbox/collections/${collectionId}/simulate`, {
+        token: t.demoToken,
+        body: { outcome: 'successful' },
+      });
       assert.ok(driven.status < 300, driven.text);
       await visible(page, 'screen-success');
       assertNoViolations(await axeViolations(page), 'success');

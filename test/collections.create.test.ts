@@ -1,7 +1,15 @@
 // Row 1: POST /v1/collections/{market}/rails/{rail}: every status of the spec's error table, and the record it returns.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createCollection, newKey, request, startTestApp, validCollection, type TestApp, assertProblem } from './helpers/harness.js';
+import {
+  createCollection,
+  newKey,
+  request,
+  startTestApp,
+  validCollection,
+  type TestApp,
+  assertProblem,
+} from './helpers/harness.js';
 
 let t: TestApp;
 before(async () => {
@@ -9,14 +17,17 @@ before(async () => {
 });
 after(async () => t.close());
 
-const post = (path: string, body: unknown, opts: { token?: string; key?: string | null; headers?: Record<string, string> } = {}) =>
+const post = (
+  path: string,
+  body: unknown,
+  opts: { token?: string; key?: string | null; headers?: Record<string, string> } = {},
+) =>
   request(t, 'POST', path, {
     token: opts.token === undefined ? t.demoToken : opts.token,
     body,
-    idempotencyKey: opts.key === null ? undefined : opts.key ?? newKey(),
+    idempotencyKey: opts.key === null ? undefined : (opts.key ?? newKey()),
     headers: opts.headers,
   });
-
 
 describe('row 1 success: 201 with the complete Collection record', () => {
   it('returns every field of the spec, status created, expiry from the rail', async () => {
@@ -25,8 +36,22 @@ describe('row 1 success: 201 with the complete Collection record', () => {
     assert.equal(res.status, 201);
     const c = res.body;
     assert.deepEqual(Object.keys(c).sort(), [
-      'amount', 'collection_id', 'created_at', 'currency', 'customer', 'expires_at', 'failure_reason', 'integrator_id', 'market',
-      'metadata', 'payment_instruction', 'provider_receipt', 'rail', 'reference', 'status', 'updated_at',
+      'amount',
+      'collection_id',
+      'created_at',
+      'currency',
+      'customer',
+      'expires_at',
+      'failure_reason',
+      'integrator_id',
+      'market',
+      'metadata',
+      'payment_instruction',
+      'provider_receipt',
+      'rail',
+      'reference',
+      'status',
+      'updated_at',
     ]);
     assert.equal(c.failure_reason, null);
     assert.equal(c.provider_receipt, null);
@@ -67,19 +92,28 @@ describe('row 1 success: 201 with the complete Collection record', () => {
   });
 
   it('gives the payment instruction by rail type: USSD code, bank account, or null for an asynchronous rail', async () => {
-    const ussd = await post('/v1/collections/CI/rails/orange_money', validCollection({ currency: 'XOF', amount: 5000, customer: { phone_number: '+2250701020304' } }));
+    const ussd = await post(
+      '/v1/collections/CI/rails/orange_money',
+      validCollection({ currency: 'XOF', amount: 5000, customer: { phone_number: '+2250701020304' } }),
+    );
     assert.equal(ussd.status, 201, ussd.text);
     assert.equal(ussd.body.payment_instruction.type, 'ussd_code');
     assert.equal(ussd.body.payment_instruction.ussd_code, '#144*82#');
     assert.match(ussd.body.payment_instruction.message, /Composez/); // francophone market
 
-    const bank = await post('/v1/collections/NG/rails/bank_transfer', validCollection({ currency: 'NGN', amount: 500_000, customer: { name: 'Ada Obi' } }));
+    const bank = await post(
+      '/v1/collections/NG/rails/bank_transfer',
+      validCollection({ currency: 'NGN', amount: 500_000, customer: { name: 'Ada Obi' } }),
+    );
     assert.equal(bank.status, 201, bank.text);
     assert.equal(bank.body.payment_instruction.type, 'bank_transfer');
     assert.match(bank.body.payment_instruction.account_number, /^\d{10}$/);
     assert.equal(Date.parse(bank.body.expires_at) - Date.parse(bank.body.created_at), 86_400_000);
 
-    const wave = await post('/v1/collections/CI/rails/wave', validCollection({ currency: 'XOF', amount: 5000, customer: { phone_number: '+2250701020304' } }));
+    const wave = await post(
+      '/v1/collections/CI/rails/wave',
+      validCollection({ currency: 'XOF', amount: 5000, customer: { phone_number: '+2250701020304' } }),
+    );
     assert.equal(wave.status, 201, wave.text);
     assert.equal(wave.body.payment_instruction, null);
   });
@@ -87,7 +121,11 @@ describe('row 1 success: 201 with the complete Collection record', () => {
   it('stores metadata as {} when none is sent', async () => {
     const body = validCollection();
     delete (body as Record<string, unknown>).metadata;
-    const res = await post('/v1/collections/GH/rails/mtn_momo', { ...body, currency: 'GHS', customer: { phone_number: '+233241234567' } });
+    const res = await post('/v1/collections/GH/rails/mtn_momo', {
+      ...body,
+      currency: 'GHS',
+      customer: { phone_number: '+233241234567' },
+    });
     assert.equal(res.status, 201, res.text);
     assert.deepEqual(res.body.metadata, {});
   });
@@ -106,14 +144,17 @@ describe('row 1 errors: 400', () => {
     assertProblem(await post('/v1/collections/KE/rails/mtn_momo', validCollection()), 400, 'invalid_rail');
   });
 
-  it('400 invalid_currency when the currency is not the market\'s', async () => {
+  it("400 invalid_currency when the currency is not the market's", async () => {
     const res = await post('/v1/collections/KE/rails/mpesa', validCollection({ currency: 'UGX' }));
     assertProblem(res, 400, 'invalid_currency');
     assert.deepEqual(res.body.errors, [{ field: 'currency', message: 'must be KES' }]);
   });
 
   it('400 invalid_customer with a field error for a phone number outside the market', async () => {
-    const res = await post('/v1/collections/KE/rails/mpesa', validCollection({ customer: { phone_number: '+233241234567' } }));
+    const res = await post(
+      '/v1/collections/KE/rails/mpesa',
+      validCollection({ customer: { phone_number: '+233241234567' } }),
+    );
     assertProblem(res, 400, 'invalid_customer');
     assert.equal(res.body.errors[0].field, 'customer.phone_number');
   });
@@ -132,8 +173,19 @@ describe('row 1 errors: 400', () => {
   });
 
   it('400 invalid_customer for an unknown customer field or a wrong type inside customer', async () => {
-    assertProblem(await post('/v1/collections/KE/rails/mpesa', validCollection({ customer: { phone_number: '+254712345678', pin: '1234' } })), 400, 'invalid_customer');
-    assertProblem(await post('/v1/collections/KE/rails/mpesa', validCollection({ customer: { phone_number: 254712345678 } })), 400, 'invalid_customer');
+    assertProblem(
+      await post(
+        '/v1/collections/KE/rails/mpesa',
+        validCollection({ customer: { phone_number: '+254712345678', pin: '1234' } }),
+      ),
+      400,
+      'invalid_customer',
+    );
+    assertProblem(
+      await post('/v1/collections/KE/rails/mpesa', validCollection({ customer: { phone_number: 254712345678 } })),
+      400,
+      'invalid_customer',
+    );
   });
 
   it('400 validation_failed for a non-integer, string or missing amount, and for unknown fields', async () => {
@@ -163,13 +215,19 @@ describe('row 1 errors: 400', () => {
       assertProblem(res, 400, 'validation_failed');
       assert.equal(res.body.errors[0].field, field);
     }
-    const emoji = await post('/v1/collections/KE/rails/mpesa', validCollection({ reference: 'order 🎉', metadata: { note: 'Asante sana 👍🏾' } }));
+    const emoji = await post(
+      '/v1/collections/KE/rails/mpesa',
+      validCollection({ reference: 'order 🎉', metadata: { note: 'Asante sana 👍🏾' } }),
+    );
     assert.equal(emoji.status, 201, emoji.text);
   });
 
   it('400 validation_failed, never 500, for metadata nested deeper than 32 levels', async () => {
     // Written by hand: JSON.stringify itself would overflow on 5000 levels.
-    const body = JSON.stringify(validCollection({ metadata: { a: '@' } })).replace('"@"', `${'['.repeat(5000)}1${']'.repeat(5000)}`);
+    const body = JSON.stringify(validCollection({ metadata: { a: '@' } })).replace(
+      '"@"',
+      `${'['.repeat(5000)}1${']'.repeat(5000)}`,
+    );
     const deep = await request(t, 'POST', '/v1/collections/KE/rails/mpesa', {
       token: t.demoToken,
       rawBody: body,
@@ -195,7 +253,10 @@ describe('row 1 errors: 400', () => {
 
 describe('row 1 errors: 401', () => {
   it('401 unauthorized without a bearer token', async () => {
-    const res = await request(t, 'POST', '/v1/collections/KE/rails/mpesa', { body: validCollection(), idempotencyKey: newKey() });
+    const res = await request(t, 'POST', '/v1/collections/KE/rails/mpesa', {
+      body: validCollection(),
+      idempotencyKey: newKey(),
+    });
     assertProblem(res, 401, 'unauthorized');
   });
 
@@ -207,12 +268,24 @@ describe('row 1 errors: 401', () => {
 
 describe('row 1 errors: 422', () => {
   it('422 idempotency_key_missing without an Idempotency-Key', async () => {
-    assertProblem(await post('/v1/collections/KE/rails/mpesa', validCollection(), { key: null }), 422, 'idempotency_key_missing');
+    assertProblem(
+      await post('/v1/collections/KE/rails/mpesa', validCollection(), { key: null }),
+      422,
+      'idempotency_key_missing',
+    );
   });
 
   it('422 idempotency_key_invalid for a key longer than 255 characters or with spaces', async () => {
-    assertProblem(await post('/v1/collections/KE/rails/mpesa', validCollection(), { key: 'k'.repeat(256) }), 422, 'idempotency_key_invalid');
-    assertProblem(await post('/v1/collections/KE/rails/mpesa', validCollection(), { key: 'has space' }), 422, 'idempotency_key_invalid');
+    assertProblem(
+      await post('/v1/collections/KE/rails/mpesa', validCollection(), { key: 'k'.repeat(256) }),
+      422,
+      'idempotency_key_invalid',
+    );
+    assertProblem(
+      await post('/v1/collections/KE/rails/mpesa', validCollection(), { key: 'has space' }),
+      422,
+      'idempotency_key_invalid',
+    );
   });
 
   it('422 amount_out_of_range below the minimum, at zero, negative, and above the maximum', async () => {
@@ -248,7 +321,10 @@ describe('request limits and media types', () => {
   });
 
   it('400 validation_failed for metadata over 16 KiB', async () => {
-    const res = await post('/v1/collections/KE/rails/mpesa', validCollection({ metadata: { blob: 'x'.repeat(20_000) } }));
+    const res = await post(
+      '/v1/collections/KE/rails/mpesa',
+      validCollection({ metadata: { blob: 'x'.repeat(20_000) } }),
+    );
     assertProblem(res, 400, 'validation_failed');
     assert.equal(res.body.errors[0].field, 'metadata');
   });

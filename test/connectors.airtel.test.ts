@@ -5,10 +5,19 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AirtelFake } from '../fakes/airtel-money.js';
 import { verifyLedger } from '../src/modules/ledger/ledger.verify.js';
-import { eventsAbout, payoutDesk, read, since, startConnectorApp, waitStatus, type ConnectorApp } from './helpers/connectors.js';
+import {
+  eventsAbout,
+  payoutDesk,
+  read,
+  since,
+  startConnectorApp,
+  waitStatus,
+  type ConnectorApp,
+} from './helpers/connectors.js';
 import { assertProblem, createCollection, newKey, request, waitFor, type TestApp } from './helpers/harness.js';
 
-const PIN = 'KYJExln8rZwb14G1K5UE5YF/lD7KheNUM171MUEG3/f/QD8nmNKRsa44UZkh6A4cR7p5Bhd4LE1tNbM8sgy3VI0wGEhIYjfQ3EmjvI5hXbzp4lk8rTvDJQ==';
+const PIN =
+  'KYJExln8rZwb14G1K5UE5YF/lD7KheNUM171MUEG3/f/QD8nmNKRsa44UZkh6A4cR7p5Bhd4LE1tNbM8sgy3VI0wGEhIYjfQ3EmjvI5hXbzp4lk8rTvDJQ==';
 const fake = new AirtelFake({ actAfterMs: 150, country: 'KE', currency: 'KES', pin: PIN });
 let app: ConnectorApp;
 let t: TestApp;
@@ -40,7 +49,8 @@ let numbers = 0;
 const phone = (): string => `+25473${String(1_000_000 + (numbers += 1)).slice(-7)}`;
 /** Airtel's msisdn: without the country code. */
 const national = (p: string): string => p.slice(4);
-const collect = (p: string, amount = 1500) => createCollection(t, t.demoToken, { amount, customer: { phone_number: p } }, '/v1/collections/KE/rails/airtel_money');
+const collect = (p: string, amount = 1500) =>
+  createCollection(t, t.demoToken, { amount, customer: { phone_number: p } }, '/v1/collections/KE/rails/airtel_money');
 
 describe('Airtel Money collections', () => {
   it('a payment reaches successful with its Airtel Money id kept on the collection and in its events', async () => {
@@ -61,7 +71,10 @@ describe('Airtel Money collections', () => {
     assert.equal((sent?.json as any).transaction.amount, 15);
     assert.equal(fake.prompts(national(p)), 1);
     const events = await eventsAbout(t, t.demoToken, id);
-    assert.deepEqual(events.map((e) => e.type), ['collection.created', 'collection.pending', 'collection.processing', 'collection.successful']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['collection.created', 'collection.pending', 'collection.processing', 'collection.successful'],
+    );
     assert.equal(events.at(-1)?.data.provider_receipt, tx.airtelMoneyId);
     process.stdout.write(`# Airtel: create → successful with the callback on time: ${elapsed} ms\n`);
   });
@@ -94,7 +107,13 @@ describe('Airtel Money collections', () => {
       const failed = await waitStatus(t, t.demoToken, 'collection', created.body.collection_id, 'failed');
       assert.equal(failed.failure_reason, expected, code);
       await new Promise((r) => setTimeout(r, 500));
-      assert.equal(fake.requests('POST', '/merchant/v1/payments/').filter((r) => (r.json as any).transaction.id === created.body.collection_id).length, 1, `${code} was not retried`);
+      assert.equal(
+        fake
+          .requests('POST', '/merchant/v1/payments/')
+          .filter((r) => (r.json as any).transaction.id === created.body.collection_id).length,
+        1,
+        `${code} was not retried`,
+      );
     }
     // An ambiguous one (ESB000001: "do an enquiry") is asked again, under the same id: one prompt.
     const p = phone();
@@ -109,7 +128,9 @@ describe('Airtel Money collections', () => {
     const start = performance.now();
     const created = await collect(phone());
     const done = await waitStatus(t, t.demoToken, 'collection', created.body.collection_id, 'successful');
-    process.stdout.write(`# Airtel: create → successful with the callback lost (RECONCILE_AFTER_SECONDS=2): ${since(start)} ms\n`);
+    process.stdout.write(
+      `# Airtel: create → successful with the callback lost (RECONCILE_AFTER_SECONDS=2): ${since(start)} ms\n`,
+    );
     assert.ok(done.provider_receipt);
   });
 
@@ -118,7 +139,9 @@ describe('Airtel Money collections', () => {
     const created = await collect(phone());
     const id = created.body.collection_id as string;
     await waitStatus(t, t.demoToken, 'collection', id, 'successful');
-    await waitFor('both callbacks', async () => (fake.callbacks.filter((c) => (c.body as any).transaction.id === id).length === 2 ? true : undefined));
+    await waitFor('both callbacks', async () =>
+      fake.callbacks.filter((c) => (c.body as any).transaction.id === id).length === 2 ? true : undefined,
+    );
     await new Promise((r) => setTimeout(r, 300));
     assert.equal((await eventsAbout(t, t.demoToken, id)).filter((e) => e.type === 'collection.successful').length, 1);
   });
@@ -130,11 +153,17 @@ describe('Airtel Money collections', () => {
     const id = created.body.collection_id as string;
     await waitStatus(t, t.demoToken, 'collection', id, 'pending');
     const forged = { transaction: { id, message: 'Paid', status_code: 'TS', airtel_money_id: 'MP000000.0000.FORGED' } };
-    assertProblem(await request(t, 'POST', '/v1/providers/airtel/callbacks/cb_not_the_token_at_all', { body: forged }), 404, 'not_found');
+    assertProblem(
+      await request(t, 'POST', '/v1/providers/airtel/callbacks/cb_not_the_token_at_all', { body: forged }),
+      404,
+      'not_found',
+    );
     const before = fake.requests('GET', `/standard/v1/payments/${id}`).length;
     const res = await request(t, 'POST', app.callbackBase.replace(t.baseUrl, ''), { body: forged });
     assert.equal(res.status, 200, res.text);
-    await waitFor('the enquiry', async () => (fake.requests('GET', `/standard/v1/payments/${id}`).length > before ? true : undefined));
+    await waitFor('the enquiry', async () =>
+      fake.requests('GET', `/standard/v1/payments/${id}`).length > before ? true : undefined,
+    );
     await new Promise((r) => setTimeout(r, 1500));
     const now = await read(t, t.demoToken, 'collection', id);
     assert.equal(now.status, 'pending');
@@ -166,7 +195,12 @@ describe('Airtel Money collections', () => {
     const second = await collect(p2);
     await waitStatus(t, t.demoToken, 'collection', second.body.collection_id, 'successful', 20_000);
     assert.equal(fake.prompts(national(p2)), 1);
-    assert.ok(fake.requests('POST', '/merchant/v1/payments/').filter((r) => (r.json as any).transaction.id === second.body.collection_id).length >= 2, 'it was sent again');
+    assert.ok(
+      fake
+        .requests('POST', '/merchant/v1/payments/')
+        .filter((r) => (r.json as any).transaction.id === second.body.collection_id).length >= 2,
+      'it was sent again',
+    );
   });
 });
 
@@ -175,7 +209,11 @@ describe('Airtel Money refunds and payouts', () => {
     const created = await collect(phone(), 2500);
     const id = created.body.collection_id as string;
     const paid = await waitStatus(t, t.demoToken, 'collection', id, 'successful');
-    const refund = await request(t, 'POST', `/v1/collections/${id}/refund`, { token: t.demoToken, body: { amount: 2500 }, idempotencyKey: newKey() });
+    const refund = await request(t, 'POST', `/v1/collections/${id}/refund`, {
+      token: t.demoToken,
+      body: { amount: 2500 },
+      idempotencyKey: newKey(),
+    });
     assert.equal(refund.status, 201, refund.text);
     await waitStatus(t, t.demoToken, 'refund', refund.body.refund_id, 'successful');
     assert.equal((await read(t, t.demoToken, 'collection', id)).status, 'refunded');

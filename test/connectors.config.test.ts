@@ -73,12 +73,22 @@ describe('PROVIDERS_FILE connectors', () => {
   });
 
   it('a secret may be {"env": NAME}; an unset variable stops the start naming the entry and the field', async () => {
-    const withEnv = { ...daraja, consumer_secret: { env: 'DARAJA_SECRET' }, callback_token: { env: 'DARAJA_CALLBACK_TOKEN' } };
-    const p = await plan({ connectors: [withEnv] }, { DARAJA_SECRET: 'from-env', DARAJA_CALLBACK_TOKEN: 'd'.repeat(20) });
+    const withEnv = {
+      ...daraja,
+      consumer_secret: { env: 'DARAJA_SECRET' },
+      callback_token: { env: 'DARAJA_CALLBACK_TOKEN' },
+    };
+    const p = await plan(
+      { connectors: [withEnv] },
+      { DARAJA_SECRET: 'from-env', DARAJA_CALLBACK_TOKEN: 'd'.repeat(20) },
+    );
     assert.equal((p.connectors[0] as unknown as { consumer_secret: string }).consumer_secret, 'from-env');
     await assert.rejects(plan({ connectors: [withEnv] }, { DARAJA_CALLBACK_TOKEN: 'd'.repeat(20) }), (err: Error) => {
       assert.ok(err instanceof ConfigError);
-      assert.match(err.message, /connector 'mkopo' \(connectors\[0\], mpesa_daraja\): field consumer_secret names environment variable DARAJA_SECRET, which is not set/);
+      assert.match(
+        err.message,
+        /connector 'mkopo' \(connectors\[0\], mpesa_daraja\): field consumer_secret names environment variable DARAJA_SECRET, which is not set/,
+      );
       return true;
     });
   });
@@ -90,34 +100,71 @@ describe('PROVIDERS_FILE connectors', () => {
       [{ connectors: [noB2c] }, /connector 'mkopo' \(connectors\[0\], mpesa_daraja\): field b2c is required/],
       [{ connectors: [{ ...daraja, shortcode: 'abc' }] }, /connector 'mkopo'.*field shortcode/],
       [{ connectors: [{ ...daraja, callback_token: 'short' }] }, /field callback_token/],
-      [{ connectors: [{ ...daraja, base_url: 'http://daraja.example.com' }] }, /connector 'mkopo'.*field base_url must be an https URL/],
+      [
+        { connectors: [{ ...daraja, base_url: 'http://daraja.example.com' }] },
+        /connector 'mkopo'.*field base_url must be an https URL/,
+      ],
       [{ connectors: [{ ...daraja, extra: 1 }] }, /field extra is not a known field/],
       [{ connectors: [{ ...daraja, name: 'safaricom' }] }, /'safaricom' in the callback URL/],
       [{ connectors: [{ ...daraja, transaction_type: 'CustomerBuyGoodsOnline' }] }, /field till_number is required/],
-      [{ connectors: [{ ...daraja, rails: ['TZ/mpesa'] }] }, /connector 'mkopo' field rails: TZ\/mpesa: Daraja runs KE\/mpesa/],
+      [
+        { connectors: [{ ...daraja, rails: ['TZ/mpesa'] }] },
+        /connector 'mkopo' field rails: TZ\/mpesa: Daraja runs KE\/mpesa/,
+      ],
       [{ connectors: [{ ...momo, rails: ['KE/mpesa'] }] }, /runs mtn_momo rails only/],
       [{ connectors: [{ ...airtel, rails: ['UG/airtel_money'] }] }, /serves KE in KES/],
       [{ connectors: [{ ...airtel, rails: ['KE/pigeon'] }] }, /the catalogue has no rail KE\/pigeon/],
-      [{ connectors: [{ ...momo, collection: { ...momo.collection, api_user: 'nope' } }] }, /field collection.api_user/],
+      [
+        { connectors: [{ ...momo, collection: { ...momo.collection, api_user: 'nope' } }] },
+        /field collection.api_user/,
+      ],
       [{ connectors: [{ ...daraja, type: 'mpesa_g2' }] }, /field connectors.0.type/],
-      [{ connectors: [daraja, { ...airtel, rails: ['KE/mpesa'] }] }, /rail KE\/mpesa is given to both 'mkopo' and 'airtel'|serves KE in KES|airtel_money rails only/],
+      [
+        { connectors: [daraja, { ...airtel, rails: ['KE/mpesa'] }] },
+        /rail KE\/mpesa is given to both 'mkopo' and 'airtel'|serves KE in KES|airtel_money rails only/,
+      ],
       [{ connectors: [daraja, { ...daraja }] }, /the name 'mkopo' is used twice/],
-      [{ connectors: [daraja], gateways: [{ name: 'acme', base_url: 'https://gw.example', api_key: 'k', callback_secret: 'x'.repeat(16), rails: ['KE/mpesa'] }] }, /KE\/mpesa is given to both 'acme' and 'mkopo'/],
+      [
+        {
+          connectors: [daraja],
+          gateways: [
+            {
+              name: 'acme',
+              base_url: 'https://gw.example',
+              api_key: 'k',
+              callback_secret: 'x'.repeat(16),
+              rails: ['KE/mpesa'],
+            },
+          ],
+        },
+        /KE\/mpesa is given to both 'acme' and 'mkopo'/,
+      ],
     ];
     for (const [content, message] of cases) await assert.rejects(plan(content), message);
   });
 
   it('a base_url on loopback may be plain http (a local fake)', async () => {
-    assert.equal((await plan({ connectors: [{ ...momo, base_url: 'http://127.0.0.1:4010' }] })).rails.get('GH/mtn_momo'), 'mtn');
+    assert.equal(
+      (await plan({ connectors: [{ ...momo, base_url: 'http://127.0.0.1:4010' }] })).rails.get('GH/mtn_momo'),
+      'mtn',
+    );
   });
 
   it('npm start refuses a bad file before opening the database, with the message', async () => {
     const file = path.join(dir, 'bad.json');
     await writeFile(file, JSON.stringify({ connectors: [{ ...airtel, country: 'Kenya' }] }));
-    const env: NodeJS.ProcessEnv = { ...process.env, PROVIDERS_FILE: file, DATA_DIR: path.join(dir, 'never-created'), LOG_LEVEL: 'silent' };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PROVIDERS_FILE: file,
+      DATA_DIR: path.join(dir, 'never-created'),
+      LOG_LEVEL: 'silent',
+    };
     delete env.DATABASE_URL;
     const res = spawnSync(process.execPath, npmStartArgs(), { env, encoding: 'utf8', timeout: 30_000 });
     assert.equal(res.status, 1, res.stderr);
-    assert.match(res.stderr, /configuration error: PROVIDERS_FILE: connector 'airtel' \(connectors\[0\], airtel_money\): field country/);
+    assert.match(
+      res.stderr,
+      /configuration error: PROVIDERS_FILE: connector 'airtel' \(connectors\[0\], airtel_money\): field country/,
+    );
   });
 });

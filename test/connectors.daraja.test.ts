@@ -7,7 +7,15 @@ import { after, before, describe, it } from 'node:test';
 import { DarajaFake, SANDBOX_PASSKEY, SANDBOX_SHORTCODE } from '../fakes/mpesa-daraja.js';
 import { verifyLedger } from '../src/modules/ledger/ledger.verify.js';
 import { darajaTimestamp } from '../src/modules/providers/mpesa-daraja/daraja.connector.js';
-import { eventsAbout, payoutDesk, read, since, startConnectorApp, waitStatus, type ConnectorApp } from './helpers/connectors.js';
+import {
+  eventsAbout,
+  payoutDesk,
+  read,
+  since,
+  startConnectorApp,
+  waitStatus,
+  type ConnectorApp,
+} from './helpers/connectors.js';
 import { assertProblem, createCollection, newKey, request, waitFor, type TestApp } from './helpers/harness.js';
 
 const fake = new DarajaFake({ actAfterMs: 150, securityCredential: 'c2VjdXJpdHktY3JlZGVudGlhbA==' });
@@ -38,9 +46,11 @@ after(async () => {
 let numbers = 0;
 const phone = (): string => `+2547220${String(100_000 + (numbers += 1)).slice(-5)}`;
 const msisdn = (p: string): string => p.slice(1);
-const collect = (p: string, amount = 1500) => createCollection(t, t.demoToken, { amount, customer: { phone_number: p } });
+const collect = (p: string, amount = 1500) =>
+  createCollection(t, t.demoToken, { amount, customer: { phone_number: p } });
 /** The STK pushes that reached the fake for a number. */
-const pushes = (p: string) => fake.requests('POST', '/mpesa/stkpush/v1/processrequest').filter((r) => (r.json as any)?.PhoneNumber === msisdn(p));
+const pushes = (p: string) =>
+  fake.requests('POST', '/mpesa/stkpush/v1/processrequest').filter((r) => (r.json as any)?.PhoneNumber === msisdn(p));
 
 describe('M-Pesa collections by STK Push', () => {
   it('a payment reaches successful with its M-Pesa receipt kept on the collection and in its events', async () => {
@@ -61,11 +71,17 @@ describe('M-Pesa collections by STK Push', () => {
     assert.equal(sent.PartyB, SANDBOX_SHORTCODE);
     assert.equal(sent.CallBackURL, `${app.callbackBase}/stk/${id}`);
     assert.match(String(sent.Timestamp), /^20[0-9]{12}$/);
-    assert.equal(sent.Password, Buffer.from(`${SANDBOX_SHORTCODE}${SANDBOX_PASSKEY}${String(sent.Timestamp)}`).toString('base64'));
+    assert.equal(
+      sent.Password,
+      Buffer.from(`${SANDBOX_SHORTCODE}${SANDBOX_PASSKEY}${String(sent.Timestamp)}`).toString('base64'),
+    );
     assert.ok(String(sent.AccountReference).length <= 12);
     assert.equal(pushes(p).length, 1);
     const events = await eventsAbout(t, t.demoToken, id);
-    assert.deepEqual(events.map((e) => e.type), ['collection.created', 'collection.pending', 'collection.processing', 'collection.successful']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['collection.created', 'collection.pending', 'collection.processing', 'collection.successful'],
+    );
     assert.equal(events.at(-1)?.data.provider_receipt, push.receipt);
     process.stdout.write(`# Daraja: create → successful with the callback on time: ${elapsed} ms\n`);
   });
@@ -115,7 +131,9 @@ describe('M-Pesa collections by STK Push', () => {
     const start = performance.now();
     const created = await collect(phone());
     await waitStatus(t, t.demoToken, 'collection', created.body.collection_id, 'successful');
-    process.stdout.write(`# Daraja: create → successful with the callback lost (RECONCILE_AFTER_SECONDS=2): ${since(start)} ms\n`);
+    process.stdout.write(
+      `# Daraja: create → successful with the callback lost (RECONCILE_AFTER_SECONDS=2): ${since(start)} ms\n`,
+    );
   });
 
   it('a callback received twice makes one transition', async () => {
@@ -123,7 +141,9 @@ describe('M-Pesa collections by STK Push', () => {
     const created = await collect(phone());
     const id = created.body.collection_id as string;
     await waitStatus(t, t.demoToken, 'collection', id, 'successful');
-    await waitFor('both callbacks', async () => (fake.callbacks.filter((c) => c.url.endsWith(`/stk/${id}`)).length === 2 ? true : undefined));
+    await waitFor('both callbacks', async () =>
+      fake.callbacks.filter((c) => c.url.endsWith(`/stk/${id}`)).length === 2 ? true : undefined,
+    );
     await new Promise((r) => setTimeout(r, 300));
     assert.equal((await eventsAbout(t, t.demoToken, id)).filter((e) => e.type === 'collection.successful').length, 1);
   });
@@ -143,11 +163,20 @@ describe('M-Pesa collections by STK Push', () => {
           CheckoutRequestID: push?.checkoutRequestId,
           ResultCode: 0,
           ResultDesc: 'The service request is processed successfully.',
-          CallbackMetadata: { Item: [{ Name: 'Amount', Value: 15 }, { Name: 'MpesaReceiptNumber', Value: 'FORGED0001' }] },
+          CallbackMetadata: {
+            Item: [
+              { Name: 'Amount', Value: 15 },
+              { Name: 'MpesaReceiptNumber', Value: 'FORGED0001' },
+            ],
+          },
         },
       },
     };
-    assertProblem(await request(t, 'POST', `/v1/providers/daraja/callbacks/cb_wrong_token_000000000/stk/${id}`, { body: forged }), 404, 'not_found');
+    assertProblem(
+      await request(t, 'POST', `/v1/providers/daraja/callbacks/cb_wrong_token_000000000/stk/${id}`, { body: forged }),
+      404,
+      'not_found',
+    );
     const res = await request(t, 'POST', `${app.callbackBase.replace(t.baseUrl, '')}/stk/${id}`, { body: forged });
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.body, { ResultCode: 0, ResultDesc: 'Accepted' });
@@ -155,14 +184,22 @@ describe('M-Pesa collections by STK Push', () => {
     const now = await read(t, t.demoToken, 'collection', id);
     assert.equal(now.status, 'pending');
     assert.equal(now.provider_receipt, null);
-    assert.ok(fake.requests('POST', '/mpesa/stkpushquery/v1/query').some((r) => (r.json as any).CheckoutRequestID === push?.checkoutRequestId), 'the operator was asked');
+    assert.ok(
+      fake
+        .requests('POST', '/mpesa/stkpushquery/v1/query')
+        .some((r) => (r.json as any).CheckoutRequestID === push?.checkoutRequestId),
+      'the operator was asked',
+    );
 
     // Naming another push's CheckoutRequestID (a real, paid one): ignored, without even asking.
     const other = [...fake.stk.values()].find((s) => s.resultCode === '0');
     assert.ok(other);
     const borrowed = structuredClone(forged);
     borrowed.Body.stkCallback.CheckoutRequestID = other.checkoutRequestId;
-    assert.equal((await request(t, 'POST', `${app.callbackBase.replace(t.baseUrl, '')}/stk/${id}`, { body: borrowed })).status, 200);
+    assert.equal(
+      (await request(t, 'POST', `${app.callbackBase.replace(t.baseUrl, '')}/stk/${id}`, { body: borrowed })).status,
+      200,
+    );
     await new Promise((r) => setTimeout(r, 1000));
     assert.equal((await read(t, t.demoToken, 'collection', id)).status, 'pending');
   });
@@ -181,7 +218,11 @@ describe('M-Pesa collections by STK Push', () => {
 
   it('Daraja refusing an STK push with its gateway’s 500 (spike arrest) before looking at it: retried, and the payer prompted once', async () => {
     const p = phone();
-    fake.inject({ path: '/stkpush/', status: 500, body: { requestId: 'x', errorCode: '500.003.02', errorMessage: 'Error Occurred: Spike Arrest Violation' } });
+    fake.inject({
+      path: '/stkpush/',
+      status: 500,
+      body: { requestId: 'x', errorCode: '500.003.02', errorMessage: 'Error Occurred: Spike Arrest Violation' },
+    });
     const created = await collect(p);
     await waitStatus(t, t.demoToken, 'collection', created.body.collection_id, 'successful', 20_000);
     assert.equal(pushes(p).length, 2, 'sent again after the 500');
@@ -208,7 +249,10 @@ describe('M-Pesa collections by STK Push', () => {
     assert.equal(waiting.status, 'pending');
     await waitStatus(t, t.demoToken, 'collection', id, 'successful');
     // The sweep's STK query may see the success before Transaction Status confirms the receipt: it follows.
-    const receipt = await waitFor('the receipt', async () => (await read(t, t.demoToken, 'collection', id)).provider_receipt ?? undefined);
+    const receipt = await waitFor(
+      'the receipt',
+      async () => (await read(t, t.demoToken, 'collection', id)).provider_receipt ?? undefined,
+    );
     fake.callbacksPlan({ delayMs: 0 });
     assert.equal(receipt, [...fake.stk.values()].find((s) => s.phone === msisdn(p))?.receipt);
     assert.equal(pushes(p).length, 1);
@@ -221,7 +265,11 @@ describe('M-Pesa refunds by Reversal and payouts by B2C', () => {
     const created = await collect(phone(), 2500);
     const id = created.body.collection_id as string;
     const paid = await waitStatus(t, t.demoToken, 'collection', id, 'successful');
-    const refund = await request(t, 'POST', `/v1/collections/${id}/refund`, { token: t.demoToken, body: { amount: 2500 }, idempotencyKey: newKey() });
+    const refund = await request(t, 'POST', `/v1/collections/${id}/refund`, {
+      token: t.demoToken,
+      body: { amount: 2500 },
+      idempotencyKey: newKey(),
+    });
     assert.equal(refund.status, 201, refund.text);
     const done = await waitStatus(t, t.demoToken, 'refund', refund.body.refund_id, 'successful');
     assert.match(done.provider_receipt, /^[A-Z0-9]{10}$/);
@@ -231,10 +279,15 @@ describe('M-Pesa refunds by Reversal and payouts by B2C', () => {
     assert.equal(reversal.CommandID, 'TransactionReversal');
     assert.equal(reversal.RecieverIdentifierType, '11');
     assert.equal(reversal.Amount, 25);
-    const asked = reversal ? fake.requests('POST', '/mpesa/transactionstatus/v1/query').map((r) => (r.json as any).OriginalConversationID) : [];
+    const asked = reversal
+      ? fake.requests('POST', '/mpesa/transactionstatus/v1/query').map((r) => (r.json as any).OriginalConversationID)
+      : [];
     const movement = fake.movements.get(done.provider_receipt);
     assert.equal(movement?.kind, 'reversal');
-    assert.ok(asked.includes(movement?.originatorConversationId), 'confirmed by Transaction Status, asked by our own request’s id');
+    assert.ok(
+      asked.includes(movement?.originatorConversationId),
+      'confirmed by Transaction Status, asked by our own request’s id',
+    );
   });
 
   it('a B2C payout reaches successful; one M-Pesa refuses releases its reservation', async () => {
@@ -273,7 +326,9 @@ describe('M-Pesa refunds by Reversal and payouts by B2C', () => {
     fake.callbacksPlan({ drop: 1 });
     const unanswered = await commit(await beneficiary(lost), 1000);
     const id = unanswered.body.transaction_id as string;
-    await waitFor('the first attempt', async () => (fake.requests('POST', '/b2c/').some((r) => (r.json as any).OriginatorConversationID === id) ? true : undefined));
+    await waitFor('the first attempt', async () =>
+      fake.requests('POST', '/b2c/').some((r) => (r.json as any).OriginatorConversationID === id) ? true : undefined,
+    );
     await new Promise((r) => setTimeout(r, 1200)); // OPERATOR_TIMEOUT_MS: the attempt has timed out
     assert.equal((await read(t, t.demoToken, 'payout', id)).status, 'created');
     t.services.submitter.kick('payout', t.demoWorkspaceId, id, 11);

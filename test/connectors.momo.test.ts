@@ -6,7 +6,15 @@ import { after, before, describe, it } from 'node:test';
 import { MomoFake } from '../fakes/mtn-momo.js';
 import { momoReferenceId } from '../src/modules/providers/mtn-momo/momo.connector.js';
 import { verifyLedger } from '../src/modules/ledger/ledger.verify.js';
-import { eventsAbout, payoutDesk, read, since, startConnectorApp, waitStatus, type ConnectorApp } from './helpers/connectors.js';
+import {
+  eventsAbout,
+  payoutDesk,
+  read,
+  since,
+  startConnectorApp,
+  waitStatus,
+  type ConnectorApp,
+} from './helpers/connectors.js';
 import { assertProblem, createCollection, newKey, request, waitFor, type TestApp } from './helpers/harness.js';
 
 const fake = new MomoFake({ actAfterMs: 150, targetEnvironment: 'mtnghana' });
@@ -22,8 +30,16 @@ before(async () => {
     base_url: fake.url,
     target_environment: 'mtnghana',
     poll_seconds: 1,
-    collection: { subscription_key: 'fake-collection-key', api_user: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a01', api_key: { env: 'TEST_MOMO_COLLECTION_KEY' } },
-    disbursement: { subscription_key: 'fake-disbursement-key', api_user: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a02', api_key: 'fake-disbursement-api-key' },
+    collection: {
+      subscription_key: 'fake-collection-key',
+      api_user: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a01',
+      api_key: { env: 'TEST_MOMO_COLLECTION_KEY' },
+    },
+    disbursement: {
+      subscription_key: 'fake-disbursement-key',
+      api_user: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a02',
+      api_key: 'fake-disbursement-api-key',
+    },
   });
   t = app.t;
 });
@@ -37,7 +53,13 @@ let numbers = 0;
 /** A Ghanaian number of its own per test, so outcomes set for one never touch another. */
 const phone = (): string => `+23324${String(1_000_000 + (numbers += 1)).slice(-7)}`;
 const digits = (p: string): string => p.slice(1);
-const collect = (p: string, amount = 1500) => createCollection(t, t.demoToken, { currency: 'GHS', amount, customer: { phone_number: p } }, '/v1/collections/GH/rails/mtn_momo');
+const collect = (p: string, amount = 1500) =>
+  createCollection(
+    t,
+    t.demoToken,
+    { currency: 'GHS', amount, customer: { phone_number: p } },
+    '/v1/collections/GH/rails/mtn_momo',
+  );
 
 describe('MTN MoMo collections', () => {
   it('a payment reaches successful with MoMo’s financialTransactionId kept on the collection and in its events', async () => {
@@ -55,10 +77,20 @@ describe('MTN MoMo collections', () => {
     const sent = fake.requests('POST', '/requesttopay')[fake.requests('POST', '/requesttopay').length - 1];
     assert.equal(sent?.headers['x-reference-id'], momoReferenceId(id));
     assert.equal(sent?.headers['x-callback-url'], `${app.callbackBase}/requesttopay`);
-    assert.deepEqual(sent?.json, { amount: '15', currency: 'GHS', externalId: id, payer: { partyIdType: 'MSISDN', partyId: digits(p) }, payerMessage: created.body.reference, payeeNote: created.body.reference });
+    assert.deepEqual(sent?.json, {
+      amount: '15',
+      currency: 'GHS',
+      externalId: id,
+      payer: { partyIdType: 'MSISDN', partyId: digits(p) },
+      payerMessage: created.body.reference,
+      payeeNote: created.body.reference,
+    });
     assert.equal(fake.prompts(digits(p)), 1);
     const events = await eventsAbout(t, t.demoToken, id);
-    assert.deepEqual(events.map((e) => e.type), ['collection.created', 'collection.pending', 'collection.processing', 'collection.successful']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['collection.created', 'collection.pending', 'collection.processing', 'collection.successful'],
+    );
     assert.equal(events.at(-1)?.data.provider_receipt, op.financialTransactionId);
     process.stdout.write(`# MoMo: create → successful with the callback on time: ${elapsed} ms\n`);
   });
@@ -90,7 +122,10 @@ describe('MTN MoMo collections', () => {
     const done = await waitStatus(t, t.demoToken, 'collection', created.body.collection_id, 'successful');
     process.stdout.write(`# MoMo: create → successful with the callback lost (poll every 1 s): ${since(start)} ms\n`);
     assert.ok(done.provider_receipt);
-    assert.ok(!fake.callbacks.some((c) => (c.body as { externalId?: string }).externalId === created.body.collection_id), 'no callback was sent');
+    assert.ok(
+      !fake.callbacks.some((c) => (c.body as { externalId?: string }).externalId === created.body.collection_id),
+      'no callback was sent',
+    );
   });
 
   it('a callback received twice makes one transition', async () => {
@@ -99,7 +134,11 @@ describe('MTN MoMo collections', () => {
     const created = await collect(p);
     const id = created.body.collection_id as string;
     await waitStatus(t, t.demoToken, 'collection', id, 'successful');
-    await waitFor('both callbacks', async () => (fake.callbacks.filter((c) => (c.body as { externalId?: string }).externalId === id).length === 2 ? true : undefined));
+    await waitFor('both callbacks', async () =>
+      fake.callbacks.filter((c) => (c.body as { externalId?: string }).externalId === id).length === 2
+        ? true
+        : undefined,
+    );
     await new Promise((r) => setTimeout(r, 300));
     const events = await eventsAbout(t, t.demoToken, id);
     assert.equal(events.filter((e) => e.type === 'collection.successful').length, 1);
@@ -111,18 +150,39 @@ describe('MTN MoMo collections', () => {
     const created = await collect(p);
     const id = created.body.collection_id as string;
     await waitStatus(t, t.demoToken, 'collection', id, 'pending');
-    const forged = { externalId: id, amount: '15', currency: 'GHS', financialTransactionId: '1234567890', status: 'SUCCESSFUL' };
-    const wrong = await request(t, 'POST', `/v1/providers/mtn/callbacks/cb_wrongwrongwrongwrong00/requesttopay`, { body: forged });
+    const forged = {
+      externalId: id,
+      amount: '15',
+      currency: 'GHS',
+      financialTransactionId: '1234567890',
+      status: 'SUCCESSFUL',
+    };
+    const wrong = await request(t, 'POST', `/v1/providers/mtn/callbacks/cb_wrongwrongwrongwrong00/requesttopay`, {
+      body: forged,
+    });
     assertProblem(wrong, 404, 'not_found');
     const queriesBefore = fake.requests('GET', `/requesttopay/${momoReferenceId(id)}`).length;
-    const contradicted = await request(t, 'PUT', `/v1/providers/mtn/callbacks/${app.callbackBase.split('/').pop()}/requesttopay`, { body: forged });
+    const contradicted = await request(
+      t,
+      'PUT',
+      `/v1/providers/mtn/callbacks/${app.callbackBase.split('/').pop()}/requesttopay`,
+      { body: forged },
+    );
     assert.equal(contradicted.status, 200, contradicted.text);
-    await waitFor('the status query', async () => (fake.requests('GET', `/requesttopay/${momoReferenceId(id)}`).length > queriesBefore ? true : undefined));
+    await waitFor('the status query', async () =>
+      fake.requests('GET', `/requesttopay/${momoReferenceId(id)}`).length > queriesBefore ? true : undefined,
+    );
     await new Promise((r) => setTimeout(r, 1500));
     const now = await read(t, t.demoToken, 'collection', id);
     assert.equal(now.status, 'pending');
     assert.equal(now.provider_receipt, null);
-    assertProblem(await request(t, 'POST', `${app.callbackBase.replace(t.baseUrl, '')}/requesttopay`, { body: { status: 'SUCCESSFUL' } }), 400, 'validation_failed');
+    assertProblem(
+      await request(t, 'POST', `${app.callbackBase.replace(t.baseUrl, '')}/requesttopay`, {
+        body: { status: 'SUCCESSFUL' },
+      }),
+      400,
+      'validation_failed',
+    );
   });
 
   it('a token expiring in flight: one new token, and the payer is prompted once', async () => {
@@ -152,7 +212,12 @@ describe('MTN MoMo collections', () => {
     const second = await collect(p2);
     await waitStatus(t, t.demoToken, 'collection', second.body.collection_id, 'successful', 20_000);
     assert.equal(fake.prompts(digits(p2)), 1);
-    assert.ok(fake.requests('POST', '/requesttopay').filter((r) => r.headers['x-reference-id'] === momoReferenceId(second.body.collection_id)).length >= 2, 'it was sent again');
+    assert.ok(
+      fake
+        .requests('POST', '/requesttopay')
+        .filter((r) => r.headers['x-reference-id'] === momoReferenceId(second.body.collection_id)).length >= 2,
+      'it was sent again',
+    );
   });
 });
 
@@ -161,7 +226,11 @@ describe('MTN MoMo refunds and payouts', () => {
     const created = await collect(phone(), 2500);
     const id = created.body.collection_id as string;
     await waitStatus(t, t.demoToken, 'collection', id, 'successful');
-    const refund = await request(t, 'POST', `/v1/collections/${id}/refund`, { token: t.demoToken, body: { amount: 2500 }, idempotencyKey: newKey() });
+    const refund = await request(t, 'POST', `/v1/collections/${id}/refund`, {
+      token: t.demoToken,
+      body: { amount: 2500 },
+      idempotencyKey: newKey(),
+    });
     assert.equal(refund.status, 201, refund.text);
     const done = await waitStatus(t, t.demoToken, 'refund', refund.body.refund_id, 'successful');
     assert.ok(done.provider_receipt);

@@ -6,9 +6,24 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { CUSTODY_ASSETS, FEE_INCOME, FX_CONVERSION, PAYOUTS_IN_FLIGHT, PROVIDER_RECEIVABLE, WORKSPACE_AVAILABLE, type Posting } from '../src/modules/ledger/ledger.repository.js';
+import {
+  CUSTODY_ASSETS,
+  FEE_INCOME,
+  FX_CONVERSION,
+  PAYOUTS_IN_FLIGHT,
+  PROVIDER_RECEIVABLE,
+  WORKSPACE_AVAILABLE,
+  type Posting,
+} from '../src/modules/ledger/ledger.repository.js';
 import { convert, feeOf, quote, rateUnits } from '../src/modules/ramp/conversion.js';
-import { autoconvertPostings, depositPostings, payoutReleasePostings, payoutReservePostings, payoutSettlePostings, type PayoutMoney } from '../src/modules/ramp/postings.js';
+import {
+  autoconvertPostings,
+  depositPostings,
+  payoutReleasePostings,
+  payoutReservePostings,
+  payoutSettlePostings,
+  type PayoutMoney,
+} from '../src/modules/ramp/postings.js';
 
 const RUNS = 2_000;
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
@@ -30,7 +45,11 @@ const rateArb = (maxWhole: number): fc.Arbitrary<string> =>
   fc.oneof(
     fc.constantFrom('0.000123456789', '129.45', '1600', '3700.5', '0.0078', '1'),
     fc
-      .tuple(fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 9 }), fc.integer({ min: 0, max: maxWhole })), fc.integer({ min: 0, max: 12 }), fc.array(fc.constantFrom(...'0123456789'), { minLength: 12, maxLength: 12 }))
+      .tuple(
+        fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 9 }), fc.integer({ min: 0, max: maxWhole })),
+        fc.integer({ min: 0, max: 12 }),
+        fc.array(fc.constantFrom(...'0123456789'), { minLength: 12, maxLength: 12 }),
+      )
       .map(([whole, places, digits]) => (places === 0 ? `${whole}` : `${whole}.${digits.slice(0, places).join('')}`)),
   );
 
@@ -39,44 +58,56 @@ describe('convert: floor(amount × rate × 10^te / 10^se), exactly', () => {
     let inRange = 0;
     let tooLarge = 0;
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 1e12 }), rateArb(100_000), fc.constantFrom(0, 2, 6), fc.constantFrom(0, 2), (amount, rate, se, te) => {
-        const expected = oracleConvert(amount, se, rate, te);
-        const { num, places } = parseRate(rate);
-        const R = num * pow10(12 - places); // the rate in 10^-12 units
-        assert.equal(rateUnits(rate), R, `rateUnits(${rate})`);
-        if (expected > MAX_SAFE) {
-          tooLarge += 1;
-          assert.throws(() => convert(amount, se, rate, te), RangeError);
-          return;
-        }
-        inRange += 1;
-        const gross = convert(amount, se, rate, te);
-        assert.ok(Number.isSafeInteger(gross) && gross >= 0, `convert gave ${gross}`);
-        assert.equal(BigInt(gross), expected, `convert(${amount}, ${se}, ${rate}, ${te})`);
-        // Rounded down, and less than one minor unit lost.
-        const exact = BigInt(amount) * R * pow10(te);
-        const unit = pow10(se + 12);
-        assert.ok(BigInt(gross) * unit <= exact, 'rounded up');
-        assert.ok(exact < (BigInt(gross) + 1n) * unit, 'lost a whole minor unit or more');
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 1e12 }),
+        rateArb(100_000),
+        fc.constantFrom(0, 2, 6),
+        fc.constantFrom(0, 2),
+        (amount, rate, se, te) => {
+          const expected = oracleConvert(amount, se, rate, te);
+          const { num, places } = parseRate(rate);
+          const R = num * pow10(12 - places); // the rate in 10^-12 units
+          assert.equal(rateUnits(rate), R, `rateUnits(${rate})`);
+          if (expected > MAX_SAFE) {
+            tooLarge += 1;
+            assert.throws(() => convert(amount, se, rate, te), RangeError);
+            return;
+          }
+          inRange += 1;
+          const gross = convert(amount, se, rate, te);
+          assert.ok(Number.isSafeInteger(gross) && gross >= 0, `convert gave ${gross}`);
+          assert.equal(BigInt(gross), expected, `convert(${amount}, ${se}, ${rate}, ${te})`);
+          // Rounded down, and less than one minor unit lost.
+          const exact = BigInt(amount) * R * pow10(te);
+          const unit = pow10(se + 12);
+          assert.ok(BigInt(gross) * unit <= exact, 'rounded up');
+          assert.ok(exact < (BigInt(gross) + 1n) * unit, 'lost a whole minor unit or more');
+        },
+      ),
       { numRuns: RUNS },
     );
     assert.ok(inRange > RUNS / 2 && tooLarge > 0, `in range ${inRange}, too large ${tooLarge}`);
   });
 
   it('rateUnits refuses what is not a decimal of at most 12 places', () => {
-    for (const bad of ['', '.5', '1.', '-1', '1e3', '1.0000000000001', ' 1', '1,5']) assert.throws(() => rateUnits(bad), Error, bad);
+    for (const bad of ['', '.5', '1.', '-1', '1e3', '1.0000000000001', ' 1', '1,5'])
+      assert.throws(() => rateUnits(bad), Error, bad);
   });
 });
 
 describe('feeOf and quote', () => {
   it(`feeOf = min(gross, fixed + floor(gross × bps / 10000)) over ${RUNS} runs`, () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 1e12 }), fc.integer({ min: 0, max: 1_000_000 }), fc.integer({ min: 0, max: 10_000 }), (gross, fixed, bps) => {
-        const pct = (BigInt(gross) * BigInt(bps)) / 10_000n;
-        const expected = BigInt(fixed) + pct < BigInt(gross) ? BigInt(fixed) + pct : BigInt(gross);
-        assert.equal(BigInt(feeOf(gross, fixed, bps)), expected, `feeOf(${gross}, ${fixed}, ${bps})`);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 1e12 }),
+        fc.integer({ min: 0, max: 1_000_000 }),
+        fc.integer({ min: 0, max: 10_000 }),
+        (gross, fixed, bps) => {
+          const pct = (BigInt(gross) * BigInt(bps)) / 10_000n;
+          const expected = BigInt(fixed) + pct < BigInt(gross) ? BigInt(fixed) + pct : BigInt(gross);
+          assert.equal(BigInt(feeOf(gross, fixed, bps)), expected, `feeOf(${gross}, ${fixed}, ${bps})`);
+        },
+      ),
       { numRuns: RUNS },
     );
   });
@@ -85,11 +116,19 @@ describe('feeOf and quote', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 1e10 }),
-        fc.option(fc.record({ sourceExponent: fc.constantFrom(0, 2, 6), rate: rateArb(1_000), targetExponent: fc.constantFrom(0, 2) })),
+        fc.option(
+          fc.record({
+            sourceExponent: fc.constantFrom(0, 2, 6),
+            rate: rateArb(1_000),
+            targetExponent: fc.constantFrom(0, 2),
+          }),
+        ),
         fc.record({ fixed: fc.integer({ min: 0, max: 100_000 }), bps: fc.integer({ min: 0, max: 10_000 }) }),
         (amount, conversion, fee) => {
           const q = quote(amount, conversion ?? undefined, fee);
-          const gross = conversion ? oracleConvert(amount, conversion.sourceExponent, conversion.rate, conversion.targetExponent) : BigInt(amount);
+          const gross = conversion
+            ? oracleConvert(amount, conversion.sourceExponent, conversion.rate, conversion.targetExponent)
+            : BigInt(amount);
           assert.equal(BigInt(q.gross), gross, 'gross');
           const charged = BigInt(fee.fixed) + (gross * BigInt(fee.bps)) / 10_000n;
           assert.equal(BigInt(q.fee), charged < gross ? charged : gross, 'fee');
@@ -110,7 +149,10 @@ describe('documented rounding, by example', () => {
     assert.equal(convert(12_345_679, 6, '129.45', 0), 1598);
     assert.equal(feeOf(1598, 0, 100), 15); // 15.98
     assert.equal(feeOf(159_814, 0, 100), 1598); // 1598.14
-    assert.deepEqual(quote(12_345_679, { sourceExponent: 6, rate: '129.45', targetExponent: 2 }, { fixed: 0, bps: 100 }), { gross: 159_814, fee: 1598, net: 158_216 });
+    assert.deepEqual(
+      quote(12_345_679, { sourceExponent: 6, rate: '129.45', targetExponent: 2 }, { fixed: 0, bps: 100 }),
+      { gross: 159_814, fee: 1598, net: 158_216 },
+    );
     assert.equal(convert(999_999, 6, '1', 2), 99); // 99.9999 cents
     assert.equal(convert(1, 6, '1600', 2), 0); // 0.16 of a cent
     assert.equal(convert(1_000_000, 6, '3700.5', 0), 3700);
@@ -129,7 +171,12 @@ const EXPONENT: Record<string, number> = { USDT: 6, USDC: 6, KES: 2, GHS: 2, UGX
 const FIATS = ['KES', 'GHS', 'UGX'] as const;
 
 type Op =
-  | { kind: 'deposit'; asset: 'USDT' | 'USDC'; amount: number; convert: { currency: string; rate: string; bps: number } | null }
+  | {
+      kind: 'deposit';
+      asset: 'USDT' | 'USDC';
+      amount: number;
+      convert: { currency: string; rate: string; bps: number } | null;
+    }
   | { kind: 'commit'; source: number; amount: number; target: number; rate: string; fixed: number; bps: number }
   | { kind: 'resolve'; pick: number; settle: boolean };
 
@@ -139,8 +186,17 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant('deposit' as const),
       asset: fc.constantFrom('USDT' as const, 'USDC' as const),
-      amount: fc.oneof({ weight: 1, arbitrary: fc.integer({ min: 1, max: 100 }) }, { weight: 5, arbitrary: fc.integer({ min: 1, max: 1_000_000_000 }) }),
-      convert: fc.option(fc.record({ currency: fc.constantFrom(...FIATS), rate: rateArb(5_000), bps: fc.constantFrom(0, 50, 100, 100, 9_999, 10_000) })),
+      amount: fc.oneof(
+        { weight: 1, arbitrary: fc.integer({ min: 1, max: 100 }) },
+        { weight: 5, arbitrary: fc.integer({ min: 1, max: 1_000_000_000 }) },
+      ),
+      convert: fc.option(
+        fc.record({
+          currency: fc.constantFrom(...FIATS),
+          rate: rateArb(5_000),
+          bps: fc.constantFrom(0, 50, 100, 100, 9_999, 10_000),
+        }),
+      ),
     }),
   },
   {
@@ -178,9 +234,17 @@ const key = (account: string, currency: string): string => `${account} ${currenc
 function apply(ledger: Map<string, number>, p: Posting): void {
   const kept = p.lines.filter((l) => l.amount !== 0);
   assert.ok(kept.length >= 2, `${p.kind} of ${p.objectId} has ${kept.length} non-zero lines`);
-  assert.ok(kept.every((l) => Number.isSafeInteger(l.amount)), `${p.kind}: an amount is not a safe integer`);
-  assert.equal(kept.reduce((s, l) => s + l.amount, 0), 0, `${p.kind} of ${p.objectId} does not sum to zero`);
-  for (const l of kept) ledger.set(key(l.account, p.currency), (ledger.get(key(l.account, p.currency)) ?? 0) + l.amount);
+  assert.ok(
+    kept.every((l) => Number.isSafeInteger(l.amount)),
+    `${p.kind}: an amount is not a safe integer`,
+  );
+  assert.equal(
+    kept.reduce((s, l) => s + l.amount, 0),
+    0,
+    `${p.kind} of ${p.objectId} does not sum to zero`,
+  );
+  for (const l of kept)
+    ledger.set(key(l.account, p.currency), (ledger.get(key(l.account, p.currency)) ?? 0) + l.amount);
 }
 
 function check(ledger: Map<string, number>, m: Model): void {
@@ -197,7 +261,10 @@ function check(ledger: Map<string, number>, m: Model): void {
     assert.equal(bal(CUSTODY_ASSETS, c), get(m.custody, c), `${c}: custody_assets`);
     assert.equal(bal(PROVIDER_RECEIVABLE, c), 0 - get(m.paidOut, c), `${c}: provider_receivable`);
     assert.equal(bal(FX_CONVERSION, c), get(m.fx, c), `${c}: fx_conversion`);
-    assert.ok(bal(WORKSPACE_AVAILABLE, c) <= 0, `${c}: the available balance is ${bal(WORKSPACE_AVAILABLE, c)} (the workspace owes us)`);
+    assert.ok(
+      bal(WORKSPACE_AVAILABLE, c) <= 0,
+      `${c}: the available balance is ${bal(WORKSPACE_AVAILABLE, c)} (the workspace owes us)`,
+    );
     assert.ok(bal(PAYOUTS_IN_FLIGHT, c) <= 0, `${c}: payouts_in_flight is positive`);
   }
 }
@@ -207,11 +274,23 @@ function step(ledger: Map<string, number>, m: Model, op: Op, n: number, stats: M
   const post = (ps: Posting[]): void => ps.forEach((p) => apply(ledger, p));
   if (op.kind === 'deposit') {
     m.add(m.custody, op.asset, op.amount);
-    const q = op.convert && quote(op.amount, { sourceExponent: 6, rate: op.convert.rate, targetExponent: EXPONENT[op.convert.currency] as number }, { fixed: 0, bps: op.convert.bps });
+    const q =
+      op.convert &&
+      quote(
+        op.amount,
+        { sourceExponent: 6, rate: op.convert.rate, targetExponent: EXPONENT[op.convert.currency] as number },
+        { fixed: 0, bps: op.convert.bps },
+      );
     if (op.convert && q && q.net > 0) {
       // As deposits.service credits: converted when the net is at least one minor unit, else in the asset.
       count('autoconvert');
-      post(autoconvertPostings(`credit-${n}`, { asset: op.asset, amount: op.amount }, { currency: op.convert.currency, gross: q.gross, fee: q.fee }));
+      post(
+        autoconvertPostings(
+          `credit-${n}`,
+          { asset: op.asset, amount: op.amount },
+          { currency: op.convert.currency, gross: q.gross, fee: q.fee },
+        ),
+      );
       m.add(m.fx, op.asset, -op.amount);
       m.add(m.fx, op.convert.currency, q.gross);
       m.add(m.owed, op.convert.currency, q.net);
@@ -229,11 +308,22 @@ function step(ledger: Map<string, number>, m: Model, op: Op, n: number, stats: M
     const amount = op.amount === Number.MAX_SAFE_INTEGER ? available : 1 + (op.amount % available);
     // A route pays out of an asset (converted into the payout currency) or out of the payout currency itself.
     const to = EXPONENT[from] === 6 ? (FIATS[op.target % FIATS.length] as string) : from;
-    const conversion = to === from ? undefined : { sourceExponent: EXPONENT[from] as number, rate: op.rate, targetExponent: EXPONENT[to] as number };
+    const conversion =
+      to === from
+        ? undefined
+        : { sourceExponent: EXPONENT[from] as number, rate: op.rate, targetExponent: EXPONENT[to] as number };
     const q = quote(amount, conversion, { fixed: op.fixed, bps: op.bps });
     if (q.net <= 0) return void count('commit: does not cover the fee');
     assert.ok(amount <= available, 'the model reserved more than is available');
-    const p: PayoutMoney = { id: `payout-${n}`, source_currency: from, source_amount: amount, currency: to, gross_amount: q.gross, fee: q.fee, amount: q.net };
+    const p: PayoutMoney = {
+      id: `payout-${n}`,
+      source_currency: from,
+      source_amount: amount,
+      currency: to,
+      gross_amount: q.gross,
+      fee: q.fee,
+      amount: q.net,
+    };
     count(to === from ? 'commit: same currency' : 'commit: converted');
     post(payoutReservePostings(p));
     m.open.push(p);
@@ -283,7 +373,17 @@ describe('conservation of the ramp postings', () => {
     );
     console.log(`${operations} operations in ${runs} runs`);
     for (const [what, n] of [...stats.entries()].sort()) console.log(`  ${what}: ${n}`);
-    for (const what of ['autoconvert', 'deposit in the asset', 'deposit in the asset (too small to convert)', 'commit: same currency', 'commit: converted', 'commit: does not cover the fee', 'settle: same currency', 'settle: converted', 'release']) {
+    for (const what of [
+      'autoconvert',
+      'deposit in the asset',
+      'deposit in the asset (too small to convert)',
+      'commit: same currency',
+      'commit: converted',
+      'commit: does not cover the fee',
+      'settle: same currency',
+      'settle: converted',
+      'release',
+    ]) {
       assert.ok((stats.get(what) ?? 0) > 0, `the runs never produced "${what}"`);
     }
   });

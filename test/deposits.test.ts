@@ -4,7 +4,16 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { verifyLedger } from '../src/modules/ledger/ledger.verify.js';
-import { assertProblem, createWorkspace, FAST_LIFECYCLE, newKey, request, startTestApp, waitFor, type TestApp } from './helpers/harness.js';
+import {
+  assertProblem,
+  createWorkspace,
+  FAST_LIFECYCLE,
+  newKey,
+  request,
+  startTestApp,
+  waitFor,
+  type TestApp,
+} from './helpers/harness.js';
 
 let t: TestApp;
 let lpToken: string;
@@ -12,7 +21,10 @@ let other: { id: string; token: string };
 
 before(async () => {
   t = await startTestApp({ ...FAST_LIFECYCLE, RATE_MAX_AGE_SECONDS: '60' }, { workers: true });
-  const lp = await request(t, 'POST', `/v1/admin/workspaces/${t.demoWorkspaceId}/credentials`, { token: t.adminToken, body: { audience: 'liquidity_provider' } });
+  const lp = await request(t, 'POST', `/v1/admin/workspaces/${t.demoWorkspaceId}/credentials`, {
+    token: t.adminToken,
+    body: { audience: 'liquidity_provider' },
+  });
   assert.equal(lp.status, 201, lp.text);
   lpToken = lp.body.token;
   other = await createWorkspace(t, 'Other deposits workspace');
@@ -26,18 +38,33 @@ const evmAddress = () => `0x${randomBytes(20).toString('hex')}`;
 const fieldsOf = (res: { body: { errors?: { field: string }[] } }) => (res.body.errors ?? []).map((e) => e.field);
 
 const newAddress = async (token: string, body: Record<string, unknown> = {}) => {
-  const res = await request(t, 'POST', '/v1/api/deposit-addresses', { token, body: { asset: 'USDT', network: 'tron', ...body } });
+  const res = await request(t, 'POST', '/v1/api/deposit-addresses', {
+    token,
+    body: { asset: 'USDT', network: 'tron', ...body },
+  });
   assert.equal(res.status, 201, res.text);
-  return res.body as { deposit_address_id: string; address: string; asset: string; network: string; autoconvert_currency: string | null };
+  return res.body as {
+    deposit_address_id: string;
+    address: string;
+    asset: string;
+    network: string;
+    autoconvert_currency: string | null;
+  };
 };
 const sandboxDeposit = async (token: string, addressId: string, amount: number) => {
-  const res = await request(t, 'POST', '/v1/sandbox/deposits', { token, body: { deposit_address_id: addressId, amount } });
+  const res = await request(t, 'POST', '/v1/sandbox/deposits', {
+    token,
+    body: { deposit_address_id: addressId, amount },
+  });
   assert.equal(res.status, 201, res.text);
   return res.body as { deposit_id: string; status: string; tx_hash: string };
 };
-const simulate = (token: string, id: string, outcome: string) => request(t, 'POST', `/v1/sandbox/deposits/${id}/simulate`, { token, body: { outcome } });
-const report = (body: Record<string, unknown>, token = lpToken) => request(t, 'POST', '/v1/api/deposits', { token, body });
-const pool = (body: Record<string, unknown>, token = lpToken) => request(t, 'POST', '/v1/api/deposit-addresses/pool', { token, body });
+const simulate = (token: string, id: string, outcome: string) =>
+  request(t, 'POST', `/v1/sandbox/deposits/${id}/simulate`, { token, body: { outcome } });
+const report = (body: Record<string, unknown>, token = lpToken) =>
+  request(t, 'POST', '/v1/api/deposits', { token, body });
+const pool = (body: Record<string, unknown>, token = lpToken) =>
+  request(t, 'POST', '/v1/api/deposit-addresses/pool', { token, body });
 const getDeposit = async (token: string, id: string) => {
   const res = await request(t, 'GET', `/v1/api/deposits/${id}`, { token });
   assert.equal(res.status, 200, res.text);
@@ -46,29 +73,49 @@ const getDeposit = async (token: string, id: string) => {
 const balances = async (token: string): Promise<Record<string, number>> => {
   const res = await request(t, 'GET', '/v1/balances', { token });
   assert.equal(res.status, 200, res.text);
-  return Object.fromEntries(res.body.data.map((b: { currency: string; available: number }) => [b.currency, b.available]));
+  return Object.fromEntries(
+    res.body.data.map((b: { currency: string; available: number }) => [b.currency, b.available]),
+  );
 };
 let sources = 0;
 const postRate = async (quote: string, rate: string, observedAt?: string) => {
   sources += 1;
   const name = `Deposit test source ${sources} ${Date.now()}`;
-  const s = await request(t, 'POST', '/v1/api/markets/sources', { token: t.adminToken, body: { name, kind: 'exchange' } });
+  const s = await request(t, 'POST', '/v1/api/markets/sources', {
+    token: t.adminToken,
+    body: { name, kind: 'exchange' },
+  });
   assert.equal(s.status, 201, s.text);
-  const body = { source_id: s.body.source_id, base: 'USDT', quote, rate, ...(observedAt ? { observed_at: observedAt } : {}) };
+  const body = {
+    source_id: s.body.source_id,
+    base: 'USDT',
+    quote,
+    rate,
+    ...(observedAt ? { observed_at: observedAt } : {}),
+  };
   const r = await request(t, 'POST', '/v1/api/markets/rates', { token: lpToken, body });
   assert.equal(r.status, 201, r.text);
   return { ...r.body, name } as { rate_id: string; source_id: string; observed_at: string; name: string };
 };
 
 describe('row 9: deposit addresses', () => {
-  it('the sandbox makes an address in the network\'s format; GET and the list (newest first) show it', async () => {
+  it("the sandbox makes an address in the network's format; GET and the list (newest first) show it", async () => {
     const res = await request(t, 'POST', '/v1/api/deposit-addresses', {
       token: t.demoToken,
       body: { asset: 'USDT', network: 'tron', label: 'customer 7', metadata: { customer: '7' } },
     });
     assert.equal(res.status, 201, res.text);
     const a = res.body;
-    assert.deepEqual(Object.keys(a).sort(), ['address', 'asset', 'autoconvert_currency', 'created_at', 'deposit_address_id', 'label', 'metadata', 'network']);
+    assert.deepEqual(Object.keys(a).sort(), [
+      'address',
+      'asset',
+      'autoconvert_currency',
+      'created_at',
+      'deposit_address_id',
+      'label',
+      'metadata',
+      'network',
+    ]);
     assert.match(a.address, TRON);
     assert.equal(a.asset, 'USDT');
     assert.equal(a.autoconvert_currency, null);
@@ -79,19 +126,35 @@ describe('row 9: deposit addresses', () => {
     assert.match(eth.address, EVM);
     assert.equal(eth.autoconvert_currency, 'KES');
 
-    assert.deepEqual((await request(t, 'GET', `/v1/api/deposit-addresses/${a.deposit_address_id}`, { token: t.demoToken })).body, a);
+    assert.deepEqual(
+      (await request(t, 'GET', `/v1/api/deposit-addresses/${a.deposit_address_id}`, { token: t.demoToken })).body,
+      a,
+    );
     const list = await request(t, 'GET', '/v1/api/deposit-addresses?limit=2', { token: t.demoToken });
     assert.equal(list.status, 200, list.text);
-    assert.deepEqual(list.body.data.map((x: { deposit_address_id: string }) => x.deposit_address_id), [eth.deposit_address_id, a.deposit_address_id]);
+    assert.deepEqual(
+      list.body.data.map((x: { deposit_address_id: string }) => x.deposit_address_id),
+      [eth.deposit_address_id, a.deposit_address_id],
+    );
     const theirs = await request(t, 'GET', '/v1/api/deposit-addresses?limit=100', { token: other.token });
-    assert.ok(!theirs.body.data.some((x: { deposit_address_id: string }) => x.deposit_address_id === a.deposit_address_id));
+    assert.ok(
+      !theirs.body.data.some((x: { deposit_address_id: string }) => x.deposit_address_id === a.deposit_address_id),
+    );
   });
 
   it('an Idempotency-Key replays the same address', async () => {
     const key = newKey();
     const body = { asset: 'USDC', network: 'solana' };
-    const first = await request(t, 'POST', '/v1/api/deposit-addresses', { token: t.demoToken, body, idempotencyKey: key });
-    const again = await request(t, 'POST', '/v1/api/deposit-addresses', { token: t.demoToken, body, idempotencyKey: key });
+    const first = await request(t, 'POST', '/v1/api/deposit-addresses', {
+      token: t.demoToken,
+      body,
+      idempotencyKey: key,
+    });
+    const again = await request(t, 'POST', '/v1/api/deposit-addresses', {
+      token: t.demoToken,
+      body,
+      idempotencyKey: key,
+    });
     assert.equal(first.status, 201, first.text);
     assert.match(first.body.address, /^[1-9A-HJ-NP-Za-km-z]{32,44}$/);
     assert.equal(again.text, first.text);
@@ -99,7 +162,8 @@ describe('row 9: deposit addresses', () => {
   });
 
   it('validation: unknown asset, asset not on the network, bad currency, bad body', async () => {
-    const create = (body: Record<string, unknown>) => request(t, 'POST', '/v1/api/deposit-addresses', { token: t.demoToken, body });
+    const create = (body: Record<string, unknown>) =>
+      request(t, 'POST', '/v1/api/deposit-addresses', { token: t.demoToken, body });
     const btc = await create({ asset: 'BTC', network: 'tron' });
     assertProblem(btc, 400, 'invalid_asset');
     assert.deepEqual(fieldsOf(btc), ['asset']);
@@ -109,22 +173,56 @@ describe('row 9: deposit addresses', () => {
     const xyz = await create({ asset: 'USDT', network: 'tron', autoconvert_currency: 'XYZ' });
     assertProblem(xyz, 400, 'invalid_currency');
     assert.deepEqual(fieldsOf(xyz), ['autoconvert_currency']);
-    assertProblem(await create({ asset: 'USDT', network: 'tron', autoconvert_currency: 'kes' }), 400, 'validation_failed');
+    assertProblem(
+      await create({ asset: 'USDT', network: 'tron', autoconvert_currency: 'kes' }),
+      400,
+      'validation_failed',
+    );
     assertProblem(await create({ asset: 'USDT', network: 'tron', colour: 'red' }), 400, 'validation_failed');
     assertProblem(await create({ asset: 'USDT' }), 400, 'validation_failed');
   });
 
-  it('401 without a token, 403 for other audiences, 404 for another workspace\'s or a malformed id', async () => {
+  it("401 without a token, 403 for other audiences, 404 for another workspace's or a malformed id", async () => {
     const a = await newAddress(t.demoToken);
     assertProblem(await request(t, 'GET', '/v1/api/deposit-addresses'), 401, 'unauthorized');
-    assertProblem(await request(t, 'POST', '/v1/api/deposit-addresses', { body: { asset: 'USDT', network: 'tron' } }), 401, 'unauthorized');
+    assertProblem(
+      await request(t, 'POST', '/v1/api/deposit-addresses', { body: { asset: 'USDT', network: 'tron' } }),
+      401,
+      'unauthorized',
+    );
     assertProblem(await request(t, 'GET', '/v1/api/deposit-addresses', { token: lpToken }), 403, 'forbidden');
-    assertProblem(await request(t, 'GET', `/v1/api/deposit-addresses/${a.deposit_address_id}`, { token: lpToken }), 403, 'forbidden');
-    assertProblem(await request(t, 'POST', '/v1/api/deposit-addresses', { token: t.adminToken, body: { asset: 'USDT', network: 'tron' } }), 403, 'forbidden');
-    assertProblem(await request(t, 'GET', `/v1/api/deposit-addresses/${a.deposit_address_id}`, { token: other.token }), 404, 'not_found');
-    assertProblem(await request(t, 'GET', '/v1/api/deposit-addresses/not-an-id', { token: t.demoToken }), 404, 'not_found');
+    assertProblem(
+      await request(t, 'GET', `/v1/api/deposit-addresses/${a.deposit_address_id}`, { token: lpToken }),
+      403,
+      'forbidden',
+    );
+    assertProblem(
+      await request(t, 'POST', '/v1/api/deposit-addresses', {
+        token: t.adminToken,
+        body: { asset: 'USDT', network: 'tron' },
+      }),
+      403,
+      'forbidden',
+    );
+    assertProblem(
+      await request(t, 'GET', `/v1/api/deposit-addresses/${a.deposit_address_id}`, { token: other.token }),
+      404,
+      'not_found',
+    );
+    assertProblem(
+      await request(t, 'GET', '/v1/api/deposit-addresses/not-an-id', { token: t.demoToken }),
+      404,
+      'not_found',
+    );
     // Nor can another workspace send a sandbox deposit to it.
-    assertProblem(await request(t, 'POST', '/v1/sandbox/deposits', { token: other.token, body: { deposit_address_id: a.deposit_address_id, amount: 1 } }), 404, 'not_found');
+    assertProblem(
+      await request(t, 'POST', '/v1/sandbox/deposits', {
+        token: other.token,
+        body: { deposit_address_id: a.deposit_address_id, amount: 1 },
+      }),
+      404,
+      'not_found',
+    );
   });
 });
 
@@ -143,19 +241,32 @@ describe('the address pool', () => {
     assert.equal((await newAddress(other.token, { asset: 'USDC', network: 'base' })).address, a2);
     assert.equal((await newAddress(ws.token, { asset: 'USDC', network: 'base', label: 'third' })).address, a3);
     const again = await pool({ asset: 'USDC', network: 'base', addresses: [a1, a3] });
-    assert.deepEqual(again.body, { asset: 'USDC', network: 'base', added: 0, already_known: 2, available: 0 }, 'assigned addresses are known, not restocked');
+    assert.deepEqual(
+      again.body,
+      { asset: 'USDC', network: 'base', added: 0, already_known: 2, available: 0 },
+      'assigned addresses are known, not restocked',
+    );
     const made = await newAddress(ws.token, { asset: 'USDC', network: 'base' });
     assert.match(made.address, EVM);
     assert.ok(![a1, a2, a3].includes(made.address));
     // The assigned address is the workspace's own: another workspace cannot read it.
-    assertProblem(await request(t, 'GET', `/v1/api/deposit-addresses/${made.deposit_address_id}`, { token: other.token }), 404, 'not_found');
+    assertProblem(
+      await request(t, 'GET', `/v1/api/deposit-addresses/${made.deposit_address_id}`, { token: other.token }),
+      404,
+      'not_found',
+    );
   });
 
   it('two workspaces asking at once never get the same address', async () => {
     const stocked = Array.from({ length: 8 }, evmAddress);
     assert.equal((await pool({ asset: 'USDT', network: 'polygon', addresses: stocked })).body.added, 8);
     const results = await Promise.all(
-      stocked.map((_, i) => request(t, 'POST', '/v1/api/deposit-addresses', { token: i % 2 ? other.token : t.demoToken, body: { asset: 'USDT', network: 'polygon' } })),
+      stocked.map((_, i) =>
+        request(t, 'POST', '/v1/api/deposit-addresses', {
+          token: i % 2 ? other.token : t.demoToken,
+          body: { asset: 'USDT', network: 'polygon' },
+        }),
+      ),
     );
     for (const r of results) assert.equal(r.status, 201, r.text);
     const got = results.map((r) => r.body.address as string);
@@ -163,16 +274,30 @@ describe('the address pool', () => {
     assert.deepEqual([...got].sort(), [...stocked].sort());
   });
 
-  it('refuses addresses not in the network\'s format (naming each), unknown pairs, integrator tokens, no token', async () => {
-    const bad = await pool({ asset: 'USDT', network: 'tron', addresses: [`T${'1'.repeat(33)}`, '0x1234', `T${'0'.repeat(33)}`] });
+  it("refuses addresses not in the network's format (naming each), unknown pairs, integrator tokens, no token", async () => {
+    const bad = await pool({
+      asset: 'USDT',
+      network: 'tron',
+      addresses: [`T${'1'.repeat(33)}`, '0x1234', `T${'0'.repeat(33)}`],
+    });
     assertProblem(bad, 400, 'invalid_address');
     assert.deepEqual(fieldsOf(bad), ['addresses.1', 'addresses.2']);
     const usdcTron = await pool({ asset: 'USDC', network: 'tron', addresses: [`T${'1'.repeat(33)}`] });
     assertProblem(usdcTron, 400, 'invalid_asset');
     assert.deepEqual(fieldsOf(usdcTron), ['network']);
     assertProblem(await pool({ asset: 'USDT', network: 'tron', addresses: [] }), 400, 'validation_failed');
-    assertProblem(await pool({ asset: 'USDT', network: 'ethereum', addresses: [evmAddress()] }, t.demoToken), 403, 'forbidden');
-    assertProblem(await request(t, 'POST', '/v1/api/deposit-addresses/pool', { body: { asset: 'USDT', network: 'ethereum', addresses: [evmAddress()] } }), 401, 'unauthorized');
+    assertProblem(
+      await pool({ asset: 'USDT', network: 'ethereum', addresses: [evmAddress()] }, t.demoToken),
+      403,
+      'forbidden',
+    );
+    assertProblem(
+      await request(t, 'POST', '/v1/api/deposit-addresses/pool', {
+        body: { asset: 'USDT', network: 'ethereum', addresses: [evmAddress()] },
+      }),
+      401,
+      'unauthorized',
+    );
   });
 });
 
@@ -200,7 +325,10 @@ describe('row 10: deposits, credited in the asset', () => {
 
     const events = await request(t, 'GET', `/v1/events?object_id=${d.deposit_id}&limit=100`, { token: ws.token });
     assert.equal(events.status, 200, events.text);
-    assert.deepEqual(events.body.data.map((e: { type: string }) => e.type), ['deposit.credited', 'deposit.confirmed', 'deposit.pending']);
+    assert.deepEqual(
+      events.body.data.map((e: { type: string }) => e.type),
+      ['deposit.credited', 'deposit.confirmed', 'deposit.pending'],
+    );
     assert.equal(events.body.data[0].data.credited_amount, 25_000_000);
 
     // Confirming again changes nothing; a second deposit adds to the balance.
@@ -225,24 +353,50 @@ describe('row 10: deposits, credited in the asset', () => {
     assert.deepEqual(await balances(ws.token), { USDT: 5_000_000 });
 
     const ids = async (query: string) =>
-      (await request(t, 'GET', `/v1/api/deposits?limit=100${query}`, { token: ws.token })).body.data.map((x: { deposit_id: string }) => x.deposit_id);
+      (await request(t, 'GET', `/v1/api/deposits?limit=100${query}`, { token: ws.token })).body.data.map(
+        (x: { deposit_id: string }) => x.deposit_id,
+      );
     assert.deepEqual(await ids(''), [waiting.deposit_id, dropped.deposit_id, ok.deposit_id]);
     assert.deepEqual(await ids('&status=credited'), [ok.deposit_id]);
     assert.deepEqual(await ids('&status=failed'), [dropped.deposit_id]);
     assert.deepEqual(await ids('&status=pending'), [waiting.deposit_id]);
-    assertProblem(await request(t, 'GET', '/v1/api/deposits?status=lost', { token: ws.token }), 400, 'validation_failed');
+    assertProblem(
+      await request(t, 'GET', '/v1/api/deposits?status=lost', { token: ws.token }),
+      400,
+      'validation_failed',
+    );
     const page = await request(t, 'GET', '/v1/api/deposits?limit=2', { token: ws.token });
     assert.equal(page.body.has_more, true);
-    const rest = await request(t, 'GET', `/v1/api/deposits?limit=2&cursor=${encodeURIComponent(page.body.next_cursor)}`, { token: ws.token });
-    assert.deepEqual(rest.body.data.map((x: { deposit_id: string }) => x.deposit_id), [ok.deposit_id]);
+    const rest = await request(
+      t,
+      'GET',
+      `/v1/api/deposits?limit=2&cursor=${encodeURIComponent(page.body.next_cursor)}`,
+      { token: ws.token },
+    );
+    assert.deepEqual(
+      rest.body.data.map((x: { deposit_id: string }) => x.deposit_id),
+      [ok.deposit_id],
+    );
 
     assertProblem(await request(t, 'GET', '/v1/api/deposits'), 401, 'unauthorized');
     assertProblem(await request(t, 'GET', `/v1/api/deposits/${ok.deposit_id}`), 401, 'unauthorized');
     assertProblem(await request(t, 'GET', '/v1/api/deposits', { token: lpToken }), 403, 'forbidden');
-    assertProblem(await request(t, 'GET', `/v1/api/deposits/${ok.deposit_id}`, { token: other.token }), 404, 'not_found');
+    assertProblem(
+      await request(t, 'GET', `/v1/api/deposits/${ok.deposit_id}`, { token: other.token }),
+      404,
+      'not_found',
+    );
     assertProblem(await simulate(other.token, waiting.deposit_id, 'confirmed'), 404, 'not_found');
-    assert.equal((await getDeposit(ws.token, waiting.deposit_id)).status, 'pending', 'the other workspace moved nothing');
-    assert.ok(!(await request(t, 'GET', '/v1/api/deposits?limit=100', { token: other.token })).body.data.some((x: { deposit_id: string }) => x.deposit_id === ok.deposit_id));
+    assert.equal(
+      (await getDeposit(ws.token, waiting.deposit_id)).status,
+      'pending',
+      'the other workspace moved nothing',
+    );
+    assert.ok(
+      !(await request(t, 'GET', '/v1/api/deposits?limit=100', { token: other.token })).body.data.some(
+        (x: { deposit_id: string }) => x.deposit_id === ok.deposit_id,
+      ),
+    );
   });
 });
 
@@ -265,7 +419,10 @@ describe('ingestion by the liquidity provider', () => {
     assert.equal(confirmed.body.confirmations, 20);
     assert.equal((await report({ ...transfer, status: 'confirmed' })).body.status, 'credited');
     const list = await request(t, 'GET', '/v1/api/deposits?limit=100', { token: ws.token });
-    assert.deepEqual(list.body.data.map((x: { deposit_id: string }) => x.deposit_id), [first.body.deposit_id]);
+    assert.deepEqual(
+      list.body.data.map((x: { deposit_id: string }) => x.deposit_id),
+      [first.body.deposit_id],
+    );
     assert.deepEqual(await balances(ws.token), { USDT: 3_333_333 });
 
     const changed = await report({ ...transfer, amount: 3_333_334, status: 'confirmed' });
@@ -291,21 +448,41 @@ describe('ingestion by the liquidity provider', () => {
     assert.deepEqual(fieldsOf(unknown), ['address']);
     const pooled = evmAddress();
     await pool({ asset: 'USDC', network: 'ethereum', addresses: [pooled] });
-    assertProblem(await report({ ...base, asset: 'USDC', address: pooled, tx_hash: txHash(), status: 'confirmed' }), 422, 'deposit_address_unknown');
+    assertProblem(
+      await report({ ...base, asset: 'USDC', address: pooled, tx_hash: txHash(), status: 'confirmed' }),
+      422,
+      'deposit_address_unknown',
+    );
     const wrongAsset = await report({ ...base, asset: 'USDC', tx_hash: txHash(), status: 'pending' });
     assertProblem(wrongAsset, 400, 'validation_failed');
     assert.deepEqual(fieldsOf(wrongAsset), ['asset']);
     const badAddress = await report({ ...base, address: 'T-not-an-address', tx_hash: txHash(), status: 'pending' });
     assertProblem(badAddress, 400, 'invalid_address');
     assert.deepEqual(fieldsOf(badAddress), ['address']);
-    assertProblem(await report({ ...base, network: 'tron', asset: 'USDC', tx_hash: txHash(), status: 'pending' }), 400, 'invalid_asset');
+    assertProblem(
+      await report({ ...base, network: 'tron', asset: 'USDC', tx_hash: txHash(), status: 'pending' }),
+      400,
+      'invalid_asset',
+    );
     assertProblem(await report({ ...base, amount: 0, tx_hash: txHash(), status: 'pending' }), 400, 'validation_failed');
-    assertProblem(await report({ ...base, amount: 1.5, tx_hash: txHash(), status: 'pending' }), 400, 'validation_failed');
+    assertProblem(
+      await report({ ...base, amount: 1.5, tx_hash: txHash(), status: 'pending' }),
+      400,
+      'validation_failed',
+    );
     assertProblem(await report({ ...base, tx_hash: txHash(), status: 'credited' }), 400, 'validation_failed');
     assertProblem(await report({ ...base, tx_hash: txHash(), status: 'pending' }, ws.token), 403, 'forbidden');
-    assertProblem(await request(t, 'POST', '/v1/api/deposits', { body: { ...base, tx_hash: txHash(), status: 'pending' } }), 401, 'unauthorized');
+    assertProblem(
+      await request(t, 'POST', '/v1/api/deposits', { body: { ...base, tx_hash: txHash(), status: 'pending' } }),
+      401,
+      'unauthorized',
+    );
     const list = await request(t, 'GET', '/v1/api/deposits?limit=100', { token: ws.token });
-    assert.deepEqual(list.body.data.map((x: { deposit_id: string }) => x.deposit_id), [failed.body.deposit_id], 'no refused report left a deposit');
+    assert.deepEqual(
+      list.body.data.map((x: { deposit_id: string }) => x.deposit_id),
+      [failed.body.deposit_id],
+      'no refused report left a deposit',
+    );
   });
 });
 
@@ -326,30 +503,45 @@ describe('row 5: autoconvert credits', () => {
 
     const credit = await request(t, 'GET', `/v1/api/autoconvert/credits/${res.body.credit_id}`, { token: ws.token });
     assert.equal(credit.status, 200, credit.text);
-    assert.deepEqual({ ...credit.body, created_at: undefined }, {
-      credit_id: res.body.credit_id,
-      deposit_id: d.deposit_id,
-      source_asset: 'USDT',
-      source_amount: 12_345_679,
-      target_currency: 'KES',
-      gross_amount: 159_814,
-      fee: 1_598,
-      fee_bps: 100,
-      amount: 158_216,
-      rate: '129.45',
-      rate_id: rate.rate_id,
-      rate_source_id: rate.source_id,
-      rate_source_name: rate.name,
-      rate_observed_at: rate.observed_at,
-      created_at: undefined,
-    });
+    assert.deepEqual(
+      { ...credit.body, created_at: undefined },
+      {
+        credit_id: res.body.credit_id,
+        deposit_id: d.deposit_id,
+        source_asset: 'USDT',
+        source_amount: 12_345_679,
+        target_currency: 'KES',
+        gross_amount: 159_814,
+        fee: 1_598,
+        fee_bps: 100,
+        amount: 158_216,
+        rate: '129.45',
+        rate_id: rate.rate_id,
+        rate_source_id: rate.source_id,
+        rate_source_name: rate.name,
+        rate_observed_at: rate.observed_at,
+        created_at: undefined,
+      },
+    );
     assert.equal(credit.body.created_at, res.body.credited_at);
     assert.deepEqual(await balances(ws.token), { KES: 158_216 });
 
     assertProblem(await request(t, 'GET', `/v1/api/autoconvert/credits/${res.body.credit_id}`), 401, 'unauthorized');
-    assertProblem(await request(t, 'GET', `/v1/api/autoconvert/credits/${res.body.credit_id}`, { token: lpToken }), 403, 'forbidden');
-    assertProblem(await request(t, 'GET', `/v1/api/autoconvert/credits/${res.body.credit_id}`, { token: other.token }), 404, 'not_found');
-    assertProblem(await request(t, 'GET', `/v1/api/autoconvert/credits/${d.deposit_id}`, { token: ws.token }), 404, 'not_found');
+    assertProblem(
+      await request(t, 'GET', `/v1/api/autoconvert/credits/${res.body.credit_id}`, { token: lpToken }),
+      403,
+      'forbidden',
+    );
+    assertProblem(
+      await request(t, 'GET', `/v1/api/autoconvert/credits/${res.body.credit_id}`, { token: other.token }),
+      404,
+      'not_found',
+    );
+    assertProblem(
+      await request(t, 'GET', `/v1/api/autoconvert/credits/${d.deposit_id}`, { token: ws.token }),
+      404,
+      'not_found',
+    );
     assertProblem(await request(t, 'GET', '/v1/api/autoconvert/credits/nope', { token: ws.token }), 404, 'not_found');
   });
 
@@ -368,7 +560,12 @@ describe('row 5: autoconvert credits', () => {
     assert.equal(still.status, 'confirmed');
     assert.equal(still.credited_at, null);
     assert.deepEqual(await balances(ws.token), {});
-    assert.deepEqual((await request(t, 'GET', '/v1/api/deposits?status=confirmed', { token: ws.token })).body.data.map((x: { deposit_id: string }) => x.deposit_id), [d.deposit_id]);
+    assert.deepEqual(
+      (await request(t, 'GET', '/v1/api/deposits?status=confirmed', { token: ws.token })).body.data.map(
+        (x: { deposit_id: string }) => x.deposit_id,
+      ),
+      [d.deposit_id],
+    );
     assertProblem(await simulate(ws.token, d.deposit_id, 'failed'), 409, 'deposit_conflict');
 
     const fresh = await postRate('NGN', '1550.5');
@@ -379,31 +576,53 @@ describe('row 5: autoconvert credits', () => {
     // gross = 25 × 1550.5 × 100 = 3_876_250; fee = floor(38_762.5) = 38_762; amount = 3_837_488
     assert.equal(credited.credited_currency, 'NGN');
     assert.equal(credited.credited_amount, 3_837_488);
-    const credit = (await request(t, 'GET', `/v1/api/autoconvert/credits/${credited.credit_id}`, { token: ws.token })).body;
+    const credit = (await request(t, 'GET', `/v1/api/autoconvert/credits/${credited.credit_id}`, { token: ws.token }))
+      .body;
     assert.equal(credit.rate_id, fresh.rate_id);
     assert.equal(credit.rate, '1550.5');
     assert.equal(credit.gross_amount, 3_876_250);
     assert.equal(credit.fee, 38_762);
     assert.deepEqual(await balances(ws.token), { NGN: 3_837_488 });
     const events = await request(t, 'GET', `/v1/events?object_id=${d.deposit_id}&limit=100`, { token: ws.token });
-    assert.deepEqual(events.body.data.map((e: { type: string }) => e.type), ['deposit.credited', 'deposit.confirmed', 'deposit.pending']);
+    assert.deepEqual(
+      events.body.data.map((e: { type: string }) => e.type),
+      ['deposit.credited', 'deposit.confirmed', 'deposit.pending'],
+    );
   });
 
   it('deposits waiting for a rate that never comes do not hold up one whose rate has arrived', async () => {
     const ws = await createWorkspace(t, 'Starved workspace');
     const ghs = await newAddress(ws.token, { autoconvert_currency: 'GHS' }); // no USDT/GHS rate is ever posted
     for (let i = 0; i < 100; i += 1) {
-      const res = await report({ network: 'tron', address: ghs.address, asset: 'USDT', amount: 1_000_000, tx_hash: txHash(), status: 'confirmed' });
+      const res = await report({
+        network: 'tron',
+        address: ghs.address,
+        asset: 'USDT',
+        amount: 1_000_000,
+        tx_hash: txHash(),
+        status: 'confirmed',
+      });
       assert.equal(res.body.status, 'confirmed', res.text);
     }
     const zmw = await newAddress(ws.token, { autoconvert_currency: 'ZMW' });
-    const d = await report({ network: 'tron', address: zmw.address, asset: 'USDT', amount: 2_000_000, tx_hash: txHash(), status: 'confirmed' });
+    const d = await report({
+      network: 'tron',
+      address: zmw.address,
+      asset: 'USDT',
+      amount: 2_000_000,
+      tx_hash: txHash(),
+      status: 'confirmed',
+    });
     assert.equal(d.body.status, 'confirmed', d.text);
     await postRate('ZMW', '26.5');
-    const credited = await waitFor('the ZMW deposit to be credited behind 100 waiting GHS ones', async () => {
-      const x = await getDeposit(ws.token, d.body.deposit_id);
-      return x.status === 'credited' ? x : undefined;
-    }, 3_000);
+    const credited = await waitFor(
+      'the ZMW deposit to be credited behind 100 waiting GHS ones',
+      async () => {
+        const x = await getDeposit(ws.token, d.body.deposit_id);
+        return x.status === 'credited' ? x : undefined;
+      },
+      3_000,
+    );
     assert.equal(credited.credited_amount, 5_247); // floor(2 × 26.5 × 100) = 5_300, less floor(53) = 5_247
   });
 });
@@ -411,7 +630,9 @@ describe('row 5: autoconvert credits', () => {
 describe('the books', () => {
   it('the ledger verifies clean after every deposit above', async () => {
     assert.deepEqual(await verifyLedger(t.db), []);
-    const { rows } = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM ledger_postings WHERE kind IN ('deposit_credited', 'autoconvert_source', 'autoconvert_target')");
+    const { rows } = await t.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM ledger_postings WHERE kind IN ('deposit_credited', 'autoconvert_source', 'autoconvert_target')",
+    );
     assert.ok((rows[0]?.n ?? 0) >= 7, 'the deposits above were posted');
   });
 });
@@ -419,8 +640,16 @@ describe('the books', () => {
 describe('one transfer, one spelling (from review)', () => {
   it('a tx hash written in another case or with 0x is the same transfer: credited once; another log index is another transfer', async () => {
     const evm = evmAddress();
-    const stocked = await pool({ asset: 'USDC', network: 'base', addresses: [evm.toUpperCase().replace('0X', '0x'), evm] });
-    assert.deepEqual([stocked.body.added, stocked.body.already_known], [1, 1], 'two casings of one EVM address are one address');
+    const stocked = await pool({
+      asset: 'USDC',
+      network: 'base',
+      addresses: [evm.toUpperCase().replace('0X', '0x'), evm],
+    });
+    assert.deepEqual(
+      [stocked.body.added, stocked.body.already_known],
+      [1, 1],
+      'two casings of one EVM address are one address',
+    );
     const mine = await createWorkspace(t, 'deposits-spelling');
     const a = await newAddress(mine.token, { asset: 'USDC', network: 'base' });
     assert.equal(a.address, evm.toLowerCase());
@@ -450,7 +679,10 @@ describe('one transfer, one spelling (from review)', () => {
     const d = await sandboxDeposit(mine.token, a.deposit_address_id, 1_000_000_000_000_000);
     const res = await simulate(mine.token, d.deposit_id, 'confirmed');
     assert.equal(res.status, 200, res.text);
-    assert.deepEqual([res.body.status, res.body.credited_currency, res.body.credited_amount, res.body.credit_id], ['credited', 'USDT', 1_000_000_000_000_000, null]);
+    assert.deepEqual(
+      [res.body.status, res.body.credited_currency, res.body.credited_amount, res.body.credit_id],
+      ['credited', 'USDT', 1_000_000_000_000_000, null],
+    );
     assert.deepEqual(await verifyLedger(t.db), []);
   });
 });

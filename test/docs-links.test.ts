@@ -39,13 +39,19 @@ function brokenLinks(file: string, markdown = readFileSync(file, 'utf8')): strin
   const broken: string[] = [];
   for (const target of linkTargets(markdown).filter(isRelative)) {
     const withoutFragment = decodeURIComponent(target.replace(/[#?].*$/, ''));
-    const resolved = withoutFragment.startsWith('/') ? path.join(ROOT, withoutFragment) : path.resolve(path.dirname(file), withoutFragment);
+    const resolved = withoutFragment.startsWith('/')
+      ? path.join(ROOT, withoutFragment)
+      : path.resolve(path.dirname(file), withoutFragment);
     if (!existsSync(resolved)) broken.push(`${target} (${path.relative(ROOT, resolved)})`);
   }
   return broken;
 }
 
-const FILES = [path.join(ROOT, 'README.md'), path.join(ROOT, 'bench', 'README.md'), ...markdownUnder(path.join(ROOT, 'docs'))];
+const FILES = [
+  path.join(ROOT, 'README.md'),
+  path.join(ROOT, 'bench', 'README.md'),
+  ...markdownUnder(path.join(ROOT, 'docs')),
+];
 
 describe('documentation links', () => {
   it('the checker finds a broken relative link and passes good ones, web links and anchors', () => {
@@ -69,7 +75,10 @@ describe('documentation links', () => {
   });
 
   it('covers the README, bench/README.md and docs/', () => {
-    assert.ok(FILES.length >= 10, `expected the docs/ pages, found ${FILES.map((f) => path.relative(ROOT, f)).join(', ')}`);
+    assert.ok(
+      FILES.length >= 10,
+      `expected the docs/ pages, found ${FILES.map((f) => path.relative(ROOT, f)).join(', ')}`,
+    );
     for (const file of FILES) assert.ok(existsSync(file), `${path.relative(ROOT, file)} is missing`);
   });
 

@@ -14,8 +14,17 @@ interface Answer {
   body: any;
 }
 
-async function call(url: string, method: string, headers: Record<string, string> = {}, body?: unknown): Promise<Answer> {
-  const res = await fetch(url, { method, headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers }, body: body === undefined ? null : JSON.stringify(body) });
+async function call(
+  url: string,
+  method: string,
+  headers: Record<string, string> = {},
+  body?: unknown,
+): Promise<Answer> {
+  const res = await fetch(url, {
+    method,
+    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? null : JSON.stringify(body),
+  });
   const text = await res.text();
   let parsed: unknown;
   try {
@@ -29,7 +38,9 @@ async function call(url: string, method: string, headers: Record<string, string>
 describe('the M-Pesa Daraja fake', () => {
   const fake = new DarajaFake({ actAfterMs: 50 });
   let token = '';
-  const basicAuth = (key: string, secret: string) => ({ authorization: `Basic ${Buffer.from(`${key}:${secret}`).toString('base64')}` });
+  const basicAuth = (key: string, secret: string) => ({
+    authorization: `Basic ${Buffer.from(`${key}:${secret}`).toString('base64')}`,
+  });
   const stk = (overrides: Record<string, unknown> = {}) => {
     const timestamp = '20261123120000';
     return {
@@ -49,23 +60,46 @@ describe('the M-Pesa Daraja fake', () => {
   };
   before(async () => {
     await fake.start();
-    token = (await call(`${fake.url}/oauth/v1/generate?grant_type=client_credentials`, 'GET', basicAuth('fake-consumer-key', 'fake-consumer-secret'))).body.access_token;
+    token = (
+      await call(
+        `${fake.url}/oauth/v1/generate?grant_type=client_credentials`,
+        'GET',
+        basicAuth('fake-consumer-key', 'fake-consumer-secret'),
+      )
+    ).body.access_token;
   });
   after(() => fake.stop());
 
   it('OAuth: a string expires_in; wrong credentials are a 400 with an empty body; a wrong grant type is 400.008.02', async () => {
-    const ok = await call(`${fake.url}/oauth/v1/generate?grant_type=client_credentials`, 'GET', basicAuth('fake-consumer-key', 'fake-consumer-secret'));
+    const ok = await call(
+      `${fake.url}/oauth/v1/generate?grant_type=client_credentials`,
+      'GET',
+      basicAuth('fake-consumer-key', 'fake-consumer-secret'),
+    );
     assert.equal(ok.status, 200);
     assert.equal(ok.body.expires_in, '3599');
     assert.match(ok.body.access_token, /^[A-Za-z0-9]{28}$/);
-    const wrong = await call(`${fake.url}/oauth/v1/generate?grant_type=client_credentials`, 'GET', basicAuth('fake-consumer-key', 'nope'));
+    const wrong = await call(
+      `${fake.url}/oauth/v1/generate?grant_type=client_credentials`,
+      'GET',
+      basicAuth('fake-consumer-key', 'nope'),
+    );
     assert.deepEqual([wrong.status, wrong.text], [400, '']);
-    const grant = await call(`${fake.url}/oauth/v1/generate?grant_type=password`, 'GET', basicAuth('fake-consumer-key', 'fake-consumer-secret'));
+    const grant = await call(
+      `${fake.url}/oauth/v1/generate?grant_type=password`,
+      'GET',
+      basicAuth('fake-consumer-key', 'fake-consumer-secret'),
+    );
     assert.equal(grant.body.errorCode, '400.008.02');
   });
 
   it('an API call without a valid token is 404 404.001.03 "Invalid Access Token"', async () => {
-    const res = await call(`${fake.url}/mpesa/stkpush/v1/processrequest`, 'POST', { authorization: 'Bearer stale' }, stk());
+    const res = await call(
+      `${fake.url}/mpesa/stkpush/v1/processrequest`,
+      'POST',
+      { authorization: 'Bearer stale' },
+      stk(),
+    );
     assert.equal(res.status, 404);
     assert.deepEqual([res.body.errorCode, res.body.errorMessage], ['404.001.03', 'Invalid Access Token']);
   });
@@ -86,25 +120,49 @@ describe('the M-Pesa Daraja fake', () => {
     ];
     for (const [overrides, status, code, message] of cases) {
       const res = await call(`${fake.url}/mpesa/stkpush/v1/processrequest`, 'POST', auth, stk(overrides));
-      assert.deepEqual([res.status, res.body.errorCode, res.body.errorMessage], [status, code, message], JSON.stringify(overrides));
+      assert.deepEqual(
+        [res.status, res.body.errorCode, res.body.errorMessage],
+        [status, code, message],
+        JSON.stringify(overrides),
+      );
     }
-    const form = await fetch(`${fake.url}/mpesa/stkpush/v1/processrequest`, { method: 'POST', headers: { ...auth, 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=b' });
-    assert.equal(((await form.json()) as { errorMessage: string }).errorMessage, 'Bad Request - Invalid BusinessShortCode');
+    const form = await fetch(`${fake.url}/mpesa/stkpush/v1/processrequest`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'a=b',
+    });
+    assert.equal(
+      ((await form.json()) as { errorMessage: string }).errorMessage,
+      'Bad Request - Invalid BusinessShortCode',
+    );
   });
 
   it('STK Push Query: "being processed" while the payer has not acted, then the string ResultCode; an unknown id does not exist', async () => {
     const auth = { authorization: `Bearer ${token}` };
     fake.outcomes.set('254711001032', '1032');
     fake.callbacksPlan({ drop: 1 });
-    const push = await call(`${fake.url}/mpesa/stkpush/v1/processrequest`, 'POST', auth, stk({ PartyA: '254711001032', PhoneNumber: '254711001032' }));
+    const push = await call(
+      `${fake.url}/mpesa/stkpush/v1/processrequest`,
+      'POST',
+      auth,
+      stk({ PartyA: '254711001032', PhoneNumber: '254711001032' }),
+    );
     assert.equal(push.status, 200);
     assert.equal(push.body.ResponseCode, '0');
     const query = (id: string) => {
       const { BusinessShortCode, Password, Timestamp } = stk();
-      return call(`${fake.url}/mpesa/stkpushquery/v1/query`, 'POST', auth, { BusinessShortCode, Password, Timestamp, CheckoutRequestID: id });
+      return call(`${fake.url}/mpesa/stkpushquery/v1/query`, 'POST', auth, {
+        BusinessShortCode,
+        Password,
+        Timestamp,
+        CheckoutRequestID: id,
+      });
     };
     const early = await query(push.body.CheckoutRequestID);
-    assert.deepEqual([early.status, early.body.errorMessage, early.body.requestId], [500, 'The transaction is being processed', push.body.CheckoutRequestID]);
+    assert.deepEqual(
+      [early.status, early.body.errorMessage, early.body.requestId],
+      [500, 'The transaction is being processed', push.body.CheckoutRequestID],
+    );
     const late = await waitFor('the payer', async () => {
       const res = await query(push.body.CheckoutRequestID);
       return res.status === 200 ? res : undefined;
@@ -139,18 +197,26 @@ describe('the MTN MoMo fake', () => {
   let token = '';
   const key = { 'ocp-apim-subscription-key': 'fake-collection-key' };
   const pay = (headers: Record<string, string>, body: Record<string, unknown> = {}) =>
-    call(`${fake.url}/collection/v1_0/requesttopay`, 'POST', { ...key, authorization: `Bearer ${token}`, 'x-target-environment': 'sandbox', ...headers }, {
-      amount: '10',
-      currency: 'EUR',
-      externalId: 'order-1',
-      payer: { partyIdType: 'MSISDN', partyId: '46733123451' },
-      payerMessage: 'Pay',
-      payeeNote: 'Pay',
-      ...body,
-    });
+    call(
+      `${fake.url}/collection/v1_0/requesttopay`,
+      'POST',
+      { ...key, authorization: `Bearer ${token}`, 'x-target-environment': 'sandbox', ...headers },
+      {
+        amount: '10',
+        currency: 'EUR',
+        externalId: 'order-1',
+        payer: { partyIdType: 'MSISDN', partyId: '46733123451' },
+        payerMessage: 'Pay',
+        payeeNote: 'Pay',
+        ...body,
+      },
+    );
   before(async () => {
     await fake.start();
-    const res = await call(`${fake.url}/collection/token/`, 'POST', { ...key, authorization: `Basic ${Buffer.from('5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a01:fake-collection-api-key').toString('base64')}` });
+    const res = await call(`${fake.url}/collection/token/`, 'POST', {
+      ...key,
+      authorization: `Basic ${Buffer.from('5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a01:fake-collection-api-key').toString('base64')}`,
+    });
     token = res.body.access_token;
     assert.equal(res.body.expires_in, 3600);
   });
@@ -159,15 +225,26 @@ describe('the MTN MoMo fake', () => {
   it('tokens: a wrong subscription key is the gateway’s 401; wrong API user credentials are 500 login_failed', async () => {
     const noKey = await call(`${fake.url}/collection/token/`, 'POST', { 'ocp-apim-subscription-key': 'wrong' });
     assert.deepEqual([noKey.status, noKey.body.statusCode], [401, 401]);
-    const wrong = await call(`${fake.url}/collection/token/`, 'POST', { ...key, authorization: `Basic ${Buffer.from('user:nope').toString('base64')}` });
+    const wrong = await call(`${fake.url}/collection/token/`, 'POST', {
+      ...key,
+      authorization: `Basic ${Buffer.from('user:nope').toString('base64')}`,
+    });
     assert.deepEqual([wrong.status, wrong.body], [500, { error: 'login_failed' }]);
   });
 
   it('RequestToPay refuses what MoMo refuses; a reused X-Reference-Id is 409; the published test number 46733123451 is rejected by the payer', async () => {
     const id = randomUUID();
-    assert.equal((await pay({ 'x-reference-id': '01890a5d-ac96-774b-bcce-b302099a8057' })).status, 400, 'a UUID other than v4');
+    assert.equal(
+      (await pay({ 'x-reference-id': '01890a5d-ac96-774b-bcce-b302099a8057' })).status,
+      400,
+      'a UUID other than v4',
+    );
     assert.equal((await pay({ 'x-reference-id': randomUUID() }, { payerMessage: "it's" })).status, 400);
-    assert.equal((await pay({ 'x-reference-id': randomUUID() }, { amount: 10 })).status, 400, 'amount must be a string');
+    assert.equal(
+      (await pay({ 'x-reference-id': randomUUID() }, { amount: 10 })).status,
+      400,
+      'amount must be a string',
+    );
     const currency = await pay({ 'x-reference-id': randomUUID() }, { currency: 'GHS' });
     assert.deepEqual([currency.status, currency.body.code], [500, 'INVALID_CURRENCY']);
     const environment = await pay({ 'x-reference-id': randomUUID(), 'x-target-environment': 'mtnghana' });
@@ -178,18 +255,30 @@ describe('the MTN MoMo fake', () => {
     assert.equal((await pay({ 'x-reference-id': id })).status, 202);
     const again = await pay({ 'x-reference-id': id });
     assert.deepEqual([again.status, again.body.code], [409, 'RESOURCE_ALREADY_EXIST']);
-    const read = () => call(`${fake.url}/collection/v1_0/requesttopay/${id}`, 'GET', { ...key, authorization: `Bearer ${token}`, 'x-target-environment': 'sandbox' });
+    const read = () =>
+      call(`${fake.url}/collection/v1_0/requesttopay/${id}`, 'GET', {
+        ...key,
+        authorization: `Bearer ${token}`,
+        'x-target-environment': 'sandbox',
+      });
     const failed = await waitFor('the payer', async () => {
       const res = await read();
       return res.body.status === 'FAILED' ? res : undefined;
     });
     assert.equal(failed.body.reason, 'APPROVAL_REJECTED');
-    const unknown = await call(`${fake.url}/collection/v1_0/requesttopay/${randomUUID()}`, 'GET', { ...key, authorization: `Bearer ${token}`, 'x-target-environment': 'sandbox' });
+    const unknown = await call(`${fake.url}/collection/v1_0/requesttopay/${randomUUID()}`, 'GET', {
+      ...key,
+      authorization: `Bearer ${token}`,
+      'x-target-environment': 'sandbox',
+    });
     assert.deepEqual([unknown.status, unknown.body.code], [404, 'RESOURCE_NOT_FOUND']);
   });
 
   it('the control endpoint injects faults: the next call answers 503', async () => {
-    assert.equal((await call(`${fake.url}/__fake/control`, 'POST', {}, { fault: { path: '/requesttopay', status: 503 } })).status, 200);
+    assert.equal(
+      (await call(`${fake.url}/__fake/control`, 'POST', {}, { fault: { path: '/requesttopay', status: 503 } })).status,
+      200,
+    );
     const res = await pay({ 'x-reference-id': randomUUID() });
     assert.deepEqual([res.status, res.body.code], [503, 'SERVICE_UNAVAILABLE']);
     assert.equal((await pay({ 'x-reference-id': randomUUID() })).status, 202);
@@ -200,20 +289,44 @@ describe('the Airtel Money fake', () => {
   const fake = new AirtelFake({ actAfterMs: 50, pin: 'encrypted-pin' });
   let token = '';
   const api = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-    call(`${fake.url}${path}`, method, { authorization: `Bearer ${token}`, 'x-country': 'KE', 'x-currency': 'KES', ...headers }, body);
-  const payment = (id: string, msisdn = '733123456') => ({ reference: 'order42', subscriber: { country: 'KE', currency: 'KES', msisdn }, transaction: { amount: 10, country: 'KE', currency: 'KES', id } });
+    call(
+      `${fake.url}${path}`,
+      method,
+      { authorization: `Bearer ${token}`, 'x-country': 'KE', 'x-currency': 'KES', ...headers },
+      body,
+    );
+  const payment = (id: string, msisdn = '733123456') => ({
+    reference: 'order42',
+    subscriber: { country: 'KE', currency: 'KES', msisdn },
+    transaction: { amount: 10, country: 'KE', currency: 'KES', id },
+  });
   before(async () => {
     await fake.start();
-    const res = await call(`${fake.url}/auth/oauth2/token`, 'POST', {}, { client_id: 'fake-client-id', client_secret: 'fake-client-secret', grant_type: 'client_credentials' });
+    const res = await call(
+      `${fake.url}/auth/oauth2/token`,
+      'POST',
+      {},
+      { client_id: 'fake-client-id', client_secret: 'fake-client-secret', grant_type: 'client_credentials' },
+    );
     token = res.body.access_token;
     assert.equal(res.body.expires_in, '180');
   });
   after(() => fake.stop());
 
   it('the token endpoint and the gateway refuse as Airtel does', async () => {
-    const bad = await call(`${fake.url}/auth/oauth2/token`, 'POST', {}, { client_id: 'x', client_secret: 'y', grant_type: 'client_credentials' });
+    const bad = await call(
+      `${fake.url}/auth/oauth2/token`,
+      'POST',
+      {},
+      { client_id: 'x', client_secret: 'y', grant_type: 'client_credentials' },
+    );
     assert.deepEqual([bad.status, bad.body.error], [400, 'invalid_client']);
-    const missing = await call(`${fake.url}/merchant/v1/payments/`, 'POST', { 'x-country': 'KE', 'x-currency': 'KES' }, payment(randomUUID()));
+    const missing = await call(
+      `${fake.url}/merchant/v1/payments/`,
+      'POST',
+      { 'x-country': 'KE', 'x-currency': 'KES' },
+      payment(randomUUID()),
+    );
     assert.deepEqual([missing.status, missing.body.error], [401, 'invalid_request']);
     const stale = await api('POST', '/merchant/v1/payments/', payment(randomUUID()), { authorization: 'Bearer stale' });
     assert.deepEqual([stale.status, stale.body.error], [401, 'invalid_token']);
@@ -221,15 +334,26 @@ describe('the Airtel Money fake', () => {
 
   it('business errors are HTTP 200 with status.success false: a number with its country code, a repeated id, an unknown enquiry, a wrong PIN', async () => {
     const withCode = await api('POST', '/merchant/v1/payments/', payment(randomUUID(), '254733123456'));
-    assert.deepEqual([withCode.status, withCode.body.status.success, withCode.body.status.result_code], [200, false, 'ESB000033']);
+    assert.deepEqual(
+      [withCode.status, withCode.body.status.success, withCode.body.status.result_code],
+      [200, false, 'ESB000033'],
+    );
     const id = randomUUID();
     const ok = await api('POST', '/merchant/v1/payments/', payment(id));
     assert.deepEqual([ok.status, ok.body.status.success, ok.body.data.transaction.id], [200, true, id]);
     const again = await api('POST', '/merchant/v1/payments/', payment(id));
     assert.deepEqual([again.status, again.body.status.result_code], [200, 'ESB000041']);
     const unknown = await api('GET', `/standard/v1/payments/${randomUUID()}`);
-    assert.deepEqual([unknown.status, unknown.body.status.success, unknown.body.status.result_code], [200, false, 'ESB000045']);
-    const pin = await api('POST', '/standard/v2/disbursements/', { payee: { msisdn: '733123456', wallet_type: 'NORMAL' }, reference: 'payout1', pin: 'wrong', transaction: { amount: 10, id: randomUUID(), type: 'B2C' } });
+    assert.deepEqual(
+      [unknown.status, unknown.body.status.success, unknown.body.status.result_code],
+      [200, false, 'ESB000045'],
+    );
+    const pin = await api('POST', '/standard/v2/disbursements/', {
+      payee: { msisdn: '733123456', wallet_type: 'NORMAL' },
+      reference: 'payout1',
+      pin: 'wrong',
+      transaction: { amount: 10, id: randomUUID(), type: 'B2C' },
+    });
     assert.deepEqual([pin.status, pin.body.status.message], [200, 'Incorrect Encrypted Pin']);
   });
 });

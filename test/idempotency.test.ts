@@ -37,7 +37,13 @@ describe('idempotent replay', () => {
     const key = newKey();
     const body = validCollection();
     const first = await create(key, body);
-    const reordered = { metadata: body.metadata, customer: body.customer, reference: body.reference, currency: body.currency, amount: body.amount };
+    const reordered = {
+      metadata: body.metadata,
+      customer: body.customer,
+      reference: body.reference,
+      currency: body.currency,
+      amount: body.amount,
+    };
     const second = await create(key, reordered);
     assert.equal(second.status, 201);
     assert.equal(second.text, first.text);
@@ -73,9 +79,11 @@ describe('idempotent replay', () => {
 });
 
 describe('concurrency', () => {
-  it("keys and bodies with quotes, backslashes and SQL are stored and replayed exactly (the engine writes them as literals)", async () => {
+  it('keys and bodies with quotes, backslashes and SQL are stored and replayed exactly (the engine writes them as literals)', async () => {
     const key = `k'\\";SELECT/**/pg_sleep(5);--\\\\'${newKey()}`;
-    const body = validCollection({ metadata: { note: "it's a \\ back'slash \\' and ''quotes''; DROP TABLE collections; --", emoji: 'ñ€😀' } });
+    const body = validCollection({
+      metadata: { note: "it's a \\ back'slash \\' and ''quotes''; DROP TABLE collections; --", emoji: 'ñ€😀' },
+    });
     const first = await create(key, body);
     assert.equal(first.status, 201, first.text);
     assert.deepEqual(first.body.metadata, body.metadata);

@@ -3,7 +3,16 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { createCollection, createWorkspace, newKey, request, startTestApp, validCollection, type ApiResponse, type TestApp } from './helpers/harness.js';
+import {
+  createCollection,
+  createWorkspace,
+  newKey,
+  request,
+  startTestApp,
+  validCollection,
+  type ApiResponse,
+  type TestApp,
+} from './helpers/harness.js';
 
 let t: TestApp;
 let a: { id: string; token: string };
@@ -79,7 +88,13 @@ describe('reading one collection across workspaces', () => {
 
 describe('listing across workspaces', () => {
   it("B's GET /v1/collections never contains A's collections: default page, limit=100, status filter, paged one by one", async () => {
-    for (const [query, limit] of [['', 20], ['', 100], ['&status=created', 100], ['', 1], ['&status=created', 1]] as const) {
+    for (const [query, limit] of [
+      ['', 20],
+      ['', 100],
+      ['&status=created', 100],
+      ['', 1],
+      ['&status=created', 1],
+    ] as const) {
       const seen = await listAll(b.token, query, limit);
       assert.deepEqual(seen, [...bIds].reverse(), `B sees only its own (query '${query}', limit ${limit})`);
       for (const id of aIds) assert.equal(seen.includes(id), false);
@@ -101,7 +116,12 @@ describe('listing across workspaces', () => {
     const first = await request(t, 'GET', '/v1/collections?limit=1', { token: a.token });
     assert.equal(first.status, 200);
     assert.equal(first.body.has_more, true);
-    const res = await request(t, 'GET', `/v1/collections?limit=100&cursor=${encodeURIComponent(first.body.next_cursor)}`, { token: b.token });
+    const res = await request(
+      t,
+      'GET',
+      `/v1/collections?limit=100&cursor=${encodeURIComponent(first.body.next_cursor)}`,
+      { token: b.token },
+    );
     if (res.status === 200) {
       for (const c of res.body.data) {
         assert.equal(c.integrator_id, b.id);
@@ -113,11 +133,16 @@ describe('listing across workspaces', () => {
     }
   });
 
-  it("status and date filters do not widen the scope to other workspaces", async () => {
+  it('status and date filters do not widen the scope to other workspaces', async () => {
     const today = new Date().toISOString().slice(0, 10);
-    const res = await request(t, 'GET', `/v1/collections?limit=100&status=created&from=2000-01-01&to=${today}`, { token: b.token });
+    const res = await request(t, 'GET', `/v1/collections?limit=100&status=created&from=2000-01-01&to=${today}`, {
+      token: b.token,
+    });
     assert.equal(res.status, 200, res.text);
-    assert.deepEqual(res.body.data.map((c: any) => c.collection_id), [...bIds].reverse());
+    assert.deepEqual(
+      res.body.data.map((c: any) => c.collection_id),
+      [...bIds].reverse(),
+    );
   });
 });
 
@@ -142,7 +167,8 @@ describe('idempotency keys are scoped per workspace', () => {
   it('the same Idempotency-Key and body used by A and by B creates two different collections', async () => {
     const key = newKey();
     const body = validCollection();
-    const send = (token: string) => request(t, 'POST', '/v1/collections/KE/rails/mpesa', { token, body, idempotencyKey: key });
+    const send = (token: string) =>
+      request(t, 'POST', '/v1/collections/KE/rails/mpesa', { token, body, idempotencyKey: key });
 
     const fromA = await send(a.token);
     assert.equal(fromA.status, 201, fromA.text);
@@ -166,23 +192,38 @@ describe('idempotency keys are scoped per workspace', () => {
     assert.equal(replayB.body.collection_id, fromB.body.collection_id);
 
     // Each is readable only by its owner.
-    assert.equal((await request(t, 'GET', `/v1/collections/${fromB.body.collection_id}`, { token: b.token })).status, 200);
+    assert.equal(
+      (await request(t, 'GET', `/v1/collections/${fromB.body.collection_id}`, { token: b.token })).status,
+      200,
+    );
     assertNotFound(await request(t, 'GET', `/v1/collections/${fromB.body.collection_id}`, { token: a.token }));
     assertNotFound(await request(t, 'GET', `/v1/collections/${fromA.body.collection_id}`, { token: b.token }));
   });
 
   it("a key A used with one body does not make B's different body a key reuse (422)", async () => {
     const key = newKey();
-    const fromA = await request(t, 'POST', '/v1/collections/KE/rails/mpesa', { token: a.token, body: validCollection({ amount: 1000 }), idempotencyKey: key });
+    const fromA = await request(t, 'POST', '/v1/collections/KE/rails/mpesa', {
+      token: a.token,
+      body: validCollection({ amount: 1000 }),
+      idempotencyKey: key,
+    });
     assert.equal(fromA.status, 201, fromA.text);
-    const fromB = await request(t, 'POST', '/v1/collections/KE/rails/mpesa', { token: b.token, body: validCollection({ amount: 2000 }), idempotencyKey: key });
+    const fromB = await request(t, 'POST', '/v1/collections/KE/rails/mpesa', {
+      token: b.token,
+      body: validCollection({ amount: 2000 }),
+      idempotencyKey: key,
+    });
     assert.equal(fromB.status, 201, fromB.text);
     assert.equal(fromB.body.amount, 2000);
     assert.equal(fromB.body.integrator_id, b.id);
     aIds.push(fromA.body.collection_id);
     bIds.push(fromB.body.collection_id);
     // Within A the same key with another body is a reuse: the scoping above is per workspace, not absent.
-    const reuse = await request(t, 'POST', '/v1/collections/KE/rails/mpesa', { token: a.token, body: validCollection({ amount: 3000 }), idempotencyKey: key });
+    const reuse = await request(t, 'POST', '/v1/collections/KE/rails/mpesa', {
+      token: a.token,
+      body: validCollection({ amount: 3000 }),
+      idempotencyKey: key,
+    });
     assert.equal(reuse.status, 422, reuse.text);
     assert.equal(reuse.body.code, 'idempotency_key_reused');
   });

@@ -18,7 +18,16 @@ import { verifyLedger } from '../src/modules/ledger/ledger.verify.js';
 import { expireDue } from '../src/modules/lifecycle/sweeps.js';
 import { signCallback } from '../src/modules/providers/callback-protocol.js';
 import { loadServiceKeys } from '../src/platform/secrets.js';
-import { assertProblem, createWorkspace, newKey, request, startTestApp, type ApiResponse, type TestApp, waitFor } from './helpers/harness.js';
+import {
+  assertProblem,
+  createWorkspace,
+  newKey,
+  request,
+  startTestApp,
+  type ApiResponse,
+  type TestApp,
+  waitFor,
+} from './helpers/harness.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // The contract's tables (§5 collections, §7 refunds).
@@ -46,13 +55,23 @@ const REFUND_EDGES: Record<RStatus, readonly RStatus[]> = {
 /** Statuses a provider may report about a refund (contract §7; the callback schema's description). */
 const REFUND_NOTICE_STATUSES: readonly string[] = ['pending', 'successful', 'failed'];
 /** The documented failure reasons of a collection; a provider's unknown reason is a provider error. */
-const COLLECTION_REASONS: readonly string[] = ['payer_declined', 'insufficient_funds', 'provider_error', 'provider_refused'];
+const COLLECTION_REASONS: readonly string[] = [
+  'payer_declined',
+  'insufficient_funds',
+  'provider_error',
+  'provider_refused',
+];
 
 /**
  * The statuses passed through to get from `from` to `to` along the table (a provider that reports only the
  * final outcome is walked through the statuses between): [] when already there, undefined when unreachable.
  */
-function walk<S extends string>(edges: Record<S, readonly S[]>, from: S, to: S, notThrough: readonly S[] = []): S[] | undefined {
+function walk<S extends string>(
+  edges: Record<S, readonly S[]>,
+  from: S,
+  to: S,
+  notThrough: readonly S[] = [],
+): S[] | undefined {
   if (from === to) return [];
   const previous = new Map<S, S>([[from, from]]);
   const queue: S[] = [from];
@@ -91,13 +110,43 @@ const DIGITS = ['0001', '0002', '0003', '0004', '0005', '4242', '7310'] as const
 type Op =
   | { kind: 'create'; rail: number; digits: string; amount: number; phone: number }
   | { kind: 'retryCreate'; pick: number; alter: boolean }
-  | { kind: 'collectionNotice'; pick: number; open: boolean; status: NoticeStatus; otherReference: boolean; reason: string | null; copies: number }
-  | { kind: 'refundNotice'; pick: number; open: boolean; status: NoticeStatus; otherReference: boolean; reason: string | null; copies: number }
+  | {
+      kind: 'collectionNotice';
+      pick: number;
+      open: boolean;
+      status: NoticeStatus;
+      otherReference: boolean;
+      reason: string | null;
+      copies: number;
+    }
+  | {
+      kind: 'refundNotice';
+      pick: number;
+      open: boolean;
+      status: NoticeStatus;
+      otherReference: boolean;
+      reason: string | null;
+      copies: number;
+    }
   | { kind: 'resendNotice'; pick: number; alter: 'same' | 'status' | 'object'; target: number; status: NoticeStatus }
   | { kind: 'badSignature'; pick: number; status: NoticeStatus; how: 'secret' | 'tampered' }
   | { kind: 'unknownObject'; refundOfCollection: boolean; pick: number }
-  | { kind: 'simulateCollection'; pick: number; open: boolean; outcome: 'successful' | 'failed' | 'expired' | 'reversed'; reason: string | null; withKey: boolean }
-  | { kind: 'simulateRefund'; pick: number; open: boolean; outcome: 'successful' | 'failed'; reason: string | null; withKey: boolean }
+  | {
+      kind: 'simulateCollection';
+      pick: number;
+      open: boolean;
+      outcome: 'successful' | 'failed' | 'expired' | 'reversed';
+      reason: string | null;
+      withKey: boolean;
+    }
+  | {
+      kind: 'simulateRefund';
+      pick: number;
+      open: boolean;
+      outcome: 'successful' | 'failed';
+      reason: string | null;
+      withKey: boolean;
+    }
   | { kind: 'retrySimulate'; pick: number }
   | { kind: 'refund'; pick: number; successfulOnly: boolean; wrongAmount: boolean; copies: number }
   | { kind: 'retryRefund'; pick: number; alter: boolean; stored: boolean }
@@ -115,7 +164,16 @@ const copies = fc.constantFrom(1, 1, 1, 1, 3);
 const mostly = fc.integer({ min: 0, max: 4 }).map((n) => n > 0);
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 13, arbitrary: fc.record({ kind: fc.constant('create' as const), rail: fc.constantFrom(0, 1, 1, 2, 3), digits: fc.constantFrom(...DIGITS), amount: fc.integer({ min: 500, max: 250_000 }), phone: fc.nat({ max: 9999 }) }) },
+  {
+    weight: 13,
+    arbitrary: fc.record({
+      kind: fc.constant('create' as const),
+      rail: fc.constantFrom(0, 1, 1, 2, 3),
+      digits: fc.constantFrom(...DIGITS),
+      amount: fc.integer({ min: 500, max: 250_000 }),
+      phone: fc.nat({ max: 9999 }),
+    }),
+  },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('retryCreate' as const), pick, alter: fc.boolean() }) },
   {
     weight: 22,
@@ -135,22 +193,57 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
       kind: fc.constant('refundNotice' as const),
       pick,
       open: mostly,
-      status: fc.constantFrom<NoticeStatus>('pending', 'successful', 'failed', 'pending', 'successful', 'failed', 'processing', 'reversed'),
+      status: fc.constantFrom<NoticeStatus>(
+        'pending',
+        'successful',
+        'failed',
+        'pending',
+        'successful',
+        'failed',
+        'processing',
+        'reversed',
+      ),
       otherReference: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
       reason: fc.constantFrom(null, 'provider_refused', 'insufficient_provider_balance'),
       copies,
     }),
   },
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant('resendNotice' as const), pick, alter: fc.constantFrom('same' as const, 'status' as const, 'object' as const), target: pick, status: noticeStatus }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('badSignature' as const), pick, status: noticeStatus, how: fc.constantFrom('secret' as const, 'tampered' as const) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('unknownObject' as const), refundOfCollection: fc.boolean(), pick }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant('resendNotice' as const),
+      pick,
+      alter: fc.constantFrom('same' as const, 'status' as const, 'object' as const),
+      target: pick,
+      status: noticeStatus,
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('badSignature' as const),
+      pick,
+      status: noticeStatus,
+      how: fc.constantFrom('secret' as const, 'tampered' as const),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('unknownObject' as const), refundOfCollection: fc.boolean(), pick }),
+  },
   {
     weight: 9,
     arbitrary: fc.record({
       kind: fc.constant('simulateCollection' as const),
       pick,
       open,
-      outcome: fc.constantFrom('successful' as const, 'successful' as const, 'failed' as const, 'expired' as const, 'reversed' as const),
+      outcome: fc.constantFrom(
+        'successful' as const,
+        'successful' as const,
+        'failed' as const,
+        'expired' as const,
+        'reversed' as const,
+      ),
       reason: fc.constantFrom(null, 'payer_declined', 'provider_refused'),
       withKey: fc.boolean(),
     }),
@@ -167,8 +260,25 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     }),
   },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('retrySimulate' as const), pick }) },
-  { weight: 12, arbitrary: fc.record({ kind: fc.constant('refund' as const), pick, successfulOnly: mostly, wrongAmount: fc.integer({ min: 0, max: 7 }).map((n) => n === 0), copies }) },
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('retryRefund' as const), pick, alter: fc.integer({ min: 0, max: 3 }).map((n) => n === 0), stored: mostly }) },
+  {
+    weight: 12,
+    arbitrary: fc.record({
+      kind: fc.constant('refund' as const),
+      pick,
+      successfulOnly: mostly,
+      wrongAmount: fc.integer({ min: 0, max: 7 }).map((n) => n === 0),
+      copies,
+    }),
+  },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('retryRefund' as const),
+      pick,
+      alter: fc.integer({ min: 0, max: 3 }).map((n) => n === 0),
+      stored: mostly,
+    }),
+  },
   { weight: 5, arbitrary: fc.record({ kind: fc.constant('expire' as const), wait: fc.boolean() }) },
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('submitCollection' as const), pick, open: mostly }) },
   { weight: 6, arbitrary: fc.record({ kind: fc.constant('submitRefund' as const), pick, open: mostly }) },
@@ -258,7 +368,9 @@ class Run {
   }
 
   refundInProgress(collectionId: string): boolean {
-    return this.refunds.some((r) => r.collectionId === collectionId && (r.status === 'requested' || r.status === 'pending'));
+    return this.refunds.some(
+      (r) => r.collectionId === collectionId && (r.status === 'requested' || r.status === 'pending'),
+    );
   }
 
   /** Applies the steps of a collection move (each its own event; failed records why). */
@@ -267,11 +379,13 @@ class Run {
       c.status = s;
       c.events.push(`collection.${s}`);
       if (s === 'successful') c.credited = true;
-      if (s === 'failed') c.failureReason = reason !== null && COLLECTION_REASONS.includes(reason) ? reason : 'provider_error';
+      if (s === 'failed')
+        c.failureReason = reason !== null && COLLECTION_REASONS.includes(reason) ? reason : 'provider_error';
       if (s === 'reversed') {
         // The payer has the money back: refunds not yet sent to the provider fail instead of being sent.
         for (const r of this.refunds) {
-          if (r.collectionId === c.id && r.status === 'requested') this.moveRefund(r, ['failed'], 'collection_reversed');
+          if (r.collectionId === c.id && r.status === 'requested')
+            this.moveRefund(r, ['failed'], 'collection_reversed');
         }
       }
     }
@@ -300,7 +414,12 @@ const isOpenCollection = (c: MCollection): boolean => COLLECTION_EDGES[c.status]
 const isOpenRefund = (r: MRefund): boolean => REFUND_EDGES[r.status].length > 0;
 
 /** Picks among the open ones when asked (and there are any), else among all. */
-function choosePreferring<T>(list: readonly T[], n: number, preferOpen: boolean, isOpen: (x: T) => boolean): T | undefined {
+function choosePreferring<T>(
+  list: readonly T[],
+  n: number,
+  preferOpen: boolean,
+  isOpen: (x: T) => boolean,
+): T | undefined {
   if (preferOpen) {
     const openOnes = list.filter(isOpen);
     if (openOnes.length > 0) return choose(openOnes, n);
@@ -323,11 +442,19 @@ after(async () => t?.close());
 async function sendNotice(notice: Notice, signWith = secret, tamper = false): Promise<ApiResponse> {
   const body = JSON.stringify(notice);
   const headers = signCallback(signWith, body);
-  const sent = tamper ? body.replace(`"status":"${notice.status}"`, `"status":"${notice.status === 'failed' ? 'successful' : 'failed'}"`) : body;
+  const sent = tamper
+    ? body.replace(`"status":"${notice.status}"`, `"status":"${notice.status === 'failed' ? 'successful' : 'failed'}"`)
+    : body;
   return request(t, 'POST', '/v1/providers/sandbox/callbacks', { rawBody: sent, headers });
 }
 
-function notice(objectType: 'collection' | 'refund', id: string, reference: string, status: NoticeStatus, reason: string | null): Notice {
+function notice(
+  objectType: 'collection' | 'refund',
+  id: string,
+  reference: string,
+  status: NoticeStatus,
+  reason: string | null,
+): Notice {
   return {
     notice_id: `ntc_${randomBytes(9).toString('hex')}`,
     object_type: objectType,
@@ -350,7 +477,11 @@ function expectOutcome(res: ApiResponse, outcome: Outcome): void {
 function expectOutcomes(answers: ApiResponse[], outcome: Outcome): void {
   for (const res of answers) assert.equal(res.status, 200, `callback answered ${res.status} ${res.text}`);
   const expected = [outcome, ...answers.slice(1).map(() => 'duplicate')].sort();
-  assert.deepEqual(answers.map((res) => res.body.outcome).sort(), expected, 'outcomes of copies of one notice sent at once');
+  assert.deepEqual(
+    answers.map((res) => res.body.outcome).sort(),
+    expected,
+    'outcomes of copies of one notice sent at once',
+  );
 }
 
 interface RefundAnswer {
@@ -365,9 +496,20 @@ interface RefundAnswer {
  * rules in the order listed). Of several at once for a refundable collection exactly one is accepted; the
  * others find it in progress.
  */
-async function refundRequests(run: Run, c: MCollection, amount: number, keys: readonly string[]): Promise<RefundAnswer[]> {
+async function refundRequests(
+  run: Run,
+  c: MCollection,
+  amount: number,
+  keys: readonly string[],
+): Promise<RefundAnswer[]> {
   const answers = await Promise.all(
-    keys.map((key) => request(t, 'POST', `/v1/collections/${c.id}/refund`, { token: run.workspace.token, body: { amount }, idempotencyKey: key })),
+    keys.map((key) =>
+      request(t, 'POST', `/v1/collections/${c.id}/refund`, {
+        token: run.workspace.token,
+        body: { amount },
+        idempotencyKey: key,
+      }),
+    ),
   );
   const refused: readonly [number, string] | undefined =
     c.status !== 'successful'
@@ -384,7 +526,11 @@ async function refundRequests(run: Run, c: MCollection, amount: number, keys: re
       return { key: keys[i] ?? '', status: res.status, text: res.text };
     });
   }
-  assert.equal(answers.filter((res) => res.status === 201).length, 1, `exactly one of ${keys.length} refund requests at once is accepted: ${answers.map((res) => res.text).join(' | ')}`);
+  assert.equal(
+    answers.filter((res) => res.status === 201).length,
+    1,
+    `exactly one of ${keys.length} refund requests at once is accepted: ${answers.map((res) => res.text).join(' | ')}`,
+  );
   return answers.map((res, i) => {
     const key = keys[i] ?? '';
     if (res.status !== 201) {
@@ -416,8 +562,15 @@ async function refundRequests(run: Run, c: MCollection, amount: number, keys: re
 }
 
 async function simulate(run: Run, attempt: SimAttempt): Promise<void> {
-  const url = attempt.target === 'collection' ? `/v1/sandbox/collections/${attempt.id}/simulate` : `/v1/sandbox/refunds/${attempt.id}/simulate`;
-  const res = await request(t, 'POST', url, { token: run.workspace.token, body: attempt.body, ...(attempt.key ? { idempotencyKey: attempt.key } : {}) });
+  const url =
+    attempt.target === 'collection'
+      ? `/v1/sandbox/collections/${attempt.id}/simulate`
+      : `/v1/sandbox/refunds/${attempt.id}/simulate`;
+  const res = await request(t, 'POST', url, {
+    token: run.workspace.token,
+    body: attempt.body,
+    ...(attempt.key ? { idempotencyKey: attempt.key } : {}),
+  });
   if (attempt.stored !== undefined) {
     // A stored answer is replayed as it was, whatever happened since; nothing moves.
     assert.equal(res.status, 200, res.text);
@@ -571,7 +724,10 @@ async function apply(run: Run, op: Op): Promise<string> {
       let again: Notice = { ...original, occurred_at: new Date().toISOString() };
       if (op.alter === 'status') again = { ...again, status: op.status };
       if (op.alter === 'object') {
-        const targets = [...run.collections.map((c) => ['collection', c.id] as const), ...run.refunds.map((r) => ['refund', r.id] as const)];
+        const targets = [
+          ...run.collections.map((c) => ['collection', c.id] as const),
+          ...run.refunds.map((r) => ['refund', r.id] as const),
+        ];
         const [type, id] = choose(targets, op.target) ?? ['collection', original.merchant_reference];
         again = { ...again, object_type: type, merchant_reference: id, status: op.status };
       }
@@ -585,7 +741,11 @@ async function apply(run: Run, op: Op): Promise<string> {
       const c = choose(run.collections, op.pick);
       if (!c) return 'badSignature: no collection';
       const n = notice('collection', c.id, c.reference ?? newReference(), op.status, null);
-      const res = await sendNotice(n, op.how === 'secret' ? randomBytes(32).toString('hex') : secret, op.how === 'tampered');
+      const res = await sendNotice(
+        n,
+        op.how === 'secret' ? randomBytes(32).toString('hex') : secret,
+        op.how === 'tampered',
+      );
       assertProblem(res, 401, 'invalid_signature');
       run.count('bad signature: 401');
       return `bad signature (${op.how}) on ${c.id}: 401`;
@@ -611,7 +771,10 @@ async function apply(run: Run, op: Op): Promise<string> {
         target: 'collection',
         id: c.id,
         key: op.withKey ? newKey() : '',
-        body: op.outcome === 'failed' && op.reason !== null ? { outcome: op.outcome, reason: op.reason } : { outcome: op.outcome },
+        body:
+          op.outcome === 'failed' && op.reason !== null
+            ? { outcome: op.outcome, reason: op.reason }
+            : { outcome: op.outcome },
         stored: undefined,
       };
       await simulate(run, attempt);
@@ -627,7 +790,10 @@ async function apply(run: Run, op: Op): Promise<string> {
         target: 'refund',
         id: r.id,
         key: op.withKey ? newKey() : '',
-        body: op.outcome === 'failed' && op.reason !== null ? { outcome: op.outcome, reason: op.reason } : { outcome: op.outcome },
+        body:
+          op.outcome === 'failed' && op.reason !== null
+            ? { outcome: op.outcome, reason: op.reason }
+            : { outcome: op.outcome },
         stored: undefined,
       };
       await simulate(run, attempt);
@@ -649,7 +815,13 @@ async function apply(run: Run, op: Op): Promise<string> {
       const amount = op.wrongAmount ? c.amount + 1 : c.amount;
       const from = c.status;
       const results = await refundRequests(run, c, amount, Array.from({ length: op.copies }, newKey));
-      for (const result of results) run.refundAttempts.push({ key: result.key, collectionId: c.id, amount, stored: result.status === 201 ? result.text : undefined });
+      for (const result of results)
+        run.refundAttempts.push({
+          key: result.key,
+          collectionId: c.id,
+          amount,
+          stored: result.status === 201 ? result.text : undefined,
+        });
       const created = results.find((result) => result.refund)?.refund;
       return `refund ×${op.copies} ${c.id} (${from}) amount ${amount}: ${results.map((result) => result.status).join(',')}${created ? ` → ${created.id}` : ''}`;
     }
@@ -662,7 +834,11 @@ async function apply(run: Run, op: Op): Promise<string> {
       const c = run.collection(attempt.collectionId);
       const amount = op.alter ? attempt.amount + 2 : attempt.amount;
       if (attempt.stored !== undefined) {
-        const res = await request(t, 'POST', `/v1/collections/${c.id}/refund`, { token, body: { amount }, idempotencyKey: attempt.key });
+        const res = await request(t, 'POST', `/v1/collections/${c.id}/refund`, {
+          token,
+          body: { amount },
+          idempotencyKey: attempt.key,
+        });
         if (op.alter) {
           assertProblem(res, 422, 'idempotency_key_reused');
           run.count('retry refund: 422 key reused');
@@ -685,12 +861,15 @@ async function apply(run: Run, op: Op): Promise<string> {
     case 'expire': {
       if (op.wait) {
         // Now and then, first let the oldest open collection of the 1-second rail come due (well under a second).
-        const due = Math.min(...run.collections.filter((c) => c.status === 'created' || c.status === 'pending').map((c) => c.expiresAt));
+        const due = Math.min(
+          ...run.collections.filter((c) => c.status === 'created' || c.status === 'pending').map((c) => c.expiresAt),
+        );
         if (Number.isFinite(due) && due - Date.now() < 1100) {
           await waitFor('the next expiry to come due', async () => (Date.now() > due + 5 ? true : undefined), 2000);
         }
       }
-      const clock = async (): Promise<number> => (await t.db.query<{ now: Date }>('SELECT clock_timestamp() AS now')).rows[0]?.now.getTime() ?? NaN;
+      const clock = async (): Promise<number> =>
+        (await t.db.query<{ now: Date }>('SELECT clock_timestamp() AS now')).rows[0]?.now.getTime() ?? NaN;
       const before = await clock();
       await expireDue(t.db, t.services.lifecycle, t.services.providers, t.services.notices, t.app.log);
       const afterSweep = (await clock()) + 1;
@@ -699,7 +878,10 @@ async function apply(run: Run, op: Op): Promise<string> {
       // Due during the sweep itself: either is right; read which it was.
       const actual = new Map<string, string>();
       if (unsure.length > 0) {
-        const { rows } = await t.db.query<{ id: string; status: string }>('SELECT id, status FROM collections WHERE id = ANY($1)', [unsure.map((c) => c.id)]);
+        const { rows } = await t.db.query<{ id: string; status: string }>(
+          'SELECT id, status FROM collections WHERE id = ANY($1)',
+          [unsure.map((c) => c.id)],
+        );
         for (const row of rows) actual.set(row.id, row.status);
       }
       let expired = 0;
@@ -819,7 +1001,10 @@ function assertIncreasing(events: { type: string; created_at: Date }[], what: st
   for (let i = 1; i < events.length; i++) {
     const a = events[i - 1];
     const b = events[i];
-    assert.ok(a && b && a.created_at.getTime() < b.created_at.getTime(), `${what}: event ${i} (${b?.type}) is not after event ${i - 1} (${a?.type})`);
+    assert.ok(
+      a && b && a.created_at.getTime() < b.created_at.getTime(),
+      `${what}: event ${i} (${b?.type}) is not after event ${i - 1} (${a?.type})`,
+    );
   }
 }
 
@@ -837,14 +1022,20 @@ async function finalChecks(run: Run): Promise<void> {
     if (!c.credited) continue;
     const refundedToo = run.refunds.some((r) => r.collectionId === c.id && r.status === 'successful');
     const implied = c.status === 'successful' ? c.amount : c.status === 'reversed' && refundedToo ? -c.amount : 0;
-    if (c.status !== 'successful') assert.ok(c.status === 'refunded' || c.status === 'reversed', `a credited collection is ${c.status}`);
+    if (c.status !== 'successful')
+      assert.ok(c.status === 'refunded' || c.status === 'reversed', `a credited collection is ${c.status}`);
     expected.set(c.currency, (expected.get(c.currency) ?? 0) + implied);
   }
   const balances = await request(t, 'GET', '/v1/balances', { token });
   assert.equal(balances.status, 200, balances.text);
   assert.deepEqual(
-    balances.body.data.map((b: { currency: string; available: number }) => ({ currency: b.currency, available: b.available })),
-    [...expected.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([currency, available]) => ({ currency, available })),
+    balances.body.data.map((b: { currency: string; available: number }) => ({
+      currency: b.currency,
+      available: b.available,
+    })),
+    [...expected.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([currency, available]) => ({ currency, available })),
     'GET /v1/balances differs from what the final statuses imply',
   );
 
@@ -863,13 +1054,21 @@ async function finalChecks(run: Run): Promise<void> {
     ...run.collections.filter((c) => c.status === 'reversed').map((c) => `collection_reversed ${c.id}`),
     ...run.refunds.filter((r) => r.status === 'successful').map((r) => `refund_successful ${r.id}`),
   ].sort();
-  assert.deepEqual(postings.rows.map((p) => `${p.kind} ${p.object_id}`).sort(), expectedPostings, 'ledger postings differ from the model');
+  assert.deepEqual(
+    postings.rows.map((p) => `${p.kind} ${p.object_id}`).sort(),
+    expectedPostings,
+    'ledger postings differ from the model',
+  );
 
   await inParallel(run.collections, 6, async (c) => {
     const res = await request(t, 'GET', `/v1/collections/${c.id}`, { token });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.status, c.status, `collection ${c.id} status`);
-    assert.equal(res.body.failure_reason, c.status === 'failed' ? c.failureReason : null, `collection ${c.id} failure_reason`);
+    assert.equal(
+      res.body.failure_reason,
+      c.status === 'failed' ? c.failureReason : null,
+      `collection ${c.id} failure_reason`,
+    );
     const events = await listObjectEvents(t.db, run.workspace.id, c.id);
     assert.equal(events[0]?.type, 'collection.created', `collection ${c.id}: the first event`);
     assertIncreasing(events, `collection ${c.id}`);
@@ -883,7 +1082,11 @@ async function finalChecks(run: Run): Promise<void> {
     const res = await request(t, 'GET', `/v1/refunds/${r.id}`, { token });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.status, r.status, `refund ${r.id} status`);
-    assert.equal(res.body.failure_reason, r.status === 'failed' ? r.failureReason : null, `refund ${r.id} failure_reason`);
+    assert.equal(
+      res.body.failure_reason,
+      r.status === 'failed' ? r.failureReason : null,
+      `refund ${r.id} failure_reason`,
+    );
     if (r.status === 'successful' || r.status === 'failed') assert.equal(typeof res.body.resolved_at, 'string');
     else assert.deepEqual(res.body.resolved_at, {});
     const events = await listObjectEvents(t.db, run.workspace.id, r.id);
@@ -914,16 +1117,22 @@ describe('ledger property: a randomised run of the lifecycle', () => {
             run.trace.push(`#${i} ${await apply(run, op)}`);
             await checkpoint(run);
           } catch (err) {
-            throw new Error(`operation #${i} ${JSON.stringify(op)} of run ${runs} failed: ${(err as Error).message}\nlast operations:\n${run.trace.slice(-25).join('\n')}`, {
-              cause: err,
-            });
+            throw new Error(
+              `operation #${i} ${JSON.stringify(op)} of run ${runs} failed: ${(err as Error).message}\nlast operations:\n${run.trace.slice(-25).join('\n')}`,
+              {
+                cause: err,
+              },
+            );
           }
           operations += 1;
         }
         try {
           await finalChecks(run);
         } catch (err) {
-          throw new Error(`the end of run ${runs} failed: ${(err as Error).message}\nlast operations:\n${run.trace.slice(-25).join('\n')}`, { cause: err });
+          throw new Error(
+            `the end of run ${runs} failed: ${(err as Error).message}\nlast operations:\n${run.trace.slice(-25).join('\n')}`,
+            { cause: err },
+          );
         }
       }),
       {
@@ -936,8 +1145,11 @@ describe('ledger property: a randomised run of the lifecycle', () => {
           () => ({
             onAllRunsComplete: (details: fc.RunDetails<[Op[]]>) => {
               if (!details.failed) return;
-              const cause = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
-              throw new Error(`property failed (replay with LEDGER_PROPERTY_SEED=${details.seed}): ${cause}`, { cause: details.errorInstance });
+              const cause =
+                details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+              throw new Error(`property failed (replay with LEDGER_PROPERTY_SEED=${details.seed}): ${cause}`, {
+                cause: details.errorInstance,
+              });
             },
           }),
         ],
@@ -995,7 +1207,10 @@ describe('verifyLedger can fail', () => {
       body: { amount: 1500, currency: 'KES', reference: 'broken-books', customer: { phone_number: '+254712345678' } },
     });
     assert.equal(res.status, 201, res.text);
-    const sim = await request(t, 'POST', `/v1/sandbox/collections/${res.body.collection_id}/simulate`, { token: ws.token, body: { outcome: 'successful' } });
+    const sim = await request(t, 'POST', `/v1/sandbox/collections/${res.body.collection_id}/simulate`, {
+      token: ws.token,
+      body: { outcome: 'successful' },
+    });
     assert.equal(sim.status, 200, sim.text);
     return { workspaceId: ws.id, id: res.body.collection_id };
   }
@@ -1004,7 +1219,10 @@ describe('verifyLedger can fail', () => {
     const { workspaceId } = await successfulCollection();
     assert.deepEqual(await verifyLedger(t.db), []);
     const seen = await violationsWhile(async (client) => {
-      const updated = await client.query("UPDATE ledger_balances SET balance = balance - 1 WHERE workspace_id = $1 AND account = 'workspace_available'", [workspaceId]);
+      const updated = await client.query(
+        "UPDATE ledger_balances SET balance = balance - 1 WHERE workspace_id = $1 AND account = 'workspace_available'",
+        [workspaceId],
+      );
       assert.equal(updated.rowCount, 1);
     });
     assert.deepEqual(seen, ['every balance equals the sum of its lines']);
@@ -1014,14 +1232,29 @@ describe('verifyLedger can fail', () => {
   it('reports a posting whose lines do not sum to zero', async () => {
     const { workspaceId, id } = await successfulCollection();
     const seen = await violationsWhile(async (client) => {
-      const posting = await client.query<{ id: string }>("SELECT id FROM ledger_postings WHERE object_id = $1 AND kind = 'collection_successful'", [id]);
+      const posting = await client.query<{ id: string }>(
+        "SELECT id FROM ledger_postings WHERE object_id = $1 AND kind = 'collection_successful'",
+        [id],
+      );
       const postingId = posting.rows[0]?.id;
       assert.ok(postingId);
-      await client.query("UPDATE ledger_lines SET amount = amount + 1 WHERE posting_id = $1 AND account = 'provider_receivable'", [postingId]);
+      await client.query(
+        "UPDATE ledger_lines SET amount = amount + 1 WHERE posting_id = $1 AND account = 'provider_receivable'",
+        [postingId],
+      );
       // Keep the balance in step with its lines, so only the posting itself is wrong (and the credit no longer its amount).
-      await client.query("UPDATE ledger_balances SET balance = balance + 1 WHERE workspace_id = $1 AND account = 'provider_receivable'", [workspaceId]);
+      await client.query(
+        "UPDATE ledger_balances SET balance = balance + 1 WHERE workspace_id = $1 AND account = 'provider_receivable'",
+        [workspaceId],
+      );
     });
-    assert.deepEqual(seen.sort(), ['a collection is credited exactly when it reached successful, for its own amount', 'every posting has at least two lines and sums to zero'].sort());
+    assert.deepEqual(
+      seen.sort(),
+      [
+        'a collection is credited exactly when it reached successful, for its own amount',
+        'every posting has at least two lines and sums to zero',
+      ].sort(),
+    );
   });
 
   it('reports a collection that became successful without its credit', async () => {

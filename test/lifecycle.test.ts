@@ -84,10 +84,22 @@ interface Made {
 
 async function make(
   lastFour: string | undefined,
-  options: { rail?: string; token?: string; workspaceId?: string; amount?: number; market?: string; phoneNumber?: string; currency?: string } = {},
+  options: {
+    rail?: string;
+    token?: string;
+    workspaceId?: string;
+    amount?: number;
+    market?: string;
+    phoneNumber?: string;
+    currency?: string;
+  } = {},
 ): Promise<Made> {
   const token = options.token ?? t.demoToken;
-  const metadata = { order_id: randomBytes(4).toString('hex'), digits: lastFour ?? 'default', cart: { items: [1, 2], note: 'ü' } };
+  const metadata = {
+    order_id: randomBytes(4).toString('hex'),
+    digits: lastFour ?? 'default',
+    cart: { items: [1, 2], note: 'ü' },
+  };
   const amount = options.amount ?? 1500;
   const overrides: Record<string, unknown> = {
     amount,
@@ -95,7 +107,12 @@ async function make(
     customer: { phone_number: options.phoneNumber ?? (lastFour === undefined ? '+254712345678' : phone(lastFour)) },
   };
   if (options.currency) overrides.currency = options.currency;
-  const res = await createCollection(t, token, overrides, `/v1/collections/${options.market ?? 'KE'}/rails/${options.rail ?? 'airtel_money'}`);
+  const res = await createCollection(
+    t,
+    token,
+    overrides,
+    `/v1/collections/${options.market ?? 'KE'}/rails/${options.rail ?? 'airtel_money'}`,
+  );
   assert.equal(res.status, 201, res.text);
   assert.equal(res.body.status, 'created');
   return { id: res.body.collection_id, metadata, amount, token, workspaceId: options.workspaceId ?? t.demoWorkspaceId };
@@ -133,7 +150,11 @@ async function makePending(): Promise<Made> {
 }
 
 /** A provider notice about a collection, with the provider reference we know of it (any value while it has none). */
-async function notice(id: string, status: CallbackBody['status'], extra: Partial<CallbackBody> = {}): Promise<CallbackBody> {
+async function notice(
+  id: string,
+  status: CallbackBody['status'],
+  extra: Partial<CallbackBody> = {},
+): Promise<CallbackBody> {
   const { provider_reference } = await row(id);
   return {
     notice_id: `test-${randomBytes(8).toString('hex')}`,
@@ -161,7 +182,10 @@ function callback(
 }
 
 function simulate(c: Made, outcome: string, reason?: string): Promise<ApiResponse> {
-  return request(t, 'POST', `/v1/sandbox/collections/${c.id}/simulate`, { token: c.token, body: reason ? { outcome, reason } : { outcome } });
+  return request(t, 'POST', `/v1/sandbox/collections/${c.id}/simulate`, {
+    token: c.token,
+    body: reason ? { outcome, reason } : { outcome },
+  });
 }
 
 async function get(c: Made): Promise<any> {
@@ -195,7 +219,10 @@ async function assertEvents(c: Made, statuses: string[]): Promise<void> {
 }
 
 async function postings(objectId: string): Promise<string[]> {
-  const { rows } = await t.db.query<{ kind: string }>('SELECT kind FROM ledger_postings WHERE object_id = $1 ORDER BY created_at, id', [objectId]);
+  const { rows } = await t.db.query<{ kind: string }>(
+    'SELECT kind FROM ledger_postings WHERE object_id = $1 ORDER BY created_at, id',
+    [objectId],
+  );
   return rows.map((r) => r.kind);
 }
 
@@ -203,11 +230,20 @@ async function postings(objectId: string): Promise<string[]> {
 async function snapshot(c: Made): Promise<unknown> {
   const q = async (sql: string, params: unknown[]): Promise<unknown[]> => (await t.db.query(sql, params)).rows;
   return {
-    collection: await q('SELECT status, failure_reason, provider_reference, updated_at, submitted_at FROM collections WHERE id = $1', [c.id]),
+    collection: await q(
+      'SELECT status, failure_reason, provider_reference, updated_at, submitted_at FROM collections WHERE id = $1',
+      [c.id],
+    ),
     events: await q('SELECT id, type, created_at FROM events WHERE object_id = $1 ORDER BY created_at, id', [c.id]),
-    outbox: await q('SELECT count(*)::int AS n FROM outbox o JOIN events e ON e.id = o.event_id WHERE e.object_id = $1', [c.id]),
+    outbox: await q(
+      'SELECT count(*)::int AS n FROM outbox o JOIN events e ON e.id = o.event_id WHERE e.object_id = $1',
+      [c.id],
+    ),
     postings: await q('SELECT id, kind FROM ledger_postings WHERE object_id = $1 ORDER BY id', [c.id]),
-    balances: await q('SELECT account, currency, balance FROM ledger_balances WHERE workspace_id = $1 ORDER BY account, currency', [c.workspaceId]),
+    balances: await q(
+      'SELECT account, currency, balance FROM ledger_balances WHERE workspace_id = $1 ORDER BY account, currency',
+      [c.workspaceId],
+    ),
   };
 }
 
@@ -257,7 +293,10 @@ describe('sandbox outcomes by the last four digits (contract §6)', () => {
     const api = await get(c);
     assert.equal(api.status, 'expired');
     assert.equal(api.failure_reason, null);
-    assert.ok(new Date(api.updated_at).getTime() >= new Date(api.expires_at).getTime(), 'updated_at of the expiry is before expires_at');
+    assert.ok(
+      new Date(api.updated_at).getTime() >= new Date(api.expires_at).getTime(),
+      'updated_at of the expiry is before expires_at',
+    );
     await assertEvents(c, ['created', 'pending', 'expired']);
     assert.deepEqual(await postings(c.id), []);
   });
@@ -414,7 +453,11 @@ describe('every row of the transition table, through the service (contract §5)'
 
   it('successful → refunded (a refund that succeeds): the refund is debited, the collection refunded', async () => {
     const c = await makeProcessing({ successful: true });
-    const res = await request(t, 'POST', `/v1/collections/${c.id}/refund`, { token: c.token, body: { amount: c.amount }, idempotencyKey: newKey() });
+    const res = await request(t, 'POST', `/v1/collections/${c.id}/refund`, {
+      token: c.token,
+      body: { amount: c.amount },
+      idempotencyKey: newKey(),
+    });
     assert.equal(res.status, 201, res.text);
     assert.equal(res.body.status, 'requested');
     const refundId: string = res.body.refund_id;
@@ -510,7 +553,7 @@ describe('refused transitions change nothing', () => {
     assert.equal((await get(successful)).status, 'successful');
   });
 
-  it('a notice whose provider reference is not the collection\'s is refused', async () => {
+  it("a notice whose provider reference is not the collection's is refused", async () => {
     const c = await makeProcessing();
     const before = await snapshot(c);
     const res = await callback(await notice(c.id, 'successful', { reference: 'sbx_someone_else' }));
@@ -571,9 +614,17 @@ describe('a repeated notice is applied once', () => {
     const body = await notice(c.id, 'successful');
     const raw = JSON.stringify(body);
     const headers = signCallback(secret, raw);
-    const answers = await Promise.all(Array.from({ length: 5 }, () => request(t, 'POST', CALLBACKS, { rawBody: raw, headers })));
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => request(t, 'POST', CALLBACKS, { rawBody: raw, headers })),
+    );
     for (const a of answers) assert.equal(a.status, 200, a.text);
-    assert.deepEqual(answers.map((a) => a.body.outcome).sort(), ['applied', 'duplicate', 'duplicate', 'duplicate', 'duplicate']);
+    assert.deepEqual(answers.map((a) => a.body.outcome).sort(), [
+      'applied',
+      'duplicate',
+      'duplicate',
+      'duplicate',
+      'duplicate',
+    ]);
     await assertEvents(c, ['created', 'pending', 'processing', 'successful']);
     assert.deepEqual(await postings(c.id), ['collection_successful']);
     const later = await request(t, 'POST', CALLBACKS, { rawBody: raw, headers });
@@ -610,7 +661,10 @@ describe('callback security', () => {
   });
 
   /** Sends, expects `check`, and verifies that neither the collection nor the notice log moved. */
-  async function refusedWithoutChange(send: () => Promise<ApiResponse>, check: (res: ApiResponse) => void): Promise<void> {
+  async function refusedWithoutChange(
+    send: () => Promise<ApiResponse>,
+    check: (res: ApiResponse) => void,
+  ): Promise<void> {
     const before = await snapshot(c);
     const notices = await noticeCount();
     const res = await send();
@@ -711,7 +765,14 @@ describe('ledger and balances', () => {
     const kept = await make(undefined, { ...opts, amount: 2000 });
     const reversed = await make('0004', { ...opts, amount: 3000 });
     const driven = await make('0005', { ...opts, amount: 2500 });
-    const ghana = await make(undefined, { ...opts, market: 'GH', rail: 'mtn_momo', currency: 'GHS', phoneNumber: '+233241234567', amount: 700 });
+    const ghana = await make(undefined, {
+      ...opts,
+      market: 'GH',
+      rail: 'mtn_momo',
+      currency: 'GHS',
+      phoneNumber: '+233241234567',
+      amount: 700,
+    });
     await atRest(kept.id, 'successful');
     await atRest(reversed.id, 'reversed');
     await atRest(ghana.id, 'successful');
@@ -721,7 +782,11 @@ describe('ledger and balances', () => {
 
     assert.deepEqual(await balances(other.token), { KES: 4500, GHS: 700 });
     assert.deepEqual(await successfulSums(other.id), { KES: 4500, GHS: 700 });
-    assert.deepEqual(await balances(t.demoToken), demoBefore, "another workspace's collections moved the demo balances");
+    assert.deepEqual(
+      await balances(t.demoToken),
+      demoBefore,
+      "another workspace's collections moved the demo balances",
+    );
     assert.equal((await balances(t.demoToken)).GHS, undefined);
   });
 

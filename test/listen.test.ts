@@ -3,7 +3,15 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { createCollection, createWorkspace, FAST_LIFECYCLE, request, startTestApp, waitFor, type TestApp } from './helpers/harness.js';
+import {
+  createCollection,
+  createWorkspace,
+  FAST_LIFECYCLE,
+  request,
+  startTestApp,
+  waitFor,
+  type TestApp,
+} from './helpers/harness.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
 interface Listener {
@@ -54,15 +62,32 @@ describe('npm run listen', () => {
       const created = await createCollection(t, ws.token, { customer: { phone_number: '+254712340000' } });
       assert.equal(created.status, 201);
       const id = created.body.collection_id as string;
-      await waitFor('collection.successful printed', async () => (l.out().includes('collection.successful') ? true : undefined), 20_000);
-      for (const type of ['collection.created', 'collection.pending', 'collection.processing', 'collection.successful']) {
-        assert.match(l.out(), new RegExp(`${type.replace('.', '\\.')}\\s+\\S+\\s+${id}\\s+→ ${forwardUrl.replace(/[/.]/g, '\\$&')} 200`));
+      await waitFor(
+        'collection.successful printed',
+        async () => (l.out().includes('collection.successful') ? true : undefined),
+        20_000,
+      );
+      for (const type of [
+        'collection.created',
+        'collection.pending',
+        'collection.processing',
+        'collection.successful',
+      ]) {
+        assert.match(
+          l.out(),
+          new RegExp(`${type.replace('.', '\\.')}\\s+\\S+\\s+${id}\\s+→ ${forwardUrl.replace(/[/.]/g, '\\$&')} 200`),
+        );
       }
       // The forward target gets the service's body and signature unchanged: it verifies with the printed secret.
       await waitFor('four forwarded', async () => (forward.requests.length >= 4 ? true : undefined));
       const wh = new Webhook(secret);
       const types = forward.requests.map((f) => (wh.verify(f.body, f.headers) as { type: string }).type);
-      assert.deepEqual(types.sort(), ['collection.created', 'collection.pending', 'collection.processing', 'collection.successful']);
+      assert.deepEqual(types.sort(), [
+        'collection.created',
+        'collection.pending',
+        'collection.processing',
+        'collection.successful',
+      ]);
 
       l.child.kill('SIGINT');
       assert.equal(await l.exited, 0, l.err());
@@ -76,12 +101,20 @@ describe('npm run listen', () => {
 
   it('passes a failing forward target on, so the service retries it', async () => {
     const ws = await createWorkspace(t, 'listen-fail');
-    const l = listen(['--base-url', t.baseUrl, '--forward-to', 'http://127.0.0.1:9/unreachable', '--events', 'collection.created'], { PAYMENTS_API_KEY: ws.token });
+    const l = listen(
+      ['--base-url', t.baseUrl, '--forward-to', 'http://127.0.0.1:9/unreachable', '--events', 'collection.created'],
+      { PAYMENTS_API_KEY: ws.token },
+    );
     try {
       await waitFor('the ready line', async () => (l.out().includes('Signing secret:') ? true : undefined), 20_000);
       const created = await createCollection(t, ws.token);
       await waitFor('the forward failure printed', async () => (l.out().includes('failed') ? true : undefined), 20_000);
-      const events = await request(t, 'GET', `/v1/events?object_id=${created.body.collection_id}&type=collection.created`, { token: ws.token });
+      const events = await request(
+        t,
+        'GET',
+        `/v1/events?object_id=${created.body.collection_id}&type=collection.created`,
+        { token: ws.token },
+      );
       assert.equal(events.body.data.length, 1);
       const deliveries = await waitFor('a logged 502', async () => {
         const res = await request(t, 'GET', `/v1/events/${events.body.data[0].id}/deliveries`, { token: ws.token });

@@ -193,11 +193,15 @@ function missingDescriptions(schema: unknown, where: string, document: Json, out
   }
   if (s.items && typeof s.items === 'object') {
     const items = Array.isArray(s.items) ? s.items : [s.items];
-    items.forEach((item: unknown, i: number) => missingDescriptions(item, `${where}[${Array.isArray(s.items) ? i : ''}]`, document, out, next));
+    items.forEach((item: unknown, i: number) =>
+      missingDescriptions(item, `${where}[${Array.isArray(s.items) ? i : ''}]`, document, out, next),
+    );
   }
-  for (const [i, item] of ((s.prefixItems ?? []) as Json[]).entries()) missingDescriptions(item, `${where}[${i}]`, document, out, next);
+  for (const [i, item] of ((s.prefixItems ?? []) as Json[]).entries())
+    missingDescriptions(item, `${where}[${i}]`, document, out, next);
   for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
-    for (const [i, branch] of ((s[key] ?? []) as Json[]).entries()) missingDescriptions(branch, `${where}<${key}[${i}]>`, document, out, next);
+    for (const [i, branch] of ((s[key] ?? []) as Json[]).entries())
+      missingDescriptions(branch, `${where}<${key}[${i}]>`, document, out, next);
   }
   if (s.additionalProperties && typeof s.additionalProperties === 'object') {
     missingDescriptions(s.additionalProperties, `${where}.*`, document, out, next);
@@ -213,7 +217,8 @@ function differences(a: unknown, b: unknown, at = '', out: string[] = []): strin
   if (out.length >= 10) return out;
   if (a && b && typeof a === 'object' && typeof b === 'object' && Array.isArray(a) === Array.isArray(b)) {
     const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-    for (const k of keys) differences((a as Json)[k], (b as Json)[k], `${at}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, out);
+    for (const k of keys)
+      differences((a as Json)[k], (b as Json)[k], `${at}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, out);
     if (Array.isArray(a) && a.length !== (b as unknown[]).length) out.push(`${at} (length)`);
   } else if (JSON.stringify(a) !== JSON.stringify(b)) {
     out.push(at || '/');
@@ -243,7 +248,10 @@ describe('GET /v1/openapi.json', () => {
     const missing = EXPECTED_ROUTES.filter(([m, p]) => !documented.has(`${m} ${p}`)).map(([m, p]) => `${m} ${p}`);
     assert.deepEqual(missing, [], `routes missing from the document:\n${missing.join('\n')}`);
     for (const [method, p] of EXPECTED_ROUTES) {
-      assert.ok(t.app.hasRoute({ method: method as 'GET', url: toFastifyPath(p) }), `fastify has no route ${method} ${p}`);
+      assert.ok(
+        t.app.hasRoute({ method: method as 'GET', url: toFastifyPath(p) }),
+        `fastify has no route ${method} ${p}`,
+      );
     }
     for (const p of Object.keys(doc.paths as Json)) {
       assert.ok(!p.includes(':'), `path ${p} uses :param syntax`);
@@ -257,13 +265,25 @@ describe('GET /v1/openapi.json', () => {
     // line stands for one route per name, and at least one of them must be documented.
     const known: string[][] = [];
     for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) {
-      for (const route of fastifyRoutes(method)) known.push(variants(route).map((v) => `${method} ${toOpenApiPath(v)}`));
+      for (const route of fastifyRoutes(method))
+        known.push(variants(route).map((v) => `${method} ${toOpenApiPath(v)}`));
     }
-    for (const [m, p] of EXPECTED_ROUTES) assert.ok(known.some((k) => k.includes(`${m} ${p}`)), `the route tree does not show ${m} ${p}`);
+    for (const [m, p] of EXPECTED_ROUTES)
+      assert.ok(
+        known.some((k) => k.includes(`${m} ${p}`)),
+        `the route tree does not show ${m} ${p}`,
+      );
     const undocumented = known.filter((k) => !k.some((v) => documented.has(v))).map((k) => k.join(' or '));
-    assert.deepEqual(undocumented, [], `routes fastify serves but the document leaves out:\n${undocumented.join('\n')}`);
+    assert.deepEqual(
+      undocumented,
+      [],
+      `routes fastify serves but the document leaves out:\n${undocumented.join('\n')}`,
+    );
     for (const o of operations(doc)) {
-      assert.ok(t.app.hasRoute({ method: o.method as 'GET', url: toFastifyPath(o.path) }), `documented ${o.method} ${o.path} is not a route`);
+      assert.ok(
+        t.app.hasRoute({ method: o.method as 'GET', url: toFastifyPath(o.path) }),
+        `documented ${o.method} ${o.path} is not a route`,
+      );
     }
   });
 
@@ -273,12 +293,16 @@ describe('GET /v1/openapi.json', () => {
     for (const { method, path: p, op } of operations(doc)) {
       const label = `${method} ${p}`;
       if (!nonEmpty(op.operationId)) problems.push(`${label}: no operationId`);
-      else if (seen.has(op.operationId)) problems.push(`${label}: operationId ${op.operationId} also used by ${seen.get(op.operationId)}`);
+      else if (seen.has(op.operationId))
+        problems.push(`${label}: operationId ${op.operationId} also used by ${seen.get(op.operationId)}`);
       else seen.set(op.operationId, label);
       if (!nonEmpty(op.summary)) problems.push(`${label}: no summary`);
-      const declared = new Set(((op.parameters ?? []) as Json[]).filter((x) => x.in === 'path' && x.required === true).map((x) => x.name));
+      const declared = new Set(
+        ((op.parameters ?? []) as Json[]).filter((x) => x.in === 'path' && x.required === true).map((x) => x.name),
+      );
       for (const name of [...p.matchAll(/\{([^}]+)\}/g)].map((m) => m[1])) {
-        if (!declared.has(name)) problems.push(`${label}: path parameter {${name}} is not declared as a required path parameter`);
+        if (!declared.has(name))
+          problems.push(`${label}: path parameter {${name}} is not declared as a required path parameter`);
       }
     }
     assert.deepEqual(problems, [], problems.join('\n'));
@@ -306,7 +330,8 @@ describe('GET /v1/openapi.json', () => {
         }
         for (const [name, header] of Object.entries((r.headers ?? {}) as Record<string, Json>)) {
           const h = resolveRef(header, doc);
-          if (!nonEmpty(h.description) && !nonEmpty(h.schema?.description)) missing.push(`${label} response ${status} header ${name}`);
+          if (!nonEmpty(h.description) && !nonEmpty(h.schema?.description))
+            missing.push(`${label} response ${status} header ${name}`);
         }
       }
     }
@@ -321,7 +346,10 @@ describe('GET /v1/openapi.json', () => {
         b: { type: 'string' },
         c: { type: 'object', description: 'x', properties: { d: { type: 'integer' } } },
         e: { type: 'array', description: 'x', items: { type: 'object', properties: { f: { type: 'string' } } } },
-        g: { anyOf: [{ type: 'object', properties: { h: { type: 'string', description: ' ' } } }, { type: 'null' }], description: 'x' },
+        g: {
+          anyOf: [{ type: 'object', properties: { h: { type: 'string', description: ' ' } } }, { type: 'null' }],
+          description: 'x',
+        },
       },
     };
     const out: string[] = [];
@@ -344,7 +372,8 @@ describe('GET /v1/openapi.json', () => {
         problems.push(`${label} needs a token but does not declare bearerAuth`);
       }
     }
-    for (const p of PUBLIC_PATHS) assert.ok(doc.paths[p]?.get ?? doc.paths[p]?.post, `public route ${p} is not documented`);
+    for (const p of PUBLIC_PATHS)
+      assert.ok(doc.paths[p]?.get ?? doc.paths[p]?.post, `public route ${p} is not documented`);
     assert.deepEqual(problems, [], problems.join('\n'));
   });
 
@@ -354,8 +383,10 @@ describe('GET /v1/openapi.json', () => {
       const url = p.replace(/\{[^}]+\}/g, '01890a5d-ac96-774b-bcce-b302099a8057');
       const res = await request(t, method, url, method === 'GET' || method === 'DELETE' ? {} : { body: {} });
       const declared = ((op.security ?? []) as Json[]).length > 0;
-      if (declared && res.status !== 401) problems.push(`${method} ${p} declares bearerAuth but answered ${res.status} without a token`);
-      if (!declared && res.status === 401) problems.push(`${method} ${p} declares no security but answered 401 without a token`);
+      if (declared && res.status !== 401)
+        problems.push(`${method} ${p} declares bearerAuth but answered ${res.status} without a token`);
+      if (!declared && res.status === 401)
+        problems.push(`${method} ${p} declares no security but answered 401 without a token`);
     }
     assert.deepEqual(problems, [], problems.join('\n'));
   });
@@ -398,20 +429,34 @@ describe('GET /docs', () => {
     assert.match(csp, /default-src 'none'/);
     // The inline stylesheet is allowed by its hash, not by unsafe-inline.
     for (const [, style] of res.text.matchAll(/<style>([\s\S]*?)<\/style>/g)) {
-      const hash = createHash('sha256').update(style as string).digest('base64');
-      assert.ok(csp.includes(`'sha256-${hash}'`), 'the CSP does not allow the page\'s own stylesheet');
+      const hash = createHash('sha256')
+        .update(style as string)
+        .digest('base64');
+      assert.ok(csp.includes(`'sha256-${hash}'`), "the CSP does not allow the page's own stylesheet");
     }
   });
 
   it('contains every documented path', () => {
-    const escape = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+    const escape = (s: string): string =>
+      s
+        .replace(/&/g, '&amp;')
+        .replace(/</g, '&lt;')
+        .replace(/>/g, '&gt;')
+        .replace(/"/g, '&quot;')
+        .replace(/'/g, '&#39;');
     const missing = Object.keys(doc.paths as Json).filter((p) => !res.text.includes(escape(p)));
     assert.deepEqual(missing, [], `paths not shown on /docs: ${missing.join(', ')}`);
-    for (const { op } of operations(doc)) assert.ok(res.text.includes(escape(op.summary as string).replace(/`([^`]+)`/g, '<code>$1</code>')), `summary missing: ${op.summary}`);
+    for (const { op } of operations(doc))
+      assert.ok(
+        res.text.includes(escape(op.summary as string).replace(/`([^`]+)`/g, '<code>$1</code>')),
+        `summary missing: ${op.summary}`,
+      );
   });
 
   it('references no external URL in src= or href= attributes', () => {
-    const refs = [...res.text.matchAll(/\s(?:src|href)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/gi)].map((m) => m[1] ?? m[2] ?? m[3] ?? '');
+    const refs = [...res.text.matchAll(/\s(?:src|href)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/gi)].map(
+      (m) => m[1] ?? m[2] ?? m[3] ?? '',
+    );
     assert.ok(refs.length > 0, 'expected in-page links at least');
     const external = refs.filter((v) => /^\s*(?:[a-z][a-z0-9+.-]*:|\/\/|\\\\)/i.test(v));
     assert.deepEqual(external, [], `external references: ${external.join(', ')}`);

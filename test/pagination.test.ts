@@ -2,7 +2,15 @@
 // stability under concurrent inserts. Through HTTP on a real database.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createCollection, createWorkspace, request, startTestApp, type ApiResponse, type TestApp, assertProblem } from './helpers/harness.js';
+import {
+  createCollection,
+  createWorkspace,
+  request,
+  startTestApp,
+  type ApiResponse,
+  type TestApp,
+  assertProblem,
+} from './helpers/harness.js';
 
 let t: TestApp;
 before(async () => {
@@ -23,7 +31,6 @@ interface PageBody {
   next_cursor: string | null;
 }
 
-
 /** A 400 validation_failed whose `errors` names the field. */
 function assertFieldProblem(res: ApiResponse, code: string, field: string): void {
   assertProblem(res, 400, code);
@@ -42,7 +49,9 @@ const list = (token: string, query = ''): Promise<ApiResponse> =>
 async function createMany(token: string, count: number, concurrency = 10): Promise<Item[]> {
   const out: Item[] = [];
   for (let i = 0; i < count; i += concurrency) {
-    const batch = await Promise.all(Array.from({ length: Math.min(concurrency, count - i) }, () => createCollection(t, token)));
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(concurrency, count - i) }, () => createCollection(t, token)),
+    );
     for (const res of batch) {
       assert.equal(res.status, 201, res.text);
       out.push(res.body as Item);
@@ -81,7 +90,10 @@ function assertNewestFirst(items: Item[]): void {
     const a = items[i - 1] as Item;
     const b = items[i] as Item;
     const ordered = a.created_at > b.created_at || (a.created_at === b.created_at && a.collection_id > b.collection_id);
-    assert.ok(ordered, `items ${i - 1} and ${i} are out of order: ${a.created_at} ${a.collection_id} then ${b.created_at} ${b.collection_id}`);
+    assert.ok(
+      ordered,
+      `items ${i - 1} and ${i} are out of order: ${a.created_at} ${a.collection_id} then ${b.created_at} ${b.collection_id}`,
+    );
   }
 }
 
@@ -111,8 +123,14 @@ describe('row 3: walking 250 collections', () => {
 
   it('limit=100 gives pages of 100, 100, 50 with has_more true, true, false and next_cursor null on the last', async () => {
     const pages = await walk(ws.token, 'limit=100');
-    assert.deepEqual(pages.map((p) => p.data.length), [100, 100, 50]);
-    assert.deepEqual(pages.map((p) => p.has_more), [true, true, false]);
+    assert.deepEqual(
+      pages.map((p) => p.data.length),
+      [100, 100, 50],
+    );
+    assert.deepEqual(
+      pages.map((p) => p.has_more),
+      [true, true, false],
+    );
     assert.equal(typeof pages[0]?.next_cursor, 'string');
     assert.equal(typeof pages[1]?.next_cursor, 'string');
     assert.notEqual(pages[0]?.next_cursor, pages[1]?.next_cursor);
@@ -134,8 +152,14 @@ describe('row 3: walking 250 collections', () => {
   it('the order is the same at every page size, and a page size dividing the total ends without an empty page', async () => {
     const all = (await walk(ws.token, 'limit=100')).flatMap((p) => p.data);
     const by50 = await walk(ws.token, 'limit=50');
-    assert.deepEqual(by50.map((p) => p.data.length), [50, 50, 50, 50, 50]);
-    assert.deepEqual(by50.map((p) => p.has_more), [true, true, true, true, false]);
+    assert.deepEqual(
+      by50.map((p) => p.data.length),
+      [50, 50, 50, 50, 50],
+    );
+    assert.deepEqual(
+      by50.map((p) => p.has_more),
+      [true, true, true, true, false],
+    );
     assert.deepEqual(ids(by50.flatMap((p) => p.data)), ids(all));
     const by1 = await walk(ws.token, 'limit=1');
     assert.equal(by1.length, 250);
@@ -164,7 +188,7 @@ describe('row 3: walking 250 collections', () => {
     assert.equal(hundred.body.data.length, 100);
   });
 
-  it('shows only the caller\'s workspace: another workspace sees none of these', async () => {
+  it("shows only the caller's workspace: another workspace sees none of these", async () => {
     const other = await createWorkspace(t, 'pagination-other');
     const res = await list(other.token, 'limit=100');
     assert.equal(res.status, 200, res.text);
@@ -174,7 +198,7 @@ describe('row 3: walking 250 collections', () => {
     assert.ok(demo.every((c) => !mine.has(c.collection_id)));
   });
 
-  it('a cursor of one workspace does not reveal another workspace\'s collections', async () => {
+  it("a cursor of one workspace does not reveal another workspace's collections", async () => {
     const first = await list(ws.token, 'limit=10');
     assert.equal(first.status, 200, first.text);
     const other = await createWorkspace(t, 'pagination-cursor-other');
@@ -227,10 +251,16 @@ describe('row 3: status filter', () => {
     const created = await createMany(ws.token, 40);
     // Every other one of the first 30 (15 in all), spread through the list.
     failed = created.filter((_, i) => i < 30 && i % 2 === 0).map((c) => c.collection_id);
-    const upd = await t.db.query(`UPDATE collections SET status = 'failed' WHERE workspace_id = $1 AND id = ANY($2)`, [ws.id, failed]);
+    const upd = await t.db.query(`UPDATE collections SET status = 'failed' WHERE workspace_id = $1 AND id = ANY($2)`, [
+      ws.id,
+      failed,
+    ]);
     assert.equal(upd.rowCount, 15);
     const pending = created.slice(30, 33).map((c) => c.collection_id);
-    await t.db.query(`UPDATE collections SET status = 'pending' WHERE workspace_id = $1 AND id = ANY($2)`, [ws.id, pending]);
+    await t.db.query(`UPDATE collections SET status = 'pending' WHERE workspace_id = $1 AND id = ANY($2)`, [
+      ws.id,
+      pending,
+    ]);
   });
 
   it('status=failed with limit=100 returns exactly the failed ones, each once, newest first', async () => {
@@ -245,8 +275,14 @@ describe('row 3: status filter', () => {
 
   it('status=failed with limit=7 crosses pages (7, 7, 1) and still returns each exactly once', async () => {
     const pages = await walk(ws.token, 'status=failed&limit=7');
-    assert.deepEqual(pages.map((p) => p.data.length), [7, 7, 1]);
-    assert.deepEqual(pages.map((p) => p.has_more), [true, true, false]);
+    assert.deepEqual(
+      pages.map((p) => p.data.length),
+      [7, 7, 1],
+    );
+    assert.deepEqual(
+      pages.map((p) => p.has_more),
+      [true, true, false],
+    );
     const items = pages.flatMap((p) => p.data);
     assert.ok(items.every((c) => c.status === 'failed'));
     assertEachOnce(items, await expectedIds(ws.id, `status = 'failed'`));
@@ -254,8 +290,14 @@ describe('row 3: status filter', () => {
 
   it('status=failed with limit=5 (an exact divisor) ends with has_more false, not an empty page', async () => {
     const pages = await walk(ws.token, 'status=failed&limit=5');
-    assert.deepEqual(pages.map((p) => p.data.length), [5, 5, 5]);
-    assert.deepEqual(pages.map((p) => p.has_more), [true, true, false]);
+    assert.deepEqual(
+      pages.map((p) => p.data.length),
+      [5, 5, 5],
+    );
+    assert.deepEqual(
+      pages.map((p) => p.has_more),
+      [true, true, false],
+    );
   });
 
   it('other statuses filter too; a status with no collections gives an empty last page', async () => {
@@ -297,7 +339,11 @@ describe('row 3: from and to', () => {
       const group = created.slice(at, at + SIZES[name]).map((c) => c.collection_id);
       at += SIZES[name];
       groups[name] = group;
-      const upd = await t.db.query('UPDATE collections SET created_at = $3 WHERE workspace_id = $1 AND id = ANY($2)', [ws.id, group, stamp]);
+      const upd = await t.db.query('UPDATE collections SET created_at = $3 WHERE workspace_id = $1 AND id = ANY($2)', [
+        ws.id,
+        group,
+        stamp,
+      ]);
       assert.equal(upd.rowCount, group.length);
     }
     assert.equal(at, 25);
@@ -345,9 +391,15 @@ describe('row 3: from and to', () => {
 
   it('a date-time with an offset is read at that offset', async () => {
     // 02:00 at +03:00 is 2026-01-02T23:00Z: after jan1, before jan2end.
-    assertEachOnce(await filtered(`from=${encodeURIComponent('2026-01-03T02:00:00+03:00')}`), await expected('jan2end', 'jan3', 'feb1'));
+    assertEachOnce(
+      await filtered(`from=${encodeURIComponent('2026-01-03T02:00:00+03:00')}`),
+      await expected('jan2end', 'jan3', 'feb1'),
+    );
     // 2026-01-02T20:59:59.999-03:00 is 23:59:59.999Z.
-    assertEachOnce(await filtered(`to=${encodeURIComponent('2026-01-02T20:59:59.999-03:00')}`), await expected('dec31', 'jan1', 'jan2end'));
+    assertEachOnce(
+      await filtered(`to=${encodeURIComponent('2026-01-02T20:59:59.999-03:00')}`),
+      await expected('dec31', 'jan1', 'jan2end'),
+    );
   });
 
   it('walking a date-filtered list with a small limit returns each match exactly once, across equal timestamps', async () => {
@@ -359,12 +411,19 @@ describe('row 3: from and to', () => {
       assert.equal(pages.length, Math.ceil(18 / limit));
     }
     const withStatus = await walk(ws.token, 'status=created&from=2026-01-02&limit=4');
-    assertEachOnce(withStatus.flatMap((p) => p.data), await expected('jan2end', 'jan3', 'feb1'));
+    assertEachOnce(
+      withStatus.flatMap((p) => p.data),
+      await expected('jan2end', 'jan3', 'feb1'),
+    );
   });
 
   it('from after to is 400 validation_failed', async () => {
     assertFieldProblem(await list(ws.token, 'from=2026-01-03&to=2026-01-02'), 'validation_failed', 'from');
-    assertFieldProblem(await list(ws.token, 'from=2026-01-02T00:00:00.001Z&to=2026-01-02T00:00:00Z'), 'validation_failed', 'from');
+    assertFieldProblem(
+      await list(ws.token, 'from=2026-01-02T00:00:00.001Z&to=2026-01-02T00:00:00Z'),
+      'validation_failed',
+      'from',
+    );
   });
 
   for (const [field, value] of [
@@ -409,7 +468,8 @@ describe('row 3: cursors', () => {
       assert.notEqual(replacement, original);
       const tampered = cursor.slice(0, i) + replacement + cursor.slice(i + 1);
       const res = await withCursor(tampered);
-      if (res.status !== 400 || res.body?.code !== 'invalid_cursor') accepted.push(`position ${i}: ${tampered} -> ${res.status}`);
+      if (res.status !== 400 || res.body?.code !== 'invalid_cursor')
+        accepted.push(`position ${i}: ${tampered} -> ${res.status}`);
     }
     assert.deepEqual(accepted, [], 'tampered cursors were accepted');
   });
@@ -421,7 +481,9 @@ describe('row 3: cursors', () => {
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
     const dot = cursor.indexOf('.');
     const last = cursor[cursor.length - 1] as string;
-    const variants = [1, 2, 3].map((delta) => cursor.slice(0, -1) + (alphabet[alphabet.indexOf(last) ^ delta] as string));
+    const variants = [1, 2, 3].map(
+      (delta) => cursor.slice(0, -1) + (alphabet[alphabet.indexOf(last) ^ delta] as string),
+    );
     variants.push(`${cursor}=`, `${cursor.slice(0, dot + 3)}*${cursor.slice(dot + 3)}`);
     const signature = cursor.slice(dot + 1);
     const swap = signature.search(/[-_]/);
@@ -446,10 +508,24 @@ describe('row 3: cursors', () => {
   });
 
   it('garbage is 400 invalid_cursor', async () => {
-    for (const garbage of ['.', '..', 'abc', 'a.b', 'a.b.c', `${cursor}.${cursor}`, 'not a cursor', '{}', '%%%', Buffer.from('[1,"x"]').toString('base64url')]) {
+    for (const garbage of [
+      '.',
+      '..',
+      'abc',
+      'a.b',
+      'a.b.c',
+      `${cursor}.${cursor}`,
+      'not a cursor',
+      '{}',
+      '%%%',
+      Buffer.from('[1,"x"]').toString('base64url'),
+    ]) {
       const res = await withCursor(garbage);
       assertProblem(res, 400, 'invalid_cursor');
-      assert.ok(res.body.errors?.some((e: { field: string }) => e.field === 'cursor'), res.text);
+      assert.ok(
+        res.body.errors?.some((e: { field: string }) => e.field === 'cursor'),
+        res.text,
+      );
     }
   });
 
@@ -465,7 +541,7 @@ describe('row 3: cursors', () => {
 });
 
 describe('row 3: stable under concurrent inserts', () => {
-  it('pages after the first hold exactly the items older than page 1\'s last item, none repeated, none missing', async () => {
+  it("pages after the first hold exactly the items older than page 1's last item, none repeated, none missing", async () => {
     const ws = await createWorkspace(t, 'pagination-concurrent');
     await createMany(ws.token, 120);
     const before = await expectedIds(ws.id);
@@ -490,10 +566,14 @@ describe('row 3: stable under concurrent inserts', () => {
     assert.deepEqual(sizes, [50, 20]);
     assertEachOnce(rest, before.slice(50));
     const newIds = new Set(added);
-    assert.ok(rest.every((c) => !newIds.has(c.collection_id)), 'an item created after page 1 appeared on a later page');
+    assert.ok(
+      rest.every((c) => !newIds.has(c.collection_id)),
+      'an item created after page 1 appeared on a later page',
+    );
     for (const c of rest) {
       assert.ok(
-        c.created_at < lastOfFirst.created_at || (c.created_at === lastOfFirst.created_at && c.collection_id < lastOfFirst.collection_id),
+        c.created_at < lastOfFirst.created_at ||
+          (c.created_at === lastOfFirst.created_at && c.collection_id < lastOfFirst.collection_id),
         `${c.collection_id} is not older than page 1's last item`,
       );
     }
@@ -510,34 +590,82 @@ describe('row 3: a list item is the collection a GET returns', () => {
   it('for every rail, status, payment instruction, failure reason and kind of metadata', async () => {
     const ws = await createWorkspace(t, 'list-equals-get');
     const metadata = [
-      { order_id: 'A-1', nested: { deep: { list: [1, 2.5, -3e-7, 'x', null, true, { k: 'v' }] } }, empty: {}, none: [] },
-      { quote: 'say "hi" \\ back\\slash', control: 'tab\tline\nnul-less \u0001 end', unicode: 'café ✓ 🇰🇪 中文', big: 9007199254740991 },
+      {
+        order_id: 'A-1',
+        nested: { deep: { list: [1, 2.5, -3e-7, 'x', null, true, { k: 'v' }] } },
+        empty: {},
+        none: [],
+      },
+      {
+        quote: 'say "hi" \\ back\\slash',
+        control: 'tab\tline\nnul-less \u0001 end',
+        unicode: 'café ✓ 🇰🇪 中文',
+        big: 9007199254740991,
+      },
       { 'key with spaces': 'ok', '': 'empty key', zero: 0, negative: -1500, float: 0.1 },
       {},
     ];
     const created: string[] = [];
     const post = async (path: string, body: Record<string, unknown>) => {
-      const res = await request(t, 'POST', path, { token: ws.token, body: { reference: `ref-${created.length}`, ...body }, idempotencyKey: `list-get-${created.length}-${Date.now()}` });
+      const res = await request(t, 'POST', path, {
+        token: ws.token,
+        body: { reference: `ref-${created.length}`, ...body },
+        idempotencyKey: `list-get-${created.length}-${Date.now()}`,
+      });
       assert.equal(res.status, 201, res.text);
       created.push(res.body.collection_id);
       return res.body.collection_id as string;
     };
     for (const [i, m] of metadata.entries()) {
-      await post('/v1/collections/KE/rails/mpesa', { amount: 1500 + i, currency: 'KES', customer: { phone_number: '+254712345678' }, metadata: m });
+      await post('/v1/collections/KE/rails/mpesa', {
+        amount: 1500 + i,
+        currency: 'KES',
+        customer: { phone_number: '+254712345678' },
+        metadata: m,
+      });
     }
-    await post('/v1/collections/NG/rails/bank_transfer', { amount: 500_000, currency: 'NGN', customer: { name: 'Ada Obi' }, metadata: { order_id: 'bank' } });
-    await post('/v1/collections/CI/rails/orange_money', { amount: 5000, currency: 'XOF', customer: { phone_number: '+2250701020304' }, metadata: { order_id: 'ussd' } });
-    const failed = await post('/v1/collections/KE/rails/mpesa', { amount: 2000, currency: 'KES', customer: { phone_number: '+254712340005' }, metadata: {} });
-    const succeeded = await post('/v1/collections/KE/rails/mpesa', { amount: 2500, currency: 'KES', customer: { phone_number: '+254712340005' }, metadata: {} });
-    for (const [id, outcome] of [[failed, 'failed'], [succeeded, 'successful']] as const) {
-      const driven = await request(t, 'POST', `/v1/sandbox/collections/${id}/simulate`, { token: ws.token, body: { outcome } });
+    await post('/v1/collections/NG/rails/bank_transfer', {
+      amount: 500_000,
+      currency: 'NGN',
+      customer: { name: 'Ada Obi' },
+      metadata: { order_id: 'bank' },
+    });
+    await post('/v1/collections/CI/rails/orange_money', {
+      amount: 5000,
+      currency: 'XOF',
+      customer: { phone_number: '+2250701020304' },
+      metadata: { order_id: 'ussd' },
+    });
+    const failed = await post('/v1/collections/KE/rails/mpesa', {
+      amount: 2000,
+      currency: 'KES',
+      customer: { phone_number: '+254712340005' },
+      metadata: {},
+    });
+    const succeeded = await post('/v1/collections/KE/rails/mpesa', {
+      amount: 2500,
+      currency: 'KES',
+      customer: { phone_number: '+254712340005' },
+      metadata: {},
+    });
+    for (const [id, outcome] of [
+      [failed, 'failed'],
+      [succeeded, 'successful'],
+    ] as const) {
+      const driven = await request(t, 'POST', `/v1/sandbox/collections/${id}/simulate`, {
+        token: ws.token,
+        body: { outcome },
+      });
       assert.equal(driven.status, 200, driven.text);
     }
 
     const list = await request(t, 'GET', '/v1/collections?limit=100', { token: ws.token });
     assert.equal(list.status, 200, list.text);
     assert.equal(list.headers.get('content-type'), 'application/json; charset=utf-8');
-    assert.deepEqual(list.body.data.map((c: Item) => c.collection_id), [...created].reverse());
+    assert.deepEqual(
+      list.body.data.map((c: Item) => c.collection_id),
+      [...created].reverse(),
+    );
     const statuses = new Set<string>();
     for (const item of list.body.data as Item[]) {
       const one = await request(t, 'GET', `/v1/collections/${item.collection_id}`, { token: ws.token });
@@ -546,8 +674,14 @@ describe('row 3: a list item is the collection a GET returns', () => {
       statuses.add(item.status);
     }
     assert.ok(statuses.has('failed') && statuses.has('successful'), `statuses: ${[...statuses].join(', ')}`);
-    assert.ok((list.body.data as Item[]).some((c) => c.payment_instruction !== null), 'a payment instruction');
-    assert.ok((list.body.data as Item[]).some((c) => c.failure_reason !== null), 'a failure reason');
+    assert.ok(
+      (list.body.data as Item[]).some((c) => c.payment_instruction !== null),
+      'a payment instruction',
+    );
+    assert.ok(
+      (list.body.data as Item[]).some((c) => c.failure_reason !== null),
+      'a failure reason',
+    );
   });
 
   it('after a change written by any statement, not only the API: the list item follows the row', async () => {

@@ -4,20 +4,40 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { verifyLedger } from '../src/modules/ledger/ledger.verify.js';
-import { assertProblem, createCollection, createWorkspace, FAST_LIFECYCLE, newKey, request, startTestApp, waitFor, type TestApp } from './helpers/harness.js';
+import {
+  assertProblem,
+  createCollection,
+  createWorkspace,
+  FAST_LIFECYCLE,
+  newKey,
+  request,
+  startTestApp,
+  waitFor,
+  type TestApp,
+} from './helpers/harness.js';
 
 let t: TestApp;
 let lpToken: string;
 
 before(async () => {
   t = await startTestApp(FAST_LIFECYCLE, { workers: true });
-  const lp = await request(t, 'POST', `/v1/admin/workspaces/${t.demoWorkspaceId}/credentials`, { token: t.adminToken, body: { audience: 'liquidity_provider' } });
+  const lp = await request(t, 'POST', `/v1/admin/workspaces/${t.demoWorkspaceId}/credentials`, {
+    token: t.adminToken,
+    body: { audience: 'liquidity_provider' },
+  });
   assert.equal(lp.status, 201, lp.text);
   lpToken = lp.body.token;
 });
 after(async () => t.close());
 
-const route = (overrides: Record<string, unknown> = {}) => ({ source: 'KES', market: 'KE', rail: 'mpesa', min_amount: 100, max_amount: 20_000_000, ...overrides });
+const route = (overrides: Record<string, unknown> = {}) => ({
+  source: 'KES',
+  market: 'KE',
+  rail: 'mpesa',
+  min_amount: 100,
+  max_amount: 20_000_000,
+  ...overrides,
+});
 
 async function createRoute(overrides: Record<string, unknown> = {}): Promise<Record<string, any>> {
   const res = await request(t, 'POST', '/v1/api/routes', { token: lpToken, body: route(overrides) });
@@ -26,7 +46,10 @@ async function createRoute(overrides: Record<string, unknown> = {}): Promise<Rec
 }
 
 async function beneficiary(token: string, phone = '+254712345678', rail = 'mpesa'): Promise<string> {
-  const res = await request(t, 'POST', '/v1/api/beneficiaries', { token, body: { name: 'Wanjiru Kamau', market: 'KE', rail, phone_number: phone } });
+  const res = await request(t, 'POST', '/v1/api/beneficiaries', {
+    token,
+    body: { name: 'Wanjiru Kamau', market: 'KE', rail, phone_number: phone },
+  });
   assert.equal(res.status, 201, res.text);
   return res.body.beneficiary_id;
 }
@@ -35,7 +58,10 @@ async function beneficiary(token: string, phone = '+254712345678', rail = 'mpesa
 async function fund(token: string, amount: number): Promise<void> {
   const c = await createCollection(t, token, { amount });
   assert.equal(c.status, 201, c.text);
-  const s = await request(t, 'POST', `/v1/sandbox/collections/${c.body.collection_id}/simulate`, { token, body: { outcome: 'successful' } });
+  const s = await request(t, 'POST', `/v1/sandbox/collections/${c.body.collection_id}/simulate`, {
+    token,
+    body: { outcome: 'successful' },
+  });
   assert.equal(s.status, 200, s.text);
 }
 
@@ -44,10 +70,14 @@ async function available(token: string, currency: string): Promise<number> {
   return res.body.data.find((b: { currency: string }) => b.currency === currency)?.available ?? 0;
 }
 
-const commit = (token: string, body: Record<string, unknown>, key: string = newKey()) => request(t, 'POST', '/api/transactions/commit', { token, body, idempotencyKey: key });
+const commit = (token: string, body: Record<string, unknown>, key: string = newKey()) =>
+  request(t, 'POST', '/api/transactions/commit', { token, body, idempotencyKey: key });
 
 async function ledgerBalance(workspaceId: string, account: string, currency: string): Promise<number> {
-  const { rows } = await t.db.query<{ balance: number }>('SELECT balance FROM ledger_balances WHERE workspace_id = $1 AND account = $2 AND currency = $3', [workspaceId, account, currency]);
+  const { rows } = await t.db.query<{ balance: number }>(
+    'SELECT balance FROM ledger_balances WHERE workspace_id = $1 AND account = $2 AND currency = $3',
+    [workspaceId, account, currency],
+  );
   return rows[0]?.balance ?? 0;
 }
 
@@ -65,13 +95,27 @@ describe('offramp routes (row 12)', () => {
     }
     assertProblem(await request(t, 'POST', '/v1/api/routes', { token: t.demoToken, body: route() }), 403, 'forbidden');
     assertProblem(await request(t, 'GET', '/v1/api/routes'), 401, 'unauthorized');
-    const off = await request(t, 'PATCH', `/v1/api/routes/${r.route_id}`, { token: lpToken, body: { status: 'inactive' } });
+    const off = await request(t, 'PATCH', `/v1/api/routes/${r.route_id}`, {
+      token: lpToken,
+      body: { status: 'inactive' },
+    });
     assert.equal(off.status, 200, off.text);
     assert.equal(off.body.status, 'inactive');
     const list = await request(t, 'GET', '/v1/api/routes?limit=100', { token: t.demoToken });
     assert.ok(!list.body.data.some((x: { route_id: string }) => x.route_id === r.route_id));
-    assertProblem(await request(t, 'PATCH', `/v1/api/routes/${r.route_id}`, { token: t.demoToken, body: { status: 'active' } }), 403, 'forbidden');
-    assertProblem(await request(t, 'PATCH', '/v1/api/routes/01890a5d-ac96-774b-bcce-b302099a8057', { token: lpToken, body: { status: 'active' } }), 404, 'not_found');
+    assertProblem(
+      await request(t, 'PATCH', `/v1/api/routes/${r.route_id}`, { token: t.demoToken, body: { status: 'active' } }),
+      403,
+      'forbidden',
+    );
+    assertProblem(
+      await request(t, 'PATCH', '/v1/api/routes/01890a5d-ac96-774b-bcce-b302099a8057', {
+        token: lpToken,
+        body: { status: 'active' },
+      }),
+      404,
+      'not_found',
+    );
   });
 
   it('bad routes are refused with the field named', async () => {
@@ -85,7 +129,10 @@ describe('offramp routes (row 12)', () => {
     ] as const) {
       const res = await request(t, 'POST', '/v1/api/routes', { token: lpToken, body });
       assertProblem(res, status, code);
-      assert.ok(res.body.errors.some((e: { field: string }) => e.field === field), `${field} in ${res.text}`);
+      assert.ok(
+        res.body.errors.some((e: { field: string }) => e.field === field),
+        `${field} in ${res.text}`,
+      );
     }
   });
 });
@@ -97,11 +144,20 @@ describe('row 17: commit a payout', () => {
     const r = await createRoute({ fee_fixed: 50, fee_bps: 100 });
     const b = await beneficiary(ws.token);
     const key = newKey();
-    const body = { route_id: r.route_id, beneficiary_id: b, amount: 3_000, reference: 'payroll-7', metadata: { run: 7 } };
+    const body = {
+      route_id: r.route_id,
+      beneficiary_id: b,
+      amount: 3_000,
+      reference: 'payroll-7',
+      metadata: { run: 7 },
+    };
     const res = await commit(ws.token, body, key);
     assert.equal(res.status, 201, res.text);
     const p = res.body;
-    assert.deepEqual([p.source_currency, p.source_amount, p.currency, p.gross_amount, p.fee, p.amount], ['KES', 3_000, 'KES', 3_000, 80, 2_920]);
+    assert.deepEqual(
+      [p.source_currency, p.source_amount, p.currency, p.gross_amount, p.fee, p.amount],
+      ['KES', 3_000, 'KES', 3_000, 80, 2_920],
+    );
     assert.equal(p.rate, null);
     assert.equal(p.status, 'created');
     assert.deepEqual(p.metadata, { run: 7 });
@@ -119,9 +175,16 @@ describe('row 17: commit a payout', () => {
     assert.equal(one.status, 200);
     assert.equal(one.body.transaction_id, p.transaction_id);
     const list = await request(t, 'GET', '/v1/api/transactions', { token: ws.token });
-    assert.deepEqual(list.body.data.map((x: { transaction_id: string }) => x.transaction_id), [p.transaction_id]);
+    assert.deepEqual(
+      list.body.data.map((x: { transaction_id: string }) => x.transaction_id),
+      [p.transaction_id],
+    );
     // Another workspace sees none of it.
-    assertProblem(await request(t, 'GET', `/v1/api/transactions/${p.transaction_id}`, { token: t.demoToken }), 404, 'not_found');
+    assertProblem(
+      await request(t, 'GET', `/v1/api/transactions/${p.transaction_id}`, { token: t.demoToken }),
+      404,
+      'not_found',
+    );
     const theirs = await request(t, 'GET', '/v1/api/transactions?limit=100', { token: t.demoToken });
     assert.ok(!theirs.body.data.some((x: { transaction_id: string }) => x.transaction_id === p.transaction_id));
 
@@ -137,7 +200,10 @@ describe('row 17: commit a payout', () => {
     // The provider float: +10,000 from the collection, −2,920 paid out.
     assert.equal(await ledgerBalance(ws.id, 'provider_receivable', 'KES'), 10_000 - 2_920);
     const events = await request(t, 'GET', '/v1/events?limit=100', { token: ws.token });
-    const types = events.body.data.filter((e: any) => e.data?.transaction_id === p.transaction_id).map((e: any) => e.type).sort();
+    const types = events.body.data
+      .filter((e: any) => e.data?.transaction_id === p.transaction_id)
+      .map((e: any) => e.type)
+      .sort();
     assert.deepEqual(types, ['payout.created', 'payout.pending', 'payout.successful']);
   });
 
@@ -145,8 +211,16 @@ describe('row 17: commit a payout', () => {
     const r = await createRoute();
     const b = await beneficiary(t.demoToken);
     const body = { route_id: r.route_id, beneficiary_id: b, amount: 1_000, reference: 'x' };
-    assertProblem(await request(t, 'POST', '/api/transactions/commit', { token: t.demoToken, body }), 422, 'idempotency_key_missing');
-    assertProblem(await request(t, 'POST', '/api/transactions/commit', { body, idempotencyKey: newKey() }), 401, 'unauthorized');
+    assertProblem(
+      await request(t, 'POST', '/api/transactions/commit', { token: t.demoToken, body }),
+      422,
+      'idempotency_key_missing',
+    );
+    assertProblem(
+      await request(t, 'POST', '/api/transactions/commit', { body, idempotencyKey: newKey() }),
+      401,
+      'unauthorized',
+    );
     assertProblem(await commit(lpToken, body), 403, 'forbidden');
     assertProblem(await request(t, 'GET', '/v1/api/transactions', { token: lpToken }), 403, 'forbidden');
     for (const [bad, field] of [
@@ -158,11 +232,14 @@ describe('row 17: commit a payout', () => {
     ] as const) {
       const res = await commit(t.demoToken, bad as Record<string, unknown>);
       assertProblem(res, 400, 'validation_failed');
-      assert.ok(res.body.errors.some((e: { field: string }) => e.field === field), `${field} in ${res.text}`);
+      assert.ok(
+        res.body.errors.some((e: { field: string }) => e.field === field),
+        `${field} in ${res.text}`,
+      );
     }
   });
 
-  it('refuses, with a clear code and nothing reserved: an inactive beneficiary, another workspace\'s, an inactive or mismatched route, limits, the balance', async () => {
+  it("refuses, with a clear code and nothing reserved: an inactive beneficiary, another workspace's, an inactive or mismatched route, limits, the balance", async () => {
     const ws = await createWorkspace(t, 'payouts-refusals');
     await fund(ws.token, 5_000);
     const r = await createRoute({ min_amount: 500, max_amount: 4_000 });
@@ -182,7 +259,11 @@ describe('row 17: commit a payout', () => {
     const off = await createRoute();
     await request(t, 'PATCH', `/v1/api/routes/${off.route_id}`, { token: lpToken, body: { status: 'inactive' } });
     assertProblem(await commit(ws.token, { ...ok, route_id: off.route_id }), 422, 'route_unavailable');
-    assertProblem(await commit(ws.token, { ...ok, route_id: '01890a5d-ac96-774b-bcce-b302099a8057' }), 422, 'route_unavailable');
+    assertProblem(
+      await commit(ws.token, { ...ok, route_id: '01890a5d-ac96-774b-bcce-b302099a8057' }),
+      422,
+      'route_unavailable',
+    );
     assertProblem(await commit(ws.token, { ...ok, amount: 499 }), 422, 'amount_out_of_range');
     assertProblem(await commit(ws.token, { ...ok, amount: 4_001 }), 422, 'amount_out_of_range');
     const fee = await createRoute({ fee_fixed: 600, min_amount: 100 });
@@ -230,9 +311,24 @@ describe('the sandbox settles or releases', () => {
     const ws = await createWorkspace(t, 'payouts-sandbox');
     await fund(ws.token, 9_000);
     const r = await createRoute();
-    const declined = await commit(ws.token, { route_id: r.route_id, beneficiary_id: await beneficiary(ws.token, '+254712340001'), amount: 2_000, reference: 'd' });
-    const refused = await commit(ws.token, { route_id: r.route_id, beneficiary_id: await beneficiary(ws.token, '+254712340002'), amount: 3_000, reference: 'r' });
-    const waiting = await commit(ws.token, { route_id: r.route_id, beneficiary_id: await beneficiary(ws.token, '+254712340005'), amount: 1_000, reference: 'w' });
+    const declined = await commit(ws.token, {
+      route_id: r.route_id,
+      beneficiary_id: await beneficiary(ws.token, '+254712340001'),
+      amount: 2_000,
+      reference: 'd',
+    });
+    const refused = await commit(ws.token, {
+      route_id: r.route_id,
+      beneficiary_id: await beneficiary(ws.token, '+254712340002'),
+      amount: 3_000,
+      reference: 'r',
+    });
+    const waiting = await commit(ws.token, {
+      route_id: r.route_id,
+      beneficiary_id: await beneficiary(ws.token, '+254712340005'),
+      amount: 1_000,
+      reference: 'w',
+    });
     const final = async (id: string) =>
       waitFor(`payout ${id} final`, async () => {
         const res = await request(t, 'GET', `/v1/api/transactions/${id}`, { token: ws.token });
@@ -240,19 +336,37 @@ describe('the sandbox settles or releases', () => {
       });
     assert.equal((await final(declined.body.transaction_id)).failure_reason, 'recipient_declined');
     assert.equal((await final(refused.body.transaction_id)).failure_reason, 'invalid_account');
-    await waitFor('0005 pending', async () => ((await request(t, 'GET', `/v1/api/transactions/${waiting.body.transaction_id}`, { token: ws.token })).body.status === 'pending' ? true : undefined));
+    await waitFor('0005 pending', async () =>
+      (await request(t, 'GET', `/v1/api/transactions/${waiting.body.transaction_id}`, { token: ws.token })).body
+        .status === 'pending'
+        ? true
+        : undefined,
+    );
     assert.equal(await available(ws.token, 'KES'), 8_000);
 
-    const sim = await request(t, 'POST', `/v1/sandbox/payouts/${waiting.body.transaction_id}/simulate`, { token: ws.token, body: { outcome: 'failed', reason: 'recipient_declined' } });
+    const sim = await request(t, 'POST', `/v1/sandbox/payouts/${waiting.body.transaction_id}/simulate`, {
+      token: ws.token,
+      body: { outcome: 'failed', reason: 'recipient_declined' },
+    });
     assert.equal(sim.status, 200, sim.text);
     assert.equal(sim.body.status, 'failed');
     assert.equal(await available(ws.token, 'KES'), 9_000);
     assertProblem(
-      await request(t, 'POST', `/v1/sandbox/payouts/${waiting.body.transaction_id}/simulate`, { token: ws.token, body: { outcome: 'successful' } }),
+      await request(t, 'POST', `/v1/sandbox/payouts/${waiting.body.transaction_id}/simulate`, {
+        token: ws.token,
+        body: { outcome: 'successful' },
+      }),
       409,
       'transition_not_allowed',
     );
-    assertProblem(await request(t, 'POST', `/v1/sandbox/payouts/${waiting.body.transaction_id}/simulate`, { token: t.demoToken, body: { outcome: 'failed' } }), 404, 'not_found');
+    assertProblem(
+      await request(t, 'POST', `/v1/sandbox/payouts/${waiting.body.transaction_id}/simulate`, {
+        token: t.demoToken,
+        body: { outcome: 'failed' },
+      }),
+      404,
+      'not_found',
+    );
     const failed = await request(t, 'GET', '/v1/api/transactions?status=failed', { token: ws.token });
     assert.equal(failed.body.data.length, 3);
     assert.deepEqual(await verifyLedger(t.db), []);
@@ -262,11 +376,20 @@ describe('the sandbox settles or releases', () => {
 describe('from an asset', () => {
   it('converts at the current rate (rounded down) from the USDT balance; without a current rate the commit is 422 rate_unavailable', async () => {
     const ws = await createWorkspace(t, 'payouts-usdt');
-    const address = await request(t, 'POST', '/v1/api/deposit-addresses', { token: ws.token, body: { asset: 'USDT', network: 'tron' } });
+    const address = await request(t, 'POST', '/v1/api/deposit-addresses', {
+      token: ws.token,
+      body: { asset: 'USDT', network: 'tron' },
+    });
     assert.equal(address.status, 201, address.text);
-    const dep = await request(t, 'POST', '/v1/sandbox/deposits', { token: ws.token, body: { deposit_address_id: address.body.deposit_address_id, amount: 50_000_000 } });
+    const dep = await request(t, 'POST', '/v1/sandbox/deposits', {
+      token: ws.token,
+      body: { deposit_address_id: address.body.deposit_address_id, amount: 50_000_000 },
+    });
     assert.equal(dep.status, 201, dep.text);
-    const confirmed = await request(t, 'POST', `/v1/sandbox/deposits/${dep.body.deposit_id}/simulate`, { token: ws.token, body: { outcome: 'confirmed' } });
+    const confirmed = await request(t, 'POST', `/v1/sandbox/deposits/${dep.body.deposit_id}/simulate`, {
+      token: ws.token,
+      body: { outcome: 'confirmed' },
+    });
     assert.equal(confirmed.body.status, 'credited', confirmed.text);
     assert.equal(await available(ws.token, 'USDT'), 50_000_000);
 
@@ -276,9 +399,15 @@ describe('from an asset', () => {
     const body = { route_id: r.route_id, beneficiary_id: b, amount: 12_345_679, reference: 'usdt-out' };
     assertProblem(await commit(ws.token, body), 422, 'rate_unavailable');
 
-    const source = await request(t, 'POST', '/v1/api/markets/sources', { token: t.adminToken, body: { name: `payout-desk-${newKey()}`, kind: 'liquidity_provider' } });
+    const source = await request(t, 'POST', '/v1/api/markets/sources', {
+      token: t.adminToken,
+      body: { name: `payout-desk-${newKey()}`, kind: 'liquidity_provider' },
+    });
     assert.equal(source.status, 201, source.text);
-    const rate = await request(t, 'POST', '/v1/api/markets/rates', { token: lpToken, body: { source_id: source.body.source_id, base: 'USDT', quote: 'KES', rate: '129.45' } });
+    const rate = await request(t, 'POST', '/v1/api/markets/rates', {
+      token: lpToken,
+      body: { source_id: source.body.source_id, base: 'USDT', quote: 'KES', rate: '129.45' },
+    });
     assert.equal(rate.status, 201, rate.text);
     const res = await commit(ws.token, body);
     assert.equal(res.status, 201, res.text);
@@ -288,7 +417,10 @@ describe('from an asset', () => {
     assert.equal(res.body.rate_id, rate.body.rate_id);
     assert.equal(await available(ws.token, 'USDT'), 50_000_000 - 12_345_679);
     await waitFor('converted payout settled', async () =>
-      (await request(t, 'GET', `/v1/api/transactions/${res.body.transaction_id}`, { token: ws.token })).body.status === 'successful' ? true : undefined,
+      (await request(t, 'GET', `/v1/api/transactions/${res.body.transaction_id}`, { token: ws.token })).body.status ===
+      'successful'
+        ? true
+        : undefined,
     );
     // Each currency balances: the USDT went to FX, the KES came out of FX to the recipient and the fee.
     assert.equal(await ledgerBalance(ws.id, 'fx_conversion', 'USDT'), -12_345_679);
@@ -300,13 +432,38 @@ describe('from an asset', () => {
 describe('conversions beyond what can be paid (from review)', () => {
   it('a commit whose converted amount would pass 2^53 minor units is 422 amount_out_of_range, not a 500', async () => {
     const ws = await createWorkspace(t, 'payouts-overflow');
-    const address = await request(t, 'POST', '/v1/api/deposit-addresses', { token: ws.token, body: { asset: 'USDC', network: 'polygon' } });
-    const dep = await request(t, 'POST', '/v1/sandbox/deposits', { token: ws.token, body: { deposit_address_id: address.body.deposit_address_id, amount: 1_000_000_000_000 } });
-    await request(t, 'POST', `/v1/sandbox/deposits/${dep.body.deposit_id}/simulate`, { token: ws.token, body: { outcome: 'confirmed' } });
-    const source = await request(t, 'POST', '/v1/api/markets/sources', { token: t.adminToken, body: { name: `absurd-${newKey()}`, kind: 'exchange' } });
-    assert.equal((await request(t, 'POST', '/v1/api/markets/rates', { token: lpToken, body: { source_id: source.body.source_id, base: 'USDC', quote: 'KES', rate: '99999999999999999999' } })).status, 201);
+    const address = await request(t, 'POST', '/v1/api/deposit-addresses', {
+      token: ws.token,
+      body: { asset: 'USDC', network: 'polygon' },
+    });
+    const dep = await request(t, 'POST', '/v1/sandbox/deposits', {
+      token: ws.token,
+      body: { deposit_address_id: address.body.deposit_address_id, amount: 1_000_000_000_000 },
+    });
+    await request(t, 'POST', `/v1/sandbox/deposits/${dep.body.deposit_id}/simulate`, {
+      token: ws.token,
+      body: { outcome: 'confirmed' },
+    });
+    const source = await request(t, 'POST', '/v1/api/markets/sources', {
+      token: t.adminToken,
+      body: { name: `absurd-${newKey()}`, kind: 'exchange' },
+    });
+    assert.equal(
+      (
+        await request(t, 'POST', '/v1/api/markets/rates', {
+          token: lpToken,
+          body: { source_id: source.body.source_id, base: 'USDC', quote: 'KES', rate: '99999999999999999999' },
+        })
+      ).status,
+      201,
+    );
     const r = await createRoute({ source: 'USDC', min_amount: 1, max_amount: 1_000_000_000_000 });
-    const res = await commit(ws.token, { route_id: r.route_id, beneficiary_id: await beneficiary(ws.token), amount: 1_000_000_000_000, reference: 'too-much' });
+    const res = await commit(ws.token, {
+      route_id: r.route_id,
+      beneficiary_id: await beneficiary(ws.token),
+      amount: 1_000_000_000_000,
+      reference: 'too-much',
+    });
     assertProblem(res, 422, 'amount_out_of_range');
     assert.equal(await available(ws.token, 'USDC'), 1_000_000_000_000);
   });
@@ -316,26 +473,53 @@ describe('who changes a route (from review)', () => {
   it('a liquidity provider changes only the routes its workspace added; the admin changes any', async () => {
     const mine = await createRoute();
     const lpWorkspace = await createWorkspace(t, 'another-lp');
-    const otherLp = await request(t, 'POST', `/v1/admin/workspaces/${lpWorkspace.id}/credentials`, { token: t.adminToken, body: { audience: 'liquidity_provider' } });
-    assertProblem(await request(t, 'PATCH', `/v1/api/routes/${mine.route_id}`, { token: otherLp.body.token, body: { fee_bps: 9_000 } }), 403, 'forbidden');
-    const byAdmin = await request(t, 'PATCH', `/v1/api/routes/${mine.route_id}`, { token: t.adminToken, body: { fee_bps: 10 } });
+    const otherLp = await request(t, 'POST', `/v1/admin/workspaces/${lpWorkspace.id}/credentials`, {
+      token: t.adminToken,
+      body: { audience: 'liquidity_provider' },
+    });
+    assertProblem(
+      await request(t, 'PATCH', `/v1/api/routes/${mine.route_id}`, {
+        token: otherLp.body.token,
+        body: { fee_bps: 9_000 },
+      }),
+      403,
+      'forbidden',
+    );
+    const byAdmin = await request(t, 'PATCH', `/v1/api/routes/${mine.route_id}`, {
+      token: t.adminToken,
+      body: { fee_bps: 10 },
+    });
     assert.equal(byAdmin.status, 200, byAdmin.text);
     assert.equal(byAdmin.body.fee_bps, 10);
   });
 });
 
 describe('the large-payout risk rule', () => {
-  it('a payout of half the currency\'s largest amount or more raises large_payout about it; a small one does not', async () => {
+  it("a payout of half the currency's largest amount or more raises large_payout about it; a small one does not", async () => {
     const ws = await createWorkspace(t, 'payouts-risk');
     await fund(ws.token, 20_000_000);
     const r = await createRoute();
     const b = await beneficiary(ws.token);
-    const small = await commit(ws.token, { route_id: r.route_id, beneficiary_id: b, amount: 12_499_999, reference: 'below' });
+    const small = await commit(ws.token, {
+      route_id: r.route_id,
+      beneficiary_id: b,
+      amount: 12_499_999,
+      reference: 'below',
+    });
     assert.equal(small.status, 201, small.text);
-    const open = async () => (await request(t, 'GET', '/v1/api/risk/signals/open?limit=100', { token: ws.token })).body.data as any[];
-    assert.deepEqual((await open()).filter((s) => s.type === 'large_payout'), []);
+    const open = async () =>
+      (await request(t, 'GET', '/v1/api/risk/signals/open?limit=100', { token: ws.token })).body.data as any[];
+    assert.deepEqual(
+      (await open()).filter((s) => s.type === 'large_payout'),
+      [],
+    );
     await fund(ws.token, 20_000_000);
-    const big = await commit(ws.token, { route_id: r.route_id, beneficiary_id: b, amount: 12_500_000, reference: 'at' });
+    const big = await commit(ws.token, {
+      route_id: r.route_id,
+      beneficiary_id: b,
+      amount: 12_500_000,
+      reference: 'at',
+    });
     assert.equal(big.status, 201, big.text);
     const signals = (await open()).filter((s) => s.type === 'large_payout');
     assert.equal(signals.length, 1);

@@ -13,7 +13,16 @@ import { loadConfig } from '../src/config.js';
 import type { PoolClient } from 'pg';
 import { createPool, withTransaction } from '../src/db/pool.js';
 import { createService } from '../src/service.js';
-import { createCollection, createTestDatabase, newKey, request, startTestApp, validCollection, waitFor, type TestApp } from './helpers/harness.js';
+import {
+  createCollection,
+  createTestDatabase,
+  newKey,
+  request,
+  startTestApp,
+  validCollection,
+  waitFor,
+  type TestApp,
+} from './helpers/harness.js';
 
 let t: TestApp;
 before(async () => {
@@ -60,9 +69,10 @@ describe('operations endpoints', () => {
       assert.equal(res.body.code, 'service_unavailable');
     } finally {
       for (const row of saved.rows) {
-        await t.db.query('INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES ($1, $2, $3, $4)', [
-          row.version, row.name, row.checksum, row.applied_at,
-        ]);
+        await t.db.query(
+          'INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES ($1, $2, $3, $4)',
+          [row.version, row.name, row.checksum, row.applied_at],
+        );
       }
     }
     assert.equal((await request(t, 'GET', '/readyz')).status, 200);
@@ -73,7 +83,10 @@ describe('operations endpoints', () => {
     const res = await request(t, 'GET', '/metrics');
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /text\/plain/);
-    assert.match(res.text, /http_requests_total\{method="POST",route="\/v1\/collections\/:market\/rails\/:rail",status_code="201"\} \d+/);
+    assert.match(
+      res.text,
+      /http_requests_total\{method="POST",route="\/v1\/collections\/:market\/rails\/:rail",status_code="201"\} \d+/,
+    );
     assert.match(res.text, /process_resident_memory_bytes/);
   });
 });
@@ -117,14 +130,32 @@ describe('logs', () => {
     assert.equal(maskPhone('+254712345678'), '+254******678');
     assert.equal(maskUrl('/v1/checkout/by-token/abcdef123/status'), '/v1/checkout/by-token/[token]/status');
     assert.equal(maskUrl('/checkout/abcdef123?lang=fr'), '/checkout/[token]?lang=fr');
-    assert.equal(maskUrl('/v1/providers/mkopo/callbacks/cb_0123456789abcdef/stk/0196'), '/v1/providers/mkopo/callbacks/[token]/stk/0196');
-    assert.equal(maskUrl('/v1/providers/airtel/callbacks/cb_0123456789abcdef'), '/v1/providers/airtel/callbacks/[token]');
+    assert.equal(
+      maskUrl('/v1/providers/mkopo/callbacks/cb_0123456789abcdef/stk/0196'),
+      '/v1/providers/mkopo/callbacks/[token]/stk/0196',
+    );
+    assert.equal(
+      maskUrl('/v1/providers/airtel/callbacks/cb_0123456789abcdef'),
+      '/v1/providers/airtel/callbacks/[token]',
+    );
     assert.equal(maskUrl('/v1/checkout/sessions/0190-id'), '/v1/checkout/sessions/0190-id');
     const lines: string[] = [];
-    const sink = new Writable({ write(chunk: Buffer, _enc, done) { lines.push(chunk.toString()); done(); } });
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
     const options = loggerOptions('info') as pino.LoggerOptions;
     const log = pino(options, sink);
-    log.info({ customer: { phone_number: '+254712345678' }, token: 'eyJsecret', req: { headers: { authorization: 'Bearer eyJsecret' } } }, 'x');
+    log.info(
+      {
+        customer: { phone_number: '+254712345678' },
+        token: 'eyJsecret',
+        req: { headers: { authorization: 'Bearer eyJsecret' } },
+      },
+      'x',
+    );
     const line = lines.join('');
     assert.doesNotMatch(line, /eyJsecret/);
     assert.doesNotMatch(line, /712345678/);
@@ -149,7 +180,9 @@ describe('hardening: odd requests get problem documents, never 500', () => {
 
   it('400 invalid_market (not validation_failed) for an over-long market code', async () => {
     const res = await request(t, 'POST', `/v1/collections/${'X'.repeat(20)}/rails/mpesa`, {
-      token: t.demoToken, body: validCollection(), idempotencyKey: newKey(),
+      token: t.demoToken,
+      body: validCollection(),
+      idempotencyKey: newKey(),
     });
     assert.equal(res.body.code, 'invalid_market');
   });
@@ -162,21 +195,26 @@ describe('hardening: odd requests get problem documents, never 500', () => {
   it('a body-less POST that says Content-Type: application/json is accepted as having no body', async () => {
     const created = await request(t, 'POST', '/v1/credentials', { token: t.demoToken, body: { name: 'rotate me' } });
     const res = await request(t, 'POST', `/v1/credentials/${created.body.id}/rotate`, {
-      token: created.body.token, headers: { 'content-type': 'application/json' },
+      token: created.body.token,
+      headers: { 'content-type': 'application/json' },
     });
     assert.equal(res.status, 200, res.text);
   });
 
   it('400 invalid_json naming reserved keys for a __proto__ key; 400 validation_failed for a metadata key over 40 characters', async () => {
     const proto = await request(t, 'POST', '/v1/collections/KE/rails/mpesa', {
-      token: t.demoToken, idempotencyKey: newKey(), headers: { 'content-type': 'application/json' },
+      token: t.demoToken,
+      idempotencyKey: newKey(),
+      headers: { 'content-type': 'application/json' },
       rawBody: JSON.stringify(validCollection()).replace('"metadata":{', '"metadata":{"__proto__":{"x":1},'),
     });
     assert.equal(proto.status, 400);
     assert.equal(proto.body.code, 'invalid_json');
     assert.match(proto.body.detail, /__proto__/);
     const longKey = await request(t, 'POST', '/v1/collections/KE/rails/mpesa', {
-      token: t.demoToken, idempotencyKey: newKey(), body: validCollection({ metadata: { ['k'.repeat(41)]: 1 } }),
+      token: t.demoToken,
+      idempotencyKey: newKey(),
+      body: validCollection({ metadata: { ['k'.repeat(41)]: 1 } }),
     });
     assert.equal(longKey.status, 400);
     assert.equal(longKey.body.code, 'validation_failed');
@@ -291,7 +329,10 @@ describe('withTransaction', () => {
         /division by zero/,
       );
       assert.equal((await db.query('SELECT count(*)::int AS n FROM opened')).rows[0].n, 0);
-      await assert.rejects(withTransaction(db, (tx) => tx.query('SELECT 1 / $1', [0])), /division by zero/);
+      await assert.rejects(
+        withTransaction(db, (tx) => tx.query('SELECT 1 / $1', [0])),
+        /division by zero/,
+      );
       assert.equal(await withTransaction(db, async () => 42), 42);
       await withTransaction(db, (tx) => tx.query('INSERT INTO opened (id) VALUES ($1)', [ID]));
       const { rows } = await db.query<{ n: number; idle: boolean }>(
@@ -316,10 +357,17 @@ describe('background work has connections of its own', () => {
       for (let i = 0; i < app.config.dbPoolSize; i++) held.push(await app.db.connect());
       const [reader] = held as [PoolClient];
       app.services.submitter.kick('collection', app.demoWorkspaceId, id);
-      const status = await waitFor('the initiation while the API pool is exhausted', async () => {
-        const { rows } = await reader.query<{ status: string; submitted_at: Date | null }>('SELECT status, submitted_at FROM collections WHERE id = $1', [id]);
-        return rows[0]?.submitted_at ? rows[0].status : undefined;
-      }, 5000);
+      const status = await waitFor(
+        'the initiation while the API pool is exhausted',
+        async () => {
+          const { rows } = await reader.query<{ status: string; submitted_at: Date | null }>(
+            'SELECT status, submitted_at FROM collections WHERE id = $1',
+            [id],
+          );
+          return rows[0]?.submitted_at ? rows[0].status : undefined;
+        },
+        5000,
+      );
       assert.equal(status, 'pending');
     } finally {
       for (const client of held) client.release();

@@ -15,7 +15,15 @@ import { signCallback } from '../src/modules/providers/callback-protocol.js';
 import { planProviders } from '../src/modules/providers/providers.registry.js';
 import { verifyLedger } from '../src/modules/ledger/ledger.verify.js';
 import { expireDue } from '../src/modules/lifecycle/sweeps.js';
-import { assertProblem, createCollection, newKey, request, startTestApp, type TestApp, waitFor } from './helpers/harness.js';
+import {
+  assertProblem,
+  createCollection,
+  newKey,
+  request,
+  startTestApp,
+  type TestApp,
+  waitFor,
+} from './helpers/harness.js';
 import { npmStartArgs } from './helpers/start-command.js';
 
 const catalogue = new MarketCatalogue(loadCatalogue(undefined));
@@ -44,9 +52,17 @@ class FakeGateway {
     let raw = '';
     req.on('data', (c: Buffer) => (raw += c.toString()));
     req.on('end', () => {
-      const received: Received = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: raw ? JSON.parse(raw) : undefined };
+      const received: Received = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: raw ? JSON.parse(raw) : undefined,
+      };
       this.received.push(received);
-      const reply = req.method === 'GET' ? this.query(decodeURIComponent((req.url ?? '').split('/').pop() ?? '')) : this.answer(received);
+      const reply =
+        req.method === 'GET'
+          ? this.query(decodeURIComponent((req.url ?? '').split('/').pop() ?? ''))
+          : this.answer(received);
       res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.body));
     });
   });
@@ -63,13 +79,20 @@ class FakeGateway {
   }
 
   initiations(kind: 'collections' | 'refunds' | 'payouts', id: string): Received[] {
-    return this.received.filter((r) => r.method === 'POST' && r.url === `/${kind}` && r.body?.merchant_reference === id);
+    return this.received.filter(
+      (r) => r.method === 'POST' && r.url === `/${kind}` && r.body?.merchant_reference === id,
+    );
   }
 }
 
 describe('the start is refused when a rail has no provider', () => {
   it('production without PROVIDERS_FILE: npm start exits 1 naming the rails and the setting', () => {
-    const env: NodeJS.ProcessEnv = { ...process.env, PAYMENTS_ENV: 'production', DATA_DIR: path.join(os.tmpdir(), 'never-created'), LOG_LEVEL: 'silent' };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PAYMENTS_ENV: 'production',
+      DATA_DIR: path.join(os.tmpdir(), 'never-created'),
+      LOG_LEVEL: 'silent',
+    };
     delete env.DATABASE_URL;
     const res = spawnSync(process.execPath, npmStartArgs(), { env, encoding: 'utf8', timeout: 30_000 });
     assert.equal(res.status, 1, res.stderr);
@@ -83,14 +106,30 @@ describe('the start is refused when a rail has no provider', () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'providers-'));
     try {
       const file = path.join(dir, 'providers.json');
-      await writeFile(file, JSON.stringify({ gateways: [{ name: 'acme', base_url: 'https://gw.example', api_key: 'k', callback_secret: CALLBACK_SECRET, rails: ['KE/*'] }] }));
+      await writeFile(
+        file,
+        JSON.stringify({
+          gateways: [
+            {
+              name: 'acme',
+              base_url: 'https://gw.example',
+              api_key: 'k',
+              callback_secret: CALLBACK_SECRET,
+              rails: ['KE/*'],
+            },
+          ],
+        }),
+      );
       const config = loadConfig({ PAYMENTS_ENV: 'production', PROVIDERS_FILE: file });
-      assert.throws(() => planProviders(config, catalogue), (err: Error) => {
-        assert.ok(err instanceof ConfigError);
-        assert.match(err.message, /GH\/mtn_momo/);
-        assert.doesNotMatch(err.message, /KE\/mpesa/);
-        return true;
-      });
+      assert.throws(
+        () => planProviders(config, catalogue),
+        (err: Error) => {
+          assert.ok(err instanceof ConfigError);
+          assert.match(err.message, /GH\/mtn_momo/);
+          assert.doesNotMatch(err.message, /KE\/mpesa/);
+          return true;
+        },
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -98,11 +137,20 @@ describe('the start is refused when a rail has no provider', () => {
 
   it('PROVIDERS_FILE mistakes are refused with the reason', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'providers-'));
-    const gateway = { name: 'acme', base_url: 'https://gw.example', api_key: 'k', callback_secret: CALLBACK_SECRET, rails: ALL_MARKETS };
+    const gateway = {
+      name: 'acme',
+      base_url: 'https://gw.example',
+      api_key: 'k',
+      callback_secret: CALLBACK_SECRET,
+      rails: ALL_MARKETS,
+    };
     const cases: [unknown, RegExp][] = [
       [{ gateways: [{ ...gateway, rails: ['XX/*'] }] }, /market XX/],
       [{ gateways: [{ ...gateway, rails: ['KE/wave'] }] }, /rail KE\/wave/],
-      [{ gateways: [gateway, { ...gateway, name: 'other', rails: ['KE/mpesa'] }] }, /KE\/mpesa is given to both 'acme' and 'other'/],
+      [
+        { gateways: [gateway, { ...gateway, name: 'other', rails: ['KE/mpesa'] }] },
+        /KE\/mpesa is given to both 'acme' and 'other'/,
+      ],
       [{ gateways: [{ ...gateway, name: 'sandbox' }] }, /reserved/],
       [{ gateways: [{ ...gateway, base_url: 'http://gw.example' }] }, /must use https in production/],
       [{ gateways: [{ ...gateway, callback_secret: 'short' }] }, /callback_secret/],
@@ -112,9 +160,15 @@ describe('the start is refused when a rail has no provider', () => {
       for (const [content, message] of cases) {
         const file = path.join(dir, `${randomBytes(4).toString('hex')}.json`);
         await writeFile(file, JSON.stringify(content));
-        assert.throws(() => planProviders(loadConfig({ PAYMENTS_ENV: 'production', PROVIDERS_FILE: file }), catalogue), message);
+        assert.throws(
+          () => planProviders(loadConfig({ PAYMENTS_ENV: 'production', PROVIDERS_FILE: file }), catalogue),
+          message,
+        );
       }
-      assert.throws(() => planProviders(loadConfig({ PROVIDERS_FILE: path.join(dir, 'missing.json') }), catalogue), /could not be read/);
+      assert.throws(
+        () => planProviders(loadConfig({ PROVIDERS_FILE: path.join(dir, 'missing.json') }), catalogue),
+        /could not be read/,
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -139,7 +193,17 @@ describe('production with an HTTP gateway', () => {
     const file = path.join(dir, 'providers.json');
     await writeFile(
       file,
-      JSON.stringify({ gateways: [{ name: 'acme', base_url: gateway.url, api_key: API_KEY, callback_secret: CALLBACK_SECRET, rails: ALL_MARKETS }] }),
+      JSON.stringify({
+        gateways: [
+          {
+            name: 'acme',
+            base_url: gateway.url,
+            api_key: API_KEY,
+            callback_secret: CALLBACK_SECRET,
+            rails: ALL_MARKETS,
+          },
+        ],
+      }),
     );
     // KE/airtel_money expires after 2 s here, for the expiry test; everything else keeps the built-in expiry.
     t = await startTestApp(
@@ -153,20 +217,45 @@ describe('production with an HTTP gateway', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const status = async (id: string): Promise<any> => (await request(t, 'GET', `/v1/collections/${id}`, { token: t.demoToken })).body;
+  const status = async (id: string): Promise<any> =>
+    (await request(t, 'GET', `/v1/collections/${id}`, { token: t.demoToken })).body;
   const callback = (body: Record<string, unknown>, secret = CALLBACK_SECRET, provider = 'acme') => {
     const raw = JSON.stringify({ occurred_at: new Date().toISOString(), reason: null, ...body });
-    return request(t, 'POST', `/v1/providers/${provider}/callbacks`, { rawBody: raw, headers: signCallback(secret, raw) });
+    return request(t, 'POST', `/v1/providers/${provider}/callbacks`, {
+      rawBody: raw,
+      headers: signCallback(secret, raw),
+    });
   };
 
   it('sandbox routes are unknown in production', async () => {
     const created = await createCollection(t, t.demoToken);
-    for (const url of [`/v1/sandbox/collections/${created.body.collection_id}/simulate`, `/v1/sandbox/refunds/${created.body.collection_id}/simulate`]) {
-      assertProblem(await request(t, 'POST', url, { token: t.demoToken, body: { outcome: 'successful' } }), 404, 'not_found');
+    for (const url of [
+      `/v1/sandbox/collections/${created.body.collection_id}/simulate`,
+      `/v1/sandbox/refunds/${created.body.collection_id}/simulate`,
+    ]) {
+      assertProblem(
+        await request(t, 'POST', url, { token: t.demoToken, body: { outcome: 'successful' } }),
+        404,
+        'not_found',
+      );
     }
     // No simulator runs here, so its callback route is unknown too.
-    const raw = JSON.stringify({ notice_id: 'n', object_type: 'collection', merchant_reference: created.body.collection_id, reference: 'r', status: 'successful', occurred_at: new Date().toISOString() });
-    assertProblem(await request(t, 'POST', '/v1/providers/sandbox/callbacks', { rawBody: raw, headers: signCallback('x'.repeat(32), raw) }), 404, 'not_found');
+    const raw = JSON.stringify({
+      notice_id: 'n',
+      object_type: 'collection',
+      merchant_reference: created.body.collection_id,
+      reference: 'r',
+      status: 'successful',
+      occurred_at: new Date().toISOString(),
+    });
+    assertProblem(
+      await request(t, 'POST', '/v1/providers/sandbox/callbacks', {
+        rawBody: raw,
+        headers: signCallback('x'.repeat(32), raw),
+      }),
+      404,
+      'not_found',
+    );
   });
 
   it('a collection is initiated at the gateway once, moves by its signed callbacks, and is refunded through it', async () => {
@@ -187,35 +276,84 @@ describe('production with an HTTP gateway', () => {
     assert.equal(sent.body.callback_url, `${t.config.publicBaseUrl}/v1/providers/acme/callbacks`);
 
     // Signed with another secret: refused, nothing moves.
-    const forged = await callback({ notice_id: 'n-forged', object_type: 'collection', merchant_reference: id, reference: `gw_${id}`, status: 'successful' }, 'y'.repeat(32));
+    const forged = await callback(
+      {
+        notice_id: 'n-forged',
+        object_type: 'collection',
+        merchant_reference: id,
+        reference: `gw_${id}`,
+        status: 'successful',
+      },
+      'y'.repeat(32),
+    );
     assertProblem(forged, 401, 'invalid_signature');
     assert.equal((await status(id)).status, 'pending');
 
     // The gateway reports only the final outcome: the collection passes through processing to successful.
-    const done = await callback({ notice_id: 'n-1', object_type: 'collection', merchant_reference: id, reference: `gw_${id}`, status: 'successful' });
+    const done = await callback({
+      notice_id: 'n-1',
+      object_type: 'collection',
+      merchant_reference: id,
+      reference: `gw_${id}`,
+      status: 'successful',
+    });
     assert.equal(done.status, 200, done.text);
     assert.deepEqual(done.body, { received: true, outcome: 'applied' });
     assert.equal((await status(id)).status, 'successful');
-    const again = await callback({ notice_id: 'n-1', object_type: 'collection', merchant_reference: id, reference: `gw_${id}`, status: 'successful' });
+    const again = await callback({
+      notice_id: 'n-1',
+      object_type: 'collection',
+      merchant_reference: id,
+      reference: `gw_${id}`,
+      status: 'successful',
+    });
     assert.deepEqual(again.body, { received: true, outcome: 'duplicate' });
-    const events = await t.db.query<{ type: string }>('SELECT type FROM events WHERE object_id = $1 ORDER BY created_at, id', [id]);
-    assert.deepEqual(events.rows.map((e) => e.type), ['collection.created', 'collection.pending', 'collection.processing', 'collection.successful']);
+    const events = await t.db.query<{ type: string }>(
+      'SELECT type FROM events WHERE object_id = $1 ORDER BY created_at, id',
+      [id],
+    );
+    assert.deepEqual(
+      events.rows.map((e) => e.type),
+      ['collection.created', 'collection.pending', 'collection.processing', 'collection.successful'],
+    );
 
     // A notice whose reference is not the one the gateway gave: refused.
-    const misrouted = await callback({ notice_id: 'n-2', object_type: 'collection', merchant_reference: id, reference: 'someone-else', status: 'reversed' });
+    const misrouted = await callback({
+      notice_id: 'n-2',
+      object_type: 'collection',
+      merchant_reference: id,
+      reference: 'someone-else',
+      status: 'reversed',
+    });
     assert.deepEqual(misrouted.body, { received: true, outcome: 'refused' });
     assert.equal((await status(id)).status, 'successful');
 
-    const refund = await request(t, 'POST', `/v1/collections/${id}/refund`, { token: t.demoToken, body: { amount: 1500 }, idempotencyKey: newKey() });
+    const refund = await request(t, 'POST', `/v1/collections/${id}/refund`, {
+      token: t.demoToken,
+      body: { amount: 1500 },
+      idempotencyKey: newKey(),
+    });
     assert.equal(refund.status, 201, refund.text);
     const refundId = refund.body.refund_id as string;
-    await waitFor('refund initiation', async () => (gateway.initiations('refunds', refundId).length === 1 ? true : undefined));
+    await waitFor('refund initiation', async () =>
+      gateway.initiations('refunds', refundId).length === 1 ? true : undefined,
+    );
     const refundSent = gateway.initiations('refunds', refundId)[0] as Received;
     assert.equal(refundSent.body.collection_reference, `gw_${id}`);
     assert.equal(refundSent.body.collection_merchant_reference, id);
     assert.equal(refundSent.body.amount, 1500);
-    await waitFor('refund pending', async () => ((await request(t, 'GET', `/v1/refunds/${refundId}`, { token: t.demoToken })).body.status === 'pending' ? true : undefined));
-    const refunded = await callback({ notice_id: 'r-1', object_type: 'refund', merchant_reference: refundId, reference: `gw_${refundId}`, status: 'successful' });
+    await waitFor('refund pending', async () =>
+      (await request(t, 'GET', `/v1/refunds/${refundId}`, { token: t.demoToken })).body.status === 'pending'
+        ? true
+        : undefined,
+    );
+    const refunded = await callback({
+      notice_id: 'r-1',
+      object_type: 'refund',
+      merchant_reference: refundId,
+      reference: `gw_${refundId}`,
+      status: 'successful',
+    });
     assert.deepEqual(refunded.body, { received: true, outcome: 'applied' });
     assert.equal((await status(id)).status, 'refunded');
     assert.deepEqual(await verifyLedger(t.db), []);
@@ -240,14 +378,20 @@ describe('production with an HTTP gateway', () => {
     let calls = 0;
     gateway.answer = (req) => {
       calls += 1;
-      return calls <= 1 ? { status: 503, body: {} } : { status: 201, body: { reference: `gw_${req.body.merchant_reference}`, status: 'pending' } };
+      return calls <= 1
+        ? { status: 503, body: {} }
+        : { status: 201, body: { reference: `gw_${req.body.merchant_reference}`, status: 'pending' } };
     };
     try {
       const created = await createCollection(t, t.demoToken);
       const id = created.body.collection_id as string;
       await waitFor('first attempt', async () => (calls >= 1 ? true : undefined));
       assert.equal((await status(id)).status, 'created');
-      await waitFor('pending after retry', async () => ((await status(id)).status === 'pending' ? true : undefined), 15_000);
+      await waitFor(
+        'pending after retry',
+        async () => ((await status(id)).status === 'pending' ? true : undefined),
+        15_000,
+      );
       // Every attempt carried the same Idempotency-Key, so the gateway can tell it is one payment.
       const keys = new Set(gateway.initiations('collections', id).map((r) => r.headers['idempotency-key']));
       assert.deepEqual([...keys], [id]);
@@ -261,9 +405,14 @@ describe('production with an HTTP gateway', () => {
     const created = await createCollection(t, t.demoToken);
     const id = created.body.collection_id as string;
     await waitFor('pending', async () => ((await status(id)).status === 'pending' ? true : undefined));
-    gateway.query = (asked) => (asked === id ? { status: 200, body: { reference: `gw_${id}`, status: 'successful' } } : { status: 404, body: {} });
+    gateway.query = (asked) =>
+      asked === id ? { status: 200, body: { reference: `gw_${id}`, status: 'successful' } } : { status: 404, body: {} };
     try {
-      await waitFor('reconciled to successful', async () => ((await status(id)).status === 'successful' ? true : undefined), 15_000);
+      await waitFor(
+        'reconciled to successful',
+        async () => ((await status(id)).status === 'successful' ? true : undefined),
+        15_000,
+      );
       assert.ok(gateway.received.some((r) => r.method === 'GET' && r.url === `/collections/${id}`));
     } finally {
       gateway.query = () => ({ status: 404, body: {} });
@@ -274,12 +423,18 @@ describe('production with an HTTP gateway', () => {
     let calls = 0;
     gateway.answer = (req) => {
       calls += 1;
-      return calls <= 1 ? { status: 401, body: { error: 'bad key' } } : { status: 201, body: { reference: `gw_${req.body.merchant_reference}`, status: 'pending' } };
+      return calls <= 1
+        ? { status: 401, body: { error: 'bad key' } }
+        : { status: 201, body: { reference: `gw_${req.body.merchant_reference}`, status: 'pending' } };
     };
     try {
       const created = await createCollection(t, t.demoToken);
       const id = created.body.collection_id as string;
-      await waitFor('pending after retry', async () => ((await status(id)).status === 'pending' ? true : undefined), 15_000);
+      await waitFor(
+        'pending after retry',
+        async () => ((await status(id)).status === 'pending' ? true : undefined),
+        15_000,
+      );
       assert.equal((await status(id)).failure_reason, null);
     } finally {
       gateway.answer = new FakeGateway().answer;
@@ -290,14 +445,31 @@ describe('production with an HTTP gateway', () => {
     const created = await createCollection(t, t.demoToken);
     const id = created.body.collection_id as string;
     await waitFor('pending', async () => ((await status(id)).status === 'pending' ? true : undefined));
-    await callback({ notice_id: `ok-${id}`, object_type: 'collection', merchant_reference: id, reference: `gw_${id}`, status: 'successful' });
+    await callback({
+      notice_id: `ok-${id}`,
+      object_type: 'collection',
+      merchant_reference: id,
+      reference: `gw_${id}`,
+      status: 'successful',
+    });
     let refundCalls = 0;
-    gateway.answer = (req) => (req.url === '/refunds' ? ((refundCalls += 1), { status: 503, body: {} }) : new FakeGateway().answer(req));
+    gateway.answer = (req) =>
+      req.url === '/refunds' ? ((refundCalls += 1), { status: 503, body: {} }) : new FakeGateway().answer(req);
     try {
-      const refund = await request(t, 'POST', `/v1/collections/${id}/refund`, { token: t.demoToken, body: { amount: 1500 }, idempotencyKey: newKey() });
+      const refund = await request(t, 'POST', `/v1/collections/${id}/refund`, {
+        token: t.demoToken,
+        body: { amount: 1500 },
+        idempotencyKey: newKey(),
+      });
       assert.equal(refund.status, 201, refund.text);
       await waitFor('the first refund attempt', async () => (refundCalls >= 1 ? true : undefined));
-      const reversed = await callback({ notice_id: `rev-${id}`, object_type: 'collection', merchant_reference: id, reference: `gw_${id}`, status: 'reversed' });
+      const reversed = await callback({
+        notice_id: `rev-${id}`,
+        object_type: 'collection',
+        merchant_reference: id,
+        reference: `gw_${id}`,
+        status: 'reversed',
+      });
       assert.deepEqual(reversed.body, { received: true, outcome: 'applied' });
       const after = (await request(t, 'GET', `/v1/refunds/${refund.body.refund_id}`, { token: t.demoToken })).body;
       assert.equal(after.status, 'failed');
@@ -309,8 +481,14 @@ describe('production with an HTTP gateway', () => {
       await new Promise((r) => setTimeout(r, 200));
       assert.equal(refundCalls, calls, 'the refund is not sent after the reversal');
       assert.equal(gateway.initiations('refunds', after.refund_id).filter((r) => r.method === 'POST').length, calls);
-      const events = await t.db.query<{ type: string }>('SELECT type FROM events WHERE object_id = $1 ORDER BY created_at, id', [after.refund_id]);
-      assert.deepEqual(events.rows.map((e) => e.type), ['refund.requested', 'refund.failed']);
+      const events = await t.db.query<{ type: string }>(
+        'SELECT type FROM events WHERE object_id = $1 ORDER BY created_at, id',
+        [after.refund_id],
+      );
+      assert.deepEqual(
+        events.rows.map((e) => e.type),
+        ['refund.requested', 'refund.failed'],
+      );
       assert.deepEqual(await verifyLedger(t.db), []);
     } finally {
       gateway.answer = new FakeGateway().answer;
@@ -322,14 +500,28 @@ describe('production with an HTTP gateway', () => {
     const quiet = await createCollection(t, t.demoToken, {}, '/v1/collections/KE/rails/airtel_money');
     const lateId = late.body.collection_id as string;
     const quietId = quiet.body.collection_id as string;
-    await waitFor('both pending', async () => ((await status(lateId)).status === 'pending' && (await status(quietId)).status === 'pending' ? true : undefined));
+    await waitFor('both pending', async () =>
+      (await status(lateId)).status === 'pending' && (await status(quietId)).status === 'pending' ? true : undefined,
+    );
     // The payer of `late` authorised, but its callback was lost; the gateway knows.
     gateway.query = (asked) =>
-      asked === lateId ? { status: 200, body: { reference: `gw_${lateId}`, status: 'processing' } } : { status: 200, body: { reference: `gw_${asked}`, status: 'pending' } };
+      asked === lateId
+        ? { status: 200, body: { reference: `gw_${lateId}`, status: 'processing' } }
+        : { status: 200, body: { reference: `gw_${asked}`, status: 'pending' } };
     try {
-      await waitFor('quiet expired', async () => ((await status(quietId)).status === 'expired' ? true : undefined), 10_000);
+      await waitFor(
+        'quiet expired',
+        async () => ((await status(quietId)).status === 'expired' ? true : undefined),
+        10_000,
+      );
       assert.equal((await status(lateId)).status, 'processing');
-      const paid = await callback({ notice_id: `late-${lateId}`, object_type: 'collection', merchant_reference: lateId, reference: `gw_${lateId}`, status: 'successful' });
+      const paid = await callback({
+        notice_id: `late-${lateId}`,
+        object_type: 'collection',
+        merchant_reference: lateId,
+        reference: `gw_${lateId}`,
+        status: 'successful',
+      });
       assert.deepEqual(paid.body, { received: true, outcome: 'applied' });
       assert.equal((await status(lateId)).status, 'successful');
     } finally {
@@ -337,45 +529,122 @@ describe('production with an HTTP gateway', () => {
     }
   });
 
-  it('payouts are handed to the gateway once; its signed callbacks settle one and release the other; deposits come from the pool and the LP\'s reports', async () => {
-    const lp = await request(t, 'POST', `/v1/admin/workspaces/${t.demoWorkspaceId}/credentials`, { token: t.adminToken, body: { audience: 'liquidity_provider' } });
+  it("payouts are handed to the gateway once; its signed callbacks settle one and release the other; deposits come from the pool and the LP's reports", async () => {
+    const lp = await request(t, 'POST', `/v1/admin/workspaces/${t.demoWorkspaceId}/credentials`, {
+      token: t.adminToken,
+      body: { audience: 'liquidity_provider' },
+    });
     assert.equal(lp.status, 201, lp.text);
     // Funds: a collection the gateway reports successful.
     const c = await createCollection(t, t.demoToken, { amount: 10_000 });
     const cid = c.body.collection_id as string;
-    await waitFor('collection at the gateway', async () => (gateway.initiations('collections', cid).length === 1 ? true : undefined));
-    assert.equal((await callback({ notice_id: `fund-${cid}`, object_type: 'collection', merchant_reference: cid, reference: `gw_${cid}`, status: 'successful' })).status, 200);
-    const route = await request(t, 'POST', '/v1/api/routes', { token: lp.body.token, body: { source: 'KES', market: 'KE', rail: 'mpesa', min_amount: 100, max_amount: 1_000_000, fee_fixed: 25 } });
+    await waitFor('collection at the gateway', async () =>
+      gateway.initiations('collections', cid).length === 1 ? true : undefined,
+    );
+    assert.equal(
+      (
+        await callback({
+          notice_id: `fund-${cid}`,
+          object_type: 'collection',
+          merchant_reference: cid,
+          reference: `gw_${cid}`,
+          status: 'successful',
+        })
+      ).status,
+      200,
+    );
+    const route = await request(t, 'POST', '/v1/api/routes', {
+      token: lp.body.token,
+      body: { source: 'KES', market: 'KE', rail: 'mpesa', min_amount: 100, max_amount: 1_000_000, fee_fixed: 25 },
+    });
     assert.equal(route.status, 201, route.text);
-    const ben = await request(t, 'POST', '/v1/api/beneficiaries', { token: t.demoToken, body: { name: 'Otieno Odhiambo', market: 'KE', rail: 'mpesa', phone_number: '+254712345678' } });
-    const balance = async () => (await request(t, 'GET', '/v1/balances', { token: t.demoToken })).body.data.find((b: any) => b.currency === 'KES')?.available as number;
+    const ben = await request(t, 'POST', '/v1/api/beneficiaries', {
+      token: t.demoToken,
+      body: { name: 'Otieno Odhiambo', market: 'KE', rail: 'mpesa', phone_number: '+254712345678' },
+    });
+    const balance = async () =>
+      (await request(t, 'GET', '/v1/balances', { token: t.demoToken })).body.data.find((b: any) => b.currency === 'KES')
+        ?.available as number;
     const before = await balance();
     const commit = (amount: number) =>
-      request(t, 'POST', '/api/transactions/commit', { token: t.demoToken, idempotencyKey: newKey(), body: { route_id: route.body.route_id, beneficiary_id: ben.body.beneficiary_id, amount, reference: 'gw-payout' } });
+      request(t, 'POST', '/api/transactions/commit', {
+        token: t.demoToken,
+        idempotencyKey: newKey(),
+        body: {
+          route_id: route.body.route_id,
+          beneficiary_id: ben.body.beneficiary_id,
+          amount,
+          reference: 'gw-payout',
+        },
+      });
     const paid = await commit(4_000);
     const refused = await commit(3_000);
     assert.equal(paid.status, 201, paid.text);
     assert.equal(refused.status, 201, refused.text);
     for (const p of [paid, refused]) {
       const id = p.body.transaction_id as string;
-      await waitFor('payout at the gateway', async () => (gateway.initiations('payouts', id).length === 1 ? true : undefined));
+      await waitFor('payout at the gateway', async () =>
+        gateway.initiations('payouts', id).length === 1 ? true : undefined,
+      );
       const sent = gateway.initiations('payouts', id)[0] as Received;
       assert.equal(sent.headers['idempotency-key'], id);
       assert.equal(sent.body.amount, p.body.amount);
       assert.equal(sent.body.amount, p.body.source_amount - 25);
-      assert.deepEqual(sent.body.beneficiary, { name: 'Otieno Odhiambo', phone_number: '+254712345678', bank_code: null, account_number: null });
-      await waitFor('payout pending', async () => ((await request(t, 'GET', `/v1/api/transactions/${id}`, { token: t.demoToken })).body.status === 'pending' ? true : undefined));
+      assert.deepEqual(sent.body.beneficiary, {
+        name: 'Otieno Odhiambo',
+        phone_number: '+254712345678',
+        bank_code: null,
+        account_number: null,
+      });
+      await waitFor('payout pending', async () =>
+        (await request(t, 'GET', `/v1/api/transactions/${id}`, { token: t.demoToken })).body.status === 'pending'
+          ? true
+          : undefined,
+      );
     }
     assert.equal(await balance(), before - 7_000);
     const pid = paid.body.transaction_id as string;
     const rid = refused.body.transaction_id as string;
-    assert.equal((await callback({ notice_id: `p-${pid}`, object_type: 'payout', merchant_reference: pid, reference: `gw_${pid}`, status: 'successful' })).body.outcome, 'applied');
-    assert.equal((await callback({ notice_id: `p-${rid}`, object_type: 'payout', merchant_reference: rid, reference: `gw_${rid}`, status: 'failed', reason: 'invalid_account' })).body.outcome, 'applied');
+    assert.equal(
+      (
+        await callback({
+          notice_id: `p-${pid}`,
+          object_type: 'payout',
+          merchant_reference: pid,
+          reference: `gw_${pid}`,
+          status: 'successful',
+        })
+      ).body.outcome,
+      'applied',
+    );
+    assert.equal(
+      (
+        await callback({
+          notice_id: `p-${rid}`,
+          object_type: 'payout',
+          merchant_reference: rid,
+          reference: `gw_${rid}`,
+          status: 'failed',
+          reason: 'invalid_account',
+        })
+      ).body.outcome,
+      'applied',
+    );
     const failed = (await request(t, 'GET', `/v1/api/transactions/${rid}`, { token: t.demoToken })).body;
     assert.deepEqual([failed.status, failed.failure_reason], ['failed', 'invalid_account']);
-    assert.equal((await request(t, 'GET', `/v1/api/transactions/${pid}`, { token: t.demoToken })).body.status, 'successful');
+    assert.equal(
+      (await request(t, 'GET', `/v1/api/transactions/${pid}`, { token: t.demoToken })).body.status,
+      'successful',
+    );
     assert.equal(await balance(), before - 4_000);
-    assertProblem(await request(t, 'POST', `/v1/sandbox/payouts/${pid}/simulate`, { token: t.demoToken, body: { outcome: 'failed' } }), 404, 'not_found');
+    assertProblem(
+      await request(t, 'POST', `/v1/sandbox/payouts/${pid}/simulate`, {
+        token: t.demoToken,
+        body: { outcome: 'failed' },
+      }),
+      404,
+      'not_found',
+    );
 
     // Deposits: no address is free until the liquidity provider stocks the pool; its chain watcher reports the transfer.
     const want = { asset: 'USDT', network: 'tron' };
@@ -383,28 +652,65 @@ describe('production with an HTTP gateway', () => {
     assertProblem(empty, 409, 'deposit_address_pool_empty');
     assert.equal(empty.headers.get('retry-after'), '60');
     const addr = `T${'A'.repeat(33)}`;
-    const stocked = await request(t, 'POST', '/v1/api/deposit-addresses/pool', { token: lp.body.token, body: { ...want, addresses: [addr] } });
+    const stocked = await request(t, 'POST', '/v1/api/deposit-addresses/pool', {
+      token: lp.body.token,
+      body: { ...want, addresses: [addr] },
+    });
     assert.deepEqual([stocked.status, stocked.body.added, stocked.body.available], [200, 1, 1]);
     const address = await request(t, 'POST', '/v1/api/deposit-addresses', { token: t.demoToken, body: want });
     assert.equal(address.status, 201, address.text);
     assert.equal(address.body.address, addr);
     const report = { network: 'tron', address: addr, asset: 'USDT', amount: 5_000_000, tx_hash: 'f'.repeat(64) };
-    assert.equal((await request(t, 'POST', '/v1/api/deposits', { token: lp.body.token, body: { ...report, status: 'pending' } })).status, 201);
-    const confirmed = await request(t, 'POST', '/v1/api/deposits', { token: lp.body.token, body: { ...report, status: 'confirmed', confirmations: 20 } });
+    assert.equal(
+      (await request(t, 'POST', '/v1/api/deposits', { token: lp.body.token, body: { ...report, status: 'pending' } }))
+        .status,
+      201,
+    );
+    const confirmed = await request(t, 'POST', '/v1/api/deposits', {
+      token: lp.body.token,
+      body: { ...report, status: 'confirmed', confirmations: 20 },
+    });
     assert.equal(confirmed.status, 200, confirmed.text);
-    assert.deepEqual([confirmed.body.status, confirmed.body.credited_currency, confirmed.body.credited_amount], ['credited', 'USDT', 5_000_000]);
-    assertProblem(await request(t, 'POST', '/v1/sandbox/deposits', { token: t.demoToken, body: { deposit_address_id: address.body.deposit_address_id, amount: 1 } }), 404, 'not_found');
+    assert.deepEqual(
+      [confirmed.body.status, confirmed.body.credited_currency, confirmed.body.credited_amount],
+      ['credited', 'USDT', 5_000_000],
+    );
+    assertProblem(
+      await request(t, 'POST', '/v1/sandbox/deposits', {
+        token: t.demoToken,
+        body: { deposit_address_id: address.body.deposit_address_id, amount: 1 },
+      }),
+      404,
+      'not_found',
+    );
     assert.deepEqual(await verifyLedger(t.db), []);
   });
 
   it('a payout whose initiation was never answered is failed (and released) only once the gateway says it does not have it', async () => {
-    const lp = await request(t, 'POST', `/v1/admin/workspaces/${t.demoWorkspaceId}/credentials`, { token: t.adminToken, body: { audience: 'liquidity_provider' } });
+    const lp = await request(t, 'POST', `/v1/admin/workspaces/${t.demoWorkspaceId}/credentials`, {
+      token: t.adminToken,
+      body: { audience: 'liquidity_provider' },
+    });
     const c = await createCollection(t, t.demoToken, { amount: 9_000 });
     const cid = c.body.collection_id as string;
-    await waitFor('collection at the gateway', async () => (gateway.initiations('collections', cid).length === 1 ? true : undefined));
-    await callback({ notice_id: `fund2-${cid}`, object_type: 'collection', merchant_reference: cid, reference: `gw_${cid}`, status: 'successful' });
-    const route = await request(t, 'POST', '/v1/api/routes', { token: lp.body.token, body: { source: 'KES', market: 'KE', rail: 'mpesa', min_amount: 100, max_amount: 1_000_000 } });
-    const ben = await request(t, 'POST', '/v1/api/beneficiaries', { token: t.demoToken, body: { name: 'Akinyi', market: 'KE', rail: 'mpesa', phone_number: '+254712345678' } });
+    await waitFor('collection at the gateway', async () =>
+      gateway.initiations('collections', cid).length === 1 ? true : undefined,
+    );
+    await callback({
+      notice_id: `fund2-${cid}`,
+      object_type: 'collection',
+      merchant_reference: cid,
+      reference: `gw_${cid}`,
+      status: 'successful',
+    });
+    const route = await request(t, 'POST', '/v1/api/routes', {
+      token: lp.body.token,
+      body: { source: 'KES', market: 'KE', rail: 'mpesa', min_amount: 100, max_amount: 1_000_000 },
+    });
+    const ben = await request(t, 'POST', '/v1/api/beneficiaries', {
+      token: t.demoToken,
+      body: { name: 'Akinyi', market: 'KE', rail: 'mpesa', phone_number: '+254712345678' },
+    });
     const normal = gateway.answer;
     const normalQuery = gateway.query;
     // The gateway times out on every payout initiation (for us: no answer).
@@ -414,19 +720,29 @@ describe('production with an HTTP gateway', () => {
         const res = await request(t, 'POST', '/api/transactions/commit', {
           token: t.demoToken,
           idempotencyKey: newKey(),
-          body: { route_id: route.body.route_id, beneficiary_id: ben.body.beneficiary_id, amount: 1_000, reference: 'unanswered' },
+          body: {
+            route_id: route.body.route_id,
+            beneficiary_id: ben.body.beneficiary_id,
+            amount: 1_000,
+            reference: 'unanswered',
+          },
         });
         assert.equal(res.status, 201, res.text);
         const id = res.body.transaction_id as string;
-        await waitFor('initiation tried', async () => (gateway.initiations('payouts', id).length >= 1 ? true : undefined));
+        await waitFor('initiation tried', async () =>
+          gateway.initiations('payouts', id).length >= 1 ? true : undefined,
+        );
         await new Promise((r) => setTimeout(r, 100));
         return id;
       };
-      const read = async (id: string) => (await request(t, 'GET', `/v1/api/transactions/${id}`, { token: t.demoToken })).body;
+      const read = async (id: string) =>
+        (await request(t, 'GET', `/v1/api/transactions/${id}`, { token: t.demoToken })).body;
       const giveUp = async (id: string) => {
         const asked = t.services.submitter;
         asked.kick('payout', t.demoWorkspaceId, id, 11);
-        await waitFor('status asked', async () => (gateway.received.some((r) => r.method === 'GET' && r.url === `/payouts/${id}`) ? true : undefined));
+        await waitFor('status asked', async () =>
+          gateway.received.some((r) => r.method === 'GET' && r.url === `/payouts/${id}`) ? true : undefined,
+        );
         await new Promise((r) => setTimeout(r, 150));
       };
       // 1. The status query fails too: the payout stays created (reserved), for a person and the next sweep.
@@ -442,11 +758,15 @@ describe('production with an HTTP gateway', () => {
       // 3. The gateway does not know it: failed with provider_error, and the reservation is released.
       const never = await payout();
       gateway.query = () => ({ status: 404, body: {} });
-      const before = (await request(t, 'GET', '/v1/balances', { token: t.demoToken })).body.data.find((b: any) => b.currency === 'KES').available as number;
+      const before = (await request(t, 'GET', '/v1/balances', { token: t.demoToken })).body.data.find(
+        (b: any) => b.currency === 'KES',
+      ).available as number;
       await giveUp(never);
       const failed = await read(never);
       assert.deepEqual([failed.status, failed.failure_reason], ['failed', 'provider_error']);
-      const after = (await request(t, 'GET', '/v1/balances', { token: t.demoToken })).body.data.find((b: any) => b.currency === 'KES').available as number;
+      const after = (await request(t, 'GET', '/v1/balances', { token: t.demoToken })).body.data.find(
+        (b: any) => b.currency === 'KES',
+      ).available as number;
       assert.equal(after, before + 1_000);
     } finally {
       gateway.answer = normal;
@@ -475,20 +795,34 @@ describe('the expiry sweep asks the provider first', () => {
     }
     const [authorised, quiet] = ids as [string, string];
     await waitFor('both pending', async () => {
-      const { rows } = await t.db.query<{ n: number }>("SELECT count(*) AS n FROM collections WHERE id = ANY($1) AND status = 'pending'", [ids]);
+      const { rows } = await t.db.query<{ n: number }>(
+        "SELECT count(*) AS n FROM collections WHERE id = ANY($1) AND status = 'pending'",
+        [ids],
+      );
       return rows[0]?.n === 2 ? true : undefined;
     });
     // At the simulated provider, the payer of `authorised` approved (its callback never came).
-    await t.db.query("UPDATE sandbox_operations SET script = script[1:next_step] || 'processing'::text, next_step = next_step + 1 WHERE object_id = $1", [authorised]);
+    await t.db.query(
+      "UPDATE sandbox_operations SET script = script[1:next_step] || 'processing'::text, next_step = next_step + 1 WHERE object_id = $1",
+      [authorised],
+    );
     await new Promise((r) => setTimeout(r, 1100));
     const looked = await expireDue(t.db, t.services.lifecycle, t.services.providers, t.services.notices, t.app.log);
     assert.ok(looked >= 2);
-    const statuses = await t.db.query<{ id: string; status: string }>('SELECT id, status FROM collections WHERE id = ANY($1)', [ids]);
+    const statuses = await t.db.query<{ id: string; status: string }>(
+      'SELECT id, status FROM collections WHERE id = ANY($1)',
+      [ids],
+    );
     const byId = new Map(statuses.rows.map((r) => [r.id, r.status]));
     assert.equal(byId.get(authorised), 'processing');
     assert.equal(byId.get(quiet), 'expired');
-    const events = await t.db.query<{ type: string }>('SELECT type FROM events WHERE object_id = $1 ORDER BY created_at, id', [authorised]);
-    assert.deepEqual(events.rows.map((e) => e.type), ['collection.created', 'collection.pending', 'collection.processing']);
+    const events = await t.db.query<{ type: string }>(
+      'SELECT type FROM events WHERE object_id = $1 ORDER BY created_at, id',
+      [authorised],
+    );
+    assert.deepEqual(
+      events.rows.map((e) => e.type),
+      ['collection.created', 'collection.pending', 'collection.processing'],
+    );
   });
 });
-

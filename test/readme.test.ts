@@ -37,7 +37,12 @@ interface Run {
  */
 function bash(script: string, cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-euo', 'pipefail', '-c', script], { cwd, env, timeout: timeoutMs, killSignal: 'SIGKILL' });
+    const child = spawn('bash', ['-euo', 'pipefail', '-c', script], {
+      cwd,
+      env,
+      timeout: timeoutMs,
+      killSignal: 'SIGKILL',
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -60,7 +65,9 @@ describe('README tour', () => {
       environment: 'sandbox',
       workspaces: [{ id: t.demoWorkspaceId, name: 'demo', integrator: { audience: 'integrator', token: t.demoToken } }],
     };
-    await writeFile(path.join(dir, 'data', 'credentials.json'), `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+    await writeFile(path.join(dir, 'data', 'credentials.json'), `${JSON.stringify(credentials, null, 2)}\n`, {
+      mode: 0o600,
+    });
   });
   after(async () => {
     await t?.close();
@@ -77,12 +84,24 @@ describe('README tour', () => {
     const created = /"collection_id":"([0-9a-f-]{36})"/.exec(run.stdout);
     assert.ok(created, `the tour printed no created collection\n${output}`);
     const id = created[1] as string;
-    assert.match(run.stdout, /^idempotent-replayed: true\r?$/im, `the replay did not say Idempotent-Replayed: true\n${output}`);
-    assert.match(run.stdout, new RegExp(`^collection ${id}: successful$`, 'm'), `the collection did not reach successful\n${output}`);
+    assert.match(
+      run.stdout,
+      /^idempotent-replayed: true\r?$/im,
+      `the replay did not say Idempotent-Replayed: true\n${output}`,
+    );
+    assert.match(
+      run.stdout,
+      new RegExp(`^collection ${id}: successful$`, 'm'),
+      `the collection did not reach successful\n${output}`,
+    );
     assert.match(run.stdout, /^refund [0-9a-f-]{36}: successful$/m, `the refund did not reach successful\n${output}`);
     // The list at the end shows the collection, now refunded.
     const list = run.stdout.slice(run.stdout.lastIndexOf('{"data":'));
     const page = JSON.parse(list) as { data: { collection_id: string; status: string }[] };
-    assert.equal(page.data.find((c) => c.collection_id === id)?.status, 'refunded', `the list does not show ${id} refunded\n${output}`);
+    assert.equal(
+      page.data.find((c) => c.collection_id === id)?.status,
+      'refunded',
+      `the list does not show ${id} refunded\n${output}`,
+    );
   });
 });

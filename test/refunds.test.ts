@@ -24,7 +24,18 @@ const METADATA = { order_id: '42', cart: { items: 2 } };
 const AMOUNT = 1500;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const REFUND_FIELDS = ['amount', 'collection_id', 'currency', 'failure_reason', 'metadata', 'provider_receipt', 'refund_id', 'requested_at', 'resolved_at', 'status'];
+const REFUND_FIELDS = [
+  'amount',
+  'collection_id',
+  'currency',
+  'failure_reason',
+  'metadata',
+  'provider_receipt',
+  'refund_id',
+  'requested_at',
+  'resolved_at',
+  'status',
+];
 
 type Api = { baseUrl: string };
 
@@ -34,13 +45,25 @@ before(async () => {
 });
 after(async () => t?.close());
 
-const getCollection = (app: Api, token: string, id: string): Promise<ApiResponse> => request(app, 'GET', `/v1/collections/${id}`, { token });
-const getRefund = (app: Api, token: string, id: string): Promise<ApiResponse> => request(app, 'GET', `/v1/refunds/${id}`, { token });
+const getCollection = (app: Api, token: string, id: string): Promise<ApiResponse> =>
+  request(app, 'GET', `/v1/collections/${id}`, { token });
+const getRefund = (app: Api, token: string, id: string): Promise<ApiResponse> =>
+  request(app, 'GET', `/v1/refunds/${id}`, { token });
 const listRefunds = (app: Api, token: string, collectionId: string, query = ''): Promise<ApiResponse> =>
   request(app, 'GET', `/v1/collections/${collectionId}/refunds${query ? `?${query}` : ''}`, { token });
 /** `key: null` sends no Idempotency-Key. */
-const postRefund = (app: Api, token: string, collectionId: string, body: unknown = { amount: AMOUNT }, key: string | null = newKey()): Promise<ApiResponse> =>
-  request(app, 'POST', `/v1/collections/${collectionId}/refund`, { token, body, ...(key === null ? {} : { idempotencyKey: key }) });
+const postRefund = (
+  app: Api,
+  token: string,
+  collectionId: string,
+  body: unknown = { amount: AMOUNT },
+  key: string | null = newKey(),
+): Promise<ApiResponse> =>
+  request(app, 'POST', `/v1/collections/${collectionId}/refund`, {
+    token,
+    body,
+    ...(key === null ? {} : { idempotencyKey: key }),
+  });
 const simulateRefund = (app: Api, token: string, id: string, body: Record<string, unknown>): Promise<ApiResponse> =>
   request(app, 'POST', `/v1/sandbox/refunds/${id}/simulate`, { token, body });
 const simulateCollection = (app: Api, token: string, id: string, body: Record<string, unknown>): Promise<ApiResponse> =>
@@ -91,7 +114,8 @@ async function successfulCollection(app: Api, token: string): Promise<string> {
 }
 
 async function refundCount(app: TestApp, collectionId: string): Promise<number> {
-  return (await app.db.query('SELECT count(*)::int AS n FROM refunds WHERE collection_id = $1', [collectionId])).rows[0].n;
+  return (await app.db.query('SELECT count(*)::int AS n FROM refunds WHERE collection_id = $1', [collectionId])).rows[0]
+    .n;
 }
 
 async function availableKes(app: Api, token: string): Promise<number> {
@@ -138,9 +162,16 @@ describe('refund a successful collection', () => {
     assert.equal(done.failure_reason, null);
     assert.deepEqual(done.metadata, METADATA);
     assert.equal(done.requested_at, res.body.requested_at);
-    assert.equal(typeof done.resolved_at, 'string', `resolved_at is not a date-time: ${JSON.stringify(done.resolved_at)}`);
+    assert.equal(
+      typeof done.resolved_at,
+      'string',
+      `resolved_at is not a date-time: ${JSON.stringify(done.resolved_at)}`,
+    );
     assert.match(done.resolved_at, ISO_MS);
-    assert.ok(Date.parse(done.resolved_at) >= requestedAt, `resolved_at ${done.resolved_at} is before requested_at ${done.requested_at}`);
+    assert.ok(
+      Date.parse(done.resolved_at) >= requestedAt,
+      `resolved_at ${done.resolved_at} is before requested_at ${done.requested_at}`,
+    );
 
     const collection = await waitCollection(t, t.demoToken, collectionId, 'refunded');
     assert.deepEqual(collection.metadata, METADATA);
@@ -275,7 +306,10 @@ describe('request validation', () => {
       const res = await postRefund(t, t.demoToken, collectionId, { amount });
       assertProblem(res, 422, 'refund_amount_mismatch');
       assert.ok(Array.isArray(res.body.errors), res.text);
-      assert.ok(res.body.errors.some((e: { field: string }) => e.field === 'amount'), res.text);
+      assert.ok(
+        res.body.errors.some((e: { field: string }) => e.field === 'amount'),
+        res.text,
+      );
       assert.equal(await refundCount(t, collectionId), 0);
     });
   }
@@ -341,7 +375,11 @@ describe('idempotent retries', () => {
     const key = newKey();
     const first = await postRefund(t, t.demoToken, collectionId, { amount: AMOUNT }, key);
     assert.equal(first.status, 201, first.text);
-    assertProblem(await postRefund(t, t.demoToken, collectionId, { amount: AMOUNT - 1 }, key), 422, 'idempotency_key_reused');
+    assertProblem(
+      await postRefund(t, t.demoToken, collectionId, { amount: AMOUNT - 1 }, key),
+      422,
+      'idempotency_key_reused',
+    );
     assert.equal(await refundCount(t, collectionId), 1);
   });
 
@@ -362,7 +400,11 @@ describe('concurrent refunds of one collection', () => {
       const collectionId = await successfulCollection(t, t.demoToken);
       const responses = await Promise.all(Array.from({ length: n }, () => postRefund(t, t.demoToken, collectionId)));
       const created = responses.filter((r) => r.status === 201);
-      assert.equal(created.length, 1, `statuses: ${responses.map((r) => `${r.status} ${r.body?.code ?? ''}`).join(', ')}`);
+      assert.equal(
+        created.length,
+        1,
+        `statuses: ${responses.map((r) => `${r.status} ${r.body?.code ?? ''}`).join(', ')}`,
+      );
       for (const r of responses) {
         if (r.status === 201) continue;
         assert.equal(r.status, 409, r.text);
@@ -399,7 +441,7 @@ describe('a refund still requested (no workers)', () => {
     assert.equal((await getCollection(held, held.demoToken, collectionId)).body.status, 'successful');
   });
 
-  it('lists a collection\'s refunds newest first, paged by limit and cursor, filtered by status', async () => {
+  it("lists a collection's refunds newest first, paged by limit and cursor, filtered by status", async () => {
     const collectionId = await successfulCollection(held, held.demoToken);
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) {
@@ -417,7 +459,10 @@ describe('a refund still requested (no workers)', () => {
     const all = await listRefunds(held, held.demoToken, collectionId);
     assert.equal(all.status, 200, all.text);
     assert.deepEqual(Object.keys(all.body).sort(), ['data', 'has_more', 'next_cursor']);
-    assert.deepEqual(all.body.data.map((r: any) => r.refund_id), newestFirst);
+    assert.deepEqual(
+      all.body.data.map((r: any) => r.refund_id),
+      newestFirst,
+    );
     assert.equal(all.body.has_more, false);
     assert.equal(all.body.next_cursor, null);
     for (const r of all.body.data) assert.deepEqual(Object.keys(r).sort(), REFUND_FIELDS);
@@ -439,14 +484,20 @@ describe('a refund still requested (no workers)', () => {
     assert.equal(pages, 3);
 
     const failed = await listRefunds(held, held.demoToken, collectionId, 'status=failed');
-    assert.deepEqual(failed.body.data.map((r: any) => r.refund_id), newestFirst.slice(1));
+    assert.deepEqual(
+      failed.body.data.map((r: any) => r.refund_id),
+      newestFirst.slice(1),
+    );
     for (const r of failed.body.data) {
       assert.equal(r.status, 'failed');
       assert.equal(r.failure_reason, 'provider_error');
       assert.match(r.resolved_at, ISO_MS);
     }
     const requested = await listRefunds(held, held.demoToken, collectionId, 'status=requested');
-    assert.deepEqual(requested.body.data.map((r: any) => r.refund_id), [last.body.refund_id]);
+    assert.deepEqual(
+      requested.body.data.map((r: any) => r.refund_id),
+      [last.body.refund_id],
+    );
     const successful = await listRefunds(held, held.demoToken, collectionId, 'status=successful');
     assert.deepEqual(successful.body, { data: [], has_more: false, next_cursor: null });
 
@@ -521,7 +572,13 @@ describe('a refund still pending (simulator steps of 10 minutes)', () => {
     // The failed refund is unchanged, and the list holds both, newest first.
     assert.deepEqual((await getRefund(slow, slow.demoToken, firstId)).body, failed.body);
     const list = await listRefunds(slow, slow.demoToken, collectionId);
-    assert.deepEqual(list.body.data.map((r: any) => [r.refund_id, r.status]), [[secondId, 'successful'], [firstId, 'failed']]);
+    assert.deepEqual(
+      list.body.data.map((r: any) => [r.refund_id, r.status]),
+      [
+        [secondId, 'successful'],
+        [firstId, 'failed'],
+      ],
+    );
     assert.equal(await availableKes(slow, slow.demoToken), 0);
     assert.deepEqual(await verifyLedger(slow.db), []);
   });
@@ -532,7 +589,11 @@ describe('a refund still pending (simulator steps of 10 minutes)', () => {
     assert.equal(res.status, 201, res.text);
     await waitRefund(slow, slow.demoToken, res.body.refund_id, 'pending');
     assert.equal((await simulateRefund(slow, slow.demoToken, res.body.refund_id, { outcome: 'failed' })).status, 200);
-    assertProblem(await simulateRefund(slow, slow.demoToken, res.body.refund_id, { outcome: 'successful' }), 409, 'transition_not_allowed');
+    assertProblem(
+      await simulateRefund(slow, slow.demoToken, res.body.refund_id, { outcome: 'successful' }),
+      409,
+      'transition_not_allowed',
+    );
     assert.equal((await getRefund(slow, slow.demoToken, res.body.refund_id)).body.status, 'failed');
     assert.equal((await getCollection(slow, slow.demoToken, collectionId)).body.status, 'successful');
   });
@@ -551,7 +612,7 @@ describe('workspace isolation and unknown ids', () => {
     await waitRefund(t, t.demoToken, refundId, 'successful');
   });
 
-  it('another workspace\'s collection or refund id is 404 not_found on every refund route, as an unknown id is', async () => {
+  it("another workspace's collection or refund id is 404 not_found on every refund route, as an unknown id is", async () => {
     const unknown = '01890000-0000-7000-8000-000000000000';
     const routes = (collection: string, refund: string): [string, () => Promise<ApiResponse>][] => [
       ['POST refund', () => postRefund(t, other.token, collection)],
@@ -567,7 +628,11 @@ describe('workspace isolation and unknown ids', () => {
       assertProblem(res, 404, 'not_found');
       const miss = await (missing[i] as [string, () => Promise<ApiResponse>])[1]();
       assertProblem(miss, 404, 'not_found');
-      assert.equal(res.body.detail, miss.body.detail, `${name}: another workspace's id is told apart from a missing one`);
+      assert.equal(
+        res.body.detail,
+        miss.body.detail,
+        `${name}: another workspace's id is told apart from a missing one`,
+      );
       assert.equal(res.body.title, miss.body.title);
     }
     // Nothing happened to the owner's objects.
@@ -592,7 +657,14 @@ describe('workspace isolation and unknown ids', () => {
   });
 
   it('without a token every refund route is 401', async () => {
-    assertProblem(await request(t, 'POST', `/v1/collections/${collectionId}/refund`, { body: { amount: AMOUNT }, idempotencyKey: newKey() }), 401, 'unauthorized');
+    assertProblem(
+      await request(t, 'POST', `/v1/collections/${collectionId}/refund`, {
+        body: { amount: AMOUNT },
+        idempotencyKey: newKey(),
+      }),
+      401,
+      'unauthorized',
+    );
     assertProblem(await request(t, 'GET', `/v1/refunds/${refundId}`), 401, 'unauthorized');
     assertProblem(await request(t, 'GET', `/v1/collections/${collectionId}/refunds`), 401, 'unauthorized');
   });

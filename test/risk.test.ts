@@ -2,7 +2,17 @@
 // built-in rules firing on their pattern and not on ordinary traffic.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { assertProblem, createCollection, createWorkspace, FAST_LIFECYCLE, newKey, request, startTestApp, waitFor, type TestApp } from './helpers/harness.js';
+import {
+  assertProblem,
+  createCollection,
+  createWorkspace,
+  FAST_LIFECYCLE,
+  newKey,
+  request,
+  startTestApp,
+  waitFor,
+  type TestApp,
+} from './helpers/harness.js';
 
 let t: TestApp;
 before(async () => {
@@ -20,7 +30,8 @@ const report = (overrides: Record<string, unknown> = {}) => ({
 });
 const create = (token: string, body: unknown, key?: string) =>
   request(t, 'POST', '/v1/api/risk/signals', { token, body, ...(key === undefined ? {} : { idempotencyKey: key }) });
-const openSignals = async (token: string) => (await request(t, 'GET', '/v1/api/risk/signals/open?limit=100', { token })).body.data as Record<string, any>[];
+const openSignals = async (token: string) =>
+  (await request(t, 'GET', '/v1/api/risk/signals/open?limit=100', { token })).body.data as Record<string, any>[];
 
 describe('row 8: report a signal', () => {
   it('201 with the signal: open, source from the token, in the caller’s workspace, Location; a key replays it', async () => {
@@ -29,8 +40,20 @@ describe('row 8: report a signal', () => {
     assert.equal(res.status, 201, res.text);
     const s = res.body;
     assert.deepEqual(Object.keys(s).sort(), [
-      'acknowledged_at', 'created_at', 'description', 'details', 'resolution_note', 'resolved_at', 'severity', 'signal_id', 'source', 'status',
-      'subject', 'type', 'updated_at', 'workspace_id',
+      'acknowledged_at',
+      'created_at',
+      'description',
+      'details',
+      'resolution_note',
+      'resolved_at',
+      'severity',
+      'signal_id',
+      'source',
+      'status',
+      'subject',
+      'type',
+      'updated_at',
+      'workspace_id',
     ]);
     assert.equal(s.status, 'open');
     assert.equal(s.source, 'integrator');
@@ -53,7 +76,10 @@ describe('row 8: report a signal', () => {
     ] as const) {
       const res = await create(t.demoToken, body);
       assertProblem(res, 400, 'validation_failed');
-      assert.ok(res.body.errors.some((e: { field: string }) => e.field === field || e.field.startsWith(field)), `${field} in ${res.text}`);
+      assert.ok(
+        res.body.errors.some((e: { field: string }) => e.field === field || e.field.startsWith(field)),
+        `${field} in ${res.text}`,
+      );
     }
     assertProblem(await request(t, 'POST', '/v1/api/risk/signals', { body: report() }), 401, 'unauthorized');
     const other = await createWorkspace(t, 'risk-target');
@@ -67,7 +93,11 @@ describe('row 8: report a signal', () => {
     assert.equal(res.body.source, 'admin');
     assert.equal(res.body.workspace_id, ws.id);
     assert.ok((await openSignals(ws.token)).some((s) => s.signal_id === res.body.signal_id));
-    assertProblem(await create(t.adminToken, report({ workspace_id: '0190a5f4-0000-7000-8000-000000000000' })), 404, 'not_found');
+    assertProblem(
+      await create(t.adminToken, report({ workspace_id: '0190a5f4-0000-7000-8000-000000000000' })),
+      404,
+      'not_found',
+    );
   });
 });
 
@@ -76,34 +106,85 @@ describe('rows 7 and 6: read one, list the open ones', () => {
     const { body: s } = await create(t.demoToken, report());
     const other = await createWorkspace(t, 'risk-other');
     assert.equal((await request(t, 'GET', `/v1/api/risk/signals/${s.signal_id}`, { token: t.demoToken })).status, 200);
-    assertProblem(await request(t, 'GET', `/v1/api/risk/signals/${s.signal_id}`, { token: other.token }), 404, 'not_found');
-    assert.equal((await request(t, 'GET', `/v1/api/risk/signals/${s.signal_id}`, { token: t.adminToken })).body.signal_id, s.signal_id);
+    assertProblem(
+      await request(t, 'GET', `/v1/api/risk/signals/${s.signal_id}`, { token: other.token }),
+      404,
+      'not_found',
+    );
+    assert.equal(
+      (await request(t, 'GET', `/v1/api/risk/signals/${s.signal_id}`, { token: t.adminToken })).body.signal_id,
+      s.signal_id,
+    );
     assertProblem(await request(t, 'GET', '/v1/api/risk/signals/nope', { token: t.demoToken }), 404, 'not_found');
     assertProblem(await request(t, 'GET', `/v1/api/risk/signals/${s.signal_id}`), 401, 'unauthorized');
-    assert.ok(!(await openSignals(other.token)).some((x) => x.signal_id === s.signal_id), "another workspace's list never shows it");
+    assert.ok(
+      !(await openSignals(other.token)).some((x) => x.signal_id === s.signal_id),
+      "another workspace's list never shows it",
+    );
   });
 
   it('open lists only open ones, newest first; the admin list spans workspaces; review moves them out', async () => {
     const ws = await createWorkspace(t, 'risk-review');
     const a = (await create(ws.token, report({ description: 'first' }))).body;
     const b = (await create(ws.token, report({ description: 'second' }))).body;
-    assert.deepEqual((await openSignals(ws.token)).map((s) => s.signal_id), [b.signal_id, a.signal_id]);
+    assert.deepEqual(
+      (await openSignals(ws.token)).map((s) => s.signal_id),
+      [b.signal_id, a.signal_id],
+    );
     const adminView = (await openSignals(t.adminToken)).map((s) => s.signal_id);
     assert.ok(adminView.includes(a.signal_id) && adminView.includes(b.signal_id));
 
-    assertProblem(await request(t, 'PATCH', `/v1/api/risk/signals/${a.signal_id}`, { token: ws.token, body: { status: 'resolved' } }), 403, 'forbidden');
-    const ack = await request(t, 'PATCH', `/v1/api/risk/signals/${a.signal_id}`, { token: t.adminToken, body: { status: 'acknowledged', note: 'looking' } });
+    assertProblem(
+      await request(t, 'PATCH', `/v1/api/risk/signals/${a.signal_id}`, {
+        token: ws.token,
+        body: { status: 'resolved' },
+      }),
+      403,
+      'forbidden',
+    );
+    const ack = await request(t, 'PATCH', `/v1/api/risk/signals/${a.signal_id}`, {
+      token: t.adminToken,
+      body: { status: 'acknowledged', note: 'looking' },
+    });
     assert.equal(ack.status, 200, ack.text);
     assert.equal(ack.body.status, 'acknowledged');
     assert.ok(ack.body.acknowledged_at);
-    const done = await request(t, 'PATCH', `/v1/api/risk/signals/${a.signal_id}`, { token: t.adminToken, body: { status: 'resolved', note: 'false alarm' } });
+    const done = await request(t, 'PATCH', `/v1/api/risk/signals/${a.signal_id}`, {
+      token: t.adminToken,
+      body: { status: 'resolved', note: 'false alarm' },
+    });
     assert.equal(done.body.status, 'resolved');
     assert.equal(done.body.resolution_note, 'false alarm');
     assert.ok(done.body.resolved_at);
-    assertProblem(await request(t, 'PATCH', `/v1/api/risk/signals/${a.signal_id}`, { token: t.adminToken, body: { status: 'acknowledged' } }), 409, 'transition_not_allowed');
-    assertProblem(await request(t, 'PATCH', `/v1/api/risk/signals/${a.signal_id}`, { token: t.adminToken, body: { status: 'closed' } }), 400, 'validation_failed');
-    assertProblem(await request(t, 'PATCH', '/v1/api/risk/signals/0190a5f4-0000-7000-8000-000000000000', { token: t.adminToken, body: { status: 'resolved' } }), 404, 'not_found');
-    assert.deepEqual((await openSignals(ws.token)).map((s) => s.signal_id), [b.signal_id], 'a resolved signal is no longer open');
+    assertProblem(
+      await request(t, 'PATCH', `/v1/api/risk/signals/${a.signal_id}`, {
+        token: t.adminToken,
+        body: { status: 'acknowledged' },
+      }),
+      409,
+      'transition_not_allowed',
+    );
+    assertProblem(
+      await request(t, 'PATCH', `/v1/api/risk/signals/${a.signal_id}`, {
+        token: t.adminToken,
+        body: { status: 'closed' },
+      }),
+      400,
+      'validation_failed',
+    );
+    assertProblem(
+      await request(t, 'PATCH', '/v1/api/risk/signals/0190a5f4-0000-7000-8000-000000000000', {
+        token: t.adminToken,
+        body: { status: 'resolved' },
+      }),
+      404,
+      'not_found',
+    );
+    assert.deepEqual(
+      (await openSignals(ws.token)).map((s) => s.signal_id),
+      [b.signal_id],
+      'a resolved signal is no longer open',
+    );
   });
 });
 
@@ -151,7 +232,11 @@ describe('built-in rules', () => {
     const refundAll = async (token: string, n: number): Promise<void> => {
       for (let i = 0; i < n; i++) {
         const id = await collectAndWait(token, `+2547555500${10 + i}`, 'successful');
-        const res = await request(t, 'POST', `/v1/collections/${id}/refund`, { token, body: { amount: 1500 }, idempotencyKey: newKey() });
+        const res = await request(t, 'POST', `/v1/collections/${id}/refund`, {
+          token,
+          body: { amount: 1500 },
+          idempotencyKey: newKey(),
+        });
         assert.equal(res.status, 201, res.text);
       }
     };
@@ -173,30 +258,67 @@ describe('built-in rules', () => {
 
   it('refunds requested at the same moment are all counted: five at once raise exactly one refund_burst', async () => {
     const ws = await createWorkspace(t, 'risk-concurrent-refunds');
-    const ids = await Promise.all([0, 1, 2, 3, 4].map((i) => collectAndWait(ws.token, `+2547666600${20 + i}`, 'successful')));
-    const answers = await Promise.all(
-      ids.map((id) => request(t, 'POST', `/v1/collections/${id}/refund`, { token: ws.token, body: { amount: 1500 }, idempotencyKey: newKey() })),
+    const ids = await Promise.all(
+      [0, 1, 2, 3, 4].map((i) => collectAndWait(ws.token, `+2547666600${20 + i}`, 'successful')),
     );
-    assert.deepEqual(answers.map((a) => a.status), [201, 201, 201, 201, 201]);
+    const answers = await Promise.all(
+      ids.map((id) =>
+        request(t, 'POST', `/v1/collections/${id}/refund`, {
+          token: ws.token,
+          body: { amount: 1500 },
+          idempotencyKey: newKey(),
+        }),
+      ),
+    );
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [201, 201, 201, 201, 201],
+    );
     assert.equal((await openSignals(ws.token)).filter((x) => x.type === 'refund_burst').length, 1);
   });
 
   it('the windows hold: failures older than an hour and refunds older than ten minutes do not count', async () => {
     const ws = await createWorkspace(t, 'risk-windows');
-    const old = [await collectAndWait(ws.token, '+254777770002', 'failed'), await collectAndWait(ws.token, '+254777770002', 'failed')];
-    await t.db.query(`UPDATE collections SET updated_at = now() - interval '61 minutes' WHERE id = ANY($1::uuid[])`, [old]);
+    const old = [
+      await collectAndWait(ws.token, '+254777770002', 'failed'),
+      await collectAndWait(ws.token, '+254777770002', 'failed'),
+    ];
+    await t.db.query(`UPDATE collections SET updated_at = now() - interval '61 minutes' WHERE id = ANY($1::uuid[])`, [
+      old,
+    ]);
     await collectAndWait(ws.token, '+254777770002', 'failed');
     assert.deepEqual(await openSignals(ws.token), [], 'two of the three failures are outside the hour');
 
     const refunded: string[] = [];
     for (let i = 0; i < 4; i++) {
       const id = await collectAndWait(ws.token, `+2547777700${30 + i}`, 'successful');
-      assert.equal((await request(t, 'POST', `/v1/collections/${id}/refund`, { token: ws.token, body: { amount: 1500 }, idempotencyKey: newKey() })).status, 201);
+      assert.equal(
+        (
+          await request(t, 'POST', `/v1/collections/${id}/refund`, {
+            token: ws.token,
+            body: { amount: 1500 },
+            idempotencyKey: newKey(),
+          })
+        ).status,
+        201,
+      );
       refunded.push(id);
     }
-    await t.db.query(`UPDATE refunds SET requested_at = now() - interval '11 minutes' WHERE collection_id = ANY($1::uuid[])`, [refunded]);
+    await t.db.query(
+      `UPDATE refunds SET requested_at = now() - interval '11 minutes' WHERE collection_id = ANY($1::uuid[])`,
+      [refunded],
+    );
     const last = await collectAndWait(ws.token, '+254777770040', 'successful');
-    assert.equal((await request(t, 'POST', `/v1/collections/${last}/refund`, { token: ws.token, body: { amount: 1500 }, idempotencyKey: newKey() })).status, 201);
+    assert.equal(
+      (
+        await request(t, 'POST', `/v1/collections/${last}/refund`, {
+          token: ws.token,
+          body: { amount: 1500 },
+          idempotencyKey: newKey(),
+        })
+      ).status,
+      201,
+    );
     assert.deepEqual(await openSignals(ws.token), [], 'four of the five refunds are outside ten minutes');
   });
 
@@ -204,7 +326,10 @@ describe('built-in rules', () => {
     const ws = await createWorkspace(t, 'risk-outage');
     for (let i = 0; i < 3; i++) {
       const id = await collectAndWait(ws.token, '+254788880005', 'processing'); // 0005: stays processing until driven
-      const driven = await request(t, 'POST', `/v1/sandbox/collections/${id}/simulate`, { token: ws.token, body: { outcome: 'failed', reason: 'provider_error' } });
+      const driven = await request(t, 'POST', `/v1/sandbox/collections/${id}/simulate`, {
+        token: ws.token,
+        body: { outcome: 'failed', reason: 'provider_error' },
+      });
       assert.ok(driven.status < 300, driven.text);
     }
     assert.deepEqual(await openSignals(ws.token), []);
@@ -215,7 +340,10 @@ describe('built-in rules', () => {
     for (let i = 0; i < 3; i++) await collectAndWait(ws.token, '+254799990002', 'failed');
     const [signal] = await openSignals(ws.token);
     assert.ok(signal);
-    const done = await request(t, 'PATCH', `/v1/api/risk/signals/${signal.signal_id}`, { token: t.adminToken, body: { status: 'resolved', note: 'payer confirmed' } });
+    const done = await request(t, 'PATCH', `/v1/api/risk/signals/${signal.signal_id}`, {
+      token: t.adminToken,
+      body: { status: 'resolved', note: 'payer confirmed' },
+    });
     assert.equal(done.status, 200);
     await collectAndWait(ws.token, '+254799990002', 'failed');
     assert.deepEqual(await openSignals(ws.token), [], 'the failures before the signal were already seen');

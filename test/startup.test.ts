@@ -82,7 +82,10 @@ describe('npm start on the embedded database', () => {
   it('first start creates the cluster in DATA_DIR, bootstraps credentials.json (0600) and serves', async () => {
     const running = await start();
     try {
-      assert.ok(existsSync(path.join(clusterOf(running), 'PG_VERSION')), 'the cluster is in DATA_DIR/postgres (or the logged fallback)');
+      assert.ok(
+        existsSync(path.join(clusterOf(running), 'PG_VERSION')),
+        'the cluster is in DATA_DIR/postgres (or the logged fallback)',
+      );
       // WAL in 1 MB segments (src/db/embedded.ts says why).
       const segments = readdirSync(path.join(clusterOf(running), 'pg_wal')).filter((f) => /^[0-9A-F]{24}$/.test(f));
       assert.ok(segments.length > 0);
@@ -93,12 +96,23 @@ describe('npm start on the embedded database', () => {
       const creds = JSON.parse(credentialsText);
       assert.match(running.output(), /credentials\.json/);
       const token: string = creds.workspaces[0].integrator.token;
-      const admin = await fetch(`${running.base}/v1/admin/workspaces`, { headers: { authorization: `Bearer ${creds.admin.token}` } });
+      const admin = await fetch(`${running.base}/v1/admin/workspaces`, {
+        headers: { authorization: `Bearer ${creds.admin.token}` },
+      });
       assert.equal(admin.status, 200);
       const created = await fetch(`${running.base}/v1/collections/KE/rails/mpesa`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': 'startup-1' },
-        body: JSON.stringify({ amount: 1500, currency: 'KES', reference: 'boot', customer: { phone_number: '+254712345678' } }),
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'idempotency-key': 'startup-1',
+        },
+        body: JSON.stringify({
+          amount: 1500,
+          currency: 'KES',
+          reference: 'boot',
+          customer: { phone_number: '+254712345678' },
+        }),
       });
       assert.equal(created.status, 201);
       collectionId = ((await created.json()) as { collection_id: string }).collection_id;
@@ -107,7 +121,10 @@ describe('npm start on the embedded database', () => {
       assert.equal(code, 0, running.output());
     }
     assert.match(running.output(), /stopped cleanly/);
-    assert.ok(!existsSync(path.join(clusterOf(running), 'postmaster.pid')), 'the embedded server was shut down with the service');
+    assert.ok(
+      !existsSync(path.join(clusterOf(running), 'postmaster.pid')),
+      'the embedded server was shut down with the service',
+    );
   });
 
   it('a second start reuses the data and leaves credentials.json alone', async () => {
@@ -115,7 +132,9 @@ describe('npm start on the embedded database', () => {
     try {
       assert.equal(readFileSync(path.join(dataDir, 'credentials.json'), 'utf8'), credentialsText);
       const token: string = JSON.parse(credentialsText).workspaces[0].integrator.token;
-      const res = await fetch(`${running.base}/v1/collections/${collectionId}`, { headers: { authorization: `Bearer ${token}` } });
+      const res = await fetch(`${running.base}/v1/collections/${collectionId}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
       assert.equal(res.status, 200);
       assert.doesNotMatch(running.output(), /first start/);
 
@@ -127,7 +146,9 @@ describe('npm start on the embedded database', () => {
       assert.equal(migrate.status, 0, migrate.stderr);
       assert.match(migrate.stdout, /up to date/);
       assert.equal((await fetch(`${running.base}/readyz`)).status, 200);
-      const again = await fetch(`${running.base}/v1/collections/${collectionId}`, { headers: { authorization: `Bearer ${token}` } });
+      const again = await fetch(`${running.base}/v1/collections/${collectionId}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
       assert.equal(again.status, 200);
     } finally {
       assert.equal(await stop(running), 0);
@@ -152,7 +173,10 @@ describe('npm start on the embedded database', () => {
     let token: string | undefined;
     try {
       clusterOf(first, inner);
-      assert.match(first.output(), /cannot reach .*closed\/data; keeping the database cluster for it in \/var\/tmp\/payments-embedded-pg\/data-/);
+      assert.match(
+        first.output(),
+        /cannot reach .*closed\/data; keeping the database cluster for it in \/var\/tmp\/payments-embedded-pg\/data-/,
+      );
       token = JSON.parse(readFileSync(path.join(inner, 'credentials.json'), 'utf8')).workspaces[0].integrator.token;
     } finally {
       assert.equal(await stop(first), 0);

@@ -18,7 +18,12 @@ function edges<S extends string>(table: TransitionTable<S>): string[] {
 describe('payouts: created (reserved) → pending → successful | failed', () => {
   it('has exactly the documented moves, over every status', () => {
     assert.deepEqual(Object.keys(PAYOUT_TRANSITIONS).sort(), [...PAYOUT_STATUSES].sort());
-    assert.deepEqual(edges(PAYOUT_TRANSITIONS), ['created → failed', 'created → pending', 'pending → failed', 'pending → successful']);
+    assert.deepEqual(edges(PAYOUT_TRANSITIONS), [
+      'created → failed',
+      'created → pending',
+      'pending → failed',
+      'pending → successful',
+    ]);
     for (const s of ['successful', 'failed'] as PayoutStatus[]) assert.ok(isFinal(PAYOUT_TRANSITIONS, s), s);
   });
 

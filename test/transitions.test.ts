@@ -4,7 +4,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { COLLECTION_STATUSES, type CollectionStatus } from '../src/modules/collections/collections.schemas.js';
-import { COLLECTION_TRANSITIONS, isFinalCollectionStatus, planCollection } from '../src/modules/collections/collections.states.js';
+import {
+  COLLECTION_TRANSITIONS,
+  isFinalCollectionStatus,
+  planCollection,
+} from '../src/modules/collections/collections.states.js';
 import { REFUND_STATUSES, REFUND_TRANSITIONS, type RefundStatus } from '../src/modules/refunds/refunds.states.js';
 import { plan } from '../src/platform/state-machine.js';
 
@@ -88,20 +92,39 @@ function checkTable<S extends string>(
       const result = plan(table, from, to);
       const distance = contractDistance(contractEdges, from, to);
       if (distance === undefined) {
-        assert.deepEqual(result, { kind: 'refused' }, `${key(from, to)} cannot be reached under the contract, so must be refused`);
+        assert.deepEqual(
+          result,
+          { kind: 'refused' },
+          `${key(from, to)} cannot be reached under the contract, so must be refused`,
+        );
         continue;
       }
-      assert.equal(result.kind, 'steps', `${key(from, to)} is reachable under the contract (in ${distance} steps), got ${result.kind}`);
+      assert.equal(
+        result.kind,
+        'steps',
+        `${key(from, to)} is reachable under the contract (in ${distance} steps), got ${result.kind}`,
+      );
       if (result.kind !== 'steps') continue;
       assert.ok(result.steps.length >= 2, `${key(from, to)} is not a contract edge, so it needs intermediate statuses`);
       assert.equal(result.steps.at(-1), to, `${key(from, to)} must end at the target`);
-      assert.equal(result.steps.length, distance, `${key(from, to)} should take the shortest way (${distance} steps): ${result.steps.join(', ')}`);
+      assert.equal(
+        result.steps.length,
+        distance,
+        `${key(from, to)} should take the shortest way (${distance} steps): ${result.steps.join(', ')}`,
+      );
       let at = from;
       for (const step of result.steps) {
-        assert.ok(allowed.has(key(at, step)), `${key(from, to)} walks ${key(at, step)}, which the contract does not allow`);
+        assert.ok(
+          allowed.has(key(at, step)),
+          `${key(from, to)} walks ${key(at, step)}, which the contract does not allow`,
+        );
         at = step;
       }
-      assert.equal(new Set([from, ...result.steps]).size, result.steps.length + 1, `${key(from, to)} passes a status twice`);
+      assert.equal(
+        new Set([from, ...result.steps]).size,
+        result.steps.length + 1,
+        `${key(from, to)} passes a status twice`,
+      );
     }
   });
 
@@ -139,8 +162,14 @@ describe('collection transitions (contract §5)', () => {
   });
 
   it('a provider reporting only the outcome is walked through the statuses between', () => {
-    assert.deepEqual(plan(COLLECTION_TRANSITIONS, 'pending', 'successful'), { kind: 'steps', steps: ['processing', 'successful'] });
-    assert.deepEqual(plan(COLLECTION_TRANSITIONS, 'created', 'successful'), { kind: 'steps', steps: ['processing', 'successful'] });
+    assert.deepEqual(plan(COLLECTION_TRANSITIONS, 'pending', 'successful'), {
+      kind: 'steps',
+      steps: ['processing', 'successful'],
+    });
+    assert.deepEqual(plan(COLLECTION_TRANSITIONS, 'created', 'successful'), {
+      kind: 'steps',
+      steps: ['processing', 'successful'],
+    });
   });
 
   it('planCollection is the table walk, except that a walk through successful is refused', () => {
@@ -159,7 +188,10 @@ describe('collection transitions (contract §5)', () => {
     assert.deepEqual(planCollection('successful', 'reversed'), { kind: 'steps', steps: ['reversed'] });
     assert.deepEqual(planCollection('pending', 'successful'), { kind: 'steps', steps: ['processing', 'successful'] });
     // The raw table would walk it; the rule is what refuses.
-    assert.deepEqual(plan(COLLECTION_TRANSITIONS, 'processing', 'reversed'), { kind: 'steps', steps: ['successful', 'reversed'] });
+    assert.deepEqual(plan(COLLECTION_TRANSITIONS, 'processing', 'reversed'), {
+      kind: 'steps',
+      steps: ['successful', 'reversed'],
+    });
   });
 
   it('isFinalCollectionStatus names exactly failed, expired, refunded and reversed', () => {
@@ -168,9 +200,15 @@ describe('collection transitions (contract §5)', () => {
 });
 
 describe('refund transitions (contract §7)', () => {
-  checkTable('refund', REFUND_STATUSES, REFUND_TRANSITIONS, [...CONTRACT_REFUND_EDGES, ...DOCUMENTED_REFUND_DEPARTURES], REFUND_FINALS);
+  checkTable(
+    'refund',
+    REFUND_STATUSES,
+    REFUND_TRANSITIONS,
+    [...CONTRACT_REFUND_EDGES, ...DOCUMENTED_REFUND_DEPARTURES],
+    REFUND_FINALS,
+  );
 
-  it('a refund fails directly from requested (the README\'s documented departure) and from pending', () => {
+  it("a refund fails directly from requested (the README's documented departure) and from pending", () => {
     assert.deepEqual(plan(REFUND_TRANSITIONS, 'requested', 'failed'), { kind: 'steps', steps: ['failed'] });
     assert.deepEqual(plan(REFUND_TRANSITIONS, 'pending', 'failed'), { kind: 'steps', steps: ['failed'] });
   });
@@ -184,6 +222,9 @@ describe('refund transitions (contract §7)', () => {
   });
 
   it('a refund reported successful while requested passes through pending', () => {
-    assert.deepEqual(plan(REFUND_TRANSITIONS, 'requested', 'successful'), { kind: 'steps', steps: ['pending', 'successful'] });
+    assert.deepEqual(plan(REFUND_TRANSITIONS, 'requested', 'successful'), {
+      kind: 'steps',
+      steps: ['pending', 'successful'],
+    });
   });
 });

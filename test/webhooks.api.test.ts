@@ -24,8 +24,29 @@ const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** whsec_ and 32 random bytes in base64. */
 const SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
-const ENDPOINT_FIELDS = ['created_at', 'description', 'disabled_reason', 'enabled_events', 'id', 'previous_secret_expires_at', 'status', 'updated_at', 'url'];
-const DELIVERY_FIELDS = ['attempts', 'created_at', 'endpoint_id', 'event_id', 'id', 'kind', 'last_error', 'next_attempt_at', 'status', 'updated_at'];
+const ENDPOINT_FIELDS = [
+  'created_at',
+  'description',
+  'disabled_reason',
+  'enabled_events',
+  'id',
+  'previous_secret_expires_at',
+  'status',
+  'updated_at',
+  'url',
+];
+const DELIVERY_FIELDS = [
+  'attempts',
+  'created_at',
+  'endpoint_id',
+  'event_id',
+  'id',
+  'kind',
+  'last_error',
+  'next_attempt_at',
+  'status',
+  'updated_at',
+];
 const WAIT_MS = 15_000;
 /** A phone number the sandbox takes through pending → processing → successful. */
 const SUCCEEDS = { customer: { phone_number: '+254712340000' } };
@@ -50,15 +71,24 @@ after(async () => {
 
 const createEndpoint = (token: string, body: unknown, key?: string): Promise<ApiResponse> =>
   request(t, 'POST', '/v1/webhooks/endpoints', { token, body, ...(key === undefined ? {} : { idempotencyKey: key }) });
-const getEndpoint = (token: string, id: string): Promise<ApiResponse> => request(t, 'GET', `/v1/webhooks/endpoints/${id}`, { token });
-const listEndpoints = (token: string, query = ''): Promise<ApiResponse> => request(t, 'GET', `/v1/webhooks/endpoints${query ? `?${query}` : ''}`, { token });
-const patchEndpoint = (token: string, id: string, body: unknown): Promise<ApiResponse> => request(t, 'PATCH', `/v1/webhooks/endpoints/${id}`, { token, body });
-const deleteEndpoint = (token: string, id: string): Promise<ApiResponse> => request(t, 'DELETE', `/v1/webhooks/endpoints/${id}`, { token });
+const getEndpoint = (token: string, id: string): Promise<ApiResponse> =>
+  request(t, 'GET', `/v1/webhooks/endpoints/${id}`, { token });
+const listEndpoints = (token: string, query = ''): Promise<ApiResponse> =>
+  request(t, 'GET', `/v1/webhooks/endpoints${query ? `?${query}` : ''}`, { token });
+const patchEndpoint = (token: string, id: string, body: unknown): Promise<ApiResponse> =>
+  request(t, 'PATCH', `/v1/webhooks/endpoints/${id}`, { token, body });
+const deleteEndpoint = (token: string, id: string): Promise<ApiResponse> =>
+  request(t, 'DELETE', `/v1/webhooks/endpoints/${id}`, { token });
 const rotate = (token: string, id: string, key?: string): Promise<ApiResponse> =>
-  request(t, 'POST', `/v1/webhooks/endpoints/${id}/rotate-secret`, { token, ...(key === undefined ? {} : { idempotencyKey: key }) });
-const listEvents = (token: string, query = ''): Promise<ApiResponse> => request(t, 'GET', `/v1/events${query ? `?${query}` : ''}`, { token });
+  request(t, 'POST', `/v1/webhooks/endpoints/${id}/rotate-secret`, {
+    token,
+    ...(key === undefined ? {} : { idempotencyKey: key }),
+  });
+const listEvents = (token: string, query = ''): Promise<ApiResponse> =>
+  request(t, 'GET', `/v1/events${query ? `?${query}` : ''}`, { token });
 const getEvent = (token: string, id: string): Promise<ApiResponse> => request(t, 'GET', `/v1/events/${id}`, { token });
-const deliveries = (token: string, id: string, query = ''): Promise<ApiResponse> => request(t, 'GET', `/v1/events/${id}/deliveries${query ? `?${query}` : ''}`, { token });
+const deliveries = (token: string, id: string, query = ''): Promise<ApiResponse> =>
+  request(t, 'GET', `/v1/events/${id}/deliveries${query ? `?${query}` : ''}`, { token });
 /** `body: undefined` sends no body at all. */
 const resend = (token: string, id: string, body?: unknown): Promise<ApiResponse> =>
   request(t, 'POST', `/v1/events/${id}/resend`, { token, ...(body === undefined ? {} : { body }) });
@@ -81,11 +111,15 @@ async function successfulCollection(token: string): Promise<string> {
   const c = await createCollection(t, token, SUCCEEDS);
   assert.equal(c.status, 201, c.text);
   const id: string = c.body.collection_id;
-  await waitFor(`collection ${id} to become successful`, async () => {
-    const res = await request(t, 'GET', `/v1/collections/${id}`, { token });
-    assert.equal(res.status, 200, res.text);
-    return res.body.status === 'successful' ? true : undefined;
-  }, WAIT_MS);
+  await waitFor(
+    `collection ${id} to become successful`,
+    async () => {
+      const res = await request(t, 'GET', `/v1/collections/${id}`, { token });
+      assert.equal(res.status, 200, res.text);
+      return res.body.status === 'successful' ? true : undefined;
+    },
+    WAIT_MS,
+  );
   return id;
 }
 
@@ -115,7 +149,10 @@ function withoutSecret(e: Record<string, unknown>): Record<string, unknown> {
 }
 
 function hasFieldError(res: ApiResponse, field: string): boolean {
-  return Array.isArray(res.body?.errors) && res.body.errors.some((e: { field: string; message: string }) => e.field === field && typeof e.message === 'string');
+  return (
+    Array.isArray(res.body?.errors) &&
+    res.body.errors.some((e: { field: string; message: string }) => e.field === field && typeof e.message === 'string')
+  );
 }
 
 // 1. Happy paths
@@ -160,7 +197,10 @@ describe('endpoints: create, list, read, change, delete', () => {
 
   it('GET and the list show exactly the created endpoint without its secret, newest first', async () => {
     const first = await newEndpoint(ws.token, { url: 'https://example.com/first', description: 'one' });
-    const second = await newEndpoint(ws.token, { url: 'https://example.com/second', enabled_events: ['collection.failed'] });
+    const second = await newEndpoint(ws.token, {
+      url: 'https://example.com/second',
+      enabled_events: ['collection.failed'],
+    });
 
     const got = await getEndpoint(ws.token, first.id);
     assert.equal(got.status, 200, got.text);
@@ -185,7 +225,10 @@ describe('endpoints: create, list, read, change, delete', () => {
     const walked: string[] = [];
     let cursor: string | null = null;
     for (let i = 0; i < 50; i++) {
-      const page: ApiResponse = await listEndpoints(ws.token, `limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const page: ApiResponse = await listEndpoints(
+        ws.token,
+        `limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
       assert.equal(page.status, 200, page.text);
       assert.equal(page.body.data.length, 1);
       walked.push(page.body.data[0].id);
@@ -234,7 +277,10 @@ describe('endpoints: create, list, read, change, delete', () => {
 
     const disabled = await listEndpoints(ws.token, 'status=disabled&limit=100');
     assert.equal(disabled.status, 200, disabled.text);
-    assert.deepEqual(disabled.body.data.map((x: { id: string }) => x.id), [e.id]);
+    assert.deepEqual(
+      disabled.body.data.map((x: { id: string }) => x.id),
+      [e.id],
+    );
     const enabled = await listEndpoints(ws.token, 'status=enabled&limit=100');
     assert.ok(enabled.body.data.length > 0);
     assert.ok(enabled.body.data.every((x: { id: string; status: string }) => x.id !== e.id && x.status === 'enabled'));
@@ -280,7 +326,10 @@ describe('endpoints: create, list, read, change, delete', () => {
     assert.ok(!got.text.includes('whsec_'));
     const list = await listEndpoints(ws.token, 'limit=100');
     assert.ok(!list.text.includes('whsec_'));
-    assert.equal(list.body.data.find((x: { id: string }) => x.id === e.id).previous_secret_expires_at, res.body.previous_secret_expires_at);
+    assert.equal(
+      list.body.data.find((x: { id: string }) => x.id === e.id).previous_secret_expires_at,
+      res.body.previous_secret_expires_at,
+    );
 
     // Under an Idempotency-Key a retried rotation answers the same secret and rotates once.
     const key = newKey();
@@ -376,7 +425,10 @@ describe('endpoints: validation', () => {
     for (const [body, field] of cases) {
       const res = await createEndpoint(ws.token, body);
       assertProblem(res, 400, 'validation_failed');
-      assert.ok(hasFieldError(res, field), `${JSON.stringify(body).slice(0, 80)} → expected a ${field} error: ${res.text}`);
+      assert.ok(
+        hasFieldError(res, field),
+        `${JSON.stringify(body).slice(0, 80)} → expected a ${field} error: ${res.text}`,
+      );
     }
     assert.deepEqual(await allEndpoints(ws.token), before);
   });
@@ -403,7 +455,11 @@ describe('endpoints: validation', () => {
       assertProblem(res, 400, code);
       assert.ok(hasFieldError(res, field), `${JSON.stringify(body)} → expected a ${field} error: ${res.text}`);
     }
-    assert.deepEqual((await getEndpoint(ws.token, existing.id)).body, withoutSecret(existing), 'refused changes leave the endpoint as it was');
+    assert.deepEqual(
+      (await getEndpoint(ws.token, existing.id)).body,
+      withoutSecret(existing),
+      'refused changes leave the endpoint as it was',
+    );
   });
 
   it('list query parameters are checked: limit 1..100, a tampered cursor is 400 invalid_cursor', async () => {
@@ -431,7 +487,10 @@ describe('access: integrator tokens only', () => {
 
   before(async () => {
     ws = await createWorkspace(t, 'webhooks-access');
-    const lp = await request(t, 'POST', `/v1/admin/workspaces/${ws.id}/credentials`, { token: t.adminToken, body: { audience: 'liquidity_provider' } });
+    const lp = await request(t, 'POST', `/v1/admin/workspaces/${ws.id}/credentials`, {
+      token: t.adminToken,
+      body: { audience: 'liquidity_provider' },
+    });
     assert.equal(lp.status, 201, lp.text);
     lpToken = lp.body.token;
     endpoint = await newEndpoint(ws.token, { url: `${receiverBase}/access`, description: 'access' });
@@ -472,9 +531,21 @@ describe('access: integrator tokens only', () => {
         assert.ok(!res.text.includes('whsec_'));
       }
     }
-    assert.deepEqual((await getEndpoint(ws.token, endpoint.id)).body, withoutSecret(endpoint), 'not patched, rotated or deleted');
-    assert.deepEqual((await allEndpoints(ws.token)).map((e) => e.id), [endpoint.id], 'nothing created');
-    assert.equal((await deliveries(ws.token, eventId)).body.data.filter((d: { kind: string }) => d.kind === 'resend').length, 0, 'no resend queued');
+    assert.deepEqual(
+      (await getEndpoint(ws.token, endpoint.id)).body,
+      withoutSecret(endpoint),
+      'not patched, rotated or deleted',
+    );
+    assert.deepEqual(
+      (await allEndpoints(ws.token)).map((e) => e.id),
+      [endpoint.id],
+      'nothing created',
+    );
+    assert.equal(
+      (await deliveries(ws.token, eventId)).body.data.filter((d: { kind: string }) => d.kind === 'resend').length,
+      0,
+      'no resend queued',
+    );
   });
 });
 
@@ -506,7 +577,10 @@ describe('workspaces never see each other’s endpoints and events', () => {
   it("B's GET, PATCH, DELETE and rotate of A's endpoint answer 404 exactly as a missing id, and change nothing", async () => {
     const missing = randomUUID();
     assertSameAsMissing(await getEndpoint(b.token, aEndpoint.id), await getEndpoint(b.token, missing));
-    assertSameAsMissing(await patchEndpoint(b.token, aEndpoint.id, { status: 'disabled' }), await patchEndpoint(b.token, missing, { status: 'disabled' }));
+    assertSameAsMissing(
+      await patchEndpoint(b.token, aEndpoint.id, { status: 'disabled' }),
+      await patchEndpoint(b.token, missing, { status: 'disabled' }),
+    );
     assertSameAsMissing(await rotate(b.token, aEndpoint.id), await rotate(b.token, missing));
     assertSameAsMissing(await rotate(b.token, aEndpoint.id, newKey()), await rotate(b.token, missing, newKey()));
     assertSameAsMissing(await deleteEndpoint(b.token, aEndpoint.id), await deleteEndpoint(b.token, missing));
@@ -520,20 +594,38 @@ describe('workspaces never see each other’s endpoints and events', () => {
     assertSameAsMissing(await getEvent(b.token, aEventId), await getEvent(b.token, missing));
     assertSameAsMissing(await deliveries(b.token, aEventId), await deliveries(b.token, missing));
     assertSameAsMissing(await resend(b.token, aEventId), await resend(b.token, missing));
-    assertSameAsMissing(await resend(b.token, aEventId, { endpoint_id: bEndpoint.id }), await resend(b.token, missing, { endpoint_id: bEndpoint.id }));
+    assertSameAsMissing(
+      await resend(b.token, aEventId, { endpoint_id: bEndpoint.id }),
+      await resend(b.token, missing, { endpoint_id: bEndpoint.id }),
+    );
     // B's own event, A's endpoint: the endpoint is not B's.
-    assertSameAsMissing(await resend(b.token, bEventId, { endpoint_id: aEndpoint.id }), await resend(b.token, bEventId, { endpoint_id: randomUUID() }));
+    assertSameAsMissing(
+      await resend(b.token, bEventId, { endpoint_id: aEndpoint.id }),
+      await resend(b.token, bEventId, { endpoint_id: randomUUID() }),
+    );
     const aDeliveries = await deliveries(a.token, aEventId);
     assert.equal(aDeliveries.status, 200, aDeliveries.text);
-    assert.ok(aDeliveries.body.data.every((d: { kind: string; endpoint_id: string }) => d.kind === 'event' && d.endpoint_id === aEndpoint.id));
+    assert.ok(
+      aDeliveries.body.data.every(
+        (d: { kind: string; endpoint_id: string }) => d.kind === 'event' && d.endpoint_id === aEndpoint.id,
+      ),
+    );
   });
 
   it("B's lists show none of A's endpoints or events", async () => {
-    assert.deepEqual((await allEndpoints(b.token)).map((e) => e.id), [bEndpoint.id]);
+    assert.deepEqual(
+      (await allEndpoints(b.token)).map((e) => e.id),
+      [bEndpoint.id],
+    );
     const bEvents = await listEvents(b.token, 'limit=100');
     assert.equal(bEvents.status, 200, bEvents.text);
     assert.ok(bEvents.body.data.length > 0);
-    assert.ok(bEvents.body.data.every((e: { id: string; data: { collection_id: string } }) => e.id !== aEventId && e.data.collection_id !== aCollection));
+    assert.ok(
+      bEvents.body.data.every(
+        (e: { id: string; data: { collection_id: string } }) =>
+          e.id !== aEventId && e.data.collection_id !== aCollection,
+      ),
+    );
     assert.deepEqual((await listEvents(b.token, `object_id=${aCollection}`)).body.data, []);
     assert.ok((await eventsOf(a.token, aCollection)).length > 0);
   });
@@ -553,12 +645,20 @@ describe('at most 16 endpoints per workspace', () => {
     assertProblem(idempotentOver, 409, 'webhook_endpoint_limit_reached');
 
     assert.equal((await patchEndpoint(ws.token, ids[0] as string, { status: 'disabled' })).status, 200);
-    assertProblem(await createEndpoint(ws.token, { url: 'https://example.com/hook/17' }), 409, 'webhook_endpoint_limit_reached');
+    assertProblem(
+      await createEndpoint(ws.token, { url: 'https://example.com/hook/17' }),
+      409,
+      'webhook_endpoint_limit_reached',
+    );
 
     assert.equal((await deleteEndpoint(ws.token, ids[3] as string)).status, 204);
     const again = await createEndpoint(ws.token, { url: 'https://example.com/hook/again' });
     assert.equal(again.status, 201, again.text);
-    assertProblem(await createEndpoint(ws.token, { url: 'https://example.com/hook/18' }), 409, 'webhook_endpoint_limit_reached');
+    assertProblem(
+      await createEndpoint(ws.token, { url: 'https://example.com/hook/18' }),
+      409,
+      'webhook_endpoint_limit_reached',
+    );
     assert.equal((await allEndpoints(ws.token)).length, 16);
 
     // The limit is per workspace: another workspace is unaffected.
@@ -568,13 +668,22 @@ describe('at most 16 endpoints per workspace', () => {
 
   it('20 concurrent creations in a fresh workspace leave exactly 16', async () => {
     const ws = await createWorkspace(t, 'webhooks-limit-race');
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => createEndpoint(ws.token, { url: `https://example.com/race/${i}` })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => createEndpoint(ws.token, { url: `https://example.com/race/${i}` })),
+    );
     const statuses = results.map((r) => r.status).sort();
-    assert.deepEqual(statuses, [...Array(16).fill(201), ...Array(4).fill(409)], results.map((r) => `${r.status} ${r.text.slice(0, 80)}`).join('\n'));
+    assert.deepEqual(
+      statuses,
+      [...Array(16).fill(201), ...Array(4).fill(409)],
+      results.map((r) => `${r.status} ${r.text.slice(0, 80)}`).join('\n'),
+    );
     for (const r of results.filter((x) => x.status === 409)) assertProblem(r, 409, 'webhook_endpoint_limit_reached');
     const listed = await allEndpoints(ws.token);
     assert.equal(listed.length, 16);
-    assert.deepEqual(new Set(listed.map((e) => e.id)), new Set(results.filter((r) => r.status === 201).map((r) => r.body.id)));
+    assert.deepEqual(
+      new Set(listed.map((e) => e.id)),
+      new Set(results.filter((r) => r.status === 201).map((r) => r.body.id)),
+    );
   });
 });
 
@@ -590,7 +699,11 @@ describe('idempotent creation', () => {
     assert.equal(first.headers.get('idempotent-replayed'), null);
 
     // Same body with its keys in another order: the same fingerprint.
-    const second = await createEndpoint(ws.token, { description: 'once', enabled_events: ['collection.successful'], url: 'https://example.com/idem' }, key);
+    const second = await createEndpoint(
+      ws.token,
+      { description: 'once', enabled_events: ['collection.successful'], url: 'https://example.com/idem' },
+      key,
+    );
     assert.equal(second.status, 201, second.text);
     assert.equal(second.headers.get('idempotent-replayed'), 'true');
     assert.equal(second.text, first.text, 'byte-identical body');
@@ -603,7 +716,10 @@ describe('idempotent creation', () => {
     // Another route with the same key is also a reuse.
     assertProblem(await rotate(ws.token, first.body.id, key), 422, 'idempotency_key_reused');
 
-    assert.deepEqual((await allEndpoints(ws.token)).map((e) => e.id), [first.body.id]);
+    assert.deepEqual(
+      (await allEndpoints(ws.token)).map((e) => e.id),
+      [first.body.id],
+    );
 
     // A request refused by validation stores nothing: the key is still free for a good request.
     const key2 = newKey();
@@ -638,7 +754,12 @@ describe('secret rotation end to end', () => {
       WAIT_MS,
     );
     const types = mine.map((r) => JSON.parse(r.body).type).sort();
-    assert.deepEqual(types, ['collection.created', 'collection.pending', 'collection.processing', 'collection.successful']);
+    assert.deepEqual(types, [
+      'collection.created',
+      'collection.pending',
+      'collection.processing',
+      'collection.successful',
+    ]);
 
     const stranger = new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`);
     for (const r of mine) {
@@ -669,7 +790,10 @@ describe('rotating often', () => {
   it('keeps only the two newest earlier secrets signing, next to the current one', async () => {
     const ws = await createWorkspace(t, 'webhooks-rotate-often');
     const path = `/rotation/${randomUUID()}`;
-    const created = await newEndpoint(ws.token, { url: `${receiverBase}${path}`, enabled_events: ['collection.created'] });
+    const created = await newEndpoint(ws.token, {
+      url: `${receiverBase}${path}`,
+      enabled_events: ['collection.created'],
+    });
     const secrets: string[] = [created.secret];
     for (let i = 0; i < 4; i++) {
       const rotated = await rotate(ws.token, created.id);
@@ -677,14 +801,19 @@ describe('rotating often', () => {
       secrets.push(rotated.body.secret);
     }
     await createCollection(t, ws.token);
-    const [delivery] = await waitFor('the delivery', async () => {
-      const got = received.filter((r) => r.path === path);
-      return got.length >= 1 ? got : undefined;
-    }, WAIT_MS);
+    const [delivery] = await waitFor(
+      'the delivery',
+      async () => {
+        const got = received.filter((r) => r.path === path);
+        return got.length >= 1 ? got : undefined;
+      },
+      WAIT_MS,
+    );
     const headers = delivery!.headers as Record<string, string>;
     assert.equal((headers['webhook-signature'] ?? '').split(' ').length, 3, headers['webhook-signature']);
     for (const secret of secrets.slice(2)) new Webhook(secret).verify(delivery!.body, headers);
-    for (const secret of secrets.slice(0, 2)) assert.throws(() => new Webhook(secret).verify(delivery!.body, headers), /signature/i);
+    for (const secret of secrets.slice(0, 2))
+      assert.throws(() => new Webhook(secret).verify(delivery!.body, headers), /signature/i);
   });
 });
 
@@ -695,7 +824,9 @@ describe('ids in bodies and queries', () => {
     assert.ok(hasFieldError(res, 'object_id'), res.text);
     const collection = (await createCollection(t, t.demoToken)).body;
     const event = (await listEvents(t.demoToken, `object_id=${collection.collection_id}`)).body.data[0];
-    const resent = await resend(t.demoToken, event.id, { endpoint_id: 'urn:uuid:00000000-0000-4000-8000-000000000000' });
+    const resent = await resend(t.demoToken, event.id, {
+      endpoint_id: 'urn:uuid:00000000-0000-4000-8000-000000000000',
+    });
     assertProblem(resent, 400, 'validation_failed');
     assert.ok(hasFieldError(resent, 'endpoint_id'), resent.text);
   });
@@ -716,12 +847,19 @@ describe('events API', () => {
     const other = await createCollection(t, ws.token, { customer: { phone_number: '+254712340002' } });
     assert.equal(other.status, 201, other.text);
     otherId = other.body.collection_id;
-    await waitFor('the other collection to fail', async () => ((await eventsOf(ws.token, otherId)).some((e) => e.type === 'collection.failed') ? true : undefined), WAIT_MS);
+    await waitFor(
+      'the other collection to fail',
+      async () => ((await eventsOf(ws.token, otherId)).some((e) => e.type === 'collection.failed') ? true : undefined),
+      WAIT_MS,
+    );
     events = await eventsOf(ws.token, collectionId);
   });
 
   it('object_id lists the collection’s events newest first, with the right types and exact shape', async () => {
-    assert.deepEqual(events.map((e) => e.type), ['collection.successful', 'collection.processing', 'collection.pending', 'collection.created']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['collection.successful', 'collection.processing', 'collection.pending', 'collection.created'],
+    );
     for (const e of events) {
       assert.deepEqual(Object.keys(e).sort(), ['data', 'id', 'timestamp', 'type']);
       assert.match(e.id, UUID);
@@ -747,7 +885,12 @@ describe('events API', () => {
     const failed = await listEvents(ws.token, 'type=collection.failed');
     assert.equal(failed.status, 200, failed.text);
     assert.ok(failed.body.data.length >= 1);
-    assert.ok(failed.body.data.every((e: { type: string; data: { collection_id: string } }) => e.type === 'collection.failed' && e.data.collection_id === otherId));
+    assert.ok(
+      failed.body.data.every(
+        (e: { type: string; data: { collection_id: string } }) =>
+          e.type === 'collection.failed' && e.data.collection_id === otherId,
+      ),
+    );
     assert.deepEqual((await listEvents(ws.token, `object_id=${collectionId}&type=collection.failed`)).body.data, []);
     assert.deepEqual((await listEvents(ws.token, `object_id=${randomUUID()}`)).body.data, []);
   });
@@ -756,7 +899,10 @@ describe('events API', () => {
     const walked: string[] = [];
     let cursor: string | null = null;
     for (let i = 0; i < 20; i++) {
-      const page: ApiResponse = await listEvents(ws.token, `object_id=${collectionId}&limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const page: ApiResponse = await listEvents(
+        ws.token,
+        `object_id=${collectionId}&limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
       assert.equal(page.status, 200, page.text);
       assert.equal(page.body.data.length, 1);
       walked.push(page.body.data[0].id);
@@ -764,19 +910,31 @@ describe('events API', () => {
       assert.equal(page.body.has_more, cursor !== null);
       if (cursor === null) break;
     }
-    assert.deepEqual(walked, events.map((e) => e.id));
+    assert.deepEqual(
+      walked,
+      events.map((e) => e.id),
+    );
     assert.equal(new Set(walked).size, walked.length);
   });
 
   it('from/to filter the event time', async () => {
     const oldest = events[events.length - 1];
     const newest = events[0];
-    const fromNewest = await listEvents(ws.token, `object_id=${collectionId}&from=${encodeURIComponent(newest.timestamp)}`);
+    const fromNewest = await listEvents(
+      ws.token,
+      `object_id=${collectionId}&from=${encodeURIComponent(newest.timestamp)}`,
+    );
     assert.equal(fromNewest.status, 200, fromNewest.text);
-    assert.deepEqual(fromNewest.body.data.map((e: { id: string }) => e.id), events.filter((e) => e.timestamp >= newest.timestamp).map((e) => e.id));
+    assert.deepEqual(
+      fromNewest.body.data.map((e: { id: string }) => e.id),
+      events.filter((e) => e.timestamp >= newest.timestamp).map((e) => e.id),
+    );
     const toOldest = await listEvents(ws.token, `object_id=${collectionId}&to=${encodeURIComponent(oldest.timestamp)}`);
     assert.equal(toOldest.status, 200, toOldest.text);
-    assert.deepEqual(toOldest.body.data.map((e: { id: string }) => e.id), events.filter((e) => e.timestamp <= oldest.timestamp).map((e) => e.id));
+    assert.deepEqual(
+      toOldest.body.data.map((e: { id: string }) => e.id),
+      events.filter((e) => e.timestamp <= oldest.timestamp).map((e) => e.id),
+    );
     assertProblem(await listEvents(ws.token, 'from=yesterday'), 400, 'validation_failed');
   });
 
@@ -795,7 +953,12 @@ describe('events API', () => {
     assert.equal(typeof cursor, 'string');
     const [payload, signature] = cursor.split('.') as [string, string];
     const forged = Buffer.from(JSON.stringify([Date.now() + 1000, randomUUID()])).toString('base64url');
-    for (const bad of [`${forged}.${signature}`, `${payload}.${signature.slice(0, -1)}${signature.endsWith('A') ? 'B' : 'A'}`, `${payload}x.${signature}`, 'garbage']) {
+    for (const bad of [
+      `${forged}.${signature}`,
+      `${payload}.${signature.slice(0, -1)}${signature.endsWith('A') ? 'B' : 'A'}`,
+      `${payload}x.${signature}`,
+      'garbage',
+    ]) {
       const res = await listEvents(ws.token, `object_id=${collectionId}&cursor=${encodeURIComponent(bad)}`);
       assertProblem(res, 400, 'invalid_cursor');
     }
@@ -826,25 +989,40 @@ describe('deliveries and resend', () => {
   before(async () => {
     ws = await createWorkspace(t, 'webhooks-resend');
     all = await newEndpoint(ws.token, { url: `${receiverBase}${pathAll}` });
-    successOnly = await newEndpoint(ws.token, { url: `${receiverBase}${pathSuccess}`, enabled_events: ['collection.successful'] });
-    refundsOnly = await newEndpoint(ws.token, { url: `${receiverBase}${pathRefunds}`, enabled_events: ['refund.successful', 'refund.failed'] });
+    successOnly = await newEndpoint(ws.token, {
+      url: `${receiverBase}${pathSuccess}`,
+      enabled_events: ['collection.successful'],
+    });
+    refundsOnly = await newEndpoint(ws.token, {
+      url: `${receiverBase}${pathRefunds}`,
+      enabled_events: ['refund.successful', 'refund.failed'],
+    });
     const collectionId = await successfulCollection(ws.token);
     const events = await eventsOf(ws.token, collectionId);
     pendingEvent = events.find((e) => e.type === 'collection.pending');
     successfulEvent = events.find((e) => e.type === 'collection.successful');
     assert.ok(pendingEvent && successfulEvent);
     // Wait for the normal deliveries, so later counts only see resends.
-    await waitFor('the successful event delivered to both subscribers', async () => {
-      const res = await deliveries(ws.token, successfulEvent.id);
-      return res.body.data.length === 2 && res.body.data.every((d: { status: string }) => d.status === 'succeeded') ? true : undefined;
-    }, WAIT_MS);
+    await waitFor(
+      'the successful event delivered to both subscribers',
+      async () => {
+        const res = await deliveries(ws.token, successfulEvent.id);
+        return res.body.data.length === 2 && res.body.data.every((d: { status: string }) => d.status === 'succeeded')
+          ? true
+          : undefined;
+      },
+      WAIT_MS,
+    );
   });
 
   it('deliveries: one per subscribed endpoint, each with its attempt log', async () => {
     const res = await deliveries(ws.token, successfulEvent.id);
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(Object.keys(res.body).sort(), ['data', 'has_more', 'next_cursor']);
-    assert.deepEqual(res.body.data.map((d: { endpoint_id: string }) => d.endpoint_id).sort(), [all.id, successOnly.id].sort());
+    assert.deepEqual(
+      res.body.data.map((d: { endpoint_id: string }) => d.endpoint_id).sort(),
+      [all.id, successOnly.id].sort(),
+    );
     for (const d of res.body.data) {
       assert.deepEqual(Object.keys(d).sort(), DELIVERY_FIELDS);
       assert.equal(d.event_id, successfulEvent.id);
@@ -854,7 +1032,16 @@ describe('deliveries and resend', () => {
       assert.equal(d.last_error, null);
       assert.equal(d.attempts.length, 1);
       const [a] = d.attempts;
-      assert.deepEqual(Object.keys(a).sort(), ['attempt', 'created_at', 'duration_ms', 'error', 'response_body', 'status_code', 'succeeded', 'url']);
+      assert.deepEqual(Object.keys(a).sort(), [
+        'attempt',
+        'created_at',
+        'duration_ms',
+        'error',
+        'response_body',
+        'status_code',
+        'succeeded',
+        'url',
+      ]);
       assert.equal(a.attempt, 1);
       assert.equal(a.status_code, 200);
       assert.equal(a.response_body, 'ok');
@@ -863,23 +1050,33 @@ describe('deliveries and resend', () => {
       assert.equal(a.url, d.endpoint_id === all.id ? all.url : successOnly.url);
     }
     // The pending event went to the '*' endpoint only.
-    const pending = await waitFor('the pending event delivered', async () => {
-      const r = await deliveries(ws.token, pendingEvent.id);
-      return r.body.data.length === 1 && r.body.data[0].status === 'succeeded' ? r : undefined;
-    }, WAIT_MS);
+    const pending = await waitFor(
+      'the pending event delivered',
+      async () => {
+        const r = await deliveries(ws.token, pendingEvent.id);
+        return r.body.data.length === 1 && r.body.data[0].status === 'succeeded' ? r : undefined;
+      },
+      WAIT_MS,
+    );
     assert.equal(pending.body.data[0].endpoint_id, all.id);
     assertProblem(await deliveries(ws.token, successfulEvent.id, 'limit=0'), 400, 'validation_failed');
   });
 
   // The fan-out stamps deliveries with a millisecond time: a cursor (milliseconds) walks them all.
   it('paging the deliveries of one fan-out with limit=1 walks every delivery exactly once', async () => {
-    const full = (await deliveries(ws.token, successfulEvent.id, 'limit=100')).body.data.map((d: { id: string }) => d.id);
+    const full = (await deliveries(ws.token, successfulEvent.id, 'limit=100')).body.data.map(
+      (d: { id: string }) => d.id,
+    );
     assert.equal(full.length, 2, 'two endpoints subscribe, so two deliveries');
     const walked: string[] = [];
     let cursor: string | null = null;
     let lastPage: ApiResponse | undefined;
     for (let i = 0; i < 5; i++) {
-      const page: ApiResponse = await deliveries(ws.token, successfulEvent.id, `limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const page: ApiResponse = await deliveries(
+        ws.token,
+        successfulEvent.id,
+        `limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
       assert.equal(page.status, 200, page.text);
       walked.push(...page.body.data.map((d: { id: string }) => d.id));
       lastPage = page;
@@ -905,11 +1102,15 @@ describe('deliveries and resend', () => {
     assert.equal(d.status, 'pending');
     assert.deepEqual(d.attempts, []);
 
-    const sent = await waitFor('the resend delivery to get an attempt', async () => {
-      const list = await deliveries(ws.token, successfulEvent.id, 'limit=100');
-      const found = list.body.data.find((x: { id: string }) => x.id === d.id);
-      return found && found.status !== 'pending' ? found : undefined;
-    }, WAIT_MS);
+    const sent = await waitFor(
+      'the resend delivery to get an attempt',
+      async () => {
+        const list = await deliveries(ws.token, successfulEvent.id, 'limit=100');
+        const found = list.body.data.find((x: { id: string }) => x.id === d.id);
+        return found && found.status !== 'pending' ? found : undefined;
+      },
+      WAIT_MS,
+    );
     assert.equal(sent.kind, 'resend');
     assert.equal(sent.status, 'succeeded');
     assert.equal(sent.attempts.length, 1);
@@ -919,30 +1120,62 @@ describe('deliveries and resend', () => {
     const copies = received.filter((r) => r.path === pathSuccess && r.headers['webhook-id'] === successfulEvent.id);
     assert.equal(copies.length, 2, 'the original delivery and the resend');
     assert.deepEqual(JSON.parse((copies[1] as ReceivedRequest).body), successfulEvent);
-    new Webhook(successOnly.secret).verify((copies[1] as ReceivedRequest).body, (copies[1] as ReceivedRequest).headers as Record<string, string>);
+    new Webhook(successOnly.secret).verify(
+      (copies[1] as ReceivedRequest).body,
+      (copies[1] as ReceivedRequest).headers as Record<string, string>,
+    );
   });
 
   it('resend without an endpoint: 202 to every enabled subscribed endpoint (no body, an empty body or {})', async () => {
     for (const send of [
       () => resend(ws.token, successfulEvent.id),
-      () => request(t, 'POST', `/v1/events/${successfulEvent.id}/resend`, { token: ws.token, rawBody: '', headers: { 'content-type': 'application/json' } }),
+      () =>
+        request(t, 'POST', `/v1/events/${successfulEvent.id}/resend`, {
+          token: ws.token,
+          rawBody: '',
+          headers: { 'content-type': 'application/json' },
+        }),
       () => resend(ws.token, successfulEvent.id, {}),
     ]) {
       const res = await send();
       assert.equal(res.status, 202, res.text);
-      assert.deepEqual(res.body.data.map((d: { endpoint_id: string }) => d.endpoint_id).sort(), [all.id, successOnly.id].sort());
-      assert.ok(res.body.data.every((d: { kind: string; status: string; event_id: string }) => d.kind === 'resend' && d.status === 'pending' && d.event_id === successfulEvent.id));
+      assert.deepEqual(
+        res.body.data.map((d: { endpoint_id: string }) => d.endpoint_id).sort(),
+        [all.id, successOnly.id].sort(),
+      );
+      assert.ok(
+        res.body.data.every(
+          (d: { kind: string; status: string; event_id: string }) =>
+            d.kind === 'resend' && d.status === 'pending' && d.event_id === successfulEvent.id,
+        ),
+      );
     }
     const pending = await resend(ws.token, pendingEvent.id);
     assert.equal(pending.status, 202, pending.text);
-    assert.deepEqual(pending.body.data.map((d: { endpoint_id: string }) => d.endpoint_id), [all.id], 'only endpoints subscribed to the type');
+    assert.deepEqual(
+      pending.body.data.map((d: { endpoint_id: string }) => d.endpoint_id),
+      [all.id],
+      'only endpoints subscribed to the type',
+    );
 
-    await waitFor('every resend sent', async () => {
-      const list = await deliveries(ws.token, successfulEvent.id, 'limit=100');
-      const resends = list.body.data.filter((d: { kind: string }) => d.kind === 'resend');
-      return resends.length === 7 && resends.every((d: { status: string; attempts: unknown[] }) => d.status === 'succeeded' && d.attempts.length === 1) ? true : undefined;
-    }, WAIT_MS);
-    assert.ok(!received.some((r) => r.path === pathRefunds), 'the refund-only endpoint never received a collection event');
+    await waitFor(
+      'every resend sent',
+      async () => {
+        const list = await deliveries(ws.token, successfulEvent.id, 'limit=100');
+        const resends = list.body.data.filter((d: { kind: string }) => d.kind === 'resend');
+        return resends.length === 7 &&
+          resends.every(
+            (d: { status: string; attempts: unknown[] }) => d.status === 'succeeded' && d.attempts.length === 1,
+          )
+          ? true
+          : undefined;
+      },
+      WAIT_MS,
+    );
+    assert.ok(
+      !received.some((r) => r.path === pathRefunds),
+      'the refund-only endpoint never received a collection event',
+    );
   });
 
   it('resend: 400 for bad bodies, 404 for a deleted or unknown endpoint', async () => {
@@ -957,11 +1190,18 @@ describe('deliveries and resend', () => {
   it('resend: 409 webhook_endpoint_disabled for a disabled endpoint, 409 no_webhook_endpoints when none subscribed is enabled', async () => {
     assert.equal((await patchEndpoint(ws.token, successOnly.id, { status: 'disabled' })).status, 200);
     const before = (await deliveries(ws.token, successfulEvent.id, 'limit=100')).body.data.length;
-    assertProblem(await resend(ws.token, successfulEvent.id, { endpoint_id: successOnly.id }), 409, 'webhook_endpoint_disabled');
+    assertProblem(
+      await resend(ws.token, successfulEvent.id, { endpoint_id: successOnly.id }),
+      409,
+      'webhook_endpoint_disabled',
+    );
     // Without a name only the enabled subscriber is sent to.
     const toEnabled = await resend(ws.token, successfulEvent.id);
     assert.equal(toEnabled.status, 202, toEnabled.text);
-    assert.deepEqual(toEnabled.body.data.map((d: { endpoint_id: string }) => d.endpoint_id), [all.id]);
+    assert.deepEqual(
+      toEnabled.body.data.map((d: { endpoint_id: string }) => d.endpoint_id),
+      [all.id],
+    );
 
     assert.equal((await patchEndpoint(ws.token, all.id, { status: 'disabled' })).status, 200);
     assertProblem(await resend(ws.token, pendingEvent.id), 409, 'no_webhook_endpoints');
@@ -988,14 +1228,21 @@ describe('disabling while the relay fans out', () => {
       const ws = await createWorkspace(t, `race-${how.length}`);
       const endpoint = (await createEndpoint(ws.token, { url: `${receiverBase}/race` })).body;
       const event = (await createCollection(t, ws.token)).body;
-      const eventId = (await listEvents(ws.token, `object_id=${event.collection_id}&type=collection.created`)).body.data[0].id as string;
+      const eventId = (await listEvents(ws.token, `object_id=${event.collection_id}&type=collection.created`)).body
+        .data[0].id as string;
       const relay = await t.db.connect();
       try {
         await relay.query('BEGIN');
         // What the fan-out does: share-lock the enabled endpoints, then insert a pending delivery.
-        const shared = await relay.query("SELECT id FROM webhook_endpoints WHERE id = $1 AND status = 'enabled' FOR SHARE", [endpoint.id]);
+        const shared = await relay.query(
+          "SELECT id FROM webhook_endpoints WHERE id = $1 AND status = 'enabled' FOR SHARE",
+          [endpoint.id],
+        );
         assert.equal(shared.rowCount, 1);
-        const change = how === 'DELETE' ? deleteEndpoint(ws.token, endpoint.id) : patchEndpoint(ws.token, endpoint.id, { status: 'disabled' });
+        const change =
+          how === 'DELETE'
+            ? deleteEndpoint(ws.token, endpoint.id)
+            : patchEndpoint(ws.token, endpoint.id, { status: 'disabled' });
         let settled = false;
         void change.then(() => (settled = true));
         await new Promise((r) => setTimeout(r, 300));
@@ -1010,9 +1257,16 @@ describe('disabling while the relay fans out', () => {
       } finally {
         relay.release();
       }
-      const { rows } = await t.db.query<{ status: string }>('SELECT status FROM webhook_deliveries WHERE endpoint_id = $1', [endpoint.id]);
+      const { rows } = await t.db.query<{ status: string }>(
+        'SELECT status FROM webhook_deliveries WHERE endpoint_id = $1',
+        [endpoint.id],
+      );
       assert.ok(rows.length >= 1);
-      assert.deepEqual(rows.map((r) => r.status).filter((s) => s === 'pending'), [], 'no delivery is left pending for a disabled endpoint');
+      assert.deepEqual(
+        rows.map((r) => r.status).filter((s) => s === 'pending'),
+        [],
+        'no delivery is left pending for a disabled endpoint',
+      );
     });
   }
 });

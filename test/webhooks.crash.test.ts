@@ -94,7 +94,12 @@ async function startService(): Promise<Running> {
 async function within<T>(what: string, promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms)))]);
+    return await Promise.race([
+      promise,
+      new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms)),
+      ),
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -152,96 +157,122 @@ after(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
-test('a worker killed in the middle of a delivery: after a restart the event still arrives, same webhook-id, verifiable', { timeout: 180_000 }, async () => {
-  const first = await startService();
-  const credentials = JSON.parse(await readFile(path.join(dataDir, 'credentials.json'), 'utf8'));
-  const token: string = credentials.workspaces[0].integrator.token;
-  assert.ok(token, 'credentials.json holds the demo integrator token');
+test(
+  'a worker killed in the middle of a delivery: after a restart the event still arrives, same webhook-id, verifiable',
+  { timeout: 180_000 },
+  async () => {
+    const first = await startService();
+    const credentials = JSON.parse(await readFile(path.join(dataDir, 'credentials.json'), 'utf8'));
+    const token: string = credentials.workspaces[0].integrator.token;
+    assert.ok(token, 'credentials.json holds the demo integrator token');
 
-  const registered = await request(first, 'POST', '/v1/webhooks/endpoints', { token, body: { url: receiverUrl } });
-  assert.equal(registered.status, 201, registered.text);
-  const secret: string = registered.body.secret;
-  assert.match(secret, /^whsec_/);
+    const registered = await request(first, 'POST', '/v1/webhooks/endpoints', { token, body: { url: receiverUrl } });
+    assert.equal(registered.status, 201, registered.text);
+    const secret: string = registered.body.secret;
+    assert.match(secret, /^whsec_/);
 
-  // Kill the whole process group the moment the first delivery reaches the receiver.
-  const firstArrived = new Promise<void>((resolve) => {
-    onFirst = () => {
-      killGroup(first);
-      resolve();
+    // Kill the whole process group the moment the first delivery reaches the receiver.
+    const firstArrived = new Promise<void>((resolve) => {
+      onFirst = () => {
+        killGroup(first);
+        resolve();
+      };
+    });
+    const created = await createCollection(first, token, {
+      customer: { phone_number: '+254712340000' },
+      metadata: { order_id: 'crash-1' },
+    });
+    assert.equal(created.status, 201, created.text);
+    const collectionId: string = created.body.collection_id;
+
+    await within('a first delivery to reach the receiver', firstArrived, 60_000).catch((err: Error) => {
+      throw new Error(`${err.message}\n${first.output()}`);
+    });
+    await within('the killed service to exit', first.exited, 10_000);
+    assert.equal(first.child.signalCode, 'SIGKILL', 'the service was killed, not stopped cleanly');
+
+    const heldArrival = arrivals.find((a) => a.answered === 'held');
+    assert.ok(heldArrival);
+    const heldId = heldArrival.headers['webhook-id'];
+    assert.equal(typeof heldId, 'string');
+    const wh = new Webhook(secret);
+    // Even the attempt that never got an answer was properly signed.
+    wh.verify(heldArrival.body, heldArrival.headers as Record<string, string>);
+    assert.equal(JSON.parse(heldArrival.body).id, heldId, 'webhook-id is the event id');
+
+    // A fresh process on the same database and DATA_DIR; the receiver now answers.
+    answerAll = true;
+    const second = await startService();
+    assert.equal(
+      JSON.parse(await readFile(path.join(dataDir, 'credentials.json'), 'utf8')).workspaces[0].integrator.token,
+      token,
+    );
+
+    // The held delivery's lease (timeout + 5 s) runs out and it is sent again, with the same webhook-id.
+    const again = await waitFor(
+      'the interrupted event delivered again',
+      async () => arrivals.find((a) => a.answered === 200 && a.headers['webhook-id'] === heldId),
+      60_000,
+    );
+    const payload = wh.verify(again.body, again.headers as Record<string, string>) as {
+      id: string;
+      type: string;
+      data: { collection_id?: string };
     };
-  });
-  const created = await createCollection(first, token, { customer: { phone_number: '+254712340000' }, metadata: { order_id: 'crash-1' } });
-  assert.equal(created.status, 201, created.text);
-  const collectionId: string = created.body.collection_id;
+    assert.equal(payload.id, heldId);
+    assert.equal(again.body, heldArrival.body, 'the same event body');
+    assert.ok(again.at > heldArrival.at);
 
-  await within('a first delivery to reach the receiver', firstArrived, 60_000).catch((err: Error) => {
-    throw new Error(`${err.message}\n${first.output()}`);
-  });
-  await within('the killed service to exit', first.exited, 10_000);
-  assert.equal(first.child.signalCode, 'SIGKILL', 'the service was killed, not stopped cleanly');
+    // Eventually every event of the collection has been received (and answered 200), each verifiable.
+    await waitFor(
+      'the collection to succeed',
+      async () =>
+        (await request(second, 'GET', `/v1/collections/${collectionId}`, { token })).body?.status === 'successful'
+          ? true
+          : undefined,
+      60_000,
+    );
+    const events = await request(second, 'GET', `/v1/events?object_id=${collectionId}&limit=100`, { token });
+    assert.equal(events.status, 200, events.text);
+    const eventIds: string[] = events.body.data.map((e: { id: string }) => e.id);
+    const types: string[] = events.body.data.map((e: { type: string }) => e.type);
+    assert.ok(
+      types.includes('collection.created') && types.includes('collection.successful'),
+      `events: ${types.join(', ')}`,
+    );
+    assert.ok(eventIds.includes(heldId as string));
+    await waitFor(
+      'every event of the collection received',
+      async () => {
+        const got = new Set(arrivals.filter((a) => a.answered === 200).map((a) => a.headers['webhook-id']));
+        return eventIds.every((id) => got.has(id)) ? true : undefined;
+      },
+      60_000,
+    );
+    for (const arrival of arrivals) {
+      const body = wh.verify(arrival.body, arrival.headers as Record<string, string>) as {
+        id: string;
+        data: { collection_id?: string };
+      };
+      assert.equal(body.id, arrival.headers['webhook-id']);
+      assert.equal(body.data.collection_id, collectionId);
+    }
 
-  const heldArrival = arrivals.find((a) => a.answered === 'held');
-  assert.ok(heldArrival);
-  const heldId = heldArrival.headers['webhook-id'];
-  assert.equal(typeof heldId, 'string');
-  const wh = new Webhook(secret);
-  // Even the attempt that never got an answer was properly signed.
-  wh.verify(heldArrival.body, heldArrival.headers as Record<string, string>);
-  assert.equal(JSON.parse(heldArrival.body).id, heldId, 'webhook-id is the event id');
-
-  // A fresh process on the same database and DATA_DIR; the receiver now answers.
-  answerAll = true;
-  const second = await startService();
-  assert.equal(JSON.parse(await readFile(path.join(dataDir, 'credentials.json'), 'utf8')).workspaces[0].integrator.token, token);
-
-  // The held delivery's lease (timeout + 5 s) runs out and it is sent again, with the same webhook-id.
-  const again = await waitFor(
-    'the interrupted event delivered again',
-    async () => arrivals.find((a) => a.answered === 200 && a.headers['webhook-id'] === heldId),
-    60_000,
-  );
-  const payload = wh.verify(again.body, again.headers as Record<string, string>) as { id: string; type: string; data: { collection_id?: string } };
-  assert.equal(payload.id, heldId);
-  assert.equal(again.body, heldArrival.body, 'the same event body');
-  assert.ok(again.at > heldArrival.at);
-
-  // Eventually every event of the collection has been received (and answered 200), each verifiable.
-  await waitFor(
-    'the collection to succeed',
-    async () => ((await request(second, 'GET', `/v1/collections/${collectionId}`, { token })).body?.status === 'successful' ? true : undefined),
-    60_000,
-  );
-  const events = await request(second, 'GET', `/v1/events?object_id=${collectionId}&limit=100`, { token });
-  assert.equal(events.status, 200, events.text);
-  const eventIds: string[] = events.body.data.map((e: { id: string }) => e.id);
-  const types: string[] = events.body.data.map((e: { type: string }) => e.type);
-  assert.ok(types.includes('collection.created') && types.includes('collection.successful'), `events: ${types.join(', ')}`);
-  assert.ok(eventIds.includes(heldId as string));
-  await waitFor(
-    'every event of the collection received',
-    async () => {
-      const got = new Set(arrivals.filter((a) => a.answered === 200).map((a) => a.headers['webhook-id']));
-      return eventIds.every((id) => got.has(id)) ? true : undefined;
-    },
-    60_000,
-  );
-  for (const arrival of arrivals) {
-    const body = wh.verify(arrival.body, arrival.headers as Record<string, string>) as { id: string; data: { collection_id?: string } };
-    assert.equal(body.id, arrival.headers['webhook-id']);
-    assert.equal(body.data.collection_id, collectionId);
-  }
-
-  // The delivery log agrees: the interrupted delivery succeeded on a later attempt.
-  await waitFor(
-    'the interrupted delivery recorded as succeeded',
-    async () => {
-      const log = await request(second, 'GET', `/v1/events/${heldId}/deliveries`, { token });
-      const delivery = log.body?.data?.[0];
-      return delivery?.status === 'succeeded' ? delivery : undefined;
-    },
-    30_000,
-  ).then((delivery) => {
-    assert.ok(delivery.attempts.some((a: { succeeded: boolean }) => a.succeeded));
-    assert.ok(Math.max(...delivery.attempts.map((a: { attempt: number }) => a.attempt)) >= 2, 'the killed attempt counted as one');
-  });
-});
+    // The delivery log agrees: the interrupted delivery succeeded on a later attempt.
+    await waitFor(
+      'the interrupted delivery recorded as succeeded',
+      async () => {
+        const log = await request(second, 'GET', `/v1/events/${heldId}/deliveries`, { token });
+        const delivery = log.body?.data?.[0];
+        return delivery?.status === 'succeeded' ? delivery : undefined;
+      },
+      30_000,
+    ).then((delivery) => {
+      assert.ok(delivery.attempts.some((a: { succeeded: boolean }) => a.succeeded));
+      assert.ok(
+        Math.max(...delivery.attempts.map((a: { attempt: number }) => a.attempt)) >= 2,
+        'the killed attempt counted as one',
+      );
+    });
+  },
+);

@@ -28,7 +28,12 @@ import { startReceiver, type Receiver, type ReceivedRequest } from './helpers/re
 const WAIT_MS = 15_000;
 const JITTER = 0.1;
 const SUCCESS_PHONE = '+254712340000';
-const METADATA = { order_id: 'A-1017', cart: { items: 2, skus: ['sku-1', 'sku-2'], gift: false }, note: 'café ✓', nothing: null };
+const METADATA = {
+  order_id: 'A-1017',
+  cart: { items: 2, skus: ['sku-1', 'sku-2'], gift: false },
+  note: 'café ✓',
+  nothing: null,
+};
 const BODY_KEYS = ['data', 'id', 'timestamp', 'type'];
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -78,18 +83,24 @@ async function waitCollection(t: Api, token: string, id: string, status: string)
 
 /** The events about one object (collection or refund), newest first. */
 async function eventsOf(t: Api, token: string, objectId: string, type?: string): Promise<any[]> {
-  const res = await request(t, 'GET', `/v1/events?object_id=${objectId}&limit=100${type ? `&type=${type}` : ''}`, { token });
+  const res = await request(t, 'GET', `/v1/events?object_id=${objectId}&limit=100${type ? `&type=${type}` : ''}`, {
+    token,
+  });
   assert.equal(res.status, 200, res.text);
   return res.body.data as any[];
 }
 
 /** The single event of `type` about `objectId`, once it exists. */
 async function eventOf(t: Api, token: string, objectId: string, type: string): Promise<any> {
-  return waitFor(`${type} event of ${objectId}`, async () => {
-    const events = await eventsOf(t, token, objectId, type);
-    assert.ok(events.length <= 1, `at most one ${type} event for ${objectId}, got ${events.length}`);
-    return events[0];
-  }, WAIT_MS);
+  return waitFor(
+    `${type} event of ${objectId}`,
+    async () => {
+      const events = await eventsOf(t, token, objectId, type);
+      assert.ok(events.length <= 1, `at most one ${type} event for ${objectId}, got ${events.length}`);
+      return events[0];
+    },
+    WAIT_MS,
+  );
 }
 
 async function deliveriesOf(t: Api, token: string, eventId: string): Promise<any[]> {
@@ -99,13 +110,22 @@ async function deliveriesOf(t: Api, token: string, eventId: string): Promise<any
 }
 
 /** Waits until the event's one 'event' delivery to `endpointId` satisfies `ready`; returns it. */
-async function waitDelivery(t: Api, token: string, eventId: string, endpointId: string, what: string, ready: (d: any) => boolean): Promise<any> {
+async function waitDelivery(
+  t: Api,
+  token: string,
+  eventId: string,
+  endpointId: string,
+  what: string,
+  ready: (d: any) => boolean,
+): Promise<any> {
   let last: unknown;
   try {
     return await waitFor(
       `delivery of ${eventId} to ${endpointId}: ${what}`,
       async () => {
-        const found = (await deliveriesOf(t, token, eventId)).filter((d) => d.endpoint_id === endpointId && d.kind === 'event');
+        const found = (await deliveriesOf(t, token, eventId)).filter(
+          (d) => d.endpoint_id === endpointId && d.kind === 'event',
+        );
         assert.ok(found.length <= 1, `one delivery per event and endpoint, got ${found.length}`);
         last = found[0];
         return found[0] && ready(found[0]) ? found[0] : undefined;
@@ -122,15 +142,23 @@ function verified(secret: string, r: ReceivedRequest): any {
   assert.equal(r.method, 'POST');
   assert.equal(r.path, '/hook');
   assert.match(r.headers['content-type'] ?? '', /^application\/json/);
-  assert.doesNotThrow(() => new Webhook(secret).verify(r.body, r.headers), `standardwebhooks verifies delivery ${r.headers['webhook-id']}`);
+  assert.doesNotThrow(
+    () => new Webhook(secret).verify(r.body, r.headers),
+    `standardwebhooks verifies delivery ${r.headers['webhook-id']}`,
+  );
   const body = JSON.parse(r.body);
-  assert.deepEqual(Object.keys(body).sort(), BODY_KEYS, `body is exactly {id, type, timestamp, data}: ${r.body.slice(0, 200)}`);
+  assert.deepEqual(
+    Object.keys(body).sort(),
+    BODY_KEYS,
+    `body is exactly {id, type, timestamp, data}: ${r.body.slice(0, 200)}`,
+  );
   assert.equal(r.headers['webhook-id'], body.id, 'webhook-id is the event id');
   assert.match(body.timestamp, ISO_MS);
   return body;
 }
 
-const requestsFor = (receiver: Receiver, webhookId: string): ReceivedRequest[] => receiver.requests.filter((r) => r.headers['webhook-id'] === webhookId);
+const requestsFor = (receiver: Receiver, webhookId: string): ReceivedRequest[] =>
+  receiver.requests.filter((r) => r.headers['webhook-id'] === webhookId);
 
 function gaps(rs: ReceivedRequest[]): number[] {
   return rs.slice(1).map((r, i) => r.at - (rs[i] as ReceivedRequest).at);
@@ -143,7 +171,12 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
   let t: TestApp;
   before(async () => {
     t = await startTestApp(
-      { ...FAST_LIFECYCLE, WEBHOOK_POLL_MS: '20', WEBHOOK_RETRY_SCHEDULE: '0s,300ms,600ms,300ms,300ms', WEBHOOK_TIMEOUT_MS: '3000' },
+      {
+        ...FAST_LIFECYCLE,
+        WEBHOOK_POLL_MS: '20',
+        WEBHOOK_RETRY_SCHEDULE: '0s,300ms,600ms,300ms,300ms',
+        WEBHOOK_TIMEOUT_MS: '3000',
+      },
       { workers: true },
     );
   });
@@ -156,7 +189,11 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
       const endpoint = await addEndpoint(t, ws.token, receiver.url);
       const collectionId = await newCollection(t, ws.token, { metadata: METADATA });
       await waitCollection(t, ws.token, collectionId, 'successful');
-      const refund = await request(t, 'POST', `/v1/collections/${collectionId}/refund`, { token: ws.token, body: { amount: 1500 }, idempotencyKey: newKey() });
+      const refund = await request(t, 'POST', `/v1/collections/${collectionId}/refund`, {
+        token: ws.token,
+        body: { amount: 1500 },
+        idempotencyKey: newKey(),
+      });
       assert.equal(refund.status, 201, refund.text);
       const refundId = refund.body.refund_id as string;
       await waitCollection(t, ws.token, collectionId, 'refunded');
@@ -171,9 +208,17 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
         'refund.successful',
         'collection.refunded',
       ];
-      await waitFor(`${expected.length} deliveries`, async () => (receiver.requests.length >= expected.length ? true : undefined), WAIT_MS);
+      await waitFor(
+        `${expected.length} deliveries`,
+        async () => (receiver.requests.length >= expected.length ? true : undefined),
+        WAIT_MS,
+      );
       await sleep(500); // anything extra (a duplicate) would arrive now
-      assert.equal(receiver.requests.length, expected.length, `received: ${receiver.requests.map((r) => JSON.parse(r.body).type).join(', ')}`);
+      assert.equal(
+        receiver.requests.length,
+        expected.length,
+        `received: ${receiver.requests.map((r) => JSON.parse(r.body).type).join(', ')}`,
+      );
 
       const bodies = receiver.requests.map((r) => verified(endpoint.secret, r));
       assert.deepEqual(bodies.map((b) => b.type).sort(), [...expected].sort(), 'one event per transition');
@@ -188,7 +233,9 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
         assert.deepEqual(body, event.body);
       }
       // Every event the workspace recorded about the collection and the refund was delivered, once.
-      const recorded = [...(await eventsOf(t, ws.token, collectionId)), ...(await eventsOf(t, ws.token, refundId))].map((e) => e.id).sort();
+      const recorded = [...(await eventsOf(t, ws.token, collectionId)), ...(await eventsOf(t, ws.token, refundId))]
+        .map((e) => e.id)
+        .sort();
       assert.deepEqual(bodies.map((b) => b.id).sort(), recorded);
     } finally {
       await receiver.close();
@@ -205,25 +252,44 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
       const endpoint = await addEndpoint(t, ws.token, receiver.url, ['collection.created']);
       const collectionId = await newCollection(t, ws.token);
       const event = await eventOf(t, ws.token, collectionId, 'collection.created');
-      const delivery = await waitDelivery(t, ws.token, event.id, endpoint.id, 'succeeded', (d) => d.status === 'succeeded');
+      const delivery = await waitDelivery(
+        t,
+        ws.token,
+        event.id,
+        endpoint.id,
+        'succeeded',
+        (d) => d.status === 'succeeded',
+      );
       await sleep(700); // more than a retry delay: nothing more may come
       const got = receiver.requests;
       assert.equal(got.length, 4, 'three failures, then one success, then nothing');
       for (const r of got) assert.deepEqual(verified(endpoint.secret, r), event);
-      assert.deepEqual(got.map((r) => r.headers['webhook-id']), [event.id, event.id, event.id, event.id]);
+      assert.deepEqual(
+        got.map((r) => r.headers['webhook-id']),
+        [event.id, event.id, event.id, event.id],
+      );
 
       const between = gaps(got);
       console.log(`retry gaps (ms): ${between.join(', ')}`);
       between.forEach((gap, i) => {
         const delay = SCHEDULE_MS[i] as number;
-        assert.ok(gap >= Math.floor(delay * (1 - JITTER)) - 2, `attempt ${i + 2} came ${gap} ms after attempt ${i + 1}: before the configured ${delay} ms (−10%)`);
-        assert.ok(gap <= delay * (1 + JITTER) + 2000, `attempt ${i + 2} came ${gap} ms after attempt ${i + 1}: far later than the configured ${delay} ms`);
+        assert.ok(
+          gap >= Math.floor(delay * (1 - JITTER)) - 2,
+          `attempt ${i + 2} came ${gap} ms after attempt ${i + 1}: before the configured ${delay} ms (−10%)`,
+        );
+        assert.ok(
+          gap <= delay * (1 + JITTER) + 2000,
+          `attempt ${i + 2} came ${gap} ms after attempt ${i + 1}: far later than the configured ${delay} ms`,
+        );
       });
 
       assert.equal(delivery.kind, 'event');
       assert.equal(delivery.next_attempt_at, null);
       assert.equal(delivery.last_error, null);
-      assert.deepEqual(delivery.attempts.map((a: any) => a.attempt), [1, 2, 3, 4]);
+      assert.deepEqual(
+        delivery.attempts.map((a: any) => a.attempt),
+        [1, 2, 3, 4],
+      );
       delivery.attempts.slice(0, 3).forEach((a: any, i: number) => {
         assert.equal(a.succeeded, false, `attempt ${a.attempt} failed`);
         assert.equal(a.status_code, 500);
@@ -248,10 +314,21 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
       const endpoint = await addEndpoint(t, ws.token, receiver.url, ['collection.created']);
       const collectionId = await newCollection(t, ws.token);
       const event = await eventOf(t, ws.token, collectionId, 'collection.created');
-      const original = await waitDelivery(t, ws.token, event.id, endpoint.id, 'succeeded', (d) => d.status === 'succeeded');
+      const original = await waitDelivery(
+        t,
+        ws.token,
+        event.id,
+        endpoint.id,
+        'succeeded',
+        (d) => d.status === 'succeeded',
+      );
       assert.equal(receiver.requests.length, 1);
 
-      const resend = await request(t, 'POST', `/v1/events/${event.id}/resend`, { token: ws.token, body: { endpoint_id: endpoint.id }, idempotencyKey: newKey() });
+      const resend = await request(t, 'POST', `/v1/events/${event.id}/resend`, {
+        token: ws.token,
+        body: { endpoint_id: endpoint.id },
+        idempotencyKey: newKey(),
+      });
       assert.equal(resend.status, 202, resend.text);
       assert.equal(resend.body.data.length, 1);
       const queued = resend.body.data[0];
@@ -266,10 +343,14 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
       assert.equal(second.headers['webhook-id'], event.id);
       assert.deepEqual(verified(endpoint.secret, second), verified(endpoint.secret, first));
 
-      const resent = await waitFor('the resend logged', async () => {
-        const d = (await deliveriesOf(t, ws.token, event.id)).find((x) => x.id === queued.id);
-        return d && d.status === 'succeeded' ? d : undefined;
-      }, WAIT_MS);
+      const resent = await waitFor(
+        'the resend logged',
+        async () => {
+          const d = (await deliveriesOf(t, ws.token, event.id)).find((x) => x.id === queued.id);
+          return d && d.status === 'succeeded' ? d : undefined;
+        },
+        WAIT_MS,
+      );
       assert.equal(resent.attempts.length, 1);
       assert.equal(resent.attempts[0].succeeded, true);
       assert.equal(resent.attempts[0].status_code, 200);
@@ -292,28 +373,59 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
       const started = Date.now();
       const ids = await Promise.all([1, 2, 3, 4].map(() => newCollection(t, ws.token)));
       const expected = ids.length * 4; // created, pending, processing, successful
-      await waitFor(`${expected} deliveries at the fast endpoint`, async () => (fast.requests.length >= expected ? true : undefined), WAIT_MS);
+      await waitFor(
+        `${expected} deliveries at the fast endpoint`,
+        async () => (fast.requests.length >= expected ? true : undefined),
+        WAIT_MS,
+      );
       const elapsed = (fast.requests[expected - 1] as ReceivedRequest).at - started;
-      console.log(`fast endpoint had all ${expected} events after ${elapsed} ms; the slow one had received ${slow.requests.length} requests`);
-      assert.ok(elapsed < 3000, `the fast endpoint got all its events after ${elapsed} ms, not before the slow one's 3000 ms timeout`);
+      console.log(
+        `fast endpoint had all ${expected} events after ${elapsed} ms; the slow one had received ${slow.requests.length} requests`,
+      );
+      assert.ok(
+        elapsed < 3000,
+        `the fast endpoint got all its events after ${elapsed} ms, not before the slow one's 3000 ms timeout`,
+      );
       assert.ok(slow.requests.length > 0, 'the slow endpoint was being called meanwhile');
       for (const r of fast.requests) verified(fastEndpoint.secret, r);
       for (const r of slow.requests) verified(slowEndpoint.secret, r);
-      assert.equal(new Set(fast.requests.map((r) => r.headers['webhook-id'])).size, fast.requests.length, 'each event once at the fast endpoint');
+      assert.equal(
+        new Set(fast.requests.map((r) => r.headers['webhook-id'])).size,
+        fast.requests.length,
+        'each event once at the fast endpoint',
+      );
 
       const created = await eventOf(t, ws.token, ids[0] as string, 'collection.created');
-      const timedOut = await waitDelivery(t, ws.token, created.id, slowEndpoint.id, 'a timed-out attempt', (d) => d.attempts.length >= 1);
+      const timedOut = await waitDelivery(
+        t,
+        ws.token,
+        created.id,
+        slowEndpoint.id,
+        'a timed-out attempt',
+        (d) => d.attempts.length >= 1,
+      );
       const attempt = timedOut.attempts[0];
       assert.equal(attempt.error, 'timed out after 3000 ms');
       assert.equal(attempt.status_code, null);
       assert.equal(attempt.response_body, null);
       assert.equal(attempt.succeeded, false);
       assert.ok(attempt.duration_ms >= 2990 && attempt.duration_ms < 6000, `duration ${attempt.duration_ms} ms`);
-      const onFast = await waitDelivery(t, ws.token, created.id, fastEndpoint.id, 'succeeded', (d) => d.status === 'succeeded');
+      const onFast = await waitDelivery(
+        t,
+        ws.token,
+        created.id,
+        fastEndpoint.id,
+        'succeeded',
+        (d) => d.status === 'succeeded',
+      );
       assert.equal(onFast.attempts.length, 1);
     } finally {
       // Stop the slow endpoint's retries before letting its held connections go.
-      if (slowId) await request(t, 'PATCH', `/v1/webhooks/endpoints/${slowId}`, { token: ws.token, body: { status: 'disabled' } });
+      if (slowId)
+        await request(t, 'PATCH', `/v1/webhooks/endpoints/${slowId}`, {
+          token: ws.token,
+          body: { status: 'disabled' },
+        });
       await slow.close();
       await fast.close();
     }
@@ -375,9 +487,15 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
         assert.equal(row.attempts, 1, `delivery ${row.id} counted ${row.attempts} attempts`);
         assert.equal(row.logged, 1, `delivery ${row.id} logged ${row.logged} attempts`);
       }
-      const bySecond = ((await registry.getSingleMetric('webhook_attempts_total')?.get())?.values ?? []).reduce((sum, v) => sum + v.value, 0);
+      const bySecond = ((await registry.getSingleMetric('webhook_attempts_total')?.get())?.values ?? []).reduce(
+        (sum, v) => sum + v.value,
+        0,
+      );
       console.log(`the second relay made ${bySecond} of the ${expected} attempts`);
-      assert.ok(bySecond > 0 && bySecond < expected, `both relays took part (the second made ${bySecond} of ${expected} attempts)`);
+      assert.ok(
+        bySecond > 0 && bySecond < expected,
+        `both relays took part (the second made ${bySecond} of ${expected} attempts)`,
+      );
     } finally {
       running = false;
       await loop;
@@ -407,7 +525,11 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
       assert.equal(receiver.requests.length, count, 'no attempt twice');
       assert.equal(new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size, count, 'every event once');
       for (const r of receiver.requests) verified(endpoint.secret, r);
-      assert.equal(most, t.config.webhookEndpointConcurrency, `at most ${t.config.webhookEndpointConcurrency} at once, and that many were used (${most})`);
+      assert.equal(
+        most,
+        t.config.webhookEndpointConcurrency,
+        `at most ${t.config.webhookEndpointConcurrency} at once, and that many were used (${most})`,
+      );
     } finally {
       await receiver.close();
     }
@@ -434,10 +556,17 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
       await recordEvents(t.db, ws.id, 'payout.created', 400);
       await waitFor('the backlogs under way', async () => (busySent >= 100 ? true : undefined), WAIT_MS);
       await recordEvents(t.db, ws.id, 'payout.failed', 1);
-      await waitFor("the other endpoint's event", async () => (other.requests.length === 1 ? true : undefined), WAIT_MS);
+      await waitFor(
+        "the other endpoint's event",
+        async () => (other.requests.length === 1 ? true : undefined),
+        WAIT_MS,
+      );
       const sentBefore = busySent;
       console.log(`the other endpoint had its event when the busy ones had ${sentBefore} of ${backlog}`);
-      assert.ok(sentBefore < backlog, `the other endpoint waited until the busy ones had all ${backlog} of their events`);
+      assert.ok(
+        sentBefore < backlog,
+        `the other endpoint waited until the busy ones had all ${backlog} of their events`,
+      );
       await waitFor(`all ${backlog}`, async () => (busySent >= backlog ? true : undefined), WAIT_MS);
     } finally {
       for (const receiver of busy) await receiver.close();
@@ -447,13 +576,23 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
 
   it('logs the first 4096 bytes of a longer response body', async () => {
     const ws = await createWorkspace(t, 'webhooks excerpt');
-    const long = (seed: number): string => Array.from({ length: 10_000 }, (_, i) => String.fromCharCode(97 + ((i + seed) % 26))).join('');
-    const receiver = await startReceiver((_r, index) => (index === 0 ? { status: 500, body: long(0) } : { status: 200, body: long(7) }));
+    const long = (seed: number): string =>
+      Array.from({ length: 10_000 }, (_, i) => String.fromCharCode(97 + ((i + seed) % 26))).join('');
+    const receiver = await startReceiver((_r, index) =>
+      index === 0 ? { status: 500, body: long(0) } : { status: 200, body: long(7) },
+    );
     try {
       const endpoint = await addEndpoint(t, ws.token, receiver.url, ['collection.created']);
       const collectionId = await newCollection(t, ws.token);
       const event = await eventOf(t, ws.token, collectionId, 'collection.created');
-      const delivery = await waitDelivery(t, ws.token, event.id, endpoint.id, 'succeeded', (d) => d.status === 'succeeded');
+      const delivery = await waitDelivery(
+        t,
+        ws.token,
+        event.id,
+        endpoint.id,
+        'succeeded',
+        (d) => d.status === 'succeeded',
+      );
       assert.equal(delivery.attempts.length, 2);
       const [failed, ok] = delivery.attempts;
       assert.equal(failed.status_code, 500);
@@ -470,7 +609,10 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
 describe('webhooks on a short schedule (0s,100ms: three attempts in all)', () => {
   let t: TestApp;
   before(async () => {
-    t = await startTestApp({ ...FAST_LIFECYCLE, WEBHOOK_POLL_MS: '20', WEBHOOK_RETRY_SCHEDULE: '0s,100ms' }, { workers: true });
+    t = await startTestApp(
+      { ...FAST_LIFECYCLE, WEBHOOK_POLL_MS: '20', WEBHOOK_RETRY_SCHEDULE: '0s,100ms' },
+      { workers: true },
+    );
   });
   after(async () => t?.close());
 
@@ -487,15 +629,21 @@ describe('webhooks on a short schedule (0s,100ms: three attempts in all)', () =>
       const between = gaps(receiver.requests);
       console.log(`gaps (ms): ${between.join(', ')}`);
       assert.ok((between[0] as number) < 2000, `the first retry is immediate, yet came after ${between[0]} ms`);
-      assert.ok((between[1] as number) >= 90 - 2, `the second retry waits 100 ms (−10%), yet came after ${between[1]} ms`);
+      assert.ok(
+        (between[1] as number) >= 90 - 2,
+        `the second retry waits 100 ms (−10%), yet came after ${between[1]} ms`,
+      );
       for (const r of receiver.requests) assert.deepEqual(verified(endpoint.secret, r), event);
       assert.equal(delivery.next_attempt_at, null);
       assert.equal(typeof delivery.last_error, 'string');
-      assert.deepEqual(delivery.attempts.map((a: any) => [a.attempt, a.status_code, a.succeeded, a.response_body]), [
-        [1, 500, false, 'down'],
-        [2, 500, false, 'down'],
-        [3, 500, false, 'down'],
-      ]);
+      assert.deepEqual(
+        delivery.attempts.map((a: any) => [a.attempt, a.status_code, a.succeeded, a.response_body]),
+        [
+          [1, 500, false, 'down'],
+          [2, 500, false, 'down'],
+          [3, 500, false, 'down'],
+        ],
+      );
       const again = await waitDelivery(t, ws.token, event.id, endpoint.id, 'still failed', () => true);
       assert.equal(again.status, 'failed');
       assert.equal(again.attempts.length, 3);
@@ -515,19 +663,35 @@ describe('webhooks on a short schedule (0s,100ms: three attempts in all)', () =>
       const endpoint = await addEndpoint(t, ws.token, receiver.url, ['collection.created']);
       const collectionId = await newCollection(t, ws.token);
       const event = await eventOf(t, ws.token, collectionId, 'collection.created');
-      const delivery = await waitDelivery(t, ws.token, event.id, endpoint.id, 'succeeded', (d) => d.status === 'succeeded');
+      const delivery = await waitDelivery(
+        t,
+        ws.token,
+        event.id,
+        endpoint.id,
+        'succeeded',
+        (d) => d.status === 'succeeded',
+      );
       assert.equal(receiver.requests.length, 3);
       for (const r of receiver.requests) assert.deepEqual(verified(endpoint.secret, r), event);
       const between = gaps(receiver.requests);
       console.log(`Retry-After gaps (ms): ${between.join(', ')}`);
-      assert.ok((between[0] as number) >= 2000 - 2, `after a 429 with Retry-After: 2 the next attempt came after ${between[0]} ms`);
-      assert.ok((between[1] as number) >= 2000 - 2, `after a 503 with Retry-After: 2 the next attempt came after ${between[1]} ms`);
+      assert.ok(
+        (between[0] as number) >= 2000 - 2,
+        `after a 429 with Retry-After: 2 the next attempt came after ${between[0]} ms`,
+      );
+      assert.ok(
+        (between[1] as number) >= 2000 - 2,
+        `after a 503 with Retry-After: 2 the next attempt came after ${between[1]} ms`,
+      );
       for (const gap of between) assert.ok(gap < 2000 + 3000, `Retry-After 2 s, yet ${gap} ms between attempts`);
-      assert.deepEqual(delivery.attempts.map((a: any) => [a.attempt, a.status_code, a.succeeded]), [
-        [1, 429, false],
-        [2, 503, false],
-        [3, 200, true],
-      ]);
+      assert.deepEqual(
+        delivery.attempts.map((a: any) => [a.attempt, a.status_code, a.succeeded]),
+        [
+          [1, 429, false],
+          [2, 503, false],
+          [3, 200, true],
+        ],
+      );
     } finally {
       await receiver.close();
     }
@@ -537,7 +701,10 @@ describe('webhooks on a short schedule (0s,100ms: three attempts in all)', () =>
 describe('webhooks: 410 Gone (schedule 0s,30s)', () => {
   let t: TestApp;
   before(async () => {
-    t = await startTestApp({ ...FAST_LIFECYCLE, WEBHOOK_POLL_MS: '20', WEBHOOK_RETRY_SCHEDULE: '0s,30s' }, { workers: true });
+    t = await startTestApp(
+      { ...FAST_LIFECYCLE, WEBHOOK_POLL_MS: '20', WEBHOOK_RETRY_SCHEDULE: '0s,30s' },
+      { workers: true },
+    );
   });
   after(async () => t?.close());
 
@@ -549,15 +716,32 @@ describe('webhooks: 410 Gone (schedule 0s,30s)', () => {
       const endpoint = await addEndpoint(t, ws.token, receiver.url, ['collection.created']);
       // A delivery that failed twice waits 30 s for its third attempt: pending.
       const first = await eventOf(t, ws.token, await newCollection(t, ws.token), 'collection.created');
-      const waiting = await waitDelivery(t, ws.token, first.id, endpoint.id, 'pending after two failures', (d) => d.attempts.length === 2);
+      const waiting = await waitDelivery(
+        t,
+        ws.token,
+        first.id,
+        endpoint.id,
+        'pending after two failures',
+        (d) => d.attempts.length === 2,
+      );
       assert.equal(waiting.status, 'pending');
       assert.notEqual(waiting.next_attempt_at, null);
 
       answer = 410;
       const second = await eventOf(t, ws.token, await newCollection(t, ws.token), 'collection.created');
-      const goneDelivery = await waitDelivery(t, ws.token, second.id, endpoint.id, 'answered 410', (d) => d.status !== 'pending');
+      const goneDelivery = await waitDelivery(
+        t,
+        ws.token,
+        second.id,
+        endpoint.id,
+        'answered 410',
+        (d) => d.status !== 'pending',
+      );
       assert.equal(goneDelivery.status, 'failed');
-      assert.deepEqual(goneDelivery.attempts.map((a: any) => [a.attempt, a.status_code, a.succeeded]), [[1, 410, false]]);
+      assert.deepEqual(
+        goneDelivery.attempts.map((a: any) => [a.attempt, a.status_code, a.succeeded]),
+        [[1, 410, false]],
+      );
 
       const shown = await request(t, 'GET', `/v1/webhooks/endpoints/${endpoint.id}`, { token: ws.token });
       assert.equal(shown.status, 200, shown.text);
@@ -572,10 +756,17 @@ describe('webhooks: 410 Gone (schedule 0s,30s)', () => {
       // A later event: published by the relay, delivered nowhere.
       const before_ = receiver.requests.length;
       const third = await eventOf(t, ws.token, await newCollection(t, ws.token), 'collection.created');
-      await waitFor('the later event published', async () => {
-        const { rows } = await t.db.query<{ published_at: Date | null }>('SELECT published_at FROM outbox WHERE event_id = $1', [third.id]);
-        return rows[0]?.published_at ? true : undefined;
-      }, WAIT_MS);
+      await waitFor(
+        'the later event published',
+        async () => {
+          const { rows } = await t.db.query<{ published_at: Date | null }>(
+            'SELECT published_at FROM outbox WHERE event_id = $1',
+            [third.id],
+          );
+          return rows[0]?.published_at ? true : undefined;
+        },
+        WAIT_MS,
+      );
       await sleep(500);
       assert.deepEqual(await deliveriesOf(t, ws.token, third.id), []);
       assert.equal(receiver.requests.length, before_, 'nothing more reached the disabled endpoint');

@@ -12,7 +12,10 @@ describe('a slow endpoint with a deep backlog', () => {
   let fast: Receiver;
 
   before(async () => {
-    t = await startTestApp({ WEBHOOK_TIMEOUT_MS: '4000', WEBHOOK_POLL_MS: '20', WEBHOOK_ENDPOINT_CONCURRENCY: '8' }, { workers: true });
+    t = await startTestApp(
+      { WEBHOOK_TIMEOUT_MS: '4000', WEBHOOK_POLL_MS: '20', WEBHOOK_ENDPOINT_CONCURRENCY: '8' },
+      { workers: true },
+    );
     slow = await startReceiver(() => ({ hang: true }));
     fast = await startReceiver(() => ({ status: 200 }));
   });
@@ -25,13 +28,23 @@ describe('a slow endpoint with a deep backlog', () => {
   it('another workspace still gets its events at once while 1,200 wait for an endpoint that never answers', async () => {
     const stuck = await createWorkspace(t, 'stuck');
     const healthy = await createWorkspace(t, 'healthy');
-    const slowEndpoint = await request(t, 'POST', '/v1/webhooks/endpoints', { token: stuck.token, body: { url: slow.url } });
+    const slowEndpoint = await request(t, 'POST', '/v1/webhooks/endpoints', {
+      token: stuck.token,
+      body: { url: slow.url },
+    });
     assert.equal(slowEndpoint.status, 201);
     await new Promise((r) => setTimeout(r, 5));
     await recordEvents(t.db, stuck.id, 'collection.created', 1200, { metadata: {} });
-    await waitFor('8 attempts hanging at the slow endpoint', async () => (slow.requests.length >= 8 ? true : undefined), 15_000);
+    await waitFor(
+      '8 attempts hanging at the slow endpoint',
+      async () => (slow.requests.length >= 8 ? true : undefined),
+      15_000,
+    );
 
-    const fastEndpoint = await request(t, 'POST', '/v1/webhooks/endpoints', { token: healthy.token, body: { url: fast.url } });
+    const fastEndpoint = await request(t, 'POST', '/v1/webhooks/endpoints', {
+      token: healthy.token,
+      body: { url: fast.url },
+    });
     assert.equal(fastEndpoint.status, 201);
     await new Promise((r) => setTimeout(r, 5));
     const sent = Date.now();
@@ -51,7 +64,13 @@ describe('a relay with every slot taken', () => {
 
   before(async () => {
     t = await startTestApp(
-      { WEBHOOK_TIMEOUT_MS: '4000', WEBHOOK_POLL_MS: '20', WEBHOOK_CONCURRENCY: '4', WEBHOOK_ENDPOINT_CONCURRENCY: '4', WEBHOOK_RETRY_SCHEDULE: '0s,200ms' },
+      {
+        WEBHOOK_TIMEOUT_MS: '4000',
+        WEBHOOK_POLL_MS: '20',
+        WEBHOOK_CONCURRENCY: '4',
+        WEBHOOK_ENDPOINT_CONCURRENCY: '4',
+        WEBHOOK_RETRY_SCHEDULE: '0s,200ms',
+      },
       { workers: true },
     );
     // Each answer takes 300 ms, so all 4 slots are held through many polls; every third event fails its first attempt.
@@ -68,7 +87,10 @@ describe('a relay with every slot taken', () => {
 
   it('goes on claiming when slots free, and records each attempt of a busy batch against its own delivery', async () => {
     const ws = await createWorkspace(t, 'full');
-    const endpoint = await request(t, 'POST', '/v1/webhooks/endpoints', { token: ws.token, body: { url: receiver.url } });
+    const endpoint = await request(t, 'POST', '/v1/webhooks/endpoints', {
+      token: ws.token,
+      body: { url: receiver.url },
+    });
     assert.equal(endpoint.status, 201);
     await new Promise((r) => setTimeout(r, 5));
     await t.db.query(
@@ -79,13 +101,27 @@ describe('a relay with every slot taken', () => {
       [ws.id, new Date()],
     );
     // 24 events, 8 of them twice: 32 attempts of 300 ms through 4 slots, about 2.4 s when the relay never stalls.
-    await waitFor('all 24 events delivered', async () => {
-      const { rows } = await t.db.query<{ n: string }>(`SELECT count(*) AS n FROM webhook_deliveries WHERE workspace_id = $1 AND status = 'succeeded'`, [ws.id]);
-      return Number(rows[0]!.n) === 24 ? true : undefined;
-    }, 15_000);
+    await waitFor(
+      'all 24 events delivered',
+      async () => {
+        const { rows } = await t.db.query<{ n: string }>(
+          `SELECT count(*) AS n FROM webhook_deliveries WHERE workspace_id = $1 AND status = 'succeeded'`,
+          [ws.id],
+        );
+        return Number(rows[0]!.n) === 24 ? true : undefined;
+      },
+      15_000,
+    );
     assert.equal(receiver.requests.length, 32);
 
-    const { rows } = await t.db.query<{ n: number; attempts: number; codes: number[]; numbers: number[]; last_error: string | null; leased: boolean }>(
+    const { rows } = await t.db.query<{
+      n: number;
+      attempts: number;
+      codes: number[];
+      numbers: number[];
+      last_error: string | null;
+      leased: boolean;
+    }>(
       `SELECT (e.data->'metadata'->>'n')::int AS n, d.attempts, d.last_error, d.lease_token IS NOT NULL AS leased,
               array_agg(a.status_code ORDER BY a.attempt) AS codes, array_agg(a.attempt ORDER BY a.attempt) AS numbers
        FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhook_attempts a ON a.delivery_id = d.id
@@ -115,8 +151,17 @@ async function backlogFor(t: TestApp, name: string, url: string, count: number):
 }
 
 /** Once the relay has stopped: nothing of the workspace is leased, and each delivery's `attempts` is the attempts made. */
-async function assertSettled(t: TestApp, workspaceId: string): Promise<{ id: string; status: string; attempts: number; made: number }[]> {
-  const { rows } = await t.db.query<{ id: string; status: string; attempts: number; made: number; lease_token: string | null }>(
+async function assertSettled(
+  t: TestApp,
+  workspaceId: string,
+): Promise<{ id: string; status: string; attempts: number; made: number }[]> {
+  const { rows } = await t.db.query<{
+    id: string;
+    status: string;
+    attempts: number;
+    made: number;
+    lease_token: string | null;
+  }>(
     `SELECT d.id, d.status, d.attempts, d.lease_token, (SELECT count(*)::int FROM webhook_attempts a WHERE a.delivery_id = d.id) AS made
      FROM webhook_deliveries d WHERE d.workspace_id = $1`,
     [workspaceId],
@@ -136,7 +181,15 @@ describe('deliveries leased ahead of a free slot', () => {
   let receiver: Receiver;
 
   before(async () => {
-    t = await startTestApp({ WEBHOOK_TIMEOUT_MS: '4000', WEBHOOK_POLL_MS: '20', WEBHOOK_CONCURRENCY: '16', WEBHOOK_ENDPOINT_CONCURRENCY: '4' }, { workers: true });
+    t = await startTestApp(
+      {
+        WEBHOOK_TIMEOUT_MS: '4000',
+        WEBHOOK_POLL_MS: '20',
+        WEBHOOK_CONCURRENCY: '16',
+        WEBHOOK_ENDPOINT_CONCURRENCY: '4',
+      },
+      { workers: true },
+    );
     receiver = await startReceiver(() => ({ status: 200, delayMs: 50 }));
   });
   after(async () => {
@@ -147,16 +200,30 @@ describe('deliveries leased ahead of a free slot', () => {
   it('are handed back when the relay stops: none stays leased, none was sent twice', async () => {
     const ws = await backlogFor(t, 'held', receiver.url, 300);
     const count = async (where: string) =>
-      Number((await t.db.query<{ n: string }>(`SELECT count(*) AS n FROM webhook_deliveries WHERE workspace_id = $1 AND ${where}`, [ws.id])).rows[0]!.n);
+      Number(
+        (
+          await t.db.query<{ n: string }>(
+            `SELECT count(*) AS n FROM webhook_deliveries WHERE workspace_id = $1 AND ${where}`,
+            [ws.id],
+          )
+        ).rows[0]!.n,
+      );
     // A lease longer than one attempt's (timeout + 5 s = 9 s) is one held ahead (two timeouts + 5 s).
-    await waitFor('deliveries held ahead', async () => ((await count("lease_until > now() + interval '10 seconds'")) > 0 ? true : undefined), 10_000);
+    await waitFor(
+      'deliveries held ahead',
+      async () => ((await count("lease_until > now() + interval '10 seconds'")) > 0 ? true : undefined),
+      10_000,
+    );
     await t.workers!.stop();
 
     const rows = await assertSettled(t, ws.id);
     assert.equal(rows.length, 300);
     const sent = rows.filter((r) => r.made > 0);
     assert.ok(sent.every((r) => r.status === 'succeeded' && r.made === 1));
-    assert.ok(rows.some((r) => r.status === 'pending' && r.attempts === 0), 'some were still waiting when the relay stopped');
+    assert.ok(
+      rows.some((r) => r.status === 'pending' && r.attempts === 0),
+      'some were still waiting when the relay stopped',
+    );
     assert.equal(receiver.requests.length, sent.length, 'each delivery sent once');
   });
 });
@@ -172,7 +239,13 @@ describe('a held delivery that cannot start within one timeout', () => {
 
   before(async () => {
     t = await startTestApp(
-      { WEBHOOK_TIMEOUT_MS: String(T), WEBHOOK_POLL_MS: '20', WEBHOOK_CONCURRENCY: '4', WEBHOOK_ENDPOINT_CONCURRENCY: '2', WEBHOOK_RETRY_SCHEDULE: '1h' },
+      {
+        WEBHOOK_TIMEOUT_MS: String(T),
+        WEBHOOK_POLL_MS: '20',
+        WEBHOOK_CONCURRENCY: '4',
+        WEBHOOK_ENDPOINT_CONCURRENCY: '2',
+        WEBHOOK_RETRY_SCHEDULE: '1h',
+      },
       { workers: true },
     );
     receiver = await startReceiver(() => ({ hang: true }));
@@ -202,7 +275,13 @@ describe('a held delivery that cannot start within one timeout', () => {
     await t.workers!.stop();
 
     // Handed back before the stop: never sent under that claim, and only after its time to start had passed.
-    const { rows: handed } = await t.db.query<{ delivery_id: string; attempt: number; claimed: Date; at: Date; sent: number }>(
+    const { rows: handed } = await t.db.query<{
+      delivery_id: string;
+      attempt: number;
+      claimed: Date;
+      at: Date;
+      sent: number;
+    }>(
       `SELECT h.delivery_id, h.attempt, c.stmt_at AS claimed, h.at,
               (SELECT count(*)::int FROM webhook_attempts a WHERE a.delivery_id = h.delivery_id AND a.attempt = h.attempt
                  AND a.created_at >= c.stmt_at - interval '1 second' AND a.created_at <= h.at) AS sent
@@ -214,7 +293,10 @@ describe('a held delivery that cannot start within one timeout', () => {
     );
     for (const h of handed) {
       assert.equal(h.sent, 0, `delivery ${h.delivery_id} was sent and handed back`);
-      assert.ok(h.at.getTime() - h.claimed.getTime() >= T - 50, `handed back ${h.at.getTime() - h.claimed.getTime()} ms after its claim`);
+      assert.ok(
+        h.at.getTime() - h.claimed.getTime() >= T - 50,
+        `handed back ${h.at.getTime() - h.claimed.getTime()} ms after its claim`,
+      );
     }
 
     // Every attempt sent started within one timeout of the claim it was sent under (so its lease covered it). The
@@ -229,7 +311,11 @@ describe('a held delivery that cannot start within one timeout', () => {
       [ws.id],
     );
     assert.ok(sends.length > 0);
-    for (const s of sends) assert.ok(s.waited <= T + 50, `delivery ${s.delivery_id} attempt ${s.attempt} started ${Math.round(s.waited)} ms after its claim`);
+    for (const s of sends)
+      assert.ok(
+        s.waited <= T + 50,
+        `delivery ${s.delivery_id} attempt ${s.attempt} started ${Math.round(s.waited)} ms after its claim`,
+      );
 
     await assertSettled(t, ws.id);
     assert.ok(handed.length > 0, 'some held delivery went back for being late');

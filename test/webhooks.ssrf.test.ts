@@ -12,7 +12,16 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadCatalogue, MarketCatalogue } from '../src/modules/catalogue/catalogue.js';
 import { isInternalAddress } from '../src/modules/webhooks/url-guard.js';
-import { assertProblem, createCollection, createWorkspace, request, startTestApp, waitFor, type ApiResponse, type TestApp } from './helpers/harness.js';
+import {
+  assertProblem,
+  createCollection,
+  createWorkspace,
+  request,
+  startTestApp,
+  waitFor,
+  type ApiResponse,
+  type TestApp,
+} from './helpers/harness.js';
 
 const PUBLIC_ADDRESS = '93.184.215.14';
 const PUBLIC_ADDRESS_V6 = '2606:2800:21f:cb07:6820:80da:af6b:1946';
@@ -31,7 +40,8 @@ const names = new Map<string, string[]>([
 const resolveCalls: string[] = [];
 async function resolve(host: string): Promise<string[]> {
   resolveCalls.push(host);
-  if (host === 'localhost') return (await dns.promises.lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+  if (host === 'localhost')
+    return (await dns.promises.lookup(host, { all: true, verbatim: true })).map((a) => a.address);
   const found = names.get(host);
   if (found === undefined) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
   return [...found];
@@ -45,7 +55,9 @@ function startGateway(): Promise<{ url: string; close: () => Promise<void> }> {
     req.on('end', () => {
       if (req.method === 'POST') {
         const body = raw ? JSON.parse(raw) : {};
-        res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ reference: `gw_${body.merchant_reference}`, status: 'pending' }));
+        res
+          .writeHead(201, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ reference: `gw_${body.merchant_reference}`, status: 'pending' }));
       } else res.writeHead(404, { 'content-type': 'application/json' }).end('{}');
     });
   });
@@ -61,7 +73,9 @@ function startGateway(): Promise<{ url: string; close: () => Promise<void> }> {
 }
 
 /** A plain TCP server that only counts the connections it is offered (and closes them). */
-async function startCounter(host: string): Promise<{ port: number; connections: () => number; close: () => Promise<void> } | undefined> {
+async function startCounter(
+  host: string,
+): Promise<{ port: number; connections: () => number; close: () => Promise<void> } | undefined> {
   let count = 0;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
@@ -104,10 +118,21 @@ describe('production: the address guard', () => {
     await writeFile(
       file,
       JSON.stringify({
-        gateways: [{ name: 'acme', base_url: gateway.url, api_key: `gw_${randomBytes(8).toString('hex')}`, callback_secret: randomBytes(24).toString('hex'), rails: markets }],
+        gateways: [
+          {
+            name: 'acme',
+            base_url: gateway.url,
+            api_key: `gw_${randomBytes(8).toString('hex')}`,
+            callback_secret: randomBytes(24).toString('hex'),
+            rails: markets,
+          },
+        ],
       }),
     );
-    t = await startTestApp({ PAYMENTS_ENV: 'production', PROVIDERS_FILE: file, WORKER_INTERVAL_MS: '20', WEBHOOK_POLL_MS: '20' }, { workers: true, resolve });
+    t = await startTestApp(
+      { PAYMENTS_ENV: 'production', PROVIDERS_FILE: file, WORKER_INTERVAL_MS: '20', WEBHOOK_POLL_MS: '20' },
+      { workers: true, resolve },
+    );
   });
   after(async () => {
     await t?.close();
@@ -178,9 +203,18 @@ describe('production: the address guard', () => {
     }
 
     it('PATCH cannot move an accepted endpoint to an internal or plain-http URL', async () => {
-      const res = await request(t, 'POST', '/v1/webhooks/endpoints', { token, body: { url: 'https://public6.example.com/hooks' } });
+      const res = await request(t, 'POST', '/v1/webhooks/endpoints', {
+        token,
+        body: { url: 'https://public6.example.com/hooks' },
+      });
       assert.equal(res.status, 201, res.text);
-      for (const url of ['https://10.0.0.1/x', 'https://[::1]/x', 'https://internal.example.com/x', 'https://localhost/x', 'http://public6.example.com/hooks']) {
+      for (const url of [
+        'https://10.0.0.1/x',
+        'https://[::1]/x',
+        'https://internal.example.com/x',
+        'https://localhost/x',
+        'http://public6.example.com/hooks',
+      ]) {
         const patched = await request(t, 'PATCH', `/v1/webhooks/endpoints/${res.body.id}`, { token, body: { url } });
         assertProblem(patched, 400, 'invalid_webhook_url');
         assert.equal(patched.body.errors?.[0]?.field, 'url');
@@ -197,103 +231,115 @@ describe('production: the address guard', () => {
       for (const c of counters) await c.close();
     });
 
-    it('an endpoint that now resolves (or always pointed) inside is never contacted; each attempt is logged as refused', { timeout: 120_000 }, async () => {
-      const v4 = await startCounter('127.0.0.1');
-      assert.ok(v4);
-      counters.push(v4);
-      const v6 = await startCounter('::1');
-      if (v6) counters.push(v6);
-      const token = t.demoToken;
+    it(
+      'an endpoint that now resolves (or always pointed) inside is never contacted; each attempt is logged as refused',
+      { timeout: 120_000 },
+      async () => {
+        const v4 = await startCounter('127.0.0.1');
+        assert.ok(v4);
+        counters.push(v4);
+        const v6 = await startCounter('::1');
+        if (v6) counters.push(v6);
+        const token = t.demoToken;
 
-      // Names that resolve publicly now (to a public IPv6 address, so that this part does not depend on how the
-      // registration check treats public IPv4 addresses, which the registration tests cover), so they are accepted...
-      const rebound: [string, string[]][] = [
-        ['rebind-loopback.example.com', ['127.0.0.1']],
-        ['rebind-private.example.com', ['10.0.0.1']],
-        ['rebind-metadata.example.com', ['169.254.169.254']],
-        ['rebind-mixed.example.com', [PUBLIC_ADDRESS_V6, '127.0.0.1']],
-        ...(v6 ? ([['rebind-loopback6.example.com', ['::1']]] as [string, string[]][]) : []),
-      ];
-      const expected = new Map<string, string>(); // endpoint id → url
-      const reboundTo = new Map<string, string>(); // endpoint id → the internal address its name resolves to now
-      for (const [name, addresses] of rebound) {
-        names.set(name, [PUBLIC_ADDRESS_V6]);
-        const port: number | undefined = name === 'rebind-loopback6.example.com' ? v6?.port : v4.port;
-        const url: string = `https://${name}:${port}/x`;
-        const res: ApiResponse<{ id: string }> = await request(t, 'POST', '/v1/webhooks/endpoints', { token, body: { url } });
-        assert.equal(res.status, 201, res.text);
-        expected.set(res.body.id, url);
-        reboundTo.set(res.body.id, addresses.find((a) => a !== PUBLIC_ADDRESS_V6) as string);
-      }
-      // ...then resolve inside before any event is produced.
-      for (const [name, addresses] of rebound) names.set(name, addresses);
-
-      // URLs that were fine when registered (say, before the service ran in production), written directly.
-      const stored = [
-        `https://localhost:${v4.port}/x`,
-        `https://127.0.0.1:${v4.port}/x`,
-        `http://127.0.0.1:${v4.port}/x`,
-        `https://0x7f000001:${v4.port}/x`,
-        `https://[::ffff:127.0.0.1]:${v4.port}/x`,
-        ...(v6 ? [`https://[::1]:${v6.port}/x`] : []),
-        'https://10.0.0.1/x',
-        'https://169.254.169.254/latest/meta-data',
-      ];
-      for (const url of stored) {
-        const id = randomUUID();
-        await t.db.query(
-          `INSERT INTO webhook_endpoints (id, workspace_id, url, description, enabled_events, status, disabled_reason, secret, previous_secrets, created_at, updated_at)
-           VALUES ($1, $2, $3, NULL, ARRAY['*'], 'enabled', NULL, $4, '[]', now() - interval '1 second', now() - interval '1 second')`,
-          [id, t.demoWorkspaceId, url, `whsec_${randomBytes(32).toString('base64')}`],
-        );
-        expected.set(id, url);
-      }
-      assert.ok(expected.size <= 16, 'within the endpoint limit of a workspace');
-
-      // An event: the collection goes to the gateway; collection.created is recorded either way.
-      const created = await createCollection(t, token, { customer: { phone_number: '+254712345678' } });
-      assert.equal(created.status, 201, created.text);
-      const events = await waitFor('collection.created', async () => {
-        const res = await request(t, 'GET', `/v1/events?object_id=${created.body.collection_id}&type=collection.created`, { token });
-        return res.body?.data?.length === 1 ? res.body.data : undefined;
-      });
-      const eventId: string = events[0].id;
-
-      // Every endpoint gets a delivery, and its attempts (the first and the immediate retry) are refused.
-      const deliveries = await waitFor(
-        'a refused attempt (and its immediate retry) to every endpoint',
-        async () => {
-          const res = await request(t, 'GET', `/v1/events/${eventId}/deliveries?limit=100`, { token });
-          const data: any[] = res.body?.data ?? [];
-          if (data.length < expected.size) return undefined;
-          return data.every((d) => d.attempts.length >= 2) ? data : undefined;
-        },
-        60_000,
-      );
-      assert.deepEqual(new Set(deliveries.map((d) => d.endpoint_id)), new Set(expected.keys()));
-      for (const d of deliveries) {
-        const url = expected.get(d.endpoint_id);
-        assert.ok(d.status === 'pending' || d.status === 'failed', `${url}: ${d.status}`);
-        for (const attempt of d.attempts) {
-          assert.equal(attempt.url, url);
-          assert.equal(attempt.succeeded, false, url);
-          assert.equal(attempt.status_code, null, url);
-          assert.match(attempt.error ?? '', /^refused: /, `${url}: ${attempt.error}`);
-          // Judged on what the name resolves to at delivery time, not at registration.
-          const now = reboundTo.get(d.endpoint_id);
-          if (now !== undefined) assert.ok((attempt.error as string).includes(now), `${url}: ${attempt.error}`);
+        // Names that resolve publicly now (to a public IPv6 address, so that this part does not depend on how the
+        // registration check treats public IPv4 addresses, which the registration tests cover), so they are accepted...
+        const rebound: [string, string[]][] = [
+          ['rebind-loopback.example.com', ['127.0.0.1']],
+          ['rebind-private.example.com', ['10.0.0.1']],
+          ['rebind-metadata.example.com', ['169.254.169.254']],
+          ['rebind-mixed.example.com', [PUBLIC_ADDRESS_V6, '127.0.0.1']],
+          ...(v6 ? ([['rebind-loopback6.example.com', ['::1']]] as [string, string[]][]) : []),
+        ];
+        const expected = new Map<string, string>(); // endpoint id → url
+        const reboundTo = new Map<string, string>(); // endpoint id → the internal address its name resolves to now
+        for (const [name, addresses] of rebound) {
+          names.set(name, [PUBLIC_ADDRESS_V6]);
+          const port: number | undefined = name === 'rebind-loopback6.example.com' ? v6?.port : v4.port;
+          const url: string = `https://${name}:${port}/x`;
+          const res: ApiResponse<{ id: string }> = await request(t, 'POST', '/v1/webhooks/endpoints', {
+            token,
+            body: { url },
+          });
+          assert.equal(res.status, 201, res.text);
+          expected.set(res.body.id, url);
+          reboundTo.set(res.body.id, addresses.find((a) => a !== PUBLIC_ADDRESS_V6) as string);
         }
-      }
+        // ...then resolve inside before any event is produced.
+        for (const [name, addresses] of rebound) names.set(name, addresses);
 
-      // Nothing reached the local servers.
-      await new Promise((r) => setTimeout(r, 300));
-      assert.equal(v4.connections(), 0, 'no connection to 127.0.0.1');
-      if (v6) assert.equal(v6.connections(), 0, 'no connection to ::1');
+        // URLs that were fine when registered (say, before the service ran in production), written directly.
+        const stored = [
+          `https://localhost:${v4.port}/x`,
+          `https://127.0.0.1:${v4.port}/x`,
+          `http://127.0.0.1:${v4.port}/x`,
+          `https://0x7f000001:${v4.port}/x`,
+          `https://[::ffff:127.0.0.1]:${v4.port}/x`,
+          ...(v6 ? [`https://[::1]:${v6.port}/x`] : []),
+          'https://10.0.0.1/x',
+          'https://169.254.169.254/latest/meta-data',
+        ];
+        for (const url of stored) {
+          const id = randomUUID();
+          await t.db.query(
+            `INSERT INTO webhook_endpoints (id, workspace_id, url, description, enabled_events, status, disabled_reason, secret, previous_secrets, created_at, updated_at)
+           VALUES ($1, $2, $3, NULL, ARRAY['*'], 'enabled', NULL, $4, '[]', now() - interval '1 second', now() - interval '1 second')`,
+            [id, t.demoWorkspaceId, url, `whsec_${randomBytes(32).toString('base64')}`],
+          );
+          expected.set(id, url);
+        }
+        assert.ok(expected.size <= 16, 'within the endpoint limit of a workspace');
 
-      // (The counter does count: a direct connection is seen.)
-      await new Promise<void>((ok, fail) => net.connect(v4.port, '127.0.0.1').on('connect', ok).on('error', fail));
-      await waitFor('the probe connection counted', async () => (v4.connections() === 1 ? true : undefined), 5000);
-    });
+        // An event: the collection goes to the gateway; collection.created is recorded either way.
+        const created = await createCollection(t, token, { customer: { phone_number: '+254712345678' } });
+        assert.equal(created.status, 201, created.text);
+        const events = await waitFor('collection.created', async () => {
+          const res = await request(
+            t,
+            'GET',
+            `/v1/events?object_id=${created.body.collection_id}&type=collection.created`,
+            { token },
+          );
+          return res.body?.data?.length === 1 ? res.body.data : undefined;
+        });
+        const eventId: string = events[0].id;
+
+        // Every endpoint gets a delivery, and its attempts (the first and the immediate retry) are refused.
+        const deliveries = await waitFor(
+          'a refused attempt (and its immediate retry) to every endpoint',
+          async () => {
+            const res = await request(t, 'GET', `/v1/events/${eventId}/deliveries?limit=100`, { token });
+            const data: any[] = res.body?.data ?? [];
+            if (data.length < expected.size) return undefined;
+            return data.every((d) => d.attempts.length >= 2) ? data : undefined;
+          },
+          60_000,
+        );
+        assert.deepEqual(new Set(deliveries.map((d) => d.endpoint_id)), new Set(expected.keys()));
+        for (const d of deliveries) {
+          const url = expected.get(d.endpoint_id);
+          assert.ok(d.status === 'pending' || d.status === 'failed', `${url}: ${d.status}`);
+          for (const attempt of d.attempts) {
+            assert.equal(attempt.url, url);
+            assert.equal(attempt.succeeded, false, url);
+            assert.equal(attempt.status_code, null, url);
+            assert.match(attempt.error ?? '', /^refused: /, `${url}: ${attempt.error}`);
+            // Judged on what the name resolves to at delivery time, not at registration.
+            const now = reboundTo.get(d.endpoint_id);
+            if (now !== undefined) assert.ok((attempt.error as string).includes(now), `${url}: ${attempt.error}`);
+          }
+        }
+
+        // Nothing reached the local servers.
+        await new Promise((r) => setTimeout(r, 300));
+        assert.equal(v4.connections(), 0, 'no connection to 127.0.0.1');
+        if (v6) assert.equal(v6.connections(), 0, 'no connection to ::1');
+
+        // (The counter does count: a direct connection is seen.)
+        await new Promise<void>((ok, fail) => net.connect(v4.port, '127.0.0.1').on('connect', ok).on('error', fail));
+        await waitFor('the probe connection counted', async () => (v4.connections() === 1 ? true : undefined), 5000);
+      },
+    );
   });
 });
 
@@ -306,7 +352,13 @@ describe('sandbox: local receivers are allowed', () => {
     await t?.close();
   });
 
-  for (const url of ['http://127.0.0.1/x', 'http://127.0.0.1:4000/hooks', 'http://localhost:3000/x', 'http://[::1]:3000/x', 'https://10.0.0.1/x']) {
+  for (const url of [
+    'http://127.0.0.1/x',
+    'http://127.0.0.1:4000/hooks',
+    'http://localhost:3000/x',
+    'http://[::1]:3000/x',
+    'https://10.0.0.1/x',
+  ]) {
     it(`accepts ${url} (201)`, async () => {
       const res = await request(t, 'POST', '/v1/webhooks/endpoints', { token: t.demoToken, body: { url } });
       assert.equal(res.status, 201, res.text);
@@ -317,7 +369,8 @@ describe('sandbox: local receivers are allowed', () => {
 
 describe('which addresses are internal', () => {
   it('only global unicast addresses may be reached; an IPv4-mapped one is judged by its IPv4 address', () => {
-    for (const address of ['8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8']) assert.equal(isInternalAddress(address), false, address);
+    for (const address of ['8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8'])
+      assert.equal(isInternalAddress(address), false, address);
     for (const address of [
       '10.0.0.1',
       '127.0.0.1',

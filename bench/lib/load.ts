@@ -37,10 +37,21 @@ export interface LoadResult {
 }
 
 /** Count, rate and percentiles (ms, one decimal) of latencies measured over `seconds`. */
-export function summarise(latencies: number[], seconds: number): { count: number; seconds: number; per_second: number; p50_ms: number; p99_ms: number; max_ms: number } {
+export function summarise(
+  latencies: number[],
+  seconds: number,
+): { count: number; seconds: number; per_second: number; p50_ms: number; p99_ms: number; max_ms: number } {
   const sorted = [...latencies].sort((a, b) => a - b);
-  const at = (q: number): number => Math.round((sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0) * 10) / 10;
-  return { count: sorted.length, seconds: Math.round(seconds * 10) / 10, per_second: Math.round(sorted.length / seconds), p50_ms: at(0.5), p99_ms: at(0.99), max_ms: at(1) };
+  const at = (q: number): number =>
+    Math.round((sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0) * 10) / 10;
+  return {
+    count: sorted.length,
+    seconds: Math.round(seconds * 10) / 10,
+    per_second: Math.round(sorted.length / seconds),
+    p50_ms: at(0.5),
+    p99_ms: at(0.99),
+    max_ms: at(1),
+  };
 }
 
 export interface LoadOptions {
@@ -74,7 +85,9 @@ async function run(options: LoadOptions): Promise<Omit<LoadResult, 'machine_busy
     ...(options.body === undefined ? {} : { body: options.body }),
     requests: [
       {
-        ...(options.freshKey ? { setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'idempotency-key': randomUUID() } }) } : {}),
+        ...(options.freshKey
+          ? { setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'idempotency-key': randomUUID() } }) }
+          : {}),
         onResponse: (status, body) => {
           if (status === options.expect) return;
           unexpected++;
@@ -84,7 +97,9 @@ async function run(options: LoadOptions): Promise<Omit<LoadResult, 'machine_busy
     ],
   });
   if (result.errors > 0 || unexpected > 0) {
-    throw new Error(`${options.method ?? 'GET'} ${options.url}: ${result.errors} connection errors, ${unexpected} responses other than ${options.expect} (first: ${firstUnexpected})`);
+    throw new Error(
+      `${options.method ?? 'GET'} ${options.url}: ${result.errors} connection errors, ${unexpected} responses other than ${options.expect} (first: ${firstUnexpected})`,
+    );
   }
   const requests = result['2xx'];
   return {

@@ -29,18 +29,28 @@ async function run(options: LoadOptions & { rate: number }): Promise<Omit<LoadRe
       const headers: Record<string, string> = { ...options.headers };
       if (options.freshKey) headers['idempotency-key'] = randomUUID();
       if (options.body !== undefined) headers['content-length'] = String(Buffer.byteLength(options.body));
-      const req = http.request({ agent, host: url.hostname, port: url.port, path: `${url.pathname}${url.search}`, method: options.method ?? 'GET', headers }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          latencies.push(performance.now() - from);
-          if (res.statusCode !== options.expect) {
-            unexpected++;
-            first ??= `${res.statusCode} ${Buffer.concat(chunks).toString().slice(0, 300)}`;
-          }
-          resolve();
-        });
-      });
+      const req = http.request(
+        {
+          agent,
+          host: url.hostname,
+          port: url.port,
+          path: `${url.pathname}${url.search}`,
+          method: options.method ?? 'GET',
+          headers,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            latencies.push(performance.now() - from);
+            if (res.statusCode !== options.expect) {
+              unexpected++;
+              first ??= `${res.statusCode} ${Buffer.concat(chunks).toString().slice(0, 300)}`;
+            }
+            resolve();
+          });
+        },
+      );
       req.on('error', (err) => {
         errors++;
         first ??= err.message;
@@ -61,7 +71,9 @@ async function run(options: LoadOptions & { rate: number }): Promise<Omit<LoadRe
   const seconds = (performance.now() - started) / 1000;
   agent.destroy();
   if (errors > 0 || unexpected > 0) {
-    throw new Error(`${options.method ?? 'GET'} ${options.url} at ${options.rate}/s: ${errors} errors, ${unexpected} responses other than ${options.expect} (first: ${first})`);
+    throw new Error(
+      `${options.method ?? 'GET'} ${options.url} at ${options.rate}/s: ${errors} errors, ${unexpected} responses other than ${options.expect} (first: ${first})`,
+    );
   }
   const { count, ...summary } = summarise(latencies, seconds);
   return { requests: count, ...summary };

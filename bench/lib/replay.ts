@@ -110,11 +110,18 @@ export function captureCreate(databaseUrl: string, token: string, path_: string,
     await services.submitter.stop();
     stop();
     const initiation = statements.slice(handler);
-    if (!statements.some((s) => /INSERT INTO collections/.test(s.text)) || !statements.some((s) => /\bCOMMIT\b/.test(s.text))) {
-      throw new Error(`the capture did not see the create's transaction: ${statements.map((s) => s.text.slice(0, 40)).join(' | ')}`);
+    if (
+      !statements.some((s) => /INSERT INTO collections/.test(s.text)) ||
+      !statements.some((s) => /\bCOMMIT\b/.test(s.text))
+    ) {
+      throw new Error(
+        `the capture did not see the create's transaction: ${statements.map((s) => s.text.slice(0, 40)).join(' | ')}`,
+      );
     }
     if (!initiation.some((s) => /UPDATE collections/.test(s.text))) {
-      throw new Error(`the capture did not see the provider initiation: ${initiation.map((s) => s.text.slice(0, 40)).join(' | ')}`);
+      throw new Error(
+        `the capture did not see the provider initiation: ${initiation.map((s) => s.text.slice(0, 40)).join(' | ')}`,
+      );
     }
     return { statements, handler, key, at };
   });
@@ -129,7 +136,9 @@ export function captureList(databaseUrl: string, token: string, url: string): Pr
     stop();
     if (res.statusCode !== 200) throw new Error(`the captured list answered ${res.statusCode}: ${res.body}`);
     if (!statements.some((s) => /FROM collections/.test(s.text))) {
-      throw new Error(`the capture did not see the list's query: ${statements.map((s) => s.text.slice(0, 40)).join(' | ')}`);
+      throw new Error(
+        `the capture did not see the list's query: ${statements.map((s) => s.text.slice(0, 40)).join(' | ')}`,
+      );
     }
     return { statements, handler: statements.length, at };
   });
@@ -141,7 +150,8 @@ export function describe(capture: Capture): { handler: string[]; initiation: str
     const table = /(?:INSERT INTO|FROM|UPDATE) (\w+)/.exec(t)?.[1];
     const verb = t.split(' ')[0] ?? '';
     if (/pg_try_advisory_xact_lock/.test(t)) return 'SELECT pg_try_advisory_xact_lock';
-    if (verb === 'WITH') return `WITH … ${[...t.matchAll(/(INSERT INTO|UPDATE) (\w+)/g)].map((m) => `${m[1]} ${m[2]}`).join(', ')}`;
+    if (verb === 'WITH')
+      return `WITH … ${[...t.matchAll(/(INSERT INTO|UPDATE) (\w+)/g)].map((m) => `${m[1]} ${m[2]}`).join(', ')}`;
     return table ? `${verb} ${table}` : verb;
   };
   const named = capture.statements.map((s) =>
@@ -165,7 +175,8 @@ function fresh(capture: Capture): Statement[] {
       if (next === undefined) map.set(id, (next = uuidv7()));
       return next;
     });
-    if (capture.key !== undefined && out.includes(capture.key)) out = out.replaceAll(capture.key, map.get(capture.key) as string);
+    if (capture.key !== undefined && out.includes(capture.key))
+      out = out.replaceAll(capture.key, map.get(capture.key) as string);
     return out.replace(SANDBOX_REFERENCE, (ref) => {
       let next = map.get(ref);
       if (next === undefined) map.set(ref, (next = `sbx_${randomBytes(12).toString('hex')}`));
@@ -176,7 +187,9 @@ function fresh(capture: Capture): Statement[] {
   // A prepared statement's text holds no values (they are its parameters): it is replayed under its name, unchanged.
   return capture.statements.map((st) => ({
     text: st.name === undefined ? swap(st.text) : st.text,
-    values: st.values.map((v) => (typeof v === 'string' ? swap(v) : v instanceof Date ? new Date(v.getTime() + shift) : v)),
+    values: st.values.map((v) =>
+      typeof v === 'string' ? swap(v) : v instanceof Date ? new Date(v.getTime() + shift) : v,
+    ),
     ...(st.name === undefined ? {} : { name: st.name }),
   }));
 }
@@ -191,7 +204,13 @@ export interface ReplayResult {
 }
 
 /** Replays the capture (`withInitiation`: the create and its provider initiation; else the create request's own statements). */
-export function replay(databaseUrl: string, capture: Capture, connections: number, seconds: number, withInitiation: boolean): Promise<ReplayResult> {
+export function replay(
+  databaseUrl: string,
+  capture: Capture,
+  connections: number,
+  seconds: number,
+  withInitiation: boolean,
+): Promise<ReplayResult> {
   return withCpu(() => replayFor(databaseUrl, capture, connections, seconds, withInitiation));
 }
 

@@ -77,7 +77,10 @@ export async function startService(options: StartOptions): Promise<RunningServic
   else env.DATABASE_URL = options.databaseUrl;
   // Exactly what `npm start` runs (its node flags and script), with the profiler's flags when asked. The log goes
   // straight to a file: the benchmark process spends nothing reading it.
-  const args = [...(options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : []), ...npmStartArgs()];
+  const args = [
+    ...(options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : []),
+    ...npmStartArgs(),
+  ];
   const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', out, out] });
   closeSync(out);
   let exited: number | null | undefined;
@@ -86,12 +89,18 @@ export async function startService(options: StartOptions): Promise<RunningServic
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 180_000;
   for (;;) {
-    if (exited !== undefined) throw new Error(`the service exited (${exited}) while starting; see ${logFile}:\n${await readFile(logFile, 'utf8')}`);
+    if (exited !== undefined)
+      throw new Error(
+        `the service exited (${exited}) while starting; see ${logFile}:\n${await readFile(logFile, 'utf8')}`,
+      );
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(`the service did not become ready in 180 s; see ${logFile}`);
     }
-    const ready = await fetch(`${url}/readyz`).then((r) => r.ok, () => false);
+    const ready = await fetch(`${url}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ready) break;
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -122,7 +131,8 @@ async function describeStarted(
   if (databaseUrl === undefined) {
     // The embedded server says where it runs; its password sits beside its cluster.
     const serving = /embedded PostgreSQL is serving (\S+) on 127\.0\.0\.1:(\d+)/.exec(await readFile(logFile, 'utf8'));
-    if (!serving?.[1] || !serving[2]) throw new Error(`the service did not report its embedded database; see ${logFile}`);
+    if (!serving?.[1] || !serving[2])
+      throw new Error(`the service did not report its embedded database; see ${logFile}`);
     const password = (await readFile(`${serving[1]}.password`, 'utf8')).trim();
     databaseUrl = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${serving[2]}/payments`;
   }

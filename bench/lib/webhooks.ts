@@ -18,7 +18,13 @@ export interface WebhookResult {
   change_to_delivery_p99_ms: number;
 }
 
-export async function measureWebhooks(service: RunningService, burst: number, paced = 300, paceMs = 10, warm = Math.ceil(burst / 10)): Promise<WebhookResult> {
+export async function measureWebhooks(
+  service: RunningService,
+  burst: number,
+  paced = 300,
+  paceMs = 10,
+  warm = Math.ceil(burst / 10),
+): Promise<WebhookResult> {
   const lags: number[] = [];
   let received = 0;
   const seen = new Set<string>();
@@ -50,7 +56,8 @@ export async function measureWebhooks(service: RunningService, burst: number, pa
     if (created.status !== 201) throw new Error(`webhook endpoint: ${created.status} ${await created.text()}`);
     endpointId = ((await created.json()) as { id: string }).id;
     await new Promise((r) => setTimeout(r, 50));
-    const record = (count: number) => recordEvents(db, service.demoWorkspaceId, 'payout.created', count, { metadata: { order: '42' } });
+    const record = (count: number) =>
+      recordEvents(db, service.demoWorkspaceId, 'payout.created', count, { metadata: { order: '42' } });
     const waitFor = async (n: number, ms: number) => {
       const until = Date.now() + ms;
       while (received < n) {
@@ -94,7 +101,11 @@ export async function measureWebhooks(service: RunningService, burst: number, pa
     };
   } finally {
     // The endpoint goes with its receiver, so a later measurement's events are not also sent to a closed port.
-    if (endpointId) await fetch(`${service.url}/v1/webhooks/endpoints/${endpointId}`, { method: 'DELETE', headers: { authorization: `Bearer ${service.demoToken}` } });
+    if (endpointId)
+      await fetch(`${service.url}/v1/webhooks/endpoints/${endpointId}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${service.demoToken}` },
+      });
     await db.end();
     receiver.closeAllConnections();
     receiver.close();

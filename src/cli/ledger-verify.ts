@@ -17,7 +17,9 @@ try {
   const { rows } = await database.pool.query<{ postings: string; lines: string }>(
     'SELECT (SELECT count(*) FROM ledger_postings) AS postings, (SELECT count(*) FROM ledger_lines) AS lines',
   );
-  process.stdout.write(`${rows[0]?.postings ?? 0} postings, ${rows[0]?.lines ?? 0} lines; ${violations.length === 0 ? 'the ledger is sound' : `${violations.length} invariant(s) broken`}\n`);
+  process.stdout.write(
+    `${rows[0]?.postings ?? 0} postings, ${rows[0]?.lines ?? 0} lines; ${violations.length === 0 ? 'the ledger is sound' : `${violations.length} invariant(s) broken`}\n`,
+  );
   if (violations.length > 0) process.exitCode = 1;
 } catch (err) {
   process.stderr.write(`ledger verification failed to run: ${(err as Error).message}\n`);

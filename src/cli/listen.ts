@@ -57,10 +57,20 @@ if (args.help) {
 const apiKey = args['api-key'] ?? process.env.PAYMENTS_API_KEY;
 if (!apiKey) fail('an API key is needed: --api-key or PAYMENTS_API_KEY (an integrator token of a sandbox workspace)');
 const baseUrl = (args['base-url'] ?? process.env.PAYMENTS_BASE_URL ?? 'http://localhost:8080').replace(/\/+$/, '');
-const events = args.events === undefined ? ['*'] : args.events.split(',').map((s) => s.trim()).filter((s) => s !== '');
+const events =
+  args.events === undefined
+    ? ['*']
+    : args.events
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '');
 const unknown = events.filter((e) => e !== '*' && !EVENT_TYPES.includes(e));
 if (unknown.length > 0) fail(`unknown event type ${unknown.join(', ')}; known: ${EVENT_TYPES.join(', ')}`);
-for (const [name, value] of [['--base-url', baseUrl], ['--forward-to', args['forward-to']], ['--public-url', args['public-url']]] as const) {
+for (const [name, value] of [
+  ['--base-url', baseUrl],
+  ['--forward-to', args['forward-to']],
+  ['--public-url', args['public-url']],
+] as const) {
   if (value === undefined) continue;
   try {
     new URL(value);
@@ -79,7 +89,10 @@ interface ApiResult {
 async function api(method: string, path: string, body?: unknown): Promise<ApiResult> {
   const response = await fetch(baseUrl + path, {
     method,
-    headers: { authorization: `Bearer ${apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      authorization: `Bearer ${apiKey}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(15_000),
   });
@@ -104,7 +117,8 @@ try {
   fail(`cannot reach ${baseUrl}: ${(err as Error).message}`);
 }
 if (workspace.status !== 200) fail(`the service refused the API key (${problem(workspace)})`);
-if (workspace.body.environment !== 'sandbox') fail('listen works only with sandbox workspaces: this key belongs to production');
+if (workspace.body.environment !== 'sandbox')
+  fail('listen works only with sandbox workspaces: this key belongs to production');
 
 // Set once the endpoint exists; a delivery before that cannot be verified.
 const receiver: { verifier?: Webhook } = {};
@@ -117,7 +131,10 @@ async function forward(body: string, headers: Record<string, string>): Promise<{
     await res.arrayBuffer();
     return { status: res.status, label: `  → ${forwardTo} ${res.status}` };
   } catch (err) {
-    return { status: 502, label: `  → ${forwardTo} failed: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}` };
+    return {
+      status: 502,
+      label: `  → ${forwardTo} failed: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`,
+    };
   }
 }
 
@@ -137,7 +154,9 @@ const server = http.createServer((req, res) => {
         if (!receiver.verifier) throw new Error('not ready');
         event = receiver.verifier.verify(body, headers) as typeof event;
       } catch (err) {
-        process.stdout.write(`${new Date().toISOString()}  rejected a delivery that does not verify: ${(err as Error).message}\n`);
+        process.stdout.write(
+          `${new Date().toISOString()}  rejected a delivery that does not verify: ${(err as Error).message}\n`,
+        );
         res.writeHead(400).end();
         return;
       }
@@ -172,14 +191,17 @@ async function stop(reason: string, code = 0): Promise<void> {
     if (run.creating) return; // finished once the endpoint exists, so it can be removed
     process.exit(code);
   }
-  const removed = await api('DELETE', `/v1/webhooks/endpoints/${endpointId}`).catch(
-    (err: unknown): ApiResult => ({ status: 0, body: { code: 'unreachable', detail: (err as Error).message } }),
-  );
+  const removed = await api('DELETE', `/v1/webhooks/endpoints/${endpointId}`).catch((err: unknown): ApiResult => ({
+    status: 0,
+    body: { code: 'unreachable', detail: (err as Error).message },
+  }));
   if (removed.status === 204 || removed.status === 404) {
     process.stdout.write(`Stopped (${reason}); endpoint ${endpointId} removed.\n`);
     process.exit(code);
   }
-  process.stderr.write(`listen: stopped, but endpoint ${endpointId} could not be removed (${problem(removed)}); delete it yourself\n`);
+  process.stderr.write(
+    `listen: stopped, but endpoint ${endpointId} could not be removed (${problem(removed)}); delete it yourself\n`,
+  );
   process.exit(1);
 }
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stop(signal));

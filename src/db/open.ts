@@ -25,7 +25,13 @@ export async function openDatabase(
   let embedded: EmbeddedServer | undefined;
   let url = config.databaseUrl;
   if (url === undefined) {
-    embedded = await startEmbedded({ dataDir: config.dataDir, port: config.embeddedPgPort, database: 'payments', log, notice });
+    embedded = await startEmbedded({
+      dataDir: config.dataDir,
+      port: config.embeddedPgPort,
+      database: 'payments',
+      log,
+      notice,
+    });
     url = embedded.url;
     notice(`embedded PostgreSQL is serving ${embedded.clusterDir} on 127.0.0.1:${embedded.port}`);
   }

@@ -30,7 +30,8 @@ class PreparingClient extends pg.Client {
   override query(config: any, values?: any, callback?: any): any {
     if (typeof config === 'string' && Array.isArray(values)) {
       let name = statementNames.get(config);
-      if (name === undefined && statementNames.size < MAX_PREPARED) statementNames.set(config, (name = `p${statementNames.size + 1}`));
+      if (name === undefined && statementNames.size < MAX_PREPARED)
+        statementNames.set(config, (name = `p${statementNames.size + 1}`));
       if (name !== undefined) return super.query({ name, text: config, values }, callback);
     }
     return super.query(config, values, callback);
@@ -38,7 +39,13 @@ class PreparingClient extends pg.Client {
 }
 
 export function createPool(connectionString: string, max: number): pg.Pool {
-  const pool = new pg.Pool({ connectionString, max, application_name: 'payments-service', Client: PreparingClient, idleTimeoutMillis: 60_000 });
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    application_name: 'payments-service',
+    Client: PreparingClient,
+    idleTimeoutMillis: 60_000,
+  });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
   return pool;

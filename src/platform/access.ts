@@ -12,5 +12,7 @@ export const LIQUIDITY: readonly Audience[] = ['liquidity_provider', 'admin'];
 
 /** The sentence the reference docs show for a route. */
 export function describeAccess(auth: RouteAuth): string {
-  return auth === 'public' ? 'No token needed.' : `Tokens of audience ${auth.map((a) => `\`${a}\``).join(', ')} may call this; any other audience gets 403 \`forbidden\`.`;
+  return auth === 'public'
+    ? 'No token needed.'
+    : `Tokens of audience ${auth.map((a) => `\`${a}\``).join(', ')} may call this; any other audience gets 403 \`forbidden\`.`;
 }

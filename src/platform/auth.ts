@@ -42,7 +42,10 @@ export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService)
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     const auth = route.config?.auth;
-    if (auth === undefined) throw new Error(`route ${methods.join(',')} ${route.url} declares no audiences (config.auth; see src/platform/access.ts)`);
+    if (auth === undefined)
+      throw new Error(
+        `route ${methods.join(',')} ${route.url} declares no audiences (config.auth; see src/platform/access.ts)`,
+      );
     for (const method of methods) if (method !== 'HEAD') app.accessRules.set(`${method} ${route.url}`, auth);
     const description = [route.schema?.description, describeAccess(auth)].filter(Boolean).join('\n\n');
     route.schema = { ...route.schema, description, ...(auth === 'public' ? {} : { security: [{ bearerAuth: [] }] }) };
@@ -52,15 +55,23 @@ export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService)
     const rule = request.routeOptions.config.auth;
     if (rule === undefined || rule === 'public') return;
     const header = request.headers.authorization;
-    if (header === undefined) throw new ApiError('unauthorized', 'Send your API token as "Authorization: Bearer <token>".');
+    if (header === undefined)
+      throw new ApiError('unauthorized', 'Send your API token as "Authorization: Bearer <token>".');
     const match = BEARER.exec(header);
     const claims = match?.[1] ? await tokens.verify(match[1]) : undefined;
     if (!claims || !(await isTokenLive(db, claims.workspaceId, claims.credentialId, claims.tokenId))) {
       throw new ApiError('unauthorized', 'The bearer token is invalid, rotated or revoked.');
     }
     if (!rule.includes(claims.audience)) {
-      throw new ApiError('forbidden', `A ${claims.audience} token cannot call this route; it needs one of: ${rule.join(', ')}.`);
+      throw new ApiError(
+        'forbidden',
+        `A ${claims.audience} token cannot call this route; it needs one of: ${rule.join(', ')}.`,
+      );
     }
-    request.authContext = { credentialId: claims.credentialId, workspaceId: claims.workspaceId, audience: claims.audience };
+    request.authContext = {
+      credentialId: claims.credentialId,
+      workspaceId: claims.workspaceId,
+      audience: claims.audience,
+    };
   });
 }

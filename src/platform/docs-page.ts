@@ -5,7 +5,10 @@ import { ERROR_CODES } from './errors.js';
 type Json = Record<string, unknown>;
 
 const esc = (s: unknown): string =>
-  String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+  String(s ?? '').replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c,
+  );
 
 /** Inline `code` in descriptions. */
 const prose = (s: unknown): string => esc(s).replace(/`([^`]+)`/g, '<code>$1</code>');
@@ -36,7 +39,9 @@ function fieldRows(schema: Json | undefined, prefix = '', depth = 0): string {
 }
 
 function table(rows: string): string {
-  return rows ? `<table><thead><tr><th scope="col">Field</th><th scope="col">Type</th><th scope="col">Required</th><th scope="col">Description</th></tr></thead><tbody>${rows}</tbody></table>` : '';
+  return rows
+    ? `<table><thead><tr><th scope="col">Field</th><th scope="col">Type</th><th scope="col">Required</th><th scope="col">Description</th></tr></thead><tbody>${rows}</tbody></table>`
+    : '';
 }
 
 const STYLE = `body{font:16px/1.5 system-ui,sans-serif;margin:0;color:#1a1a1a;background:#fff}
@@ -63,25 +68,36 @@ export function renderDocs(doc: Json): string {
     }
   }
   const tags = [...new Set(ops.map((o) => o.tag))];
-  const anchor = (o: { method: string; path: string }): string => `${o.method}-${o.path}`.replace(/[^A-Za-z0-9]+/g, '-');
+  const anchor = (o: { method: string; path: string }): string =>
+    `${o.method}-${o.path}`.replace(/[^A-Za-z0-9]+/g, '-');
   let body = '';
   for (const tag of tags) {
     body += `<section><h2 id="tag-${esc(tag)}">${esc(tag)}</h2>`;
     for (const o of ops.filter((x) => x.tag === tag)) {
       const params = ((o.op.parameters as Json[] | undefined) ?? [])
-        .map((p) => `<tr><td><code>${esc(p.name)}</code> (${esc(p.in)})</td><td>${esc(typeOf((p.schema ?? {}) as Json))}</td><td>${p.required ? 'yes' : 'no'}</td><td>${prose(p.description ?? (p.schema as Json | undefined)?.description)}</td></tr>`)
+        .map(
+          (p) =>
+            `<tr><td><code>${esc(p.name)}</code> (${esc(p.in)})</td><td>${esc(typeOf((p.schema ?? {}) as Json))}</td><td>${p.required ? 'yes' : 'no'}</td><td>${prose(p.description ?? (p.schema as Json | undefined)?.description)}</td></tr>`,
+        )
         .join('');
-      const reqBody = ((o.op.requestBody as Json | undefined)?.content as Record<string, Json> | undefined)?.['application/json']?.schema as Json | undefined;
+      const reqBody = ((o.op.requestBody as Json | undefined)?.content as Record<string, Json> | undefined)?.[
+        'application/json'
+      ]?.schema as Json | undefined;
       const responses = Object.entries((o.op.responses ?? {}) as Record<string, Json>);
       const ok = responses.find(([s]) => s.startsWith('2'));
-      const okSchema = ((ok?.[1].content as Record<string, Json> | undefined)?.['application/json']?.schema ?? undefined) as Json | undefined;
+      const okSchema = ((ok?.[1].content as Record<string, Json> | undefined)?.['application/json']?.schema ??
+        undefined) as Json | undefined;
       body += `<article><h3 id="${anchor(o)}"><span class="method">${o.method}</span> <code>${esc(o.path)}</code></h3>`;
       body += `<p><strong>${prose(o.op.summary)}</strong></p>${o.op.description ? `<p>${prose(o.op.description)}</p>` : ''}`;
-      body += o.op.security ? '<p>Needs <code>Authorization: Bearer &lt;token&gt;</code>.</p>' : '<p>No token needed.</p>';
+      body += o.op.security
+        ? '<p>Needs <code>Authorization: Bearer &lt;token&gt;</code>.</p>'
+        : '<p>No token needed.</p>';
       if (params) body += `<h4>Parameters</h4>${table(params)}`;
       if (reqBody) body += `<h4>Request body</h4>${table(fieldRows(reqBody))}`;
       if (ok) body += `<h4>Response ${esc(ok[0])}</h4>${table(fieldRows(okSchema))}`;
-      const errs = responses.filter(([s]) => !s.startsWith('2')).map(([s, r]) => `<li><code>${esc(s)}</code> ${prose(r.description)}</li>`);
+      const errs = responses
+        .filter(([s]) => !s.startsWith('2'))
+        .map(([s, r]) => `<li><code>${esc(s)}</code> ${prose(r.description)}</li>`);
       if (errs.length) body += `<h4>Errors</h4><ul>${errs.join('')}</ul>`;
       body += '</article>';
     }

@@ -64,7 +64,11 @@ export class ApiError extends Error {
   readonly errors: FieldError[] | undefined;
   readonly headers: Record<string, string>;
 
-  constructor(code: ErrorCode, detail: string, options: { errors?: FieldError[]; headers?: Record<string, string> } = {}) {
+  constructor(
+    code: ErrorCode,
+    detail: string,
+    options: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+  ) {
     super(detail);
     this.code = code;
     this.status = ERROR_CODES[code].status;
@@ -96,4 +100,5 @@ export function problemBody(error: ApiError, requestId: string): Problem {
   return body;
 }
 
-export const notFound = (what: string): ApiError => new ApiError('not_found', `No ${what} with that id exists in this workspace.`);
+export const notFound = (what: string): ApiError =>
+  new ApiError('not_found', `No ${what} with that id exists in this workspace.`);

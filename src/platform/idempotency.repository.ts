@@ -16,7 +16,11 @@ export interface StoredOutcome {
  * statement's snapshot, taken before the lock was: an outcome committed in between is not seen here, and
  * `insertOutcome` then finds it.
  */
-export async function lockAndFind(tx: Queryable, workspaceId: string, key: string): Promise<{ locked: boolean; outcome: StoredOutcome | undefined }> {
+export async function lockAndFind(
+  tx: Queryable,
+  workspaceId: string,
+  key: string,
+): Promise<{ locked: boolean; outcome: StoredOutcome | undefined }> {
   const { rows } = await tx.query<{ locked: boolean } & { [K in keyof StoredOutcome]: StoredOutcome[K] | null }>(
     `SELECT pg_try_advisory_xact_lock(hashtextextended($3, 7201)) AS locked,
             k.fingerprint, k.response_status, k.response_headers, k.response_body, k.expires_at > now() AS live

@@ -23,11 +23,18 @@ const KEY_RE = /^[\x21-\x7e]{1,255}$/;
 export function idempotencyKey(request: FastifyRequest, required: boolean): string | undefined {
   const raw = request.headers['idempotency-key'];
   if (raw === undefined || raw === '') {
-    if (required) throw new ApiError('idempotency_key_missing', 'This request needs an Idempotency-Key header (a UUID v4 is a good choice).');
+    if (required)
+      throw new ApiError(
+        'idempotency_key_missing',
+        'This request needs an Idempotency-Key header (a UUID v4 is a good choice).',
+      );
     return undefined;
   }
   if (Array.isArray(raw) || !KEY_RE.test(raw)) {
-    throw new ApiError('idempotency_key_invalid', 'Idempotency-Key must be 1 to 255 visible ASCII characters, sent once.');
+    throw new ApiError(
+      'idempotency_key_invalid',
+      'Idempotency-Key must be 1 to 255 visible ASCII characters, sent once.',
+    );
   }
   return raw;
 }
@@ -37,9 +44,21 @@ export function idempotencyKey(request: FastifyRequest, required: boolean): stri
  * `caller` joins the fingerprint on routes whose stored answer is a secret (a new token): only the credential
  * that made the request can replay it; anyone else in the workspace gets 422 idempotency_key_reused.
  */
-export function idempotencyOf(request: FastifyRequest, required: true, caller?: string): { key: string; fingerprint: string };
-export function idempotencyOf(request: FastifyRequest, required: false, caller?: string): { key: string | undefined; fingerprint: string };
-export function idempotencyOf(request: FastifyRequest, required: boolean, caller?: string): { key: string | undefined; fingerprint: string } {
+export function idempotencyOf(
+  request: FastifyRequest,
+  required: true,
+  caller?: string,
+): { key: string; fingerprint: string };
+export function idempotencyOf(
+  request: FastifyRequest,
+  required: false,
+  caller?: string,
+): { key: string | undefined; fingerprint: string };
+export function idempotencyOf(
+  request: FastifyRequest,
+  required: boolean,
+  caller?: string,
+): { key: string | undefined; fingerprint: string } {
   const key = idempotencyKey(request, required);
   const q = request.url.indexOf('?');
   const path = q === -1 ? request.url : request.url.slice(0, q);
@@ -89,20 +108,28 @@ export class IdempotencyEngine {
   ): Promise<IdempotentResult> {
     let outcome: { stored: repo.StoredOutcome } | { response: StoredResponse };
     try {
-      outcome = await withTransaction(this.db, async (tx): Promise<{ stored: repo.StoredOutcome } | { response: StoredResponse }> => {
-        const { locked, outcome: row } = await repo.lockAndFind(tx, workspaceId, key);
-        if (!locked) {
-          throw new ApiError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
-            headers: { 'Retry-After': '1' },
-          });
-        }
-        if (row?.live) return { stored: row };
-        // Past retention but not purged yet: it no longer counts.
-        if (row) await repo.deleteOutcome(tx, workspaceId, key);
-        const response = await operation(tx);
-        if (!(await repo.insertOutcome(tx, workspaceId, key, requestFingerprint, response, this.retentionSeconds))) throw COMMITTED_FIRST;
-        return { response };
-      });
+      outcome = await withTransaction(
+        this.db,
+        async (tx): Promise<{ stored: repo.StoredOutcome } | { response: StoredResponse }> => {
+          const { locked, outcome: row } = await repo.lockAndFind(tx, workspaceId, key);
+          if (!locked) {
+            throw new ApiError(
+              'idempotency_key_in_use',
+              'A request with this Idempotency-Key is still being processed; retry shortly.',
+              {
+                headers: { 'Retry-After': '1' },
+              },
+            );
+          }
+          if (row?.live) return { stored: row };
+          // Past retention but not purged yet: it no longer counts.
+          if (row) await repo.deleteOutcome(tx, workspaceId, key);
+          const response = await operation(tx);
+          if (!(await repo.insertOutcome(tx, workspaceId, key, requestFingerprint, response, this.retentionSeconds)))
+            throw COMMITTED_FIRST;
+          return { response };
+        },
+      );
     } catch (err) {
       if (err !== COMMITTED_FIRST) throw err;
       // A request with this key committed between our lookup and our lock: everything here was undone; its outcome stands.
@@ -118,7 +145,10 @@ export class IdempotencyEngine {
         'This Idempotency-Key was already used with a different request (method, path or body); use a new key for a new operation.',
       );
     }
-    return { response: { status: row.response_status, headers: row.response_headers, body: row.response_body }, replayed: true };
+    return {
+      response: { status: row.response_status, headers: row.response_headers, body: row.response_body },
+      replayed: true,
+    };
   }
 
   /** For routes where the key is optional: with a key, as `run`; without one, the operation in a plain transaction. */

@@ -52,7 +52,11 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
     serializers: {
       // Only these three fields of a request are logged: never its headers (tokens) or body (phones).
       req(req: { method?: string; url?: string; ip?: string }) {
-        return { method: req.method, url: typeof req.url === 'string' ? maskUrl(req.url) : undefined, remote_address: req.ip };
+        return {
+          method: req.method,
+          url: typeof req.url === 'string' ? maskUrl(req.url) : undefined,
+          remote_address: req.ip,
+        };
       },
     },
   };

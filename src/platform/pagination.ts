@@ -8,15 +8,30 @@ export const MAX_LIMIT = 100;
 
 export const ListQuery = Type.Object(
   {
-    cursor: Type.Optional(Type.String({ maxLength: 512, description: 'The `next_cursor` of the previous page. Opaque; do not build it yourself.' })),
+    cursor: Type.Optional(
+      Type.String({
+        maxLength: 512,
+        description: 'The `next_cursor` of the previous page. Opaque; do not build it yourself.',
+      }),
+    ),
     limit: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: `Page size, 1 to ${MAX_LIMIT} (default ${DEFAULT_LIMIT}).` }),
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_LIMIT,
+        default: DEFAULT_LIMIT,
+        description: `Page size, 1 to ${MAX_LIMIT} (default ${DEFAULT_LIMIT}).`,
+      }),
     ),
     from: Type.Optional(
-      Type.String({ description: 'Only objects created at or after this ISO 8601 date or date-time (UTC when no offset is given).' }),
+      Type.String({
+        description: 'Only objects created at or after this ISO 8601 date or date-time (UTC when no offset is given).',
+      }),
     ),
     to: Type.Optional(
-      Type.String({ description: 'Only objects created at or before this ISO 8601 date-time; a date alone includes that whole UTC day.' }),
+      Type.String({
+        description:
+          'Only objects created at or before this ISO 8601 date-time; a date alone includes that whole UTC day.',
+      }),
     ),
   },
   { additionalProperties: false },
@@ -46,15 +61,21 @@ const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{
 function parseDate(field: 'from' | 'to', value: string): { date: Date; dateOnly: boolean } {
   const dateOnly = DATE_ONLY.test(value);
   if (!dateOnly && !DATE_TIME.test(value)) {
-    throw new ApiError('validation_failed', `'${field}' must be an ISO 8601 date (2026-11-21) or date-time (2026-11-21T12:00:00Z).`, {
-      errors: [{ field, message: 'must be an ISO 8601 date or date-time' }],
-    });
+    throw new ApiError(
+      'validation_failed',
+      `'${field}' must be an ISO 8601 date (2026-11-21) or date-time (2026-11-21T12:00:00Z).`,
+      {
+        errors: [{ field, message: 'must be an ISO 8601 date or date-time' }],
+      },
+    );
   }
   // A date-time without an offset is read as UTC, like a date alone.
   const normalised = dateOnly ? `${value}T00:00:00.000Z` : /(Z|[+-]\d{2}:?\d{2})$/.test(value) ? value : `${value}Z`;
   const date = new Date(normalised);
   if (Number.isNaN(date.getTime()) || (dateOnly && date.toISOString().slice(0, 10) !== value)) {
-    throw new ApiError('validation_failed', `'${field}' is not a real calendar date.`, { errors: [{ field, message: 'is not a valid date' }] });
+    throw new ApiError('validation_failed', `'${field}' is not a real calendar date.`, {
+      errors: [{ field, message: 'is not a valid date' }],
+    });
   }
   return { date, dateOnly };
 }
@@ -67,7 +88,9 @@ export function createdRange(query: { from?: string | undefined; to?: string | u
     toExclusive = new Date(date.getTime() + (dateOnly ? 86_400_000 : 1));
   }
   if (from && toExclusive && from >= toExclusive) {
-    throw new ApiError('validation_failed', "'from' must be before 'to'.", { errors: [{ field: 'from', message: "must be before 'to'" }] });
+    throw new ApiError('validation_failed', "'from' must be before 'to'.", {
+      errors: [{ field: 'from', message: "must be before 'to'" }],
+    });
   }
   return { from, toExclusive };
 }
@@ -85,9 +108,13 @@ export class CursorCodec {
   }
 
   decode(cursor: string): Position {
-    const invalid = new ApiError('invalid_cursor', 'The cursor is not one this service issued; start again without it.', {
-      errors: [{ field: 'cursor', message: 'is not a valid cursor' }],
-    });
+    const invalid = new ApiError(
+      'invalid_cursor',
+      'The cursor is not one this service issued; start again without it.',
+      {
+        errors: [{ field: 'cursor', message: 'is not a valid cursor' }],
+      },
+    );
     const [payload, signature, extra] = cursor.split('.');
     if (!payload || !signature || extra !== undefined) throw invalid;
     // Compare the text, not decoded bytes: base64url decoding forgives stray characters and padding,
@@ -137,7 +164,9 @@ export function pageSchema<T extends import('typebox').TSchema>(item: T, descrip
     {
       data: Type.Array(item, { description }),
       has_more: Type.Boolean({ description: 'True when another page follows this one.' }),
-      next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` to fetch the next page; null on the last page.' }),
+      next_cursor: Type.Union([Type.String(), Type.Null()], {
+        description: 'Pass as `cursor` to fetch the next page; null on the last page.',
+      }),
     },
     { additionalProperties: false },
   );

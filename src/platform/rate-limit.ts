@@ -18,7 +18,10 @@ export class TokenBuckets {
   constructor(private readonly options: RateLimitOptions) {}
 
   /** Takes one token; returns what is left and when the bucket is full again. */
-  take(key: string, nowMs = Date.now()): { allowed: boolean; remaining: number; resetSeconds: number; retryAfterSeconds: number } {
+  take(
+    key: string,
+    nowMs = Date.now(),
+  ): { allowed: boolean; remaining: number; resetSeconds: number; retryAfterSeconds: number } {
     const { perSecond, burst } = this.options;
     const bucket = this.buckets.get(key) ?? { tokens: burst, updatedMs: nowMs };
     bucket.tokens = Math.min(burst, bucket.tokens + ((nowMs - bucket.updatedMs) / 1000) * perSecond);
@@ -38,7 +41,8 @@ export class TokenBuckets {
   /** Forgets buckets that have refilled completely: they are the same as new ones. */
   private sweep(nowMs: number): void {
     for (const [key, b] of this.buckets) {
-      if (b.tokens + ((nowMs - b.updatedMs) / 1000) * this.options.perSecond >= this.options.burst) this.buckets.delete(key);
+      if (b.tokens + ((nowMs - b.updatedMs) / 1000) * this.options.perSecond >= this.options.burst)
+        this.buckets.delete(key);
     }
   }
 }
@@ -53,9 +57,13 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
     reply.header('RateLimit-Remaining', String(result.remaining));
     reply.header('RateLimit-Reset', String(result.resetSeconds));
     if (!result.allowed) {
-      throw new ApiError('rate_limited', `Too many requests for this credential; retry after ${result.retryAfterSeconds} s.`, {
-        headers: { 'Retry-After': String(result.retryAfterSeconds) },
-      });
+      throw new ApiError(
+        'rate_limited',
+        `Too many requests for this credential; retry after ${result.retryAfterSeconds} s.`,
+        {
+          headers: { 'Retry-After': String(result.retryAfterSeconds) },
+        },
+      );
     }
   });
 }

@@ -28,7 +28,10 @@ export const ProblemSchema = Type.Object(
     title: Type.String({ description: 'Short human-readable summary of the kind of problem.' }),
     status: Type.Integer({ description: 'The HTTP status code.' }),
     detail: Type.String({ description: 'What went wrong with this request, for a person to read.' }),
-    code: Type.String({ enum: Object.keys(ERROR_CODES), description: 'Stable machine-readable error code; branch on this.' }),
+    code: Type.String({
+      enum: Object.keys(ERROR_CODES),
+      description: 'Stable machine-readable error code; branch on this.',
+    }),
     request_id: Type.String({ description: 'The X-Request-Id of the request; quote it to support.' }),
     errors: Type.Optional(
       Type.Array(
@@ -59,10 +62,19 @@ interface ProblemResponse {
 }
 
 /** Problem-document responses for the given statuses, each described with the codes it can carry. */
-export function problemResponses<const S extends readonly number[]>(...statuses: S): { [K in S[number]]: ProblemResponse } {
+export function problemResponses<const S extends readonly number[]>(
+  ...statuses: S
+): { [K in S[number]]: ProblemResponse } {
   const out: Record<number, ProblemResponse> = {};
   for (const s of statuses) {
-    out[s] = { description: describeStatus(s), content: { 'application/problem+json': { schema: Type.Unsafe<Static<typeof ProblemSchema>>({ $ref: `${PROBLEM_SCHEMA_ID}#` }) } } };
+    out[s] = {
+      description: describeStatus(s),
+      content: {
+        'application/problem+json': {
+          schema: Type.Unsafe<Static<typeof ProblemSchema>>({ $ref: `${PROBLEM_SCHEMA_ID}#` }),
+        },
+      },
+    };
   }
   return out as { [K in S[number]]: ProblemResponse };
 }
@@ -84,7 +96,9 @@ export function htmlResponse(description: string) {
  * #/components/responses (each lists the codes that status can carry) and referred to from the operations.
  */
 export function withSharedProblemResponses(document: Record<string, unknown>): Record<string, unknown> {
-  const problem = JSON.stringify({ 'application/problem+json': { schema: { $ref: `#/components/schemas/${PROBLEM_SCHEMA_ID}` } } });
+  const problem = JSON.stringify({
+    'application/problem+json': { schema: { $ref: `#/components/schemas/${PROBLEM_SCHEMA_ID}` } },
+  });
   const shared: Record<string, unknown> = {};
   const paths = (document.paths ?? {}) as Record<string, Record<string, { responses?: Record<string, unknown> }>>;
   for (const operations of Object.values(paths)) {
@@ -103,7 +117,8 @@ export function withSharedProblemResponses(document: Record<string, unknown>): R
 }
 
 export const IdempotencyKeyHeader = Type.String({
-  description: 'Unique per logical operation (a UUID v4 is a good choice), 1–255 visible ASCII characters. Outcomes are kept 24 hours.',
+  description:
+    'Unique per logical operation (a UUID v4 is a good choice), 1–255 visible ASCII characters. Outcomes are kept 24 hours.',
 });
 
 // The pattern as well as the format: ajv's uuid format also accepts a `urn:uuid:` prefix, which PostgreSQL refuses.

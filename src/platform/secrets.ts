@@ -26,7 +26,10 @@ async function getOrCreate<T>(db: Queryable, name: string, make: () => Promise<T
   if (existing.rows[0]) return existing.rows[0].value;
   const value = await make();
   // Two nodes starting at once: the first insert wins and both use what is stored.
-  await db.query('INSERT INTO service_secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [name, JSON.stringify(value)]);
+  await db.query('INSERT INTO service_secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [
+    name,
+    JSON.stringify(value),
+  ]);
   const stored = await db.query<{ value: T }>('SELECT value FROM service_secrets WHERE name = $1', [name]);
   const row = stored.rows[0];
   if (!row) throw new Error(`service secret ${name} could not be stored`);

@@ -19,7 +19,12 @@ export type Plan<S extends string> =
  * after "processing") is refused. A path never passes *through* a status in `notThrough`: a status that
  * moves money must be reported, never inferred.
  */
-export function plan<S extends string>(table: TransitionTable<S>, from: S, to: S, notThrough: readonly S[] = []): Plan<S> {
+export function plan<S extends string>(
+  table: TransitionTable<S>,
+  from: S,
+  to: S,
+  notThrough: readonly S[] = [],
+): Plan<S> {
   if (from === to) return { kind: 'duplicate' };
   const previous = new Map<S, S>();
   const queue: S[] = [from];

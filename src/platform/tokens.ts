@@ -55,7 +55,13 @@ export class TokenService {
     if (typeof wsp !== 'string' || !UUID_RE.test(wsp)) return undefined;
     if (typeof aud !== 'string' || !(AUDIENCES as readonly string[]).includes(aud)) return undefined;
     if (env !== this.env) return undefined;
-    const claims: TokenClaims = { credentialId: sub, tokenId: jti, audience: aud as Audience, workspaceId: wsp, env: this.env };
+    const claims: TokenClaims = {
+      credentialId: sub,
+      tokenId: jti,
+      audience: aud as Audience,
+      workspaceId: wsp,
+      env: this.env,
+    };
     if (this.verified.size >= CACHE_LIMIT) {
       const oldest = this.verified.keys().next().value;
       if (oldest !== undefined) this.verified.delete(oldest);

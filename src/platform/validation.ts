@@ -26,7 +26,8 @@ export const queryAjv = makeAjv(true);
 /** Makes named components (request bodies among them) resolvable by `$ref` in the validators. Idempotent. */
 export function shareSchemas(schemas: readonly { $id?: string }[]): void {
   for (const ajv of [bodyAjv, queryAjv]) {
-    for (const schema of schemas) if (schema.$id !== undefined && ajv.getSchema(schema.$id) === undefined) ajv.addSchema(schema);
+    for (const schema of schemas)
+      if (schema.$id !== undefined && ajv.getSchema(schema.$id) === undefined) ajv.addSchema(schema);
   }
 }
 
@@ -81,7 +82,8 @@ export function unsafeJson(body: unknown): FieldError | undefined {
     if (depth >= MAX_JSON_DEPTH) return { field, message: `nests deeper than ${MAX_JSON_DEPTH} levels` };
     for (const [key, child] of Object.entries(value)) {
       const childPath = Array.isArray(value) ? `${path}[${key}]` : path ? `${path}.${key}` : key;
-      if (UNSTORABLE.test(key)) return { field: childPath, message: 'has a key with a NUL character or an unpaired surrogate' };
+      if (UNSTORABLE.test(key))
+        return { field: childPath, message: 'has a key with a NUL character or an unpaired surrogate' };
       stack.push({ value: child, path: childPath, depth: depth + 1 });
     }
   }

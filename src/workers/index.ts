@@ -22,7 +22,13 @@ export interface WorkerOptions {
   resolve?: Resolve;
 }
 
-export function startWorkers(services: Services, config: Config, db: Db, log: FastifyBaseLogger, options: WorkerOptions = {}): Workers {
+export function startWorkers(
+  services: Services,
+  config: Config,
+  db: Db,
+  log: FastifyBaseLogger,
+  options: WorkerOptions = {},
+): Workers {
   const onError = (name: string, err: unknown): void => log.error({ err, job: name }, 'job failed');
   const { submitter, lifecycle, providers, notices } = services;
 
@@ -58,15 +64,28 @@ export function startWorkers(services: Services, config: Config, db: Db, log: Fa
     // Confirmed deposits waiting for a current rate to convert at (a confirmation credits at once when it can,
     // so only the waiting ones are left here: a tenth of the pace is soon enough, and less work per tick).
     every(tick * 10, 'deposit-credits', () => services.deposits.creditDue(), onError),
-    every(Math.min(30_000, config.reconcileAfterSeconds * 1000), 'reconcile', () => reconcile(db, providers, notices, log, config.reconcileAfterSeconds), onError),
+    every(
+      Math.min(30_000, config.reconcileAfterSeconds * 1000),
+      'reconcile',
+      () => reconcile(db, providers, notices, log, config.reconcileAfterSeconds),
+      onError,
+    ),
   ];
   // Operators that never repeat a callback (MTN MoMo) have their open operations polled at their own pace.
   const byPace = new Map<number, string[]>();
   for (const connector of providers.connectors()) {
-    if (connector.pollSeconds !== undefined) byPace.set(connector.pollSeconds, [...(byPace.get(connector.pollSeconds) ?? []), connector.name]);
+    if (connector.pollSeconds !== undefined)
+      byPace.set(connector.pollSeconds, [...(byPace.get(connector.pollSeconds) ?? []), connector.name]);
   }
   for (const [seconds, names] of byPace) {
-    jobs.push(every(Math.max(tick, (seconds * 1000) / 2), `poll-${names.join('-')}`, () => reconcile(db, providers, notices, log, seconds, names), onError));
+    jobs.push(
+      every(
+        Math.max(tick, (seconds * 1000) / 2),
+        `poll-${names.join('-')}`,
+        () => reconcile(db, providers, notices, log, seconds, names),
+        onError,
+      ),
+    );
   }
   const simulator = providers.sandbox;
   if (simulator) {

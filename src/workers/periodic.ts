@@ -3,13 +3,21 @@ export interface PeriodicJob {
   stop(): Promise<void>;
 }
 
-export function every(ms: number, name: string, job: () => Promise<unknown>, onError: (name: string, err: unknown) => void): PeriodicJob {
+export function every(
+  ms: number,
+  name: string,
+  job: () => Promise<unknown>,
+  onError: (name: string, err: unknown) => void,
+): PeriodicJob {
   let running: Promise<void> | undefined;
   let stopped = false;
   const tick = (): void => {
     if (running || stopped) return;
     running = job()
-      .then(() => undefined, (err: unknown) => onError(name, err))
+      .then(
+        () => undefined,
+        (err: unknown) => onError(name, err),
+      )
       .finally(() => {
         running = undefined;
       });

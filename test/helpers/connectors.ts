@@ -26,7 +26,10 @@ export interface ConnectorApp {
 }
 
 /** Starts the service (sandbox: other rails keep the simulator) with `entry` as its one connector. */
-export async function startConnectorApp(entry: Record<string, unknown>, env: Record<string, string> = {}): Promise<ConnectorApp> {
+export async function startConnectorApp(
+  entry: Record<string, unknown>,
+  env: Record<string, string> = {},
+): Promise<ConnectorApp> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'connector-'));
   const file = path.join(dir, 'providers.json');
   await writeFile(file, JSON.stringify({ connectors: [{ callback_token: CALLBACK_TOKEN, ...entry }] }));
@@ -54,7 +57,11 @@ export async function startConnectorApp(entry: Record<string, unknown>, env: Rec
 }
 
 type Kind = 'collection' | 'refund' | 'payout';
-const READ: Record<Kind, string> = { collection: '/v1/collections/', refund: '/v1/refunds/', payout: '/v1/api/transactions/' };
+const READ: Record<Kind, string> = {
+  collection: '/v1/collections/',
+  refund: '/v1/refunds/',
+  payout: '/v1/api/transactions/',
+};
 
 export async function read(t: TestApp, token: string, kind: Kind, id: string): Promise<Record<string, any>> {
   const res = await request(t, 'GET', `${READ[kind]}${id}`, { token });
@@ -63,7 +70,14 @@ export async function read(t: TestApp, token: string, kind: Kind, id: string): P
 }
 
 /** Waits until the object reaches `status` (fails at once if it reaches another final one first). */
-export async function waitStatus(t: TestApp, token: string, kind: Kind, id: string, status: string, timeoutMs = 15_000): Promise<Record<string, any>> {
+export async function waitStatus(
+  t: TestApp,
+  token: string,
+  kind: Kind,
+  id: string,
+  status: string,
+  timeoutMs = 15_000,
+): Promise<Record<string, any>> {
   const finals = ['successful', 'failed', 'expired', 'refunded', 'reversed'];
   return waitFor(
     `${kind} ${id} to be ${status}`,
@@ -80,7 +94,11 @@ export async function waitStatus(t: TestApp, token: string, kind: Kind, id: stri
 }
 
 /** The event types recorded about an object, oldest first. */
-export async function eventsAbout(t: TestApp, token: string, id: string): Promise<{ type: string; data: Record<string, any> }[]> {
+export async function eventsAbout(
+  t: TestApp,
+  token: string,
+  id: string,
+): Promise<{ type: string; data: Record<string, any> }[]> {
   const res = await request(t, 'GET', `/v1/events?object_id=${id}&limit=100`, { token });
   assert.equal(res.status, 200, res.text);
   return (res.body.data as { type: string; data: Record<string, any> }[]).reverse();
@@ -98,19 +116,31 @@ export interface PayoutDesk {
 }
 
 export async function payoutDesk(t: TestApp, market: string, rail: string, currency: string): Promise<PayoutDesk> {
-  const lp = await request(t, 'POST', `/v1/admin/workspaces/${t.demoWorkspaceId}/credentials`, { token: t.adminToken, body: { audience: 'liquidity_provider' } });
+  const lp = await request(t, 'POST', `/v1/admin/workspaces/${t.demoWorkspaceId}/credentials`, {
+    token: t.adminToken,
+    body: { audience: 'liquidity_provider' },
+  });
   assert.equal(lp.status, 201, lp.text);
-  const route = await request(t, 'POST', '/v1/api/routes', { token: lp.body.token, body: { source: currency, market, rail, min_amount: 100, max_amount: 1_000_000 } });
+  const route = await request(t, 'POST', '/v1/api/routes', {
+    token: lp.body.token,
+    body: { source: currency, market, rail, min_amount: 100, max_amount: 1_000_000 },
+  });
   assert.equal(route.status, 201, route.text);
   return {
     async beneficiary(phone) {
-      const res = await request(t, 'POST', '/v1/api/beneficiaries', { token: t.demoToken, body: { name: 'Test Recipient', market, rail, phone_number: phone } });
+      const res = await request(t, 'POST', '/v1/api/beneficiaries', {
+        token: t.demoToken,
+        body: { name: 'Test Recipient', market, rail, phone_number: phone },
+      });
       assert.equal(res.status, 201, res.text);
       return res.body.beneficiary_id as string;
     },
     async balance() {
       const res = await request(t, 'GET', '/v1/balances', { token: t.demoToken });
-      return (res.body.data as { currency: string; available: number }[]).find((b) => b.currency === currency)?.available ?? 0;
+      return (
+        (res.body.data as { currency: string; available: number }[]).find((b) => b.currency === currency)?.available ??
+        0
+      );
     },
     commit(beneficiaryId, amount) {
       return request(t, 'POST', '/api/transactions/commit', {

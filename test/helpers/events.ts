@@ -4,7 +4,13 @@ export interface Queries {
   query(text: string, values: unknown[]): Promise<unknown>;
 }
 
-export async function recordEvents(db: Queries, workspaceId: string, type: string, count: number, data: unknown = {}): Promise<void> {
+export async function recordEvents(
+  db: Queries,
+  workspaceId: string,
+  type: string,
+  count: number,
+  data: unknown = {},
+): Promise<void> {
   await db.query(
     `WITH e AS (INSERT INTO events (id, workspace_id, type, object_type, object_id, data, created_at)
        SELECT gen_random_uuid(), $1::uuid, $2::text, split_part($2::text, '.', 1), gen_random_uuid(), $3::jsonb, $5::timestamptz

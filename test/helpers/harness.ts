@@ -76,12 +76,18 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
   const db = createPool(database.url, config.dbPoolSize);
   // As `npm start` runs: the background work on connections of its own.
   const workerDb = createPool(database.url, config.workerDbPoolSize);
-  const { app, services, drain } = await createService(config, db, { logger: false, workerDb, ...(options.resolve ? { resolve: options.resolve } : {}) });
+  const { app, services, drain } = await createService(config, db, {
+    logger: false,
+    workerDb,
+    ...(options.resolve ? { resolve: options.resolve } : {}),
+  });
   const boot = await bootstrap(db, config, services.credentials);
   if (!boot) throw new Error('bootstrap did not run on a fresh database');
   // PORT is 0 (any free port) unless the test fixed one, as it must when PUBLIC_BASE_URL has to name it.
   await app.listen({ port: config.port, host: '127.0.0.1' });
-  const workers = options.workers ? startWorkers(services, config, workerDb, app.log, options.resolve ? { resolve: options.resolve } : {}) : undefined;
+  const workers = options.workers
+    ? startWorkers(services, config, workerDb, app.log, options.resolve ? { resolve: options.resolve } : {})
+    : undefined;
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   return {
@@ -147,7 +153,12 @@ export interface RequestOptions {
   idempotencyKey?: string;
 }
 
-export async function request<T = any>(t: { baseUrl: string }, method: string, url: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
+export async function request<T = any>(
+  t: { baseUrl: string },
+  method: string,
+  url: string,
+  options: RequestOptions = {},
+): Promise<ApiResponse<T>> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
   if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
@@ -186,7 +197,12 @@ export const validCollection = (overrides: Record<string, unknown> = {}) => ({
 
 export const newKey = (): string => `key-${randomBytes(8).toString('hex')}`;
 
-export async function createCollection(t: { baseUrl: string }, token: string, overrides: Record<string, unknown> = {}, path = '/v1/collections/KE/rails/mpesa') {
+export async function createCollection(
+  t: { baseUrl: string },
+  token: string,
+  overrides: Record<string, unknown> = {},
+  path = '/v1/collections/KE/rails/mpesa',
+) {
   return request(t, 'POST', path, { token, body: validCollection(overrides), idempotencyKey: newKey() });
 }
 

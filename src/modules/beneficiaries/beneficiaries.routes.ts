@@ -3,7 +3,13 @@ import { requireAuth } from '../../platform/auth.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
 import { problemResponses } from '../../platform/schemas.js';
-import { BeneficiaryIdParams, BeneficiaryPage, BeneficiarySchema, CreateBeneficiaryBody, ListBeneficiariesQuery } from './beneficiaries.schemas.js';
+import {
+  BeneficiaryIdParams,
+  BeneficiaryPage,
+  BeneficiarySchema,
+  CreateBeneficiaryBody,
+  ListBeneficiariesQuery,
+} from './beneficiaries.schemas.js';
 import type { BeneficiariesService } from './beneficiaries.service.js';
 import { INTEGRATOR } from '../../platform/access.js';
 
@@ -39,7 +45,8 @@ export function beneficiariesRoutes(app: App, service: BeneficiariesService): vo
         operationId: 'listBeneficiaries',
         tags: ['Beneficiaries'],
         summary: 'List beneficiaries',
-        description: "The workspace's beneficiaries, newest first, filtered by status and creation time, paged by cursor.",
+        description:
+          "The workspace's beneficiaries, newest first, filtered by status and creation time, paged by cursor.",
         querystring: ListBeneficiariesQuery,
         response: { 200: BeneficiaryPage, ...problemResponses(400, 401, 403, 429) },
       },

@@ -36,12 +36,18 @@ export class BeneficiariesService {
     private readonly cursors: CursorCodec,
   ) {}
 
-  create(workspaceId: string, body: CreateBeneficiaryBody, key: string | undefined, requestFingerprint: string): Promise<IdempotentResult> {
+  create(
+    workspaceId: string,
+    body: CreateBeneficiaryBody,
+    key: string | undefined,
+    requestFingerprint: string,
+  ): Promise<IdempotentResult> {
     const market = this.catalogue.marketField(body.market);
     const rail = this.catalogue.railField(market, body.market, body.rail);
     const problems: FieldError[] = [];
     if (rail.type === 'mobile_money') {
-      if (body.phone_number === undefined) problems.push({ field: 'phone_number', message: `is required on ${rail.name}` });
+      if (body.phone_number === undefined)
+        problems.push({ field: 'phone_number', message: `is required on ${rail.name}` });
       else {
         const issue = phoneProblem(market, body.phone_number);
         if (issue) problems.push({ field: 'phone_number', message: issue });
@@ -53,9 +59,13 @@ export class BeneficiariesService {
       for (const field of ['bank_code', 'account_number'] as const) {
         if (body[field] === undefined) problems.push({ field, message: `is required on ${rail.name}` });
       }
-      if (body.phone_number !== undefined) problems.push({ field: 'phone_number', message: `is for mobile-money rails, not ${rail.name}` });
+      if (body.phone_number !== undefined)
+        problems.push({ field: 'phone_number', message: `is for mobile-money rails, not ${rail.name}` });
     }
-    if (problems.length > 0) throw new ApiError('invalid_customer', `The beneficiary's details do not fit ${rail.name} in ${market.name}.`, { errors: problems });
+    if (problems.length > 0)
+      throw new ApiError('invalid_customer', `The beneficiary's details do not fit ${rail.name} in ${market.name}.`, {
+        errors: problems,
+      });
 
     return this.idempotency.maybe(workspaceId, key, requestFingerprint, async (tx) => {
       const id = uuidv7();
@@ -78,7 +88,11 @@ export class BeneficiariesService {
         deactivated_at: null,
       };
       await repo.insertBeneficiary(tx, row);
-      return { status: 201, headers: { location: `/v1/api/beneficiaries/${id}` }, body: JSON.stringify(toBeneficiaryApi(row)) };
+      return {
+        status: 201,
+        headers: { location: `/v1/api/beneficiaries/${id}` },
+        body: JSON.stringify(toBeneficiaryApi(row)),
+      };
     });
   }
 

@@ -5,8 +5,14 @@ const CustomerField = Type.Union([Type.Literal('phone_number'), Type.Literal('na
 
 const Instruction = Type.Union([
   Type.Object({ type: Type.Literal('push_prompt') }, { additionalProperties: false }),
-  Type.Object({ type: Type.Literal('ussd_code'), ussd_code: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
-  Type.Object({ type: Type.Literal('bank_transfer'), bank_name: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
+  Type.Object(
+    { type: Type.Literal('ussd_code'), ussd_code: Type.String({ minLength: 1 }) },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    { type: Type.Literal('bank_transfer'), bank_name: Type.String({ minLength: 1 }) },
+    { additionalProperties: false },
+  ),
   Type.Null(),
 ]);
 
@@ -27,7 +33,10 @@ export const MarketSchema = Type.Object(
     currency: Type.String({ pattern: '^[A-Z]{3}$' }),
     language: Type.Union([Type.Literal('en'), Type.Literal('fr')]),
     phone: Type.Object(
-      { country_code: Type.String({ pattern: '^[1-9][0-9]{0,2}$' }), national_digits: Type.Integer({ minimum: 4, maximum: 13 }) },
+      {
+        country_code: Type.String({ pattern: '^[1-9][0-9]{0,2}$' }),
+        national_digits: Type.Integer({ minimum: 4, maximum: 13 }),
+      },
       { additionalProperties: false },
     ),
     rails: Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_]*$' }), RailSchema),

@@ -21,7 +21,8 @@ export function validateCatalogue(data: unknown): Catalogue {
   }
   const catalogue = data as Catalogue;
   for (const [code, rules] of Object.entries(catalogue.currencies)) {
-    if (rules.min_amount > rules.max_amount) throw new CatalogueError(`currency ${code}: min_amount is above max_amount`);
+    if (rules.min_amount > rules.max_amount)
+      throw new CatalogueError(`currency ${code}: min_amount is above max_amount`);
   }
   for (const [code, market] of Object.entries(catalogue.markets)) {
     if (!catalogue.currencies[market.currency]) {
@@ -65,9 +66,13 @@ export class MarketCatalogue {
   marketField(code: string): Market {
     const market = this.market(code);
     if (!market) {
-      throw new ApiError('invalid_market', `Market '${code}' is not supported; use one of ${this.marketCodes().join(', ')}.`, {
-        errors: [{ field: 'market', message: 'is not a supported market' }],
-      });
+      throw new ApiError(
+        'invalid_market',
+        `Market '${code}' is not supported; use one of ${this.marketCodes().join(', ')}.`,
+        {
+          errors: [{ field: 'market', message: 'is not a supported market' }],
+        },
+      );
     }
     return market;
   }
@@ -76,9 +81,13 @@ export class MarketCatalogue {
   railField(market: Market, marketCode: string, code: string): Rail {
     const rail = this.rail(market, code);
     if (!rail) {
-      throw new ApiError('invalid_rail', `Rail '${code}' is not offered in ${marketCode}; use one of ${Object.keys(market.rails).join(', ')}.`, {
-        errors: [{ field: 'rail', message: `is not offered in ${marketCode}` }],
-      });
+      throw new ApiError(
+        'invalid_rail',
+        `Rail '${code}' is not offered in ${marketCode}; use one of ${Object.keys(market.rails).join(', ')}.`,
+        {
+          errors: [{ field: 'rail', message: `is not offered in ${marketCode}` }],
+        },
+      );
     }
     return rail;
   }

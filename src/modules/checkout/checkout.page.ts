@@ -10,7 +10,8 @@ const STRINGS = {
   en: {
     title: 'Pay {merchant}',
     paymentTo: 'Payment to',
-    sandbox: 'Sandbox: no real money moves. Numbers ending in 0001 are declined, 0002 lack funds, 0003 never approve; any other number pays.',
+    sandbox:
+      'Sandbox: no real money moves. Numbers ending in 0001 are declined, 0002 lack funds, 0003 never approve; any other number pays.',
     payWith: 'Pay with',
     phoneLabel: 'Mobile money number',
     phoneHint: '{digits} digits after +{cc}',
@@ -48,7 +49,8 @@ const STRINGS = {
     reason_payer_not_found: 'This number has no {rail} account.',
     reason_expired: 'The payment was not approved in time.',
     retryHint: 'No money was taken. You can try again.',
-    retryHintExpired: 'If you approved the payment on your phone just now, wait for its confirmation message before you try again.',
+    retryHintExpired:
+      'If you approved the payment on your phone just now, wait for its confirmation message before you try again.',
     startFailed: 'The payment could not be started. Try again.',
     phoneRejected: 'This number cannot pay with {rail}. Check it or choose another way to pay.',
     expiresAt: 'This payment link expires at {time}.',
@@ -68,7 +70,8 @@ const STRINGS = {
   fr: {
     title: 'Payer {merchant}',
     paymentTo: 'Paiement à',
-    sandbox: 'Bac à sable : aucun argent réel ne circule. Les numéros finissant par 0001 sont refusés, 0002 sans fonds, 0003 jamais validés ; tout autre numéro paie.',
+    sandbox:
+      'Bac à sable : aucun argent réel ne circule. Les numéros finissant par 0001 sont refusés, 0002 sans fonds, 0003 jamais validés ; tout autre numéro paie.',
     payWith: 'Payer avec',
     phoneLabel: 'Numéro mobile money',
     phoneHint: '{digits} chiffres après +{cc}',
@@ -106,7 +109,8 @@ const STRINGS = {
     reason_payer_not_found: 'Ce numéro n’a pas de compte {rail}.',
     reason_expired: 'Le paiement n’a pas été validé à temps.',
     retryHint: 'Aucun montant n’a été débité. Vous pouvez réessayer.',
-    retryHintExpired: 'Si vous venez de valider le paiement sur votre téléphone, attendez son message de confirmation avant de réessayer.',
+    retryHintExpired:
+      'Si vous venez de valider le paiement sur votre téléphone, attendez son message de confirmation avant de réessayer.',
     startFailed: 'Le paiement n’a pas pu être lancé. Réessayez.',
     phoneRejected: 'Ce numéro ne peut pas payer avec {rail}. Vérifiez-le ou choisissez un autre moyen de paiement.',
     expiresAt: 'Ce lien de paiement expire à {time}.',
@@ -385,7 +389,7 @@ export const CHECKOUT_CSP = [
   `script-src ${hash(SCRIPT)}`,
   `style-src ${hash(STYLE)}`,
   "connect-src 'self'",
-  "img-src data:",
+  'img-src data:',
   "base-uri 'none'",
   "form-action 'none'",
   "frame-ancestors 'none'",
@@ -478,11 +482,19 @@ ${view.sandbox ? `<p class="sandbox">${esc(t.sandbox)}</p>` : ''}
 /** The page for a link that leads nowhere (unknown or malformed token). */
 export function renderNotFoundPage(lang: Lang = 'en'): string {
   const t = STRINGS[lang];
-  return shell(lang, t.notFoundTitle, `<div class="card"><h1 class="amount">${esc(t.notFoundTitle)}</h1><p>${esc(t.notFoundText)}</p></div>`);
+  return shell(
+    lang,
+    t.notFoundTitle,
+    `<div class="card"><h1 class="amount">${esc(t.notFoundTitle)}</h1><p>${esc(t.notFoundText)}</p></div>`,
+  );
 }
 
 /** The page shown when a client asks too often. */
 export function renderRateLimitedPage(retryAfterSeconds: number, lang: Lang = 'en'): string {
   const t = STRINGS[lang];
-  return shell(lang, t.rateLimited, `<div class="card"><h1 class="amount">${esc(t.rateLimited)}</h1><p>${retryAfterSeconds} s</p></div>`);
+  return shell(
+    lang,
+    t.rateLimited,
+    `<div class="card"><h1 class="amount">${esc(t.rateLimited)}</h1><p>${retryAfterSeconds} s</p></div>`,
+  );
 }

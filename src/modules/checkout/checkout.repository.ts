@@ -29,9 +29,15 @@ const COLUMNS =
   'id, workspace_id, token, status, amount, currency, market, reference, redirect_url, customer, metadata, collection_id, rail, ' +
   'failure_reason, attempts, expires_at, completed_at, created_at, updated_at';
 /** The same columns, qualified for the join with workspaces. */
-const SESSION_COLUMNS = COLUMNS.split(', ').map((c) => `s.${c}`).join(', ');
+const SESSION_COLUMNS = COLUMNS.split(', ')
+  .map((c) => `s.${c}`)
+  .join(', ');
 
-export async function insertSession(db: Queryable, workspaceId: string, s: Omit<SessionRow, 'workspace_id'>): Promise<void> {
+export async function insertSession(
+  db: Queryable,
+  workspaceId: string,
+  s: Omit<SessionRow, 'workspace_id'>,
+): Promise<void> {
   await db.query(
     `INSERT INTO checkout_sessions (${COLUMNS})
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
@@ -60,16 +66,19 @@ export async function insertSession(db: Queryable, workspaceId: string, s: Omit<
 }
 
 export async function findSession(db: Queryable, workspaceId: string, id: string): Promise<SessionRow | undefined> {
-  const { rows } = await db.query<SessionRow>(`SELECT ${COLUMNS} FROM checkout_sessions WHERE workspace_id = $1 AND id = $2`, [workspaceId, id]);
+  const { rows } = await db.query<SessionRow>(
+    `SELECT ${COLUMNS} FROM checkout_sessions WHERE workspace_id = $1 AND id = $2`,
+    [workspaceId, id],
+  );
   return rows[0];
 }
 
 /** The row, locked for the rest of the transaction: every status change of a session goes through here. */
 export async function lockSession(tx: Queryable, workspaceId: string, id: string): Promise<SessionRow | undefined> {
-  const { rows } = await tx.query<SessionRow>(`SELECT ${COLUMNS} FROM checkout_sessions WHERE workspace_id = $1 AND id = $2 FOR UPDATE`, [
-    workspaceId,
-    id,
-  ]);
+  const { rows } = await tx.query<SessionRow>(
+    `SELECT ${COLUMNS} FROM checkout_sessions WHERE workspace_id = $1 AND id = $2 FOR UPDATE`,
+    [workspaceId, id],
+  );
   return rows[0];
 }
 
@@ -77,7 +86,10 @@ export async function lockSession(tx: Queryable, workspaceId: string, id: string
  * The payer's page knows only the token: the one lookup of a session without its workspace. Everything after
  * it is scoped by the workspace found here.
  */
-export async function findByToken(db: Queryable, token: string): Promise<(SessionRow & { merchant_name: string }) | undefined> {
+export async function findByToken(
+  db: Queryable,
+  token: string,
+): Promise<(SessionRow & { merchant_name: string }) | undefined> {
   const { rows } = await db.query<SessionRow & { merchant_name: string }>(
     `SELECT ${SESSION_COLUMNS}, w.display_name AS merchant_name
      FROM checkout_sessions s JOIN workspaces w ON w.id = s.workspace_id WHERE s.token = $1`,
@@ -91,11 +103,25 @@ export async function saveSession(tx: Queryable, s: SessionRow): Promise<void> {
   await tx.query(
     `UPDATE checkout_sessions SET status = $3, collection_id = $4, rail = $5, failure_reason = $6, attempts = $7, completed_at = $8, updated_at = $9
      WHERE workspace_id = $1 AND id = $2`,
-    [s.workspace_id, s.id, s.status, s.collection_id, s.rail, s.failure_reason, s.attempts, s.completed_at, s.updated_at],
+    [
+      s.workspace_id,
+      s.id,
+      s.status,
+      s.collection_id,
+      s.rail,
+      s.failure_reason,
+      s.attempts,
+      s.completed_at,
+      s.updated_at,
+    ],
   );
 }
 
-export async function listSessions(db: Queryable, workspaceId: string, f: ListFilter<SessionStatus>): Promise<SessionRow[]> {
+export async function listSessions(
+  db: Queryable,
+  workspaceId: string,
+  f: ListFilter<SessionStatus>,
+): Promise<SessionRow[]> {
   const { text, values } = listQuery('checkout_sessions', COLUMNS, { workspace_id: workspaceId }, f);
   return (await db.query<SessionRow>(text, values)).rows;
 }

@@ -8,7 +8,13 @@ import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
 import { TokenBuckets, type RateLimitOptions } from '../../platform/rate-limit.js';
 import { htmlResponse, IdempotencyKeyHeader, problemResponses } from '../../platform/schemas.js';
-import { CHECKOUT_CSP, CHECKOUT_HEADERS, renderCheckoutPage, renderNotFoundPage, renderRateLimitedPage } from './checkout.page.js';
+import {
+  CHECKOUT_CSP,
+  CHECKOUT_HEADERS,
+  renderCheckoutPage,
+  renderNotFoundPage,
+  renderRateLimitedPage,
+} from './checkout.page.js';
 import {
   CreateSessionBody,
   ListSessionsQuery,
@@ -39,7 +45,10 @@ export function clientKey(ip: string): string {
   const [head = '', tail] = address.split('::');
   const front = head === '' ? [] : head.split(':');
   const back = tail === undefined || tail === '' ? [] : tail.split(':');
-  const groups = tail === undefined ? front : [...front, ...new Array<string>(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back];
+  const groups =
+    tail === undefined
+      ? front
+      : [...front, ...new Array<string>(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back];
   return `${groups
     .slice(0, 4)
     .map((g) => (Number.parseInt(g, 16) || 0).toString(16))
@@ -58,13 +67,20 @@ class PayerLimits {
   constructor(private readonly options: RateLimitOptions) {
     this.perLinkClient = new TokenBuckets(options);
     this.perLink = new TokenBuckets({ perSecond: options.perSecond * LINK_FACTOR, burst: options.burst * LINK_FACTOR });
-    this.perClient = new TokenBuckets({ perSecond: options.perSecond * CLIENT_FACTOR, burst: options.burst * CLIENT_FACTOR });
+    this.perClient = new TokenBuckets({
+      perSecond: options.perSecond * CLIENT_FACTOR,
+      burst: options.burst * CLIENT_FACTOR,
+    });
   }
 
   /** Seconds to wait when the request is over a limit, else undefined; sets the RateLimit-* headers of the link and client bucket. */
   check(token: string, ip: string, reply: FastifyReply): number | undefined {
     const client = clientKey(ip);
-    const results = [this.perLinkClient.take(`${token}|${client}`), this.perLink.take(token), this.perClient.take(client)];
+    const results = [
+      this.perLinkClient.take(`${token}|${client}`),
+      this.perLink.take(token),
+      this.perClient.take(client),
+    ];
     const own = results[0] as ReturnType<TokenBuckets['take']>;
     reply.header('RateLimit-Limit', String(this.options.burst));
     reply.header('RateLimit-Remaining', String(own.remaining));
@@ -76,11 +92,16 @@ class PayerLimits {
 
 export function checkoutRoutes(app: App, service: CheckoutService, limits: RateLimitOptions): void {
   const payer = new PayerLimits(limits);
-  const limitApi = async (request: FastifyRequest<{ Params: { token: string } }>, reply: FastifyReply): Promise<void> => {
+  const limitApi = async (
+    request: FastifyRequest<{ Params: { token: string } }>,
+    reply: FastifyReply,
+  ): Promise<void> => {
     for (const [name, value] of Object.entries(CHECKOUT_HEADERS)) reply.header(name, value);
     const wait = payer.check(request.params.token, request.ip, reply);
     if (wait !== undefined) {
-      throw new ApiError('rate_limited', `Too many requests for this payment link; retry after ${wait} s.`, { headers: { 'Retry-After': String(wait) } });
+      throw new ApiError('rate_limited', `Too many requests for this payment link; retry after ${wait} s.`, {
+        headers: { 'Retry-After': String(wait) },
+      });
     }
   };
 
@@ -88,14 +109,14 @@ export function checkoutRoutes(app: App, service: CheckoutService, limits: RateL
     '/v1/checkout/sessions',
     {
       config: { auth: INTEGRATOR, fieldCodes: { customer: 'invalid_customer' } },
-      
+
       schema: {
         operationId: 'createCheckoutSession',
         tags: ['Checkout'],
         summary: 'Create a hosted checkout session',
         description:
           'Send the payer to the returned `session_url`. The page offers the rails of the market, takes the payment as a collection ' +
-          '(each attempt is a collection carrying the session\'s reference and metadata), and on success sends the payer to `redirect_url` ' +
+          "(each attempt is a collection carrying the session's reference and metadata), and on success sends the payer to `redirect_url` " +
           'with `session_id` and `status`. Confirm the outcome with GET /v1/checkout/sessions/{id} or the `checkout.session.completed` ' +
           'webhook; `checkout.session.expired` says it was never paid. An `Idempotency-Key` is honoured.',
         headers: Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKeyHeader) }),
@@ -118,7 +139,8 @@ export function checkoutRoutes(app: App, service: CheckoutService, limits: RateL
         operationId: 'listCheckoutSessions',
         tags: ['Checkout'],
         summary: 'List checkout sessions',
-        description: "The workspace's checkout sessions, newest first, filtered by status and creation time, paged by cursor.",
+        description:
+          "The workspace's checkout sessions, newest first, filtered by status and creation time, paged by cursor.",
         querystring: ListSessionsQuery,
         response: { 200: SessionPage, ...problemResponses(400, 401, 403, 429) },
       },
@@ -134,7 +156,7 @@ export function checkoutRoutes(app: App, service: CheckoutService, limits: RateL
         operationId: 'getCheckoutSession',
         tags: ['Checkout'],
         summary: 'Read a checkout session (poll its final status)',
-        description: '`complete` and `expired` are final. `collection_id` names the latest attempt\'s collection.',
+        description: "`complete` and `expired` are final. `collection_id` names the latest attempt's collection.",
         params: SessionIdParams,
         response: { 200: SessionSchema, ...problemResponses(401, 403, 404, 429) },
       },
@@ -153,7 +175,7 @@ export function checkoutRoutes(app: App, service: CheckoutService, limits: RateL
         summary: "The payer's view of a checkout session",
         description:
           'Called by the hosted page; needs no API key, only the token from `session_url`. Shows what the payer needs: merchant, amount, ' +
-          'rails, status and the latest attempt\'s instruction. Never metadata, never ids of other objects. Limited per link and client.',
+          "rails, status and the latest attempt's instruction. Never metadata, never ids of other objects. Limited per link and client.",
         params: TokenParams,
         response: { 200: PayerViewSchema, ...problemResponses(404, 429) },
       },
@@ -195,16 +217,22 @@ export function checkoutRoutes(app: App, service: CheckoutService, limits: RateL
         operationId: 'checkoutPage',
         tags: ['Checkout (payer)'],
         summary: 'The hosted payment page',
-        description: 'The page at `session_url`: English, or French in francophone markets. An unknown link is a 404 page.',
+        description:
+          'The page at `session_url`: English, or French in francophone markets. An unknown link is a 404 page.',
         params: TokenParams,
-        response: { 200: htmlResponse('The payment page.'), 404: htmlResponse('A page saying the link is unknown.'), 429: htmlResponse('A page asking the payer to wait.') },
+        response: {
+          200: htmlResponse('The payment page.'),
+          404: htmlResponse('A page saying the link is unknown.'),
+          429: htmlResponse('A page asking the payer to wait.'),
+        },
       },
     },
     async (request, reply) => {
       reply.header('content-type', 'text/html; charset=utf-8').header('content-security-policy', CHECKOUT_CSP);
       for (const [name, value] of Object.entries(CHECKOUT_HEADERS)) reply.header(name, value);
       const wait = payer.check(request.params.token, request.ip, reply);
-      if (wait !== undefined) return reply.code(429).header('Retry-After', String(wait)).send(renderRateLimitedPage(wait));
+      if (wait !== undefined)
+        return reply.code(429).header('Retry-After', String(wait)).send(renderRateLimitedPage(wait));
       const view = await service.view(request.params.token).catch((err: unknown) => {
         if (err instanceof ApiError && err.code === 'not_found') return undefined;
         throw err;

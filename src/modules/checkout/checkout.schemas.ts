@@ -34,66 +34,95 @@ const AttemptFailureSchema = Type.Union([Type.Enum(ATTEMPT_FAILURE_REASONS), Typ
     'never authorised it). Null when no attempt has failed.',
 });
 
-export const CreateSessionBody = component('CreateCheckoutSessionRequest', Type.Object(
-  {
-    amount: Type.Integer({ description: "Amount in minor units of `currency`. Outside the currency's limits: 422 `amount_out_of_range`." }),
-    currency: Type.String({ maxLength: 8, description: 'ISO 4217 code of a currency the catalogue offers (KES, GHS, XOF, …).' }),
-    redirect_url: Type.String({
-      maxLength: 2048,
-      description:
-        'Where the payer is sent when the session is complete (and offered a link when it expires), with `session_id` and `status` added to ' +
-        'its query. An absolute http(s) URL (https in production) without user name or password; otherwise 400 `invalid_redirect_url`.',
-    }),
-    market: Type.Optional(
-      Type.String({ maxLength: 8, description: "ISO 3166-1 alpha-2 market code. Optional when only one market uses the currency (XOF → CI)." }),
-    ),
-    reference: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 128, description: "Your reconciliation reference; each attempt's collection carries it (default: the session id)." }),
-    ),
-    customer: Type.Optional(
-      Type.Object(CustomerSchema.properties, {
-        additionalProperties: false,
-        description: 'What you already know of the payer: a phone number here is filled in on the payment page (the payer can change it).',
+export const CreateSessionBody = component(
+  'CreateCheckoutSessionRequest',
+  Type.Object(
+    {
+      amount: Type.Integer({
+        description: "Amount in minor units of `currency`. Outside the currency's limits: 422 `amount_out_of_range`.",
       }),
-    ),
-    metadata: Type.Optional(MetadataSchema),
-    expires_in: Type.Optional(
-      Type.Integer({
-        minimum: EXPIRES_IN_MIN,
-        maximum: EXPIRES_IN_MAX,
-        description: `Seconds until the session expires if it is not paid, ${EXPIRES_IN_MIN} to ${EXPIRES_IN_MAX} (default ${EXPIRES_IN_DEFAULT}).`,
+      currency: Type.String({
+        maxLength: 8,
+        description: 'ISO 4217 code of a currency the catalogue offers (KES, GHS, XOF, …).',
       }),
-    ),
-  },
-  { additionalProperties: false },
-));
+      redirect_url: Type.String({
+        maxLength: 2048,
+        description:
+          'Where the payer is sent when the session is complete (and offered a link when it expires), with `session_id` and `status` added to ' +
+          'its query. An absolute http(s) URL (https in production) without user name or password; otherwise 400 `invalid_redirect_url`.',
+      }),
+      market: Type.Optional(
+        Type.String({
+          maxLength: 8,
+          description: 'ISO 3166-1 alpha-2 market code. Optional when only one market uses the currency (XOF → CI).',
+        }),
+      ),
+      reference: Type.Optional(
+        Type.String({
+          minLength: 1,
+          maxLength: 128,
+          description: "Your reconciliation reference; each attempt's collection carries it (default: the session id).",
+        }),
+      ),
+      customer: Type.Optional(
+        Type.Object(CustomerSchema.properties, {
+          additionalProperties: false,
+          description:
+            'What you already know of the payer: a phone number here is filled in on the payment page (the payer can change it).',
+        }),
+      ),
+      metadata: Type.Optional(MetadataSchema),
+      expires_in: Type.Optional(
+        Type.Integer({
+          minimum: EXPIRES_IN_MIN,
+          maximum: EXPIRES_IN_MAX,
+          description: `Seconds until the session expires if it is not paid, ${EXPIRES_IN_MIN} to ${EXPIRES_IN_MAX} (default ${EXPIRES_IN_DEFAULT}).`,
+        }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+);
 export type CreateSessionBody = Static<typeof CreateSessionBody>;
 
-export const SessionSchema = component('CheckoutSession', Type.Object(
-  {
-    id: Uuid('Identifier of the checkout session.'),
-    status: SessionStatusSchema,
-    amount: Type.Integer({ description: 'Amount in minor units.' }),
-    currency: Type.String({ description: 'ISO 4217 currency code.' }),
-    market: Type.String({ description: 'Market code; the page offers the rails of this market.' }),
-    reference: Type.Union([Type.String(), Type.Null()], { description: 'Your reference, or null.' }),
-    redirect_url: Type.String({ description: 'Where the payer returns to, as given.' }),
-    session_url: Type.String({ description: 'The hosted payment page: send the payer here. It carries a random token, not the session id.' }),
-    customer: CustomerSchema,
-    metadata: MetadataSchema,
-    collection_id: Type.Union([Uuid('The collection of the latest payment attempt.'), Type.Null()], {
-      description: 'The collection of the latest payment attempt; null until the payer submits. Read it at GET /v1/collections/{id}.',
-    }),
-    rail: Type.Union([Type.String(), Type.Null()], { description: 'The rail of the latest payment attempt; null until the payer submits.' }),
-    failure_reason: AttemptFailureSchema,
-    attempts: Type.Integer({ description: 'How many payment attempts the payer has made.' }),
-    expires_at: DateTime('When the session expires if it is not paid.'),
-    completed_at: Type.Union([DateTime('When the payment succeeded.'), Type.Null()], { description: 'When the payment succeeded; null until then.' }),
-    created_at: DateTime('Creation time (UTC, milliseconds).'),
-    updated_at: DateTime('Time of the last change.'),
-  },
-  { additionalProperties: false, description: 'A hosted checkout session: one amount for the payer to pay on the hosted page.' },
-));
+export const SessionSchema = component(
+  'CheckoutSession',
+  Type.Object(
+    {
+      id: Uuid('Identifier of the checkout session.'),
+      status: SessionStatusSchema,
+      amount: Type.Integer({ description: 'Amount in minor units.' }),
+      currency: Type.String({ description: 'ISO 4217 currency code.' }),
+      market: Type.String({ description: 'Market code; the page offers the rails of this market.' }),
+      reference: Type.Union([Type.String(), Type.Null()], { description: 'Your reference, or null.' }),
+      redirect_url: Type.String({ description: 'Where the payer returns to, as given.' }),
+      session_url: Type.String({
+        description: 'The hosted payment page: send the payer here. It carries a random token, not the session id.',
+      }),
+      customer: CustomerSchema,
+      metadata: MetadataSchema,
+      collection_id: Type.Union([Uuid('The collection of the latest payment attempt.'), Type.Null()], {
+        description:
+          'The collection of the latest payment attempt; null until the payer submits. Read it at GET /v1/collections/{id}.',
+      }),
+      rail: Type.Union([Type.String(), Type.Null()], {
+        description: 'The rail of the latest payment attempt; null until the payer submits.',
+      }),
+      failure_reason: AttemptFailureSchema,
+      attempts: Type.Integer({ description: 'How many payment attempts the payer has made.' }),
+      expires_at: DateTime('When the session expires if it is not paid.'),
+      completed_at: Type.Union([DateTime('When the payment succeeded.'), Type.Null()], {
+        description: 'When the payment succeeded; null until then.',
+      }),
+      created_at: DateTime('Creation time (UTC, milliseconds).'),
+      updated_at: DateTime('Time of the last change.'),
+    },
+    {
+      additionalProperties: false,
+      description: 'A hosted checkout session: one amount for the payer to pay on the hosted page.',
+    },
+  ),
+);
 export type Session = Static<typeof SessionSchema>;
 
 export const SessionIdParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'The session id.' }) });
@@ -104,7 +133,10 @@ export const ListSessionsQuery = Type.Object(
 );
 export type ListSessionsQuery = Static<typeof ListSessionsQuery>;
 
-export const SessionPage = component('CheckoutSessionPage', pageSchema(SessionSchema, 'Checkout sessions, newest first.'));
+export const SessionPage = component(
+  'CheckoutSessionPage',
+  pageSchema(SessionSchema, 'Checkout sessions, newest first.'),
+);
 
 // ---- Row 18: what the hosted page (the payer) sees. No metadata, no ids of other objects.
 
@@ -117,60 +149,73 @@ const RailOption = Type.Object(
     rail: Type.String({ description: 'Rail code, to send back when paying.' }),
     name: Type.String({ description: 'The name payers know it by (M-Pesa, MTN MoMo, …).' }),
     type: Type.Enum(['mobile_money', 'bank_transfer'], { description: 'Kind of rail.' }),
-    customer_fields: Type.Array(Type.Enum(['phone_number', 'name', 'email']), { description: 'What the payer must enter on this rail.' }),
+    customer_fields: Type.Array(Type.Enum(['phone_number', 'name', 'email']), {
+      description: 'What the payer must enter on this rail.',
+    }),
   },
   { additionalProperties: false },
 );
 
-export const PayerViewSchema = component('CheckoutPayerView', Type.Object(
-  {
-    status: SessionStatusSchema,
-    merchant_name: Type.String({ description: 'The display name of the workspace being paid.' }),
-    amount: Type.Integer({ description: 'Amount in minor units.' }),
-    currency: Type.String({ description: 'ISO 4217 currency code.' }),
-    amount_display: Type.String({ description: 'The amount formatted for the market, e.g. `KES 1,500.00` or `XOF 5 000`.' }),
-    market: Type.String({ description: 'Market code.' }),
-    market_name: Type.String({ description: 'Market name.' }),
-    language: Type.Enum(['en', 'fr'], { description: 'Language of the page: French for francophone markets, else English.' }),
-    phone: Type.Object(
-      {
-        country_code: Type.String({ description: 'Country calling code without +, e.g. 254.' }),
-        national_digits: Type.Integer({ description: 'Digits after the country code.' }),
-      },
-      { additionalProperties: false, description: "The market's phone-number rule." },
-    ),
-    rails: Type.Array(RailOption, { description: 'The rails the payer may choose from.' }),
-    customer: CustomerSchema,
-    expires_at: DateTime('When the session expires if it is not paid.'),
-    attempt: Type.Union(
-      [
-        Type.Object(
-          {
-            rail: Type.String({ description: 'Rail of the latest attempt.' }),
-            status: Type.Enum(COLLECTION_STATUSES, { description: "The attempt's collection status." }),
-            payment_instruction: PaymentInstructionSchema,
-            failure_reason: AttemptFailureSchema,
-          },
-          { additionalProperties: false },
-        ),
-        Type.Null(),
-      ],
-      { description: 'The latest payment attempt, or null before the first.' },
-    ),
-    return_url: Type.Union([Type.String(), Type.Null()], {
-      description: 'Once the session is complete or expired: the redirect_url with `session_id` and `status` added. Null before.',
-    }),
-    sandbox: Type.Boolean({ description: 'True in the sandbox: no real money moves.' }),
-  },
-  { additionalProperties: false, description: "What the payer's page needs, and nothing more." },
-));
+export const PayerViewSchema = component(
+  'CheckoutPayerView',
+  Type.Object(
+    {
+      status: SessionStatusSchema,
+      merchant_name: Type.String({ description: 'The display name of the workspace being paid.' }),
+      amount: Type.Integer({ description: 'Amount in minor units.' }),
+      currency: Type.String({ description: 'ISO 4217 currency code.' }),
+      amount_display: Type.String({
+        description: 'The amount formatted for the market, e.g. `KES 1,500.00` or `XOF 5 000`.',
+      }),
+      market: Type.String({ description: 'Market code.' }),
+      market_name: Type.String({ description: 'Market name.' }),
+      language: Type.Enum(['en', 'fr'], {
+        description: 'Language of the page: French for francophone markets, else English.',
+      }),
+      phone: Type.Object(
+        {
+          country_code: Type.String({ description: 'Country calling code without +, e.g. 254.' }),
+          national_digits: Type.Integer({ description: 'Digits after the country code.' }),
+        },
+        { additionalProperties: false, description: "The market's phone-number rule." },
+      ),
+      rails: Type.Array(RailOption, { description: 'The rails the payer may choose from.' }),
+      customer: CustomerSchema,
+      expires_at: DateTime('When the session expires if it is not paid.'),
+      attempt: Type.Union(
+        [
+          Type.Object(
+            {
+              rail: Type.String({ description: 'Rail of the latest attempt.' }),
+              status: Type.Enum(COLLECTION_STATUSES, { description: "The attempt's collection status." }),
+              payment_instruction: PaymentInstructionSchema,
+              failure_reason: AttemptFailureSchema,
+            },
+            { additionalProperties: false },
+          ),
+          Type.Null(),
+        ],
+        { description: 'The latest payment attempt, or null before the first.' },
+      ),
+      return_url: Type.Union([Type.String(), Type.Null()], {
+        description:
+          'Once the session is complete or expired: the redirect_url with `session_id` and `status` added. Null before.',
+      }),
+      sandbox: Type.Boolean({ description: 'True in the sandbox: no real money moves.' }),
+    },
+    { additionalProperties: false, description: "What the payer's page needs, and nothing more." },
+  ),
+);
 export type PayerView = Static<typeof PayerViewSchema>;
 
-export const PayBody = component('CheckoutPayRequest', Type.Object(
-  {
-    rail: Type.String({ maxLength: 64, description: 'One of the `rails` of the payer view.' }),
-    customer: CustomerSchema,
-  },
-  { additionalProperties: false },
-));
+export const PayBody = component(
+  'CheckoutPayRequest',
+  Type.Object(
+    {
+      rail: Type.String({ maxLength: 64, description: 'One of the `rails` of the payer view.' }),
+      customer: CustomerSchema,
+    },
+    { additionalProperties: false },
+  ),
+);
 export type PayBody = Static<typeof PayBody>;

@@ -106,7 +106,9 @@ export class CheckoutService {
   private check(body: CreateSessionBody): { market: string } {
     const redirectProblem = this.redirectProblem(body.redirect_url);
     if (redirectProblem) {
-      throw new ApiError('invalid_redirect_url', `redirect_url ${redirectProblem}.`, { errors: [{ field: 'redirect_url', message: redirectProblem }] });
+      throw new ApiError('invalid_redirect_url', `redirect_url ${redirectProblem}.`, {
+        errors: [{ field: 'redirect_url', message: redirectProblem }],
+      });
     }
     const marketCode = this.marketFor(body);
     const market = this.catalogue.market(marketCode) as Market;
@@ -132,27 +134,42 @@ export class CheckoutService {
     if (body.market !== undefined) {
       const market = this.catalogue.marketField(body.market);
       if (market.currency !== body.currency) {
-        throw new ApiError('invalid_currency', `Payments in ${body.market} are in ${market.currency}, not '${body.currency}'.`, {
-          errors: [{ field: 'currency', message: `must be ${market.currency}` }],
-        });
+        throw new ApiError(
+          'invalid_currency',
+          `Payments in ${body.market} are in ${market.currency}, not '${body.currency}'.`,
+          {
+            errors: [{ field: 'currency', message: `must be ${market.currency}` }],
+          },
+        );
       }
       return body.market;
     }
-    const using = this.catalogue.marketCodes().filter((code) => this.catalogue.market(code)?.currency === body.currency);
+    const using = this.catalogue
+      .marketCodes()
+      .filter((code) => this.catalogue.market(code)?.currency === body.currency);
     if (using.length === 0) {
       throw new ApiError('invalid_currency', `No market takes payments in '${body.currency}'.`, {
         errors: [{ field: 'currency', message: 'is not the currency of any supported market' }],
       });
     }
     if (using.length > 1) {
-      throw new ApiError('invalid_market', `${body.currency} is used in ${using.join(', ')}: say which market with \`market\`.`, {
-        errors: [{ field: 'market', message: `is required for ${body.currency}: one of ${using.join(', ')}` }],
-      });
+      throw new ApiError(
+        'invalid_market',
+        `${body.currency} is used in ${using.join(', ')}: say which market with \`market\`.`,
+        {
+          errors: [{ field: 'market', message: `is required for ${body.currency}: one of ${using.join(', ')}` }],
+        },
+      );
     }
     return using[0] as string;
   }
 
-  async create(workspaceId: string, body: CreateSessionBody, key: string | undefined, requestFingerprint: string): Promise<IdempotentResult> {
+  async create(
+    workspaceId: string,
+    body: CreateSessionBody,
+    key: string | undefined,
+    requestFingerprint: string,
+  ): Promise<IdempotentResult> {
     const { market } = this.check(body);
     return this.idempotency.maybe(workspaceId, key, requestFingerprint, async (tx) => {
       const id = uuidv7();
@@ -179,7 +196,11 @@ export class CheckoutService {
         updated_at: now,
       };
       await repo.insertSession(tx, workspaceId, row);
-      return { status: 201, headers: { location: `/v1/checkout/sessions/${id}` }, body: JSON.stringify(this.toApi(row)) };
+      return {
+        status: 201,
+        headers: { location: `/v1/checkout/sessions/${id}` },
+        body: JSON.stringify(this.toApi(row)),
+      };
     });
   }
 
@@ -204,7 +225,11 @@ export class CheckoutService {
   }
 
   /** What the hosted page shows: amount, merchant, rails, status and the latest attempt; never metadata or other ids. */
-  private payerView(row: repo.SessionRow, merchantName: string, attempt: Collection | collectionsRepo.CollectionRow | undefined): PayerView {
+  private payerView(
+    row: repo.SessionRow,
+    merchantName: string,
+    attempt: Collection | collectionsRepo.CollectionRow | undefined,
+  ): PayerView {
     const market = this.catalogue.market(row.market);
     if (!market) throw new Error(`session ${row.id} names market ${row.market}, which the catalogue no longer has`);
     const exponent = this.catalogue.currency(row.currency)?.exponent ?? 0;
@@ -219,7 +244,12 @@ export class CheckoutService {
       market_name: market.name,
       language: market.language,
       phone: { country_code: market.phone.country_code, national_digits: market.phone.national_digits },
-      rails: Object.entries(market.rails).map(([code, rail]) => ({ rail: code, name: rail.name, type: rail.type, customer_fields: [...rail.customer_fields] })),
+      rails: Object.entries(market.rails).map(([code, rail]) => ({
+        rail: code,
+        name: rail.name,
+        type: rail.type,
+        customer_fields: [...rail.customer_fields],
+      })),
       customer: row.customer,
       expires_at: row.expires_at.toISOString(),
       attempt:
@@ -238,7 +268,10 @@ export class CheckoutService {
 
   async view(token: string): Promise<PayerView> {
     const row = await this.byToken(token);
-    const attempt = row.collection_id === null ? undefined : await collectionsRepo.findCollection(this.db, row.workspace_id, row.collection_id);
+    const attempt =
+      row.collection_id === null
+        ? undefined
+        : await collectionsRepo.findCollection(this.db, row.workspace_id, row.collection_id);
     return this.payerView(row, row.merchant_name, attempt);
   }
 
@@ -257,37 +290,57 @@ export class CheckoutService {
     };
     const resolved = this.collections.resolve(found.market, body.rail, collectionBody);
     let created: string | undefined;
-    const result = await this.idempotency.run(found.workspace_id, `checkout:${found.id}:${key}`, requestFingerprint, async (tx) => {
-      const session = await repo.lockSession(tx, found.workspace_id, found.id);
-      if (!session) throw new ApiError('not_found', 'This payment link is not valid.');
-      if (session.status === 'expired' || (session.status === 'open' && session.expires_at.getTime() <= Date.now())) {
-        throw new ApiError('checkout_session_expired', 'This payment link has expired; no payment was taken.');
-      }
-      if (session.status !== 'open') {
-        throw new ApiError(
-          'checkout_session_not_open',
-          session.status === 'complete' ? 'This payment is already complete.' : 'A payment attempt is already in progress for this link.',
+    const result = await this.idempotency.run(
+      found.workspace_id,
+      `checkout:${found.id}:${key}`,
+      requestFingerprint,
+      async (tx) => {
+        const session = await repo.lockSession(tx, found.workspace_id, found.id);
+        if (!session) throw new ApiError('not_found', 'This payment link is not valid.');
+        if (session.status === 'expired' || (session.status === 'open' && session.expires_at.getTime() <= Date.now())) {
+          throw new ApiError('checkout_session_expired', 'This payment link has expired; no payment was taken.');
+        }
+        if (session.status !== 'open') {
+          throw new ApiError(
+            'checkout_session_not_open',
+            session.status === 'complete'
+              ? 'This payment is already complete.'
+              : 'A payment attempt is already in progress for this link.',
+          );
+        }
+        const collection = await this.collections.insert(
+          tx,
+          found.workspace_id,
+          found.market,
+          body.rail,
+          resolved,
+          collectionBody,
+          {
+            sessionId: session.id,
+            accountName: found.merchant_name,
+          },
         );
-      }
-      const collection = await this.collections.insert(tx, found.workspace_id, found.market, body.rail, resolved, collectionBody, {
-        sessionId: session.id,
-        accountName: found.merchant_name,
-      });
-      const at = stepTime(session.updated_at);
-      const next: repo.SessionRow = {
-        ...session,
-        status: 'processing',
-        collection_id: collection.collection_id,
-        rail: body.rail,
-        failure_reason: null,
-        attempts: session.attempts + 1,
-        updated_at: at,
-      };
-      await saveMove(tx, session, next);
-      created = collection.collection_id;
-      return { status: 201, headers: {}, body: JSON.stringify(this.payerView(next, found.merchant_name, collection)) };
-    });
-    if (created !== undefined) this.collections.afterCommit.emit({ kind: 'collection', workspaceId: found.workspace_id, id: created });
+        const at = stepTime(session.updated_at);
+        const next: repo.SessionRow = {
+          ...session,
+          status: 'processing',
+          collection_id: collection.collection_id,
+          rail: body.rail,
+          failure_reason: null,
+          attempts: session.attempts + 1,
+          updated_at: at,
+        };
+        await saveMove(tx, session, next);
+        created = collection.collection_id;
+        return {
+          status: 201,
+          headers: {},
+          body: JSON.stringify(this.payerView(next, found.merchant_name, collection)),
+        };
+      },
+    );
+    if (created !== undefined)
+      this.collections.afterCommit.emit({ kind: 'collection', workspaceId: found.workspace_id, id: created });
     return result;
   }
 
@@ -323,7 +376,12 @@ export class CheckoutService {
       case 'expired': {
         const reason = collection.status === 'expired' ? 'expired' : (collection.failure_reason ?? 'provider_error');
         const timeUp = session.expires_at.getTime() <= at.getTime() || session.attempts >= MAX_ATTEMPTS;
-        const next: repo.SessionRow = { ...session, status: timeUp ? 'expired' : 'open', failure_reason: reason, updated_at: at };
+        const next: repo.SessionRow = {
+          ...session,
+          status: timeUp ? 'expired' : 'open',
+          failure_reason: reason,
+          updated_at: at,
+        };
         await saveMove(tx, session, next);
         if (timeUp) await this.recordSessionEvent(tx, 'checkout.session.expired', next);
         return;
@@ -350,7 +408,17 @@ export class CheckoutService {
   }
 
   /** The session's event (with its metadata) and outbox row, at the time of the change, in the change's transaction. */
-  private async recordSessionEvent(tx: Tx, type: 'checkout.session.completed' | 'checkout.session.expired', row: repo.SessionRow): Promise<void> {
-    await recordEvent(tx, row.workspace_id, { type, objectType: 'checkout_session', objectId: row.id, data: this.toApi(row), at: row.updated_at });
+  private async recordSessionEvent(
+    tx: Tx,
+    type: 'checkout.session.completed' | 'checkout.session.expired',
+    row: repo.SessionRow,
+  ): Promise<void> {
+    await recordEvent(tx, row.workspace_id, {
+      type,
+      objectType: 'checkout_session',
+      objectId: row.id,
+      data: this.toApi(row),
+      at: row.updated_at,
+    });
   }
 }

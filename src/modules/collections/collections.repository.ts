@@ -63,11 +63,15 @@ export function insertCollection(workspaceId: string, c: Omit<CollectionRow, 'wo
 }
 
 /** The row, locked for the rest of the transaction: every status change goes through here. */
-export async function lockCollection(tx: Queryable, workspaceId: string, id: string): Promise<CollectionRow | undefined> {
-  const { rows } = await tx.query<CollectionRow>(`SELECT ${COLUMNS} FROM collections WHERE workspace_id = $1 AND id = $2 FOR UPDATE`, [
-    workspaceId,
-    id,
-  ]);
+export async function lockCollection(
+  tx: Queryable,
+  workspaceId: string,
+  id: string,
+): Promise<CollectionRow | undefined> {
+  const { rows } = await tx.query<CollectionRow>(
+    `SELECT ${COLUMNS} FROM collections WHERE workspace_id = $1 AND id = $2 FOR UPDATE`,
+    [workspaceId, id],
+  );
   return rows[0];
 }
 
@@ -76,7 +80,16 @@ export function statusUpdate(c: CollectionRow): Statement {
   return {
     text: `UPDATE collections SET status = $3, updated_at = $4, failure_reason = $5, provider_reference = $6, submitted_at = $7, provider_receipt = $8
      WHERE workspace_id = $1 AND id = $2`,
-    values: [c.workspace_id, c.id, c.status, c.updated_at, c.failure_reason, c.provider_reference, c.submitted_at, c.provider_receipt],
+    values: [
+      c.workspace_id,
+      c.id,
+      c.status,
+      c.updated_at,
+      c.failure_reason,
+      c.provider_reference,
+      c.submitted_at,
+      c.provider_receipt,
+    ],
   };
 }
 
@@ -90,21 +103,35 @@ export async function saveStatus(tx: Queryable, c: CollectionRow): Promise<void>
  * Provider callbacks name our object id but not its workspace: the one lookup by id alone outside
  * maintenance. Everything after it is scoped by the workspace found here.
  */
-export async function collectionOwner(db: Queryable, id: string): Promise<{ workspace_id: string; provider: string; provider_reference: string | null } | undefined> {
-  const { rows } = await db.query<{ workspace_id: string; provider: string; provider_reference: string | null }>('SELECT workspace_id, provider, provider_reference FROM collections WHERE id = $1', [id]);
+export async function collectionOwner(
+  db: Queryable,
+  id: string,
+): Promise<{ workspace_id: string; provider: string; provider_reference: string | null } | undefined> {
+  const { rows } = await db.query<{ workspace_id: string; provider: string; provider_reference: string | null }>(
+    'SELECT workspace_id, provider, provider_reference FROM collections WHERE id = $1',
+    [id],
+  );
   return rows[0];
 }
 
-export async function findCollection(db: Queryable, workspaceId: string, id: string): Promise<CollectionRow | undefined> {
-  const { rows } = await db.query<CollectionRow>(`SELECT ${COLUMNS} FROM collections WHERE workspace_id = $1 AND id = $2`, [
-    workspaceId,
-    id,
-  ]);
+export async function findCollection(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+): Promise<CollectionRow | undefined> {
+  const { rows } = await db.query<CollectionRow>(
+    `SELECT ${COLUMNS} FROM collections WHERE workspace_id = $1 AND id = $2`,
+    [workspaceId, id],
+  );
   return rows[0];
 }
 
 /** A page of collections, newest first. */
-export async function listCollections(db: Queryable, workspaceId: string, f: ListFilter<CollectionStatus>): Promise<CollectionRow[]> {
+export async function listCollections(
+  db: Queryable,
+  workspaceId: string,
+  f: ListFilter<CollectionStatus>,
+): Promise<CollectionRow[]> {
   const { text, values } = listQuery('collections', COLUMNS, { workspace_id: workspaceId }, f);
   return (await db.query<CollectionRow>(text, values)).rows;
 }
@@ -114,7 +141,13 @@ export async function listCollections(db: Queryable, workspaceId: string, f: Lis
  * provider call may take, so no sweep (in any process) sends it again meanwhile, and only if no other sender took
  * it since the job was made for attempt `attempt`. Undefined when it is not there to take.
  */
-export async function claimInitiation(db: Queryable, workspaceId: string, id: string, attempt: number, leaseSeconds: number): Promise<CollectionRow | undefined> {
+export async function claimInitiation(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+  attempt: number,
+  leaseSeconds: number,
+): Promise<CollectionRow | undefined> {
   const { rows } = await db.query<CollectionRow>(
     `UPDATE collections SET submit_after = now() + make_interval(secs => $4)
      WHERE workspace_id = $1 AND id = $2 AND status = 'created' AND submitted_at IS NULL AND submit_attempts = $3

@@ -20,7 +20,7 @@ export function collectionsRoutes(app: App, service: CollectionsService): void {
     '/v1/collections/:market/rails/:rail',
     {
       config: { auth: INTEGRATOR, fieldCodes: { customer: 'invalid_customer' } },
-      
+
       schema: {
         operationId: 'createCollection',
         tags: ['Collections'],
@@ -38,7 +38,14 @@ export function collectionsRoutes(app: App, service: CollectionsService): void {
     async (request, reply) => {
       const auth = requireAuth(request);
       const { key, fingerprint } = idempotencyOf(request, true);
-      const result = await service.create(auth.workspaceId, request.params.market, request.params.rail, request.body, key, fingerprint);
+      const result = await service.create(
+        auth.workspaceId,
+        request.params.market,
+        request.params.rail,
+        request.body,
+        key,
+        fingerprint,
+      );
       return sendStored(reply, result);
     },
   );
@@ -51,7 +58,8 @@ export function collectionsRoutes(app: App, service: CollectionsService): void {
         operationId: 'listCollections',
         tags: ['Collections'],
         summary: 'List collections',
-        description: "The workspace's collections, newest first, filtered by status and creation time, paged by cursor.",
+        description:
+          "The workspace's collections, newest first, filtered by status and creation time, paged by cursor.",
         querystring: ListCollectionsQuery,
         response: { 200: CollectionPage, ...problemResponses(400, 401, 403, 429) },
       },

@@ -3,7 +3,16 @@ import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
 import { component, DateTime, Uuid } from '../../platform/schemas.js';
 
-export const COLLECTION_STATUSES = ['created', 'pending', 'processing', 'successful', 'failed', 'expired', 'refunded', 'reversed'] as const;
+export const COLLECTION_STATUSES = [
+  'created',
+  'pending',
+  'processing',
+  'successful',
+  'failed',
+  'expired',
+  'refunded',
+  'reversed',
+] as const;
 export type CollectionStatus = (typeof COLLECTION_STATUSES)[number];
 
 /** Why a collection failed: each code with what it means (the operators' own result codes map onto these). */
@@ -49,44 +58,68 @@ export const ProviderReceipt = (what: string) =>
 export const CustomerSchema = Type.Object(
   {
     phone_number: Type.Optional(
-      Type.String({ maxLength: 20, description: "Payer's mobile number in E.164 form in the market's country (+254712345678). Required on mobile-money rails." }),
+      Type.String({
+        maxLength: 20,
+        description:
+          "Payer's mobile number in E.164 form in the market's country (+254712345678). Required on mobile-money rails.",
+      }),
     ),
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "Payer's full name. Required on bank-transfer rails." })),
-    email: Type.Optional(Type.String({ format: 'email', maxLength: 254, description: "Payer's email address, for receipts." })),
+    name: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: "Payer's full name. Required on bank-transfer rails." }),
+    ),
+    email: Type.Optional(
+      Type.String({ format: 'email', maxLength: 254, description: "Payer's email address, for receipts." }),
+    ),
   },
-  { additionalProperties: false, description: 'The payer. Which fields are required depends on the rail (see the catalogue).' },
+  {
+    additionalProperties: false,
+    description: 'The payer. Which fields are required depends on the rail (see the catalogue).',
+  },
 );
 
 export const MetadataSchema = Type.Record(Type.String(), Type.Unknown(), {
   maxProperties: 50,
   propertyNames: { maxLength: 40 },
-  description: 'Your own key-value data (up to 50 keys of at most 40 characters, 16 KiB as JSON, 32 levels deep). Returned unchanged on the collection and in every webhook payload.',
+  description:
+    'Your own key-value data (up to 50 keys of at most 40 characters, 16 KiB as JSON, 32 levels deep). Returned unchanged on the collection and in every webhook payload.',
 });
 
-export const CreateCollectionBody = component('CreateCollectionRequest', Type.Object(
-  {
-    amount: Type.Integer({
-      description: 'Amount in minor units of `currency` (an integer). Outside the currency\'s limits: 422 `amount_out_of_range`.',
-    }),
-    currency: Type.String({ description: "ISO 4217 code; must be the market's currency (KES for KE)." }),
-    reference: Type.String({ minLength: 1, maxLength: 128, description: 'Your reconciliation reference, echoed back.' }),
-    customer: CustomerSchema,
-    metadata: Type.Optional(MetadataSchema),
-  },
-  { additionalProperties: false },
-));
+export const CreateCollectionBody = component(
+  'CreateCollectionRequest',
+  Type.Object(
+    {
+      amount: Type.Integer({
+        description:
+          "Amount in minor units of `currency` (an integer). Outside the currency's limits: 422 `amount_out_of_range`.",
+      }),
+      currency: Type.String({ description: "ISO 4217 code; must be the market's currency (KES for KE)." }),
+      reference: Type.String({
+        minLength: 1,
+        maxLength: 128,
+        description: 'Your reconciliation reference, echoed back.',
+      }),
+      customer: CustomerSchema,
+      metadata: Type.Optional(MetadataSchema),
+    },
+    { additionalProperties: false },
+  ),
+);
 export type CreateCollectionBody = Static<typeof CreateCollectionBody>;
 
 export const CollectionPathParams = Type.Object({
   market: Type.String({ description: 'ISO 3166-1 alpha-2 market code, uppercase (KE, GH, UG, TZ, RW, ZM, NG, CI).' }),
-  rail: Type.String({ description: 'Payment rail offered in that market, lowercase (mpesa, mtn_momo, bank_transfer, …).' }),
+  rail: Type.String({
+    description: 'Payment rail offered in that market, lowercase (mpesa, mtn_momo, bank_transfer, …).',
+  }),
 });
 
 export const PaymentInstructionSchema = Type.Union(
   [
     Type.Object(
       {
-        type: Type.Literal('push_prompt', { description: 'The payer receives a prompt on their phone and approves it with their PIN.' }),
+        type: Type.Literal('push_prompt', {
+          description: 'The payer receives a prompt on their phone and approves it with their PIN.',
+        }),
         message: Type.String({ description: 'What to tell the payer.' }),
       },
       { additionalProperties: false },
@@ -114,30 +147,32 @@ export const PaymentInstructionSchema = Type.Union(
   { description: 'How the payer completes the payment; null when the rail is purely asynchronous.' },
 );
 
-export const CollectionSchema = component('Collection', Type.Object(
-  {
-    collection_id: Uuid('Identifier of the collection.'),
-    integrator_id: Uuid('Identifier of the owning integrator (the workspace).'),
-    market: Type.String({ description: 'Market code from the request path.' }),
-    rail: Type.String({ description: 'Payment rail from the request path.' }),
-    amount: Type.Integer({ description: 'Amount in minor units.' }),
-    currency: Type.String({ description: 'ISO 4217 currency code.' }),
-    reference: Type.String({ description: 'Echo of the request reference.' }),
-    status: StatusSchema,
-    customer: CustomerSchema,
-    metadata: MetadataSchema,
-    payment_instruction: PaymentInstructionSchema,
-    failure_reason: Type.Union([Type.Enum(FAILURE_REASONS), Type.Null()], {
-      description:
-        `Why the collection failed, once it has: ${describeReasons(FAILURE_REASON_MEANINGS)}. Null otherwise.`,
-    }),
-    provider_receipt: ProviderReceipt('payment'),
-    created_at: DateTime('Creation time (UTC, milliseconds).'),
-    updated_at: DateTime('Time of the last status change.'),
-    expires_at: DateTime('When the collection expires if the payer has not authorised it.'),
-  },
-  { additionalProperties: false, description: 'A collection: an inbound payment on one rail of one market.' },
-));
+export const CollectionSchema = component(
+  'Collection',
+  Type.Object(
+    {
+      collection_id: Uuid('Identifier of the collection.'),
+      integrator_id: Uuid('Identifier of the owning integrator (the workspace).'),
+      market: Type.String({ description: 'Market code from the request path.' }),
+      rail: Type.String({ description: 'Payment rail from the request path.' }),
+      amount: Type.Integer({ description: 'Amount in minor units.' }),
+      currency: Type.String({ description: 'ISO 4217 currency code.' }),
+      reference: Type.String({ description: 'Echo of the request reference.' }),
+      status: StatusSchema,
+      customer: CustomerSchema,
+      metadata: MetadataSchema,
+      payment_instruction: PaymentInstructionSchema,
+      failure_reason: Type.Union([Type.Enum(FAILURE_REASONS), Type.Null()], {
+        description: `Why the collection failed, once it has: ${describeReasons(FAILURE_REASON_MEANINGS)}. Null otherwise.`,
+      }),
+      provider_receipt: ProviderReceipt('payment'),
+      created_at: DateTime('Creation time (UTC, milliseconds).'),
+      updated_at: DateTime('Time of the last status change.'),
+      expires_at: DateTime('When the collection expires if the payer has not authorised it.'),
+    },
+    { additionalProperties: false, description: 'A collection: an inbound payment on one rail of one market.' },
+  ),
+);
 export type Collection = Static<typeof CollectionSchema>;
 
 export const ListCollectionsQuery = Type.Object(
@@ -151,4 +186,6 @@ export type ListCollectionsQuery = Static<typeof ListCollectionsQuery>;
 
 export const CollectionPage = component('CollectionPage', pageSchema(CollectionSchema, 'Collections, newest first.'));
 
-export const CollectionIdParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'The collection_id.' }) });
+export const CollectionIdParams = Type.Object({
+  id: Type.String({ maxLength: 64, description: 'The collection_id.' }),
+});

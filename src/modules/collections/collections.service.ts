@@ -41,16 +41,27 @@ export function toApi(row: repo.CollectionRow): Collection {
  * The currency's amount limits (422 `amount_out_of_range`) and the metadata size limit, checked the same way by
  * every request that asks a payer for money (collections, checkout sessions). Returns the currency's rules.
  */
-export function checkAmountAndMetadata(catalogue: MarketCatalogue, currencyCode: string, amount: number, metadata: unknown): CurrencyRules {
+export function checkAmountAndMetadata(
+  catalogue: MarketCatalogue,
+  currencyCode: string,
+  amount: number,
+  metadata: unknown,
+): CurrencyRules {
   const currency = catalogue.currency(currencyCode);
   if (!currency) throw new Error(`catalogue has no rules for ${currencyCode}`); // validated at boot
   if (amount < currency.min_amount || amount > currency.max_amount) {
-    throw new ApiError('amount_out_of_range', `Amount must be between ${currency.min_amount} and ${currency.max_amount} minor units of ${currencyCode}.`, {
-      errors: [{ field: 'amount', message: `must be between ${currency.min_amount} and ${currency.max_amount}` }],
-    });
+    throw new ApiError(
+      'amount_out_of_range',
+      `Amount must be between ${currency.min_amount} and ${currency.max_amount} minor units of ${currencyCode}.`,
+      {
+        errors: [{ field: 'amount', message: `must be between ${currency.min_amount} and ${currency.max_amount}` }],
+      },
+    );
   }
   if (metadata !== undefined && Buffer.byteLength(canonicalJson(metadata)) > METADATA_MAX_BYTES) {
-    throw new ApiError('validation_failed', 'metadata is larger than 16 KiB.', { errors: [{ field: 'metadata', message: 'must be at most 16 KiB as JSON' }] });
+    throw new ApiError('validation_failed', 'metadata is larger than 16 KiB.', {
+      errors: [{ field: 'metadata', message: 'must be at most 16 KiB as JSON' }],
+    });
   }
   return currency;
 }
@@ -77,29 +88,45 @@ export class CollectionsService {
   resolve(marketCode: string, railCode: string, body: CreateCollectionBody): Resolved {
     const market = this.catalogue.market(marketCode);
     if (!market) {
-      throw new ApiError('invalid_market', `Market '${marketCode}' is not supported; use one of ${this.catalogue.marketCodes().join(', ')}.`);
+      throw new ApiError(
+        'invalid_market',
+        `Market '${marketCode}' is not supported; use one of ${this.catalogue.marketCodes().join(', ')}.`,
+      );
     }
     const rail = this.catalogue.rail(market, railCode);
     if (!rail) {
-      throw new ApiError('invalid_rail', `Rail '${railCode}' is not offered in ${marketCode}; use one of ${Object.keys(market.rails).join(', ')}.`);
+      throw new ApiError(
+        'invalid_rail',
+        `Rail '${railCode}' is not offered in ${marketCode}; use one of ${Object.keys(market.rails).join(', ')}.`,
+      );
     }
     if (body.currency !== market.currency) {
-      throw new ApiError('invalid_currency', `Collections in ${marketCode} are in ${market.currency}, not '${body.currency}'.`, {
-        errors: [{ field: 'currency', message: `must be ${market.currency}` }],
-      });
+      throw new ApiError(
+        'invalid_currency',
+        `Collections in ${marketCode} are in ${market.currency}, not '${body.currency}'.`,
+        {
+          errors: [{ field: 'currency', message: `must be ${market.currency}` }],
+        },
+      );
     }
     const problems: FieldError[] = [];
     for (const field of rail.customer_fields) {
-      if (body.customer[field] === undefined) problems.push({ field: `customer.${field}`, message: `is required on ${rail.name}` });
+      if (body.customer[field] === undefined)
+        problems.push({ field: `customer.${field}`, message: `is required on ${rail.name}` });
     }
     const phone = body.customer.phone_number;
     const phoneIssue = phone === undefined ? undefined : phoneProblem(market, phone);
     if (phoneIssue) problems.push({ field: 'customer.phone_number', message: phoneIssue });
-    if (problems.length > 0) throw new ApiError('invalid_customer', `The customer fields are not valid for ${rail.name} in ${market.name}.`, { errors: problems });
+    if (problems.length > 0)
+      throw new ApiError('invalid_customer', `The customer fields are not valid for ${rail.name} in ${market.name}.`, {
+        errors: problems,
+      });
     const currency = checkAmountAndMetadata(this.catalogue, market.currency, body.amount, body.metadata);
     const unsupported = this.rails.amountProblem(marketCode, railCode, body.amount, body.currency);
     if (unsupported !== undefined) {
-      throw new ApiError('amount_not_supported', unsupported, { errors: [{ field: 'amount', message: `is not an amount ${rail.name} can move` }] });
+      throw new ApiError('amount_not_supported', unsupported, {
+        errors: [{ field: 'amount', message: `is not an amount ${rail.name} can move` }],
+      });
     }
     return { market, rail, currency };
   }
@@ -176,7 +203,12 @@ export class CollectionsService {
       checkout_session_id: checkout?.sessionId ?? null,
     };
     const collection = toApi(row);
-    await recordEvent(tx, workspaceId, { type: 'collection.created', objectType: 'collection', objectId: id, data: collection, at: now }, repo.insertCollection(workspaceId, row));
+    await recordEvent(
+      tx,
+      workspaceId,
+      { type: 'collection.created', objectType: 'collection', objectId: id, data: collection, at: now },
+      repo.insertCollection(workspaceId, row),
+    );
     return collection;
   }
 

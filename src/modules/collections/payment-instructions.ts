@@ -13,7 +13,10 @@ export function formatAmount(amount: number, currency: string, exponent: number,
   const key = `${language}:${exponent}`;
   let formatter = formatters.get(key);
   if (!formatter) {
-    formatter = new Intl.NumberFormat(language === 'fr' ? 'fr-FR' : 'en-GB', { minimumFractionDigits: exponent, maximumFractionDigits: exponent });
+    formatter = new Intl.NumberFormat(language === 'fr' ? 'fr-FR' : 'en-GB', {
+      minimumFractionDigits: exponent,
+      maximumFractionDigits: exponent,
+    });
     formatters.set(key, formatter);
   }
   return `${currency} ${formatter.format(major)}`;

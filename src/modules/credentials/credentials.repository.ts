@@ -31,16 +31,25 @@ export async function insertCredential(
   return rows[0] as CredentialRow;
 }
 
-export async function findCredential(db: Queryable, workspaceId: string, id: string): Promise<CredentialRow | undefined> {
-  const { rows } = await db.query<CredentialRow>(`SELECT ${COLUMNS} FROM credentials WHERE workspace_id = $1 AND id = $2`, [
-    workspaceId,
-    id,
-  ]);
+export async function findCredential(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+): Promise<CredentialRow | undefined> {
+  const { rows } = await db.query<CredentialRow>(
+    `SELECT ${COLUMNS} FROM credentials WHERE workspace_id = $1 AND id = $2`,
+    [workspaceId, id],
+  );
   return rows[0];
 }
 
 /** The one lookup every authenticated request makes: is this exact token still the credential's live one? */
-export async function isTokenLive(db: Queryable, workspaceId: string, credentialId: string, tokenId: string): Promise<boolean> {
+export async function isTokenLive(
+  db: Queryable,
+  workspaceId: string,
+  credentialId: string,
+  tokenId: string,
+): Promise<boolean> {
   const { rows } = await db.query(
     `SELECT 1 FROM credentials WHERE workspace_id = $1 AND id = $2 AND token_id = $3 AND status = 'active'`,
     [workspaceId, credentialId, tokenId],
@@ -71,7 +80,12 @@ export async function rotateCredential(
   return rows[0];
 }
 
-export async function revokeCredential(db: Queryable, workspaceId: string, id: string, now: Date): Promise<CredentialRow | undefined> {
+export async function revokeCredential(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+  now: Date,
+): Promise<CredentialRow | undefined> {
   const { rows } = await db.query<CredentialRow>(
     `UPDATE credentials SET status = 'revoked', revoked_at = COALESCE(revoked_at, $3)
      WHERE workspace_id = $1 AND id = $2 RETURNING ${COLUMNS}`,

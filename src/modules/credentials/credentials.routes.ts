@@ -26,7 +26,6 @@ import {
 import type { CredentialsService, IssuedCredential } from './credentials.service.js';
 import { ADMIN, ANY } from '../../platform/access.js';
 
-
 /** A credential with its token, as answered (and, under an Idempotency-Key, stored) once. */
 function issuedResponse(status: number, issued: IssuedCredential): StoredResponse {
   return { status, headers: {}, body: JSON.stringify(issuedToApi(issued)) };
@@ -35,7 +34,10 @@ function issuedResponse(status: number, issued: IssuedCredential): StoredRespons
 const issuedToApi = (issued: IssuedCredential) => ({ ...credentialToApi(issued.credential), token: issued.token });
 const optionalKey = Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKeyHeader) });
 
-export function credentialsRoutes(app: App, deps: { db: Db; credentials: CredentialsService; idempotency: IdempotencyEngine; env: PaymentsEnv }): void {
+export function credentialsRoutes(
+  app: App,
+  deps: { db: Db; credentials: CredentialsService; idempotency: IdempotencyEngine; env: PaymentsEnv },
+): void {
   const { db, credentials, idempotency, env } = deps;
 
   app.get(
@@ -64,9 +66,12 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
         operationId: 'listCredentials',
         tags: ['Credentials'],
         summary: "List the workspace's credentials",
-        description: 'Every credential of the caller\'s workspace, newest first. Tokens are never shown here.',
+        description: "Every credential of the caller's workspace, newest first. Tokens are never shown here.",
         response: {
-          200: Type.Object({ data: Type.Array(CredentialSchema, { description: 'Credentials, newest first.' }) }, { additionalProperties: false }),
+          200: Type.Object(
+            { data: Type.Array(CredentialSchema, { description: 'Credentials, newest first.' }) },
+            { additionalProperties: false },
+          ),
           ...problemResponses(401, 429),
         },
       },
@@ -82,7 +87,8 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
         operationId: 'createCredential',
         tags: ['Credentials'],
         summary: 'Create a credential in the workspace',
-        description: 'Mints a new token for the caller\'s workspace. Only an admin may mint another audience than its own.',
+        description:
+          "Mints a new token for the caller's workspace. Only an admin may mint another audience than its own.",
         headers: optionalKey,
         body: CreateCredentialBody,
         response: { 201: IssuedCredentialSchema, ...problemResponses(400, 401, 403, 409, 415, 422, 429) },
@@ -160,7 +166,10 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
         tags: ['Admin'],
         summary: 'List integrator workspaces',
         response: {
-          200: Type.Object({ data: Type.Array(WorkspaceSchema, { description: 'Workspaces, newest first (at most 1000).' }) }, { additionalProperties: false }),
+          200: Type.Object(
+            { data: Type.Array(WorkspaceSchema, { description: 'Workspaces, newest first (at most 1000).' }) },
+            { additionalProperties: false },
+          ),
           ...problemResponses(401, 403, 429),
         },
       },
@@ -220,7 +229,12 @@ export function credentialsRoutes(app: App, deps: { db: Db; credentials: Credent
       if (!target) throw notFound('workspace');
       const { key, fingerprint } = idempotencyOf(request, false, auth.credentialId);
       const result = await idempotency.maybe(auth.workspaceId, key, fingerprint, async (tx) => {
-        const issued = await credentials.create(tx, target.id, request.body.audience, request.body.name ?? request.body.audience);
+        const issued = await credentials.create(
+          tx,
+          target.id,
+          request.body.audience,
+          request.body.name ?? request.body.audience,
+        );
         return issuedResponse(201, issued);
       });
       return sendStored(reply, result);

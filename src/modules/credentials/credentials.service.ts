@@ -63,7 +63,8 @@ export class CredentialsService {
 
   async rotate(db: Queryable, workspaceId: string, callerAudience: Audience, id: string): Promise<IssuedCredential> {
     const existing = await this.manageable(db, workspaceId, callerAudience, id, 'rotate');
-    if (existing.status !== 'active') throw new ApiError('not_found', 'That credential is revoked and cannot be rotated.');
+    if (existing.status !== 'active')
+      throw new ApiError('not_found', 'That credential is revoked and cannot be rotated.');
     const tokenId = uuidv7();
     const credential = await repo.rotateCredential(db, workspaceId, id, tokenId, new Date());
     if (!credential) throw notFound('credential');

@@ -35,7 +35,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
         tags: ['Deposits'],
         summary: 'Get a deposit address',
         description:
-          'An address for one asset on one network, from the liquidity provider\'s pool (the sandbox makes one). With `autoconvert_currency`, ' +
+          "An address for one asset on one network, from the liquidity provider's pool (the sandbox makes one). With `autoconvert_currency`, " +
           'confirmed deposits are converted to that currency and credited (row 5). An asset or network not taken: 400 `invalid_asset`; ' +
           'no free address: 409 `deposit_address_pool_empty` with Retry-After. An Idempotency-Key is honoured.',
         body: CreateAddressBody,
@@ -91,7 +91,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
         summary: 'Stock the deposit address pool',
         description:
           'Liquidity providers and the admin add addresses their custody controls (up to 500 a call). Addresses already known are left alone, ' +
-          'so the call can be repeated. One not in the network\'s format: 400 `invalid_address` naming each.',
+          "so the call can be repeated. One not in the network's format: 400 `invalid_address` naming each.",
         body: PoolBody,
         response: { 200: PoolResultSchema, ...problemResponses(400, 401, 403, 413, 415, 429) },
       },
@@ -107,7 +107,8 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
         operationId: 'listDeposits',
         tags: ['Deposits'],
         summary: 'List deposits',
-        description: "Row 10. Deposits on the workspace's addresses, newest first, filtered by status and creation time, paged by cursor.",
+        description:
+          "Row 10. Deposits on the workspace's addresses, newest first, filtered by status and creation time, paged by cursor.",
         querystring: ListDepositsQuery,
         response: { 200: DepositPage, ...problemResponses(400, 401, 403, 429) },
       },
@@ -140,12 +141,16 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
         tags: ['Deposits'],
         summary: 'Report a transfer to a deposit address',
         description:
-          'The liquidity provider\'s chain watcher (or the admin) reports what it sees: `pending`, then `confirmed` (or `failed`). Idempotent by ' +
+          "The liquidity provider's chain watcher (or the admin) reports what it sees: `pending`, then `confirmed` (or `failed`). Idempotent by " +
           'the transfer (network, tx_hash, address): 201 the first time, 200 after, each answering the deposit as it now is. A confirmed deposit ' +
           'is credited at once (converted when the address has `autoconvert_currency` and a current rate exists). An address no workspace holds: ' +
           '422 `deposit_address_unknown`; a different amount for the same transfer, or a move the deposit is past (failed after confirmed): 409 `deposit_conflict`.',
         body: ReportDepositBody,
-        response: { 200: DepositSchema, 201: DepositSchema, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429) },
+        response: {
+          200: DepositSchema,
+          201: DepositSchema,
+          ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429),
+        },
       },
     },
     async (request, reply) => {
@@ -164,7 +169,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
         summary: 'Get an autoconvert credit',
         description:
           'Row 5. A confirmed deposit converted to fiat: the source and target amounts, the rate and its source, the fee. The converted amount ' +
-          'and the fee are rounded down to whole minor units. Another workspace\'s credit is 404.',
+          "and the fee are rounded down to whole minor units. Another workspace's credit is 404.",
         params: CreditIdParams,
         response: { 200: CreditSchema, ...problemResponses(401, 403, 404, 429) },
       },
@@ -215,7 +220,17 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
     async (request, reply) => {
       const auth = requireAuth(request);
       const { key, fingerprint } = idempotencyOf(request, false);
-      return sendStored(reply, await service.simulate(auth.workspaceId, request.params.depositId, request.body.outcome, request.body.reason, key, fingerprint));
+      return sendStored(
+        reply,
+        await service.simulate(
+          auth.workspaceId,
+          request.params.depositId,
+          request.body.outcome,
+          request.body.reason,
+          key,
+          fingerprint,
+        ),
+      );
     },
   );
 }

@@ -16,7 +16,16 @@ import { recordEvent } from '../events/events.repository.js';
 import { postMany } from '../ledger/ledger.repository.js';
 import type { MarketDataService } from '../market-data/market-data.service.js';
 import { normaliseDecimal } from '../market-data/market-data.service.js';
-import { addressProblem, ASSETS, assetNetworkProblem, normaliseAddress, normaliseTxHash, sandboxAddress, type Asset, type Network } from '../ramp/assets.js';
+import {
+  addressProblem,
+  ASSETS,
+  assetNetworkProblem,
+  normaliseAddress,
+  normaliseTxHash,
+  sandboxAddress,
+  type Asset,
+  type Network,
+} from '../ramp/assets.js';
 import { convertible, quote } from '../ramp/conversion.js';
 import { autoconvertPostings, depositPostings } from '../ramp/postings.js';
 import * as repo from './deposits.repository.js';
@@ -93,7 +102,9 @@ export function toCreditApi(row: repo.CreditRow): Credit {
 
 function invalidTxHash(network: string): ApiError {
   const expected = network === 'solana' ? 'a base58 signature' : '64 hex digits, with or without 0x';
-  return new ApiError('validation_failed', `tx_hash is not a ${network} transaction hash (${expected}).`, { errors: [{ field: 'tx_hash', message: `must be ${expected}` }] });
+  return new ApiError('validation_failed', `tx_hash is not a ${network} transaction hash (${expected}).`, {
+    errors: [{ field: 'tx_hash', message: `must be ${expected}` }],
+  });
 }
 
 /** A transaction hash of the network's shape, from random bytes. */
@@ -117,45 +128,95 @@ export class DepositsService {
     private readonly options: { env: 'sandbox' | 'production'; autoconvertFeeBps: number; log: FastifyBaseLogger },
   ) {}
 
-  createAddress(workspaceId: string, body: CreateAddressBody, key: string | undefined, requestFingerprint: string): Promise<IdempotentResult> {
+  createAddress(
+    workspaceId: string,
+    body: CreateAddressBody,
+    key: string | undefined,
+    requestFingerprint: string,
+  ): Promise<IdempotentResult> {
     const { asset, network } = assetAndNetwork(body.asset, body.network);
     const currency = body.autoconvert_currency ?? null;
     if (currency !== null && !this.catalogue.currency(currency)) {
-      throw new ApiError('invalid_currency', `Deposits cannot be converted to '${currency}'; use a currency of a supported market.`, {
-        errors: [{ field: 'autoconvert_currency', message: 'is not a supported currency' }],
-      });
+      throw new ApiError(
+        'invalid_currency',
+        `Deposits cannot be converted to '${currency}'; use a currency of a supported market.`,
+        {
+          errors: [{ field: 'autoconvert_currency', message: 'is not a supported currency' }],
+        },
+      );
     }
     return this.idempotency.maybe(workspaceId, key, requestFingerprint, async (tx) => {
       const id = uuidv7();
       const at = uuidv7Time(id);
-      const wanted = { asset, network, autoconvert_currency: currency, label: body.label ?? null, metadata: body.metadata ?? {}, at };
+      const wanted = {
+        asset,
+        network,
+        autoconvert_currency: currency,
+        label: body.label ?? null,
+        metadata: body.metadata ?? {},
+        at,
+      };
       let row = await repo.assignFromPool(tx, workspaceId, wanted);
       if (!row && this.options.env === 'sandbox') {
         // The sandbox has no custody: it makes an address of the right shape that nothing on any chain controls.
-        row = { id, workspace_id: workspaceId, status: 'assigned', address: sandboxAddress(network), pooled_at: at, created_at: at, ...wanted };
+        row = {
+          id,
+          workspace_id: workspaceId,
+          status: 'assigned',
+          address: sandboxAddress(network),
+          pooled_at: at,
+          created_at: at,
+          ...wanted,
+        };
         await repo.insertAddress(tx, row);
       }
       if (!row) {
-        throw new ApiError('deposit_address_pool_empty', `No ${asset} address on ${network} is free right now; the liquidity provider has been asked for more. Retry later.`, {
-          headers: { 'Retry-After': '60' },
-        });
+        throw new ApiError(
+          'deposit_address_pool_empty',
+          `No ${asset} address on ${network} is free right now; the liquidity provider has been asked for more. Retry later.`,
+          {
+            headers: { 'Retry-After': '60' },
+          },
+        );
       }
-      return { status: 201, headers: { location: `/v1/api/deposit-addresses/${row.id}` }, body: JSON.stringify(toAddressApi(row)) };
+      return {
+        status: 201,
+        headers: { location: `/v1/api/deposit-addresses/${row.id}` },
+        body: JSON.stringify(toAddressApi(row)),
+      };
     });
   }
 
   /** The liquidity provider (or the admin) stocks the pool with addresses its custody controls. */
-  async addToPool(body: PoolBody): Promise<{ asset: string; network: string; added: number; already_known: number; available: number }> {
+  async addToPool(
+    body: PoolBody,
+  ): Promise<{ asset: string; network: string; added: number; already_known: number; available: number }> {
     const { asset, network } = assetAndNetwork(body.asset, body.network);
     const problems = body.addresses.flatMap((address, i) => {
       const problem = addressProblem(network, address);
       return problem ? [{ field: `addresses.${i}`, message: problem }] : [];
     });
-    if (problems.length > 0) throw new ApiError('invalid_address', `Some addresses are not ${network} addresses.`, { errors: problems });
+    if (problems.length > 0)
+      throw new ApiError('invalid_address', `Some addresses are not ${network} addresses.`, { errors: problems });
     const addresses = [...new Set(body.addresses.map((a) => normaliseAddress(network, a)))];
     const at = new Date();
-    const added = await withTransaction(this.db, (tx) => repo.addToPool(tx, addresses.map(() => uuidv7(at.getTime())), asset, network, addresses, at));
-    return { asset, network, added, already_known: body.addresses.length - added, available: await repo.poolSize(this.db, asset, network) };
+    const added = await withTransaction(this.db, (tx) =>
+      repo.addToPool(
+        tx,
+        addresses.map(() => uuidv7(at.getTime())),
+        asset,
+        network,
+        addresses,
+        at,
+      ),
+    );
+    return {
+      asset,
+      network,
+      added,
+      already_known: body.addresses.length - added,
+      available: await repo.poolSize(this.db, asset, network),
+    };
   }
 
   async getAddress(workspaceId: string, id: string): Promise<DepositAddress> {
@@ -194,17 +255,24 @@ export class DepositsService {
   async report(body: ReportDepositBody): Promise<{ status: 200 | 201; deposit: Deposit }> {
     const { asset, network } = assetAndNetwork(body.asset, body.network);
     const problem = addressProblem(network, body.address);
-    if (problem) throw new ApiError('invalid_address', `'${body.address}' ${problem}.`, { errors: [{ field: 'address', message: problem }] });
+    if (problem)
+      throw new ApiError('invalid_address', `'${body.address}' ${problem}.`, {
+        errors: [{ field: 'address', message: problem }],
+      });
     const txHash = normaliseTxHash(network, body.tx_hash);
     if (txHash === undefined) throw invalidTxHash(network);
     const logIndex = body.log_index ?? 0;
     return withTransaction(this.db, async (tx) => {
       const address = await repo.findAssignedAddress(tx, network, normaliseAddress(network, body.address));
       if (!address?.workspace_id) {
-        throw new ApiError('deposit_address_unknown', `No workspace holds ${body.address} on ${network}.`, { errors: [{ field: 'address', message: 'is not an assigned deposit address' }] });
+        throw new ApiError('deposit_address_unknown', `No workspace holds ${body.address} on ${network}.`, {
+          errors: [{ field: 'address', message: 'is not an assigned deposit address' }],
+        });
       }
       if (address.asset !== asset) {
-        throw new ApiError('validation_failed', `${body.address} takes ${address.asset}, not ${asset}.`, { errors: [{ field: 'asset', message: `must be ${address.asset} for this address` }] });
+        throw new ApiError('validation_failed', `${body.address} takes ${address.asset}, not ${asset}.`, {
+          errors: [{ field: 'asset', message: `must be ${address.asset} for this address` }],
+        });
       }
       const id = uuidv7();
       const created = await repo.insertDeposit(tx, {
@@ -223,9 +291,13 @@ export class DepositsService {
       if (!row) throw new Error(`deposit of ${txHash} vanished`);
       if (created) await this.event(tx, row);
       else if (row.amount !== body.amount) {
-        throw new ApiError('deposit_conflict', `Transfer ${txHash}#${logIndex} to this address was reported with amount ${row.amount}, not ${body.amount}.`, {
-          errors: [{ field: 'amount', message: `must be ${row.amount}, as first reported` }],
-        });
+        throw new ApiError(
+          'deposit_conflict',
+          `Transfer ${txHash}#${logIndex} to this address was reported with amount ${row.amount}, not ${body.amount}.`,
+          {
+            errors: [{ field: 'amount', message: `must be ${row.amount}, as first reported` }],
+          },
+        );
       }
       const after = await this.move(tx, row, body.status, { confirmations: body.confirmations, reason: body.reason });
       return { status: created ? 201 : 200, deposit: toDepositApi(after) };
@@ -233,12 +305,20 @@ export class DepositsService {
   }
 
   /** The sandbox's way in: a pending deposit on one of the workspace's addresses. */
-  sandboxDeposit(workspaceId: string, body: SandboxDepositBody, key: string | undefined, requestFingerprint: string): Promise<IdempotentResult> {
+  sandboxDeposit(
+    workspaceId: string,
+    body: SandboxDepositBody,
+    key: string | undefined,
+    requestFingerprint: string,
+  ): Promise<IdempotentResult> {
     return this.idempotency.maybe(workspaceId, key, requestFingerprint, async (tx) => {
       const address = await repo.findAddress(tx, workspaceId, body.deposit_address_id);
       if (!address) throw notFound('deposit address');
       const id = uuidv7();
-      const txHash = body.tx_hash === undefined ? sandboxTxHash(address.network as Network) : normaliseTxHash(address.network as Network, body.tx_hash);
+      const txHash =
+        body.tx_hash === undefined
+          ? sandboxTxHash(address.network as Network)
+          : normaliseTxHash(address.network as Network, body.tx_hash);
       if (txHash === undefined) throw invalidTxHash(address.network);
       const created = await repo.insertDeposit(tx, {
         id,
@@ -252,7 +332,10 @@ export class DepositsService {
         confirmations: 0,
         at: uuidv7Time(id),
       });
-      if (!created) throw new ApiError('deposit_conflict', `Transfer ${txHash} to this address is already recorded.`, { errors: [{ field: 'tx_hash', message: 'is already recorded for this address' }] });
+      if (!created)
+        throw new ApiError('deposit_conflict', `Transfer ${txHash} to this address is already recorded.`, {
+          errors: [{ field: 'tx_hash', message: 'is already recorded for this address' }],
+        });
       const row = await repo.findDeposit(tx, workspaceId, id);
       if (!row) throw new Error(`deposit ${id} vanished`);
       await this.event(tx, row);
@@ -261,11 +344,21 @@ export class DepositsService {
   }
 
   /** The sandbox's hand: confirm (then credit) or fail a pending deposit. */
-  simulate(workspaceId: string, id: string, outcome: 'confirmed' | 'failed', reason: string | undefined, key: string | undefined, requestFingerprint: string): Promise<IdempotentResult> {
+  simulate(
+    workspaceId: string,
+    id: string,
+    outcome: 'confirmed' | 'failed',
+    reason: string | undefined,
+    key: string | undefined,
+    requestFingerprint: string,
+  ): Promise<IdempotentResult> {
     return this.idempotency.maybe(workspaceId, key, requestFingerprint, async (tx) => {
       const row = isUuid(id) ? await repo.findDeposit(tx, workspaceId, id, true) : undefined;
       if (!row) throw notFound('deposit');
-      const after = await this.move(tx, row, outcome, { reason, confirmations: outcome === 'confirmed' ? Math.max(row.confirmations, 1) : undefined });
+      const after = await this.move(tx, row, outcome, {
+        reason,
+        confirmations: outcome === 'confirmed' ? Math.max(row.confirmations, 1) : undefined,
+      });
       return { status: 200, headers: {}, body: JSON.stringify(toDepositApi(after)) };
     });
   }
@@ -281,14 +374,22 @@ export class DepositsService {
         });
         if (row?.status === 'credited') credited += 1;
       } catch (err) {
-        this.options.log.error({ err, deposit_id: id }, 'crediting a confirmed deposit failed; the next run tries again');
+        this.options.log.error(
+          { err, deposit_id: id },
+          'crediting a confirmed deposit failed; the next run tries again',
+        );
       }
     }
     return credited;
   }
 
   /** Moves a locked deposit to a reported status; a confirmation is credited at once when it can be. */
-  private async move(tx: Tx, row: repo.DepositRow, to: ReportedStatus, o: { confirmations?: number | undefined; reason?: string | undefined }): Promise<repo.DepositRow> {
+  private async move(
+    tx: Tx,
+    row: repo.DepositRow,
+    to: ReportedStatus,
+    o: { confirmations?: number | undefined; reason?: string | undefined },
+  ): Promise<repo.DepositRow> {
     const confirmations = Math.max(row.confirmations, o.confirmations ?? 0);
     // The same news again, or news the deposit is already past (a stale pending, a confirmation after the credit).
     const already = row.status === to || (row.status === 'credited' && to === 'confirmed') || to === 'pending';
@@ -299,7 +400,10 @@ export class DepositsService {
       return updated;
     }
     if (!allows(DEPOSIT_TRANSITIONS, row.status, to)) {
-      throw new ApiError('deposit_conflict', `A ${row.status} deposit cannot become ${to}${row.status === 'credited' ? ': it is in the balance already; contact support to reverse it' : ''}.`);
+      throw new ApiError(
+        'deposit_conflict',
+        `A ${row.status} deposit cannot become ${to}${row.status === 'credited' ? ': it is in the balance already; contact support to reverse it' : ''}.`,
+      );
     }
     const at = stepTime(row.updated_at);
     let next: repo.DepositRow =
@@ -328,9 +432,21 @@ export class DepositsService {
       if (!rate) return row;
       const feeBps = this.options.autoconvertFeeBps;
       const q = convertible(() =>
-        quote(row.amount, { sourceExponent: ASSETS[row.asset as Asset].exponent, rate: rate.rate, targetExponent: targetRules.exponent }, { fixed: 0, bps: feeBps }),
+        quote(
+          row.amount,
+          {
+            sourceExponent: ASSETS[row.asset as Asset].exponent,
+            rate: rate.rate,
+            targetExponent: targetRules.exponent,
+          },
+          { fixed: 0, bps: feeBps },
+        ),
       );
-      if (q === undefined) this.options.log.error({ deposit_id: row.id, rate_id: rate.rate_id }, 'deposit too large to convert at this rate; credited in the asset');
+      if (q === undefined)
+        this.options.log.error(
+          { deposit_id: row.id, rate_id: rate.rate_id },
+          'deposit too large to convert at this rate; credited in the asset',
+        );
       if (q !== undefined && q.net > 0) {
         const credit: repo.CreditRow = {
           id: uuidv7(at.getTime()),
@@ -351,7 +467,16 @@ export class DepositsService {
           created_at: at,
         };
         await repo.insertCredit(tx, credit);
-        await postMany(tx, row.workspace_id, autoconvertPostings(credit.id, { asset: row.asset, amount: row.amount }, { currency: target, gross: q.gross, fee: q.fee }), at);
+        await postMany(
+          tx,
+          row.workspace_id,
+          autoconvertPostings(
+            credit.id,
+            { asset: row.asset, amount: row.amount },
+            { currency: target, gross: q.gross, fee: q.fee },
+          ),
+          at,
+        );
         return this.credited(tx, row, at, { currency: target, amount: q.net, creditId: credit.id });
       }
     }
@@ -359,14 +484,33 @@ export class DepositsService {
     return this.credited(tx, row, at, { currency: row.asset, amount: row.amount, creditId: null });
   }
 
-  private async credited(tx: Tx, row: repo.DepositRow, at: Date, c: { currency: string; amount: number; creditId: string | null }): Promise<repo.DepositRow> {
-    const next: repo.DepositRow = { ...row, status: 'credited', credited_currency: c.currency, credited_amount: c.amount, credit_id: c.creditId, credited_at: at, updated_at: at };
+  private async credited(
+    tx: Tx,
+    row: repo.DepositRow,
+    at: Date,
+    c: { currency: string; amount: number; creditId: string | null },
+  ): Promise<repo.DepositRow> {
+    const next: repo.DepositRow = {
+      ...row,
+      status: 'credited',
+      credited_currency: c.currency,
+      credited_amount: c.amount,
+      credit_id: c.creditId,
+      credited_at: at,
+      updated_at: at,
+    };
     await repo.saveDeposit(tx, next);
     await this.event(tx, next);
     return next;
   }
 
   private async event(tx: Tx, row: repo.DepositRow): Promise<void> {
-    await recordEvent(tx, row.workspace_id, { type: `deposit.${row.status}`, objectType: 'deposit', objectId: row.id, data: toDepositApi(row), at: row.updated_at });
+    await recordEvent(tx, row.workspace_id, {
+      type: `deposit.${row.status}`,
+      objectType: 'deposit',
+      objectId: row.id,
+      data: toDepositApi(row),
+      at: row.updated_at,
+    });
   }
 }

@@ -27,11 +27,19 @@ export interface EventInput {
  * RETURNING) runs in the same statement, as a data-modifying WITH: one round trip for the change, its event and
  * its outbox row, which all commit or roll back together anyway.
  */
-export async function recordEvent(tx: Tx, workspaceId: string, event: EventInput, change?: Statement): Promise<RecordedEvent> {
+export async function recordEvent(
+  tx: Tx,
+  workspaceId: string,
+  event: EventInput,
+  change?: Statement,
+): Promise<RecordedEvent> {
   const id = uuidv7(event.at.getTime());
   const values = [id, workspaceId, event.type, event.objectType, event.objectId, JSON.stringify(event.data), event.at];
   const before = change?.values ?? [];
-  await tx.query(`WITH ${change ? `change AS (${change.text}), ` : ''}${eventSql(before.length)}`, [...before, ...values]);
+  await tx.query(`WITH ${change ? `change AS (${change.text}), ` : ''}${eventSql(before.length)}`, [
+    ...before,
+    ...values,
+  ]);
   return { id, type: event.type, created_at: event.at };
 }
 
@@ -53,7 +61,11 @@ export interface EventRow {
   created_at: Date;
 }
 
-export async function listObjectEvents(db: Tx | import('pg').Pool, workspaceId: string, objectId: string): Promise<EventRow[]> {
+export async function listObjectEvents(
+  db: Tx | import('pg').Pool,
+  workspaceId: string,
+  objectId: string,
+): Promise<EventRow[]> {
   const { rows } = await db.query<EventRow>(
     `SELECT id, type, object_type, object_id, data, created_at FROM events
      WHERE workspace_id = $1 AND object_id = $2 ORDER BY created_at, id`,

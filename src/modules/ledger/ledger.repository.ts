@@ -34,7 +34,10 @@ export interface Line {
 }
 
 /** The lines of the collection movements: money in from the provider, money back out to the payer. */
-export function linesFor(kind: 'collection_successful' | 'refund_successful' | 'collection_reversed', amount: number): Line[] {
+export function linesFor(
+  kind: 'collection_successful' | 'refund_successful' | 'collection_reversed',
+  amount: number,
+): Line[] {
   switch (kind) {
     case 'collection_successful':
       return [
@@ -82,7 +85,11 @@ export async function postMany(tx: Tx, workspaceId: string, postings: Posting[],
   const lines: { posting: string; account: string; currency: string; amount: number }[] = [];
   for (const p of postings) {
     const kept = p.lines.filter((l) => l.amount !== 0);
-    if (kept.length < 2 || kept.reduce((sum, l) => sum + l.amount, 0) !== 0 || kept.some((l) => !Number.isSafeInteger(l.amount))) {
+    if (
+      kept.length < 2 ||
+      kept.reduce((sum, l) => sum + l.amount, 0) !== 0 ||
+      kept.some((l) => !Number.isSafeInteger(l.amount))
+    ) {
       throw new Error(`posting ${p.kind} of ${p.objectId} does not balance`);
     }
     const id = uuidv7(at.getTime());
@@ -138,9 +145,29 @@ export async function postMany(tx: Tx, workspaceId: string, postings: Posting[],
 export async function post(
   tx: Tx,
   workspaceId: string,
-  p: { kind: 'collection_successful' | 'refund_successful' | 'collection_reversed'; objectType: string; objectId: string; currency: string; amount: number; at: Date },
+  p: {
+    kind: 'collection_successful' | 'refund_successful' | 'collection_reversed';
+    objectType: string;
+    objectId: string;
+    currency: string;
+    amount: number;
+    at: Date;
+  },
 ): Promise<void> {
-  await postMany(tx, workspaceId, [{ kind: p.kind, objectType: p.objectType, objectId: p.objectId, currency: p.currency, lines: linesFor(p.kind, p.amount) }], p.at);
+  await postMany(
+    tx,
+    workspaceId,
+    [
+      {
+        kind: p.kind,
+        objectType: p.objectType,
+        objectId: p.objectId,
+        currency: p.currency,
+        lines: linesFor(p.kind, p.amount),
+      },
+    ],
+    p.at,
+  );
 }
 
 /**

@@ -14,7 +14,8 @@ const BalanceList = Type.Object(
         {
           currency: Type.String({ description: 'ISO 4217 currency code.' }),
           available: Type.Integer({
-            description: 'Minor units: successful collections, less successful refunds and reversals. Collections still in flight are not counted.',
+            description:
+              'Minor units: successful collections, less successful refunds and reversals. Collections still in flight are not counted.',
           }),
           updated_at: DateTime('When this balance last moved.'),
         },
@@ -42,7 +43,13 @@ export function ledgerRoutes(app: App, db: Db): void {
     async (request) => {
       const rows = await accountBalances(db, requireAuth(request).workspaceId, WORKSPACE_AVAILABLE);
       // The workspace account is credit-normal: its ledger balance is negative when we owe the workspace money.
-      return { data: rows.map((r) => ({ currency: r.currency, available: -r.balance, updated_at: r.updated_at.toISOString() })) };
+      return {
+        data: rows.map((r) => ({
+          currency: r.currency,
+          available: -r.balance,
+          updated_at: r.updated_at.toISOString(),
+        })),
+      };
     },
   );
 }

@@ -15,7 +15,7 @@ export const INVARIANTS: readonly Invariant[] = [
           GROUP BY p.id HAVING count(l.id) < 2 OR coalesce(sum(l.amount), 0) <> 0`,
   },
   {
-    name: 'every line is in its posting\'s workspace and currency',
+    name: "every line is in its posting's workspace and currency",
     sql: `SELECT l.id AS line_id, l.posting_id FROM ledger_lines l JOIN ledger_postings p ON p.id = l.posting_id
           WHERE l.currency <> p.currency OR l.workspace_id <> p.workspace_id`,
   },

@@ -20,9 +20,16 @@ export function providersRoutes(app: App, notices: ProviderNotices): void {
           `For rail providers, not integrators. The body is signed with the provider's callback secret: \`${SIGNATURE_HEADER}: t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body">\`, ` +
           'at most 5 minutes old. A bad signature is 401 `invalid_signature`. A notice received again (same `notice_id`) changes nothing and ' +
           'answers `duplicate`; a status the lifecycle cannot reach answers `refused` (and is logged).',
-        params: Type.Object({ provider: Type.String({ maxLength: 40, description: 'The provider name (`sandbox`, or a gateway of PROVIDERS_FILE).' }) }),
+        params: Type.Object({
+          provider: Type.String({
+            maxLength: 40,
+            description: 'The provider name (`sandbox`, or a gateway of PROVIDERS_FILE).',
+          }),
+        }),
         // Optional in the schema so that a missing signature is 401 invalid_signature, like a wrong one.
-        headers: Type.Object({ [SIGNATURE_HEADER]: Type.Optional(Type.String({ description: 't=<unix seconds>,v1=<hex HMAC-SHA256>' })) }),
+        headers: Type.Object({
+          [SIGNATURE_HEADER]: Type.Optional(Type.String({ description: 't=<unix seconds>,v1=<hex HMAC-SHA256>' })),
+        }),
         body: CallbackBody,
         response: {
           200: Type.Object(
@@ -46,12 +53,27 @@ export function providersRoutes(app: App, notices: ProviderNotices): void {
 
 const OperatorParams = {
   provider: Type.String({ maxLength: 40, description: 'The connector name (PROVIDERS_FILE).' }),
-  token: Type.String({ maxLength: 128, description: "The connector's callback_token: a wrong one is 404 and changes nothing." }),
+  token: Type.String({
+    maxLength: 128,
+    description: "The connector's callback_token: a wrong one is 404 and changes nothing.",
+  }),
 };
-const Kind = Type.String({ maxLength: 40, description: 'A sub-path the connector chose for this kind of callback (MoMo: requesttopay, transfer, refund).' });
-const Ref = Type.String({ maxLength: 64, description: 'Our id of the operation (Daraja: stk/{id}, b2c-result/{id}…).' });
+const Kind = Type.String({
+  maxLength: 40,
+  description: 'A sub-path the connector chose for this kind of callback (MoMo: requesttopay, transfer, refund).',
+});
+const Ref = Type.String({
+  maxLength: 64,
+  description: 'Our id of the operation (Daraja: stk/{id}, b2c-result/{id}…).',
+});
 const OperatorBody = Type.Object({}, { additionalProperties: true, description: "The operator's own callback body." });
-const OperatorReply = Type.Object({}, { additionalProperties: true, description: 'What the operator expects (Daraja: {"ResultCode": 0, "ResultDesc": "Accepted"}).' });
+const OperatorReply = Type.Object(
+  {},
+  {
+    additionalProperties: true,
+    description: 'What the operator expects (Daraja: {"ResultCode": 0, "ResultDesc": "Accepted"}).',
+  },
+);
 
 /**
  * Operator callbacks (M-Pesa Daraja, MTN MoMo, Airtel Money): unsigned, so the URL carries the connector's secret
@@ -71,22 +93,51 @@ export function operatorCallbackRoutes(app: App, notices: ProviderNotices): void
     body: OperatorBody,
     response: { 200: OperatorReply, ...problemResponses(400, 404, 413, 415) },
   });
-  const receive = (provider: string, token: string, path: string, body: unknown) => notices.receiveUnsigned(provider, token, path, body);
+  const receive = (provider: string, token: string, path: string, body: unknown) =>
+    notices.receiveUnsigned(provider, token, path, body);
 
-  app.post('/v1/providers/:provider/callbacks/:token', { config: { auth: 'public' }, schema: schema('receiveOperatorCallback', 'Receive an operator callback', Type.Object(OperatorParams)) }, async (request) =>
-    receive(request.params.provider, request.params.token, '', request.body),
+  app.post(
+    '/v1/providers/:provider/callbacks/:token',
+    {
+      config: { auth: 'public' },
+      schema: schema('receiveOperatorCallback', 'Receive an operator callback', Type.Object(OperatorParams)),
+    },
+    async (request) => receive(request.params.provider, request.params.token, '', request.body),
   );
   const withKind = Type.Object({ ...OperatorParams, kind: Kind });
-  app.post('/v1/providers/:provider/callbacks/:token/:kind', { config: { auth: 'public' }, schema: schema('receiveOperatorCallbackOfKind', 'Receive an operator callback of one kind', withKind) }, async (request) =>
-    receive(request.params.provider, request.params.token, request.params.kind, request.body),
+  app.post(
+    '/v1/providers/:provider/callbacks/:token/:kind',
+    {
+      config: { auth: 'public' },
+      schema: schema('receiveOperatorCallbackOfKind', 'Receive an operator callback of one kind', withKind),
+    },
+    async (request) => receive(request.params.provider, request.params.token, request.params.kind, request.body),
   );
   // MTN documents PUT for its callbacks (its sandbox has been seen to POST): both are taken.
-  app.put('/v1/providers/:provider/callbacks/:token/:kind', { config: { auth: 'public' }, schema: schema('receiveOperatorCallbackOfKindByPut', 'Receive an operator callback of one kind (PUT)', withKind) }, async (request) =>
-    receive(request.params.provider, request.params.token, request.params.kind, request.body),
+  app.put(
+    '/v1/providers/:provider/callbacks/:token/:kind',
+    {
+      config: { auth: 'public' },
+      schema: schema('receiveOperatorCallbackOfKindByPut', 'Receive an operator callback of one kind (PUT)', withKind),
+    },
+    async (request) => receive(request.params.provider, request.params.token, request.params.kind, request.body),
   );
   app.post(
     '/v1/providers/:provider/callbacks/:token/:kind/:ref',
-    { config: { auth: 'public' }, schema: schema('receiveOperatorCallbackAbout', 'Receive an operator callback about one operation', Type.Object({ ...OperatorParams, kind: Kind, ref: Ref })) },
-    async (request) => receive(request.params.provider, request.params.token, `${request.params.kind}/${request.params.ref}`, request.body),
+    {
+      config: { auth: 'public' },
+      schema: schema(
+        'receiveOperatorCallbackAbout',
+        'Receive an operator callback about one operation',
+        Type.Object({ ...OperatorParams, kind: Kind, ref: Ref }),
+      ),
+    },
+    async (request) =>
+      receive(
+        request.params.provider,
+        request.params.token,
+        `${request.params.kind}/${request.params.ref}`,
+        request.body,
+      ),
   );
 }

@@ -89,8 +89,14 @@ export class Lifecycle {
     const current = await collections.lockCollection(tx, workspaceId, id);
     if (!current) return undefined;
     // A refused report that money moved: paid after we expired it, reversed after a refund.
-    const started = await this.start('collection', current, to, planCollection(current.status, to), options, ['successful', 'reversed'], (r) =>
-      collections.saveStatus(tx, r),
+    const started = await this.start(
+      'collection',
+      current,
+      to,
+      planCollection(current.status, to),
+      options,
+      ['successful', 'reversed'],
+      (r) => collections.saveStatus(tx, r),
     );
     if ('done' in started) return started.done;
     const from = current.status;
@@ -124,20 +130,37 @@ export class Lifecycle {
       // The payer has the money back: a refund not yet sent to the provider must not be sent.
       const unsent = await refunds.unsentRefunds(tx, workspaceId, id);
       for (const refundId of unsent) {
-        await this.moveRefund(tx, workspaceId, refundId, 'failed', { cause: `collection ${id} reversed`, reason: 'collection_reversed' });
+        await this.moveRefund(tx, workspaceId, refundId, 'failed', {
+          cause: `collection ${id} reversed`,
+          reason: 'collection_reversed',
+        });
       }
     }
     return { outcome: 'applied', row, from };
   }
 
-  async moveRefund(tx: Tx, workspaceId: string, id: string, to: RefundStatus, options: MoveOptions): Promise<Move<refunds.RefundRow> | undefined> {
+  async moveRefund(
+    tx: Tx,
+    workspaceId: string,
+    id: string,
+    to: RefundStatus,
+    options: MoveOptions,
+  ): Promise<Move<refunds.RefundRow> | undefined> {
     // Locks in the order refund creation takes them (collection, then refund), so the two never deadlock.
     const unlocked = await refunds.findRefund(tx, workspaceId, id);
     if (!unlocked) return undefined;
     const collection = await collections.lockCollection(tx, workspaceId, unlocked.collection_id);
     const lockedRefund = await refunds.lockRefund(tx, workspaceId, id);
     if (!lockedRefund || !collection) throw new Error(`refund ${id} or its collection vanished`);
-    const started = await this.start('refund', lockedRefund, to, planRefund(lockedRefund.status, to), options, ['successful'], (r) => refunds.saveStatus(tx, r));
+    const started = await this.start(
+      'refund',
+      lockedRefund,
+      to,
+      planRefund(lockedRefund.status, to),
+      options,
+      ['successful'],
+      (r) => refunds.saveStatus(tx, r),
+    );
     if ('done' in started) return started.done;
     const from = lockedRefund.status;
     let row = started.row;
@@ -151,9 +174,22 @@ export class Lifecycle {
         resolved_at: final ? at : null,
         failure_reason: status === 'failed' ? refundFailureReason(options.reason) : row.failure_reason,
       };
-      await recordEvent(tx, workspaceId, { type: `refund.${status}`, objectType: 'refund', objectId: id, data: toRefundApi(row, collection.metadata), at });
+      await recordEvent(tx, workspaceId, {
+        type: `refund.${status}`,
+        objectType: 'refund',
+        objectId: id,
+        data: toRefundApi(row, collection.metadata),
+        at,
+      });
       if (status === 'successful') {
-        await post(tx, workspaceId, { kind: 'refund_successful', objectType: 'refund', objectId: id, currency: row.currency, amount: row.amount, at });
+        await post(tx, workspaceId, {
+          kind: 'refund_successful',
+          objectType: 'refund',
+          objectId: id,
+          currency: row.currency,
+          amount: row.amount,
+          at,
+        });
       }
     }
     await refunds.saveStatus(tx, row);
@@ -168,10 +204,24 @@ export class Lifecycle {
    * Moves a payout: a failure gives the reservation back to the available balance; a success spends it (the
    * recipient's amount out of the provider's float, the fee earned, through FX when converted).
    */
-  async movePayout(tx: Tx, workspaceId: string, id: string, to: PayoutStatus, options: MoveOptions): Promise<Move<payouts.PayoutRow> | undefined> {
+  async movePayout(
+    tx: Tx,
+    workspaceId: string,
+    id: string,
+    to: PayoutStatus,
+    options: MoveOptions,
+  ): Promise<Move<payouts.PayoutRow> | undefined> {
     const current = await payouts.lockPayout(tx, workspaceId, id);
     if (!current) return undefined;
-    const started = await this.start('payout', current, to, planPayout(current.status, to), options, ['successful'], (r) => payouts.saveStatus(tx, r));
+    const started = await this.start(
+      'payout',
+      current,
+      to,
+      planPayout(current.status, to),
+      options,
+      ['successful'],
+      (r) => payouts.saveStatus(tx, r),
+    );
     if ('done' in started) return started.done;
     const from = current.status;
     let row = started.row;
@@ -185,8 +235,20 @@ export class Lifecycle {
         completed_at: final ? at : null,
         failure_reason: status === 'failed' ? payoutFailureReason(options.reason) : row.failure_reason,
       };
-      await recordEvent(tx, workspaceId, { type: `payout.${status}`, objectType: 'payout', objectId: id, data: toPayoutApi(row), at });
-      if (final) await postMany(tx, workspaceId, status === 'successful' ? payoutSettlePostings(row) : payoutReleasePostings(row), at);
+      await recordEvent(tx, workspaceId, {
+        type: `payout.${status}`,
+        objectType: 'payout',
+        objectId: id,
+        data: toPayoutApi(row),
+        at,
+      });
+      if (final)
+        await postMany(
+          tx,
+          workspaceId,
+          status === 'successful' ? payoutSettlePostings(row) : payoutReleasePostings(row),
+          at,
+        );
     }
     await payouts.saveStatus(tx, row);
     return { outcome: 'applied', row, from };
@@ -213,15 +275,24 @@ export class Lifecycle {
       this.log.warn(ids, 'provider notice refused: its reference is not the one the provider gave');
       return { done: { outcome: 'refused', row: current, from } };
     }
-    if (options.amount !== undefined && minorUnits(options.amount, this.exponentOf(current.currency)) !== current.amount) {
+    if (
+      options.amount !== undefined &&
+      minorUnits(options.amount, this.exponentOf(current.currency)) !== current.amount
+    ) {
       // Money moved, but not the amount we asked for: a person must look; nothing is credited or settled.
-      this.log.error({ ...ids, amount: current.amount, reported_amount: options.amount }, `provider reports another amount for this ${kind}; refused`);
+      this.log.error(
+        { ...ids, amount: current.amount, reported_amount: options.amount },
+        `provider reports another amount for this ${kind}; refused`,
+      );
       return { done: { outcome: 'refused', row: current, from } };
     }
     if (route.kind === 'steps') return { row: withReference(current, options), steps: route.steps };
     if (route.kind === 'refused') {
       const moneyMoved = moneyMoves.includes(to);
-      this.log[moneyMoved ? 'error' : 'warn']({ ...ids, from, to, money_moved: moneyMoved }, `${kind} transition refused`);
+      this.log[moneyMoved ? 'error' : 'warn'](
+        { ...ids, from, to, money_moved: moneyMoved },
+        `${kind} transition refused`,
+      );
       return { done: { outcome: 'refused', row: current, from } };
     }
     const row = withReference(current, options);

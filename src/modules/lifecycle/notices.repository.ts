@@ -23,7 +23,10 @@ export async function recordNotice(
 
 /** Whether a notice of that id was recorded already (applied or refused before). */
 export async function noticeRecorded(db: Queryable, provider: string, noticeId: string): Promise<boolean> {
-  const { rowCount } = await db.query('SELECT 1 FROM provider_notices WHERE provider = $1 AND notice_id = $2', [provider, noticeId]);
+  const { rowCount } = await db.query('SELECT 1 FROM provider_notices WHERE provider = $1 AND notice_id = $2', [
+    provider,
+    noticeId,
+  ]);
   return rowCount === 1;
 }
 
@@ -31,7 +34,13 @@ export async function noticeRecorded(db: Queryable, provider: string, noticeId: 
  * Keeps the reference an unsigned callback names for an operation that has none recorded (its initiation's answer
  * was lost), so that the sweeps can ask the operator about it even if this process stops. Never overwrites.
  */
-export async function noteClaimedReference(db: Queryable, workspaceId: string, objectType: NoticeObjectType, id: string, reference: string): Promise<void> {
+export async function noteClaimedReference(
+  db: Queryable,
+  workspaceId: string,
+  objectType: NoticeObjectType,
+  id: string,
+  reference: string,
+): Promise<void> {
   await db.query(
     `UPDATE ${TABLES[objectType]} SET claimed_reference = $3
      WHERE workspace_id = $1 AND id = $2 AND provider_reference IS NULL AND claimed_reference IS NULL`,

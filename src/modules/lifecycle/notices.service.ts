@@ -15,7 +15,15 @@ import * as refunds from '../refunds/refunds.repository.js';
 import { timingSafeEqual } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { noteClaimedReference, noticeRecorded, recordNotice } from './notices.repository.js';
-import { ANSWER_BY_CALLBACK, type CallbackClaim, type CallbackHeaders, type NoticeObjectType, type OperatorConnector, type ProviderNotice, type ProviderStatus } from '../providers/provider.js';
+import {
+  ANSWER_BY_CALLBACK,
+  type CallbackClaim,
+  type CallbackHeaders,
+  type NoticeObjectType,
+  type OperatorConnector,
+  type ProviderNotice,
+  type ProviderStatus,
+} from '../providers/provider.js';
 import type { ProviderRegistry } from '../providers/providers.registry.js';
 
 /** The notice id of a provider's answer to a status query: the same answer about the same object twice is one notice. */
@@ -33,7 +41,11 @@ const FINAL: readonly string[] = ['successful', 'failed', 'reversed'];
  */
 export function confirmClaim(claim: CallbackClaim, answer: ProviderStatus): ProviderNotice | 'wait' | 'contradicted' {
   if (answer.status === claim.status) {
-    return { ...answer, noticeId: queryNoticeId(answer.objectType, answer.objectId, answer.status), reason: answer.reason ?? claim.reason };
+    return {
+      ...answer,
+      noticeId: queryNoticeId(answer.objectType, answer.objectId, answer.status),
+      reason: answer.reason ?? claim.reason,
+    };
   }
   return FINAL.includes(claim.status) && !FINAL.includes(answer.status) ? 'wait' : 'contradicted';
 }
@@ -68,7 +80,8 @@ export class ProviderNotices {
   /** An inbound callback: the provider's signature is checked before anything is read. */
   async receive(providerName: string, rawBody: string, headers: CallbackHeaders): Promise<NoticeOutcome> {
     const provider = this.providers.get(providerName);
-    if (!provider?.parseCallback) throw new ApiError('not_found', `No provider '${providerName}' with signed callbacks is configured here.`);
+    if (!provider?.parseCallback)
+      throw new ApiError('not_found', `No provider '${providerName}' with signed callbacks is configured here.`);
     return this.apply(provider.name, provider.parseCallback(rawBody, headers));
   }
 
@@ -79,7 +92,8 @@ export class ProviderNotices {
    */
   async receiveUnsigned(providerName: string, token: string, path: string, body: unknown): Promise<unknown> {
     const connector = this.providers.connector(providerName);
-    if (!connector || !sameToken(token, connector.callbackToken)) throw new ApiError('not_found', 'No callback is received at this address.');
+    if (!connector || !sameToken(token, connector.callbackToken))
+      throw new ApiError('not_found', 'No callback is received at this address.');
     const reading = await connector.readCallback(path, body);
     if (reading.confirmed) await this.applyConfirmed(connector.name, reading.confirmed);
     if (reading.claim) this.track(this.confirm(connector, reading.claim));
@@ -112,8 +126,15 @@ export class ProviderNotices {
         return;
       }
       const typed = { ...claim, objectType: owner.objectType };
-      if (owner.provider_reference !== null && claim.reference !== undefined && claim.reference !== owner.provider_reference) {
-        this.log.warn({ ...ids, reference: claim.reference }, 'operator callback names another reference than the one the operator gave us; ignored');
+      if (
+        owner.provider_reference !== null &&
+        claim.reference !== undefined &&
+        claim.reference !== owner.provider_reference
+      ) {
+        this.log.warn(
+          { ...ids, reference: claim.reference },
+          'operator callback names another reference than the one the operator gave us; ignored',
+        );
         return;
       }
       if (owner.provider_reference === null && claim.reference !== undefined) {
@@ -122,7 +143,12 @@ export class ProviderNotices {
       for (const delay of CONFIRM_DELAYS_MS) {
         await sleep(delay);
         // The reference we recorded wins over the one the callback names (a Daraja push whose answer was lost has none yet).
-        const answer = await connector.queryStatus(owner.objectType, claim.objectId, owner.provider_reference ?? claim.reference ?? '', typed);
+        const answer = await connector.queryStatus(
+          owner.objectType,
+          claim.objectId,
+          owner.provider_reference ?? claim.reference ?? '',
+          typed,
+        );
         // An operator whose query answers by callback (Daraja's Transaction Status): that answer will confirm it.
         if (answer === ANSWER_BY_CALLBACK) return;
         if (answer === undefined) {
@@ -131,7 +157,10 @@ export class ProviderNotices {
         }
         const verdict = confirmClaim(typed, answer);
         if (verdict === 'contradicted') {
-          this.log.warn({ ...ids, queried: answer.status }, "operator callback contradicted by the operator's status query; nothing changed");
+          this.log.warn(
+            { ...ids, queried: answer.status },
+            "operator callback contradicted by the operator's status query; nothing changed",
+          );
           return;
         }
         if (verdict !== 'wait') {
@@ -151,7 +180,10 @@ export class ProviderNotices {
       await this.apply(providerName, notice);
     } catch (err) {
       if (!(err instanceof ApiError && err.code === 'not_found')) throw err;
-      this.log.warn({ provider: providerName, object_id: notice.objectId }, 'confirmed notice about an operation this provider does not run; ignored');
+      this.log.warn(
+        { provider: providerName, object_id: notice.objectId },
+        'confirmed notice about an operation this provider does not run; ignored',
+      );
     }
   }
 
@@ -159,18 +191,28 @@ export class ProviderNotices {
   private async owner(
     objectType: NoticeObjectType | undefined,
     id: string,
-  ): Promise<{ objectType: NoticeObjectType; workspace_id: string; provider: string; provider_reference: string | null } | undefined> {
+  ): Promise<
+    | { objectType: NoticeObjectType; workspace_id: string; provider: string; provider_reference: string | null }
+    | undefined
+  > {
     if (!isUuid(id)) return undefined;
     for (const type of objectType === undefined ? (['collection', 'payout', 'refund'] as const) : [objectType]) {
       const found =
-        type === 'collection' ? await collections.collectionOwner(this.db, id) : type === 'refund' ? await refunds.refundOwner(this.db, id) : await payouts.payoutOwner(this.db, id);
+        type === 'collection'
+          ? await collections.collectionOwner(this.db, id)
+          : type === 'refund'
+            ? await refunds.refundOwner(this.db, id)
+            : await payouts.payoutOwner(this.db, id);
       if (found) return { objectType: type, ...found };
     }
     return undefined;
   }
 
   async apply(providerName: string, notice: ProviderNotice): Promise<NoticeOutcome> {
-    const unknown = new ApiError('not_found', `No ${notice.objectType} ${notice.objectId} is run by provider '${providerName}'.`);
+    const unknown = new ApiError(
+      'not_found',
+      `No ${notice.objectType} ${notice.objectId} is run by provider '${providerName}'.`,
+    );
     const owner = await this.owner(notice.objectType, notice.objectId);
     if (!owner || owner.provider !== providerName) throw unknown;
     const workspaceId = owner.workspace_id;
@@ -187,7 +229,10 @@ export class ProviderNotices {
       if ((err as { constraint?: string }).constraint === 'collections_provider_reference') {
         // The reference is another collection's: one operator payment never makes two collections successful.
         if (await noticeRecorded(this.db, providerName, notice.noticeId)) return 'duplicate';
-        this.log.warn({ provider: providerName, object_id: notice.objectId, reference: notice.reference }, 'provider notice refused: its reference belongs to another collection');
+        this.log.warn(
+          { provider: providerName, object_id: notice.objectId, reference: notice.reference },
+          'provider notice refused: its reference belongs to another collection',
+        );
         return 'refused';
       }
       throw err;
@@ -203,22 +248,46 @@ export class ProviderNotices {
       amount: notice.amount,
     };
     if (notice.objectType === 'collection') {
-      if (!COLLECTION_NOTICE_STATUSES.includes(notice.status)) return this.refuse(notice, 'not a collection status a provider reports');
-      const moved = await this.lifecycle.moveCollection(tx, workspaceId, notice.objectId, notice.status as CollectionStatus, options);
+      if (!COLLECTION_NOTICE_STATUSES.includes(notice.status))
+        return this.refuse(notice, 'not a collection status a provider reports');
+      const moved = await this.lifecycle.moveCollection(
+        tx,
+        workspaceId,
+        notice.objectId,
+        notice.status as CollectionStatus,
+        options,
+      );
       return moved?.outcome ?? 'refused';
     }
     if (notice.objectType === 'payout') {
-      if (!PAYOUT_NOTICE_STATUSES.includes(notice.status)) return this.refuse(notice, 'not a payout status a provider reports');
-      const moved = await this.lifecycle.movePayout(tx, workspaceId, notice.objectId, notice.status as PayoutStatus, options);
+      if (!PAYOUT_NOTICE_STATUSES.includes(notice.status))
+        return this.refuse(notice, 'not a payout status a provider reports');
+      const moved = await this.lifecycle.movePayout(
+        tx,
+        workspaceId,
+        notice.objectId,
+        notice.status as PayoutStatus,
+        options,
+      );
       return moved?.outcome ?? 'refused';
     }
-    if (!REFUND_NOTICE_STATUSES.includes(notice.status)) return this.refuse(notice, 'not a refund status a provider reports');
-    const moved = await this.lifecycle.moveRefund(tx, workspaceId, notice.objectId, notice.status as RefundStatus, options);
+    if (!REFUND_NOTICE_STATUSES.includes(notice.status))
+      return this.refuse(notice, 'not a refund status a provider reports');
+    const moved = await this.lifecycle.moveRefund(
+      tx,
+      workspaceId,
+      notice.objectId,
+      notice.status as RefundStatus,
+      options,
+    );
     return moved?.outcome ?? 'refused';
   }
 
   private refuse(notice: ProviderNotice, why: string): NoticeOutcome {
-    this.log.warn({ notice_id: notice.noticeId, object_type: notice.objectType, object_id: notice.objectId, status: notice.status }, `provider notice refused: ${why}`);
+    this.log.warn(
+      { notice_id: notice.noticeId, object_type: notice.objectType, object_id: notice.objectId, status: notice.status },
+      `provider notice refused: ${why}`,
+    );
     return 'refused';
   }
 }

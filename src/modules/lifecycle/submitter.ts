@@ -46,7 +46,12 @@ const SWEEP_SQL = `WITH ${UNSENT.map(
      ${UNSENT.map((k) => `SELECT '${k.kind}'::text AS kind, workspace_id, id, submit_attempts FROM ${k.kind}`).join('\n     UNION ALL ')}`;
 /** How the lifecycle records an initiation's answer. */
 function ackOptions(providerName: string, ack: ProviderAck): MoveOptions {
-  return { cause: `initiation at ${providerName}`, reason: ack.reason, providerReference: ack.reference, receipt: ack.receipt };
+  return {
+    cause: `initiation at ${providerName}`,
+    reason: ack.reason,
+    providerReference: ack.reference,
+    receipt: ack.receipt,
+  };
 }
 
 /** After a call the provider refused to take (an error answer, a refused connection): the next try after the backoff. */
@@ -92,7 +97,12 @@ export class Submitter {
    * failure leaves it for a later sweep. Maintenance: spans workspaces.
    */
   async sweep(): Promise<void> {
-    const claimed = await this.db.query<{ kind: SubmissionKind; workspace_id: string; id: string; submit_attempts: number }>(SWEEP_SQL);
+    const claimed = await this.db.query<{
+      kind: SubmissionKind;
+      workspace_id: string;
+      id: string;
+      submit_attempts: number;
+    }>(SWEEP_SQL);
     for (const row of claimed.rows) this.kick(row.kind, row.workspace_id, row.id, row.submit_attempts);
   }
 
@@ -110,12 +120,20 @@ export class Submitter {
       void this.submit(job)
         .catch(async (err: unknown) => {
           const level = err instanceof ProviderError ? 'warn' : 'error';
-          this.log[level]({ err, kind: job.kind, id: job.id, attempt: job.attempt }, 'provider initiation failed; the sweep retries it');
+          this.log[level](
+            { err, kind: job.kind, id: job.id, attempt: job.attempt },
+            'provider initiation failed; the sweep retries it',
+          );
           // The call is over: the next try after the backoff. (A provider that may have acted on an unanswered call
           // without an idempotency key to dedupe by, Daraja's STK push, answers pending instead of throwing.)
           await this.db.query(RETRY_SQL[job.kind], [job.workspaceId, job.id]);
         })
-        .catch((err: unknown) => this.log.error({ err, kind: job.kind, id: job.id }, 'could not schedule the retry; the lease runs out instead'))
+        .catch((err: unknown) =>
+          this.log.error(
+            { err, kind: job.kind, id: job.id },
+            'could not schedule the retry; the lease runs out instead',
+          ),
+        )
         .finally(() => {
           this.active -= 1;
           this.queued.delete(job.id);
@@ -126,7 +144,8 @@ export class Submitter {
   }
 
   private async submit(job: Job): Promise<void> {
-    if (job.attempt > MAX_ATTEMPTS) return this.giveUp(job, `no answer from the provider after ${MAX_ATTEMPTS} attempts`);
+    if (job.attempt > MAX_ATTEMPTS)
+      return this.giveUp(job, `no answer from the provider after ${MAX_ATTEMPTS} attempts`);
     if (job.kind === 'payout') return this.submitPayout(job);
     return job.kind === 'collection' ? this.submitCollection(job) : this.submitRefund(job);
   }
@@ -137,7 +156,8 @@ export class Submitter {
     this.log.error({ kind: job.kind, id: job.id }, `giving up on the provider initiation: ${why}`);
     const options = { cause: `initiation abandoned: ${why}`, reason: 'provider_error' };
     await withTransaction(this.db, async (tx) => {
-      if (job.kind === 'collection') await this.lifecycle.moveCollection(tx, job.workspaceId, job.id, 'failed', options);
+      if (job.kind === 'collection')
+        await this.lifecycle.moveCollection(tx, job.workspaceId, job.id, 'failed', options);
       else if (job.kind === 'payout') await this.lifecycle.movePayout(tx, job.workspaceId, job.id, 'failed', options);
       else await this.lifecycle.moveRefund(tx, job.workspaceId, job.id, 'failed', options);
     });
@@ -160,7 +180,10 @@ export class Submitter {
       // The operator answers later, by callback: nothing is known yet, so nothing is released.
       if (answer === ANSWER_BY_CALLBACK) throw new ProviderError('its status is answered by callback');
     } catch (err) {
-      this.log.error({ err, payout_id: job.id }, `payout initiation unanswered (${why}) and its status unknown: left created; the next sweep asks again`);
+      this.log.error(
+        { err, payout_id: job.id },
+        `payout initiation unanswered (${why}) and its status unknown: left created; the next sweep asks again`,
+      );
       return;
     }
     await withTransaction(this.db, async (tx) => {
@@ -172,8 +195,14 @@ export class Submitter {
         });
         return;
       }
-      this.log.error({ payout_id: job.id }, `giving up on the payout initiation: ${why}; the provider ${answer ? 'failed it' : 'does not have it'}`);
-      await this.lifecycle.movePayout(tx, job.workspaceId, job.id, 'failed', { cause: `initiation abandoned: ${why}`, reason: answer?.reason ?? 'provider_error' });
+      this.log.error(
+        { payout_id: job.id },
+        `giving up on the payout initiation: ${why}; the provider ${answer ? 'failed it' : 'does not have it'}`,
+      );
+      await this.lifecycle.movePayout(tx, job.workspaceId, job.id, 'failed', {
+        cause: `initiation abandoned: ${why}`,
+        reason: answer?.reason ?? 'provider_error',
+      });
     });
   }
 
@@ -210,7 +239,10 @@ export class Submitter {
     // money back, so the refund must not be sent. (Normally the reversal has failed it already.)
     if (collection?.status !== 'successful') {
       await withTransaction(this.db, (tx) =>
-        this.lifecycle.moveRefund(tx, workspaceId, id, 'failed', { cause: 'collection no longer successful', reason: 'collection_reversed' }),
+        this.lifecycle.moveRefund(tx, workspaceId, id, 'failed', {
+          cause: 'collection no longer successful',
+          reason: 'collection_reversed',
+        }),
       );
       return;
     }
@@ -244,7 +276,12 @@ export class Submitter {
       amount: row.amount,
       currency: row.currency,
       reference: row.reference,
-      beneficiary: { name: beneficiary.name, phone_number: beneficiary.phone_number, bank_code: beneficiary.bank_code, account_number: beneficiary.account_number },
+      beneficiary: {
+        name: beneficiary.name,
+        phone_number: beneficiary.phone_number,
+        bank_code: beneficiary.bank_code,
+        account_number: beneficiary.account_number,
+      },
     });
     await withTransaction(this.db, (tx) =>
       this.lifecycle.movePayout(tx, workspaceId, id, ack.status, ackOptions(provider.name, ack)),

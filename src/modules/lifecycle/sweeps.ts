@@ -24,7 +24,12 @@ export async function expireDue(
 ): Promise<number> {
   // One batch per run: a row that keeps failing is tried again next run, never in a loop.
   // A reference only claimed by a callback (the push's own answer was lost) is asked about too: never believed.
-  const { rows } = await db.query<{ workspace_id: string; id: string; provider: string; provider_reference: string | null }>(
+  const { rows } = await db.query<{
+    workspace_id: string;
+    id: string;
+    provider: string;
+    provider_reference: string | null;
+  }>(
     `SELECT workspace_id, id, provider, coalesce(provider_reference, claimed_reference) AS provider_reference FROM collections
      WHERE status IN ('created', 'pending') AND expires_at <= now() ORDER BY expires_at LIMIT $1`,
     [batch],
@@ -35,16 +40,26 @@ export async function expireDue(
         try {
           const provider = providers.get(row.provider);
           if (provider && row.provider_reference !== null) {
-            const answer = await provider.queryStatus('collection', row.id, row.provider_reference).catch((err: unknown) => {
-              log.warn({ err, collection_id: row.id }, 'provider status query before expiry failed; expiring by the clock');
-              return undefined;
-            });
+            const answer = await provider
+              .queryStatus('collection', row.id, row.provider_reference)
+              .catch((err: unknown) => {
+                log.warn(
+                  { err, collection_id: row.id },
+                  'provider status query before expiry failed; expiring by the clock',
+                );
+                return undefined;
+              });
             if (answer && answer !== ANSWER_BY_CALLBACK && answer.status !== 'pending') {
-              const outcome = await notices.apply(provider.name, { ...answer, noticeId: queryNoticeId('collection', row.id, answer.status) });
+              const outcome = await notices.apply(provider.name, {
+                ...answer,
+                noticeId: queryNoticeId('collection', row.id, answer.status),
+              });
               if (outcome === 'applied') return;
             }
           }
-          await withTransaction(db, (tx) => lifecycle.moveCollection(tx, row.workspace_id, row.id, 'expired', { cause: 'expiry' }));
+          await withTransaction(db, (tx) =>
+            lifecycle.moveCollection(tx, row.workspace_id, row.id, 'expired', { cause: 'expiry' }),
+          );
         } catch (err) {
           log.error({ err, collection_id: row.id }, 'expiry failed for this collection; the next sweep tries again');
         }

@@ -27,7 +27,8 @@ export interface RateRow {
 
 const SOURCE_COLUMNS = 'id, name, kind, url, status, created_at, updated_at';
 const RATE_COLUMNS = 'id, source_id, source_name, base, quote, rate, observed_at, created_at';
-const RATES_WITH_SOURCE = '(SELECT r.*, s.name AS source_name, s.status AS source_status FROM rate_records r JOIN rate_sources s ON s.id = r.source_id) AS rr';
+const RATES_WITH_SOURCE =
+  '(SELECT r.*, s.name AS source_name, s.status AS source_status FROM rate_records r JOIN rate_sources s ON s.id = r.source_id) AS rr';
 
 /** Inserts a source; undefined when the name is taken. */
 export async function insertSource(db: Queryable, s: SourceRow): Promise<SourceRow | undefined> {
@@ -38,7 +39,12 @@ export async function insertSource(db: Queryable, s: SourceRow): Promise<SourceR
   return rows[0];
 }
 
-export async function updateSource(db: Queryable, id: string, change: { status?: string; url?: string | null }, at: Date): Promise<SourceRow | undefined> {
+export async function updateSource(
+  db: Queryable,
+  id: string,
+  change: { status?: string; url?: string | null },
+  at: Date,
+): Promise<SourceRow | undefined> {
   const { rows } = await db.query<SourceRow>(
     `UPDATE rate_sources SET status = coalesce($2, status), url = CASE WHEN $3 THEN $4 ELSE url END, updated_at = $5
      WHERE id = $1 RETURNING ${SOURCE_COLUMNS}`,
@@ -56,20 +62,32 @@ export async function listActiveSources(db: Queryable, f: Omit<ListFilter, 'stat
   return (await db.query<SourceRow>(text, values)).rows;
 }
 
-export async function insertRate(db: Queryable, r: Omit<RateRow, 'source_name'> & { posted_by: string }): Promise<void> {
+export async function insertRate(
+  db: Queryable,
+  r: Omit<RateRow, 'source_name'> & { posted_by: string },
+): Promise<void> {
   await db.query(
     'INSERT INTO rate_records (id, source_id, base, quote, rate, observed_at, created_at, posted_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
     [r.id, r.source_id, r.base, r.quote, r.rate, r.observed_at, r.created_at, r.posted_by],
   );
 }
 
-export async function listRates(db: Queryable, pair: { base: string; quote: string } | undefined, f: Omit<ListFilter, 'status'>): Promise<RateRow[]> {
+export async function listRates(
+  db: Queryable,
+  pair: { base: string; quote: string } | undefined,
+  f: Omit<ListFilter, 'status'>,
+): Promise<RateRow[]> {
   const { text, values } = listQuery(RATES_WITH_SOURCE, RATE_COLUMNS, pair ?? {}, { ...f, status: undefined });
   return (await db.query<RateRow>(text, values)).rows;
 }
 
 /** The newest rate for a pair from an active source observed since `notBefore`, if any. */
-export async function freshestRate(db: Queryable, base: string, quote: string, notBefore: Date): Promise<RateRow | undefined> {
+export async function freshestRate(
+  db: Queryable,
+  base: string,
+  quote: string,
+  notBefore: Date,
+): Promise<RateRow | undefined> {
   const { rows } = await db.query<RateRow>(
     `SELECT ${RATE_COLUMNS} FROM ${RATES_WITH_SOURCE}
      WHERE base = $1 AND quote = $2 AND source_status = 'active' AND observed_at >= $3

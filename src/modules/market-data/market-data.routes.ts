@@ -106,7 +106,10 @@ export function marketDataRoutes(app: App, service: MarketDataService): void {
     async (request, reply) => {
       const auth = requireAuth(request);
       const { key, fingerprint } = idempotencyOf(request, false);
-      return sendStored(reply, await service.postRate(auth.workspaceId, auth.credentialId, request.body, key, fingerprint));
+      return sendStored(
+        reply,
+        await service.postRate(auth.workspaceId, auth.credentialId, request.body, key, fingerprint),
+      );
     },
   );
 }

@@ -6,7 +6,15 @@ import type { IdempotencyEngine, IdempotentResult } from '../../platform/idempot
 import { isUuid, uuidv7, uuidv7Time } from '../../platform/ids.js';
 import type { CursorCodec, Page } from '../../platform/pagination.js';
 import * as repo from './market-data.repository.js';
-import type { CreateRateBody, CreateSourceBody, ListRatesQuery, ListSourcesQuery, Rate, Source, UpdateSourceBody } from './market-data.schemas.js';
+import type {
+  CreateRateBody,
+  CreateSourceBody,
+  ListRatesQuery,
+  ListSourcesQuery,
+  Rate,
+  Source,
+  UpdateSourceBody,
+} from './market-data.schemas.js';
 
 /** "129.450000000000" → "129.45"; "5.000000000000" → "5". */
 export function normaliseDecimal(value: string): string {
@@ -50,13 +58,33 @@ export class MarketDataService {
     private readonly maxAgeSeconds: number,
   ) {}
 
-  createSource(workspaceId: string, body: CreateSourceBody, key: string | undefined, requestFingerprint: string): Promise<IdempotentResult> {
+  createSource(
+    workspaceId: string,
+    body: CreateSourceBody,
+    key: string | undefined,
+    requestFingerprint: string,
+  ): Promise<IdempotentResult> {
     return this.idempotency.maybe(workspaceId, key, requestFingerprint, async (tx) => {
       const id = uuidv7();
       const now = uuidv7Time(id);
-      const row = await repo.insertSource(tx, { id, name: body.name, kind: body.kind, url: body.url ?? null, status: 'active', created_at: now, updated_at: now });
-      if (!row) throw new ApiError('source_name_taken', `A rate source named '${body.name}' already exists.`, { errors: [{ field: 'name', message: 'is taken' }] });
-      return { status: 201, headers: { location: `/v1/api/markets/sources/${id}` }, body: JSON.stringify(toSourceApi(row)) };
+      const row = await repo.insertSource(tx, {
+        id,
+        name: body.name,
+        kind: body.kind,
+        url: body.url ?? null,
+        status: 'active',
+        created_at: now,
+        updated_at: now,
+      });
+      if (!row)
+        throw new ApiError('source_name_taken', `A rate source named '${body.name}' already exists.`, {
+          errors: [{ field: 'name', message: 'is taken' }],
+        });
+      return {
+        status: 201,
+        headers: { location: `/v1/api/markets/sources/${id}` },
+        body: JSON.stringify(toSourceApi(row)),
+      };
     });
   }
 
@@ -72,23 +100,49 @@ export class MarketDataService {
     return this.cursors.page(rows, limit, toSourceApi);
   }
 
-  postRate(workspaceId: string, credentialId: string, body: CreateRateBody, key: string | undefined, requestFingerprint: string): Promise<IdempotentResult> {
-    if (body.base === body.quote) throw new ApiError('validation_failed', 'base and quote must differ.', { errors: [{ field: 'quote', message: 'must differ from base' }] });
-    if (Number(body.rate) <= 0) throw new ApiError('validation_failed', 'rate must be above zero.', { errors: [{ field: 'rate', message: 'must be above zero' }] });
+  postRate(
+    workspaceId: string,
+    credentialId: string,
+    body: CreateRateBody,
+    key: string | undefined,
+    requestFingerprint: string,
+  ): Promise<IdempotentResult> {
+    if (body.base === body.quote)
+      throw new ApiError('validation_failed', 'base and quote must differ.', {
+        errors: [{ field: 'quote', message: 'must differ from base' }],
+      });
+    if (Number(body.rate) <= 0)
+      throw new ApiError('validation_failed', 'rate must be above zero.', {
+        errors: [{ field: 'rate', message: 'must be above zero' }],
+      });
     const observedAt = body.observed_at === undefined ? undefined : new Date(body.observed_at);
     if (observedAt && observedAt.getTime() > Date.now() + MAX_CLOCK_SKEW_MS) {
-      throw new ApiError('validation_failed', 'observed_at is in the future.', { errors: [{ field: 'observed_at', message: 'must not be more than 5 minutes ahead' }] });
+      throw new ApiError('validation_failed', 'observed_at is in the future.', {
+        errors: [{ field: 'observed_at', message: 'must not be more than 5 minutes ahead' }],
+      });
     }
     return this.idempotency.maybe(workspaceId, key, requestFingerprint, async (tx) => {
       const source = await repo.findSource(tx, body.source_id);
       if (!source || source.status !== 'active') {
-        throw new ApiError('rate_source_unavailable', `Rate source ${body.source_id} is ${source ? 'inactive' : 'unknown'}; post rates of an active source.`, {
-          errors: [{ field: 'source_id', message: `is ${source ? 'inactive' : 'unknown'}` }],
-        });
+        throw new ApiError(
+          'rate_source_unavailable',
+          `Rate source ${body.source_id} is ${source ? 'inactive' : 'unknown'}; post rates of an active source.`,
+          {
+            errors: [{ field: 'source_id', message: `is ${source ? 'inactive' : 'unknown'}` }],
+          },
+        );
       }
       const id = uuidv7();
       const now = uuidv7Time(id);
-      const row = { id, source_id: source.id, base: body.base, quote: body.quote, rate: body.rate, observed_at: observedAt ?? now, created_at: now };
+      const row = {
+        id,
+        source_id: source.id,
+        base: body.base,
+        quote: body.quote,
+        rate: body.rate,
+        observed_at: observedAt ?? now,
+        created_at: now,
+      };
       await repo.insertRate(tx, { ...row, posted_by: credentialId });
       return { status: 201, headers: {}, body: JSON.stringify(toRateApi({ ...row, source_name: source.name })) };
     });

@@ -19,22 +19,43 @@ export interface RouteRow {
   updated_at: Date;
 }
 
-const ROUTE_COLUMNS = 'id, source, market, rail, currency, min_amount, max_amount, fee_fixed, fee_bps, status, created_by, created_at, updated_at';
+const ROUTE_COLUMNS =
+  'id, source, market, rail, currency, min_amount, max_amount, fee_fixed, fee_bps, status, created_by, created_at, updated_at';
 
 export async function insertRoute(db: Queryable, r: RouteRow): Promise<void> {
-  await db.query(`INSERT INTO offramp_routes (${ROUTE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`, [
-    r.id, r.source, r.market, r.rail, r.currency, r.min_amount, r.max_amount, r.fee_fixed, r.fee_bps, r.status, r.created_by, r.created_at, r.updated_at,
-  ]);
+  await db.query(
+    `INSERT INTO offramp_routes (${ROUTE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+    [
+      r.id,
+      r.source,
+      r.market,
+      r.rail,
+      r.currency,
+      r.min_amount,
+      r.max_amount,
+      r.fee_fixed,
+      r.fee_bps,
+      r.status,
+      r.created_by,
+      r.created_at,
+      r.updated_at,
+    ],
+  );
 }
 
 /** A route; `share` holds it against a concurrent change until the caller's transaction ends. */
 export async function findRoute(db: Queryable, id: string, share = false): Promise<RouteRow | undefined> {
-  const { rows } = await db.query<RouteRow>(`SELECT ${ROUTE_COLUMNS} FROM offramp_routes WHERE id = $1${share ? ' FOR SHARE' : ''}`, [id]);
+  const { rows } = await db.query<RouteRow>(
+    `SELECT ${ROUTE_COLUMNS} FROM offramp_routes WHERE id = $1${share ? ' FOR SHARE' : ''}`,
+    [id],
+  );
   return rows[0];
 }
 
 export async function lockRoute(db: Queryable, id: string): Promise<RouteRow | undefined> {
-  const { rows } = await db.query<RouteRow>(`SELECT ${ROUTE_COLUMNS} FROM offramp_routes WHERE id = $1 FOR UPDATE`, [id]);
+  const { rows } = await db.query<RouteRow>(`SELECT ${ROUTE_COLUMNS} FROM offramp_routes WHERE id = $1 FOR UPDATE`, [
+    id,
+  ]);
   return rows[0];
 }
 
@@ -100,26 +121,61 @@ export async function insertPayout(db: Queryable, p: PayoutRow): Promise<void> {
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26,
              $24::timestamptz + interval '5 seconds')`,
     [
-      p.id, p.workspace_id, p.route_id, p.beneficiary_id, p.market, p.rail, p.source_currency, p.source_amount, p.currency, p.gross_amount, p.fee, p.amount,
-      p.rate, p.rate_id, p.rate_source_name, p.reference, JSON.stringify(p.metadata), p.status, p.failure_reason, p.provider, p.provider_reference,
-      p.provider_receipt, p.submitted_at, p.created_at, p.updated_at, p.completed_at,
+      p.id,
+      p.workspace_id,
+      p.route_id,
+      p.beneficiary_id,
+      p.market,
+      p.rail,
+      p.source_currency,
+      p.source_amount,
+      p.currency,
+      p.gross_amount,
+      p.fee,
+      p.amount,
+      p.rate,
+      p.rate_id,
+      p.rate_source_name,
+      p.reference,
+      JSON.stringify(p.metadata),
+      p.status,
+      p.failure_reason,
+      p.provider,
+      p.provider_reference,
+      p.provider_receipt,
+      p.submitted_at,
+      p.created_at,
+      p.updated_at,
+      p.completed_at,
     ],
   );
 }
 
 export async function findPayout(db: Queryable, workspaceId: string, id: string): Promise<PayoutRow | undefined> {
-  const { rows } = await db.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE workspace_id = $1 AND id = $2`, [workspaceId, id]);
+  const { rows } = await db.query<PayoutRow>(
+    `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE workspace_id = $1 AND id = $2`,
+    [workspaceId, id],
+  );
   return rows[0];
 }
 
 export async function lockPayout(db: Queryable, workspaceId: string, id: string): Promise<PayoutRow | undefined> {
-  const { rows } = await db.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE workspace_id = $1 AND id = $2 FOR UPDATE`, [workspaceId, id]);
+  const { rows } = await db.query<PayoutRow>(
+    `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE workspace_id = $1 AND id = $2 FOR UPDATE`,
+    [workspaceId, id],
+  );
   return rows[0];
 }
 
 /** Who owns a payout and which provider runs it (spans workspaces: a provider notice names only our id). */
-export async function payoutOwner(db: Queryable, id: string): Promise<{ workspace_id: string; provider: string; provider_reference: string | null } | undefined> {
-  const { rows } = await db.query<{ workspace_id: string; provider: string; provider_reference: string | null }>('SELECT workspace_id, provider, provider_reference FROM payouts WHERE id = $1', [id]);
+export async function payoutOwner(
+  db: Queryable,
+  id: string,
+): Promise<{ workspace_id: string; provider: string; provider_reference: string | null } | undefined> {
+  const { rows } = await db.query<{ workspace_id: string; provider: string; provider_reference: string | null }>(
+    'SELECT workspace_id, provider, provider_reference FROM payouts WHERE id = $1',
+    [id],
+  );
   return rows[0];
 }
 
@@ -128,11 +184,25 @@ export async function saveStatus(db: Queryable, p: PayoutRow): Promise<void> {
     `UPDATE payouts SET status = $3, failure_reason = $4, provider_reference = $5, submitted_at = $6, updated_at = $7, completed_at = $8,
        provider_receipt = $9
      WHERE workspace_id = $1 AND id = $2`,
-    [p.workspace_id, p.id, p.status, p.failure_reason, p.provider_reference, p.submitted_at, p.updated_at, p.completed_at, p.provider_receipt],
+    [
+      p.workspace_id,
+      p.id,
+      p.status,
+      p.failure_reason,
+      p.provider_reference,
+      p.submitted_at,
+      p.updated_at,
+      p.completed_at,
+      p.provider_receipt,
+    ],
   );
 }
 
-export async function listPayouts(db: Queryable, workspaceId: string, f: ListFilter<PayoutStatus>): Promise<PayoutRow[]> {
+export async function listPayouts(
+  db: Queryable,
+  workspaceId: string,
+  f: ListFilter<PayoutStatus>,
+): Promise<PayoutRow[]> {
   const { text, values } = listQuery('payouts', PAYOUT_COLUMNS, { workspace_id: workspaceId }, f);
   return (await db.query<PayoutRow>(text, values)).rows;
 }
@@ -142,8 +212,29 @@ export async function shareBeneficiary(
   db: Queryable,
   workspaceId: string,
   id: string,
-): Promise<{ id: string; name: string; market: string; rail: string; status: string; phone_number: string | null; bank_code: string | null; account_number: string | null } | undefined> {
-  const { rows } = await db.query<{ id: string; name: string; market: string; rail: string; status: string; phone_number: string | null; bank_code: string | null; account_number: string | null }>(
+): Promise<
+  | {
+      id: string;
+      name: string;
+      market: string;
+      rail: string;
+      status: string;
+      phone_number: string | null;
+      bank_code: string | null;
+      account_number: string | null;
+    }
+  | undefined
+> {
+  const { rows } = await db.query<{
+    id: string;
+    name: string;
+    market: string;
+    rail: string;
+    status: string;
+    phone_number: string | null;
+    bank_code: string | null;
+    account_number: string | null;
+  }>(
     'SELECT id, name, market, rail, status, phone_number, bank_code, account_number FROM beneficiaries WHERE workspace_id = $1 AND id = $2 FOR SHARE',
     [workspaceId, id],
   );
@@ -155,7 +246,13 @@ export async function shareBeneficiary(
  * provider call may take, so no sweep (in any process) sends it again meanwhile, and only if no other sender took
  * it since the job was made for attempt `attempt`. Undefined when it is not there to take.
  */
-export async function claimInitiation(db: Queryable, workspaceId: string, id: string, attempt: number, leaseSeconds: number): Promise<PayoutRow | undefined> {
+export async function claimInitiation(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+  attempt: number,
+  leaseSeconds: number,
+): Promise<PayoutRow | undefined> {
   const { rows } = await db.query<PayoutRow>(
     `UPDATE payouts SET submit_after = now() + make_interval(secs => $4)
      WHERE workspace_id = $1 AND id = $2 AND status = 'created' AND submitted_at IS NULL AND submit_attempts = $3

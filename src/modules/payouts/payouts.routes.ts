@@ -29,7 +29,8 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
         operationId: 'listRoutes',
         tags: ['Payouts'],
         summary: 'List offramp routes',
-        description: 'Row 12. The active routes, newest first: what each pays from, into which market, currency and rail, its limits and its fee.',
+        description:
+          'Row 12. The active routes, newest first: what each pays from, into which market, currency and rail, its limits and its fee.',
         querystring: ListRoutesQuery,
         response: { 200: RoutePage, ...problemResponses(400, 401, 403, 429) },
       },
@@ -63,7 +64,7 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
         summary: 'Add an offramp route',
         description:
           'Liquidity providers and the admin keep the routes. `source` is an asset (converted at the current rate when a payout is committed) ' +
-          'or the market\'s currency (paid from that balance). An Idempotency-Key is honoured.',
+          "or the market's currency (paid from that balance). An Idempotency-Key is honoured.",
         body: CreateRouteBody,
         response: { 201: RouteSchema, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429) },
       },
@@ -85,7 +86,7 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
         summary: 'Change an offramp route',
         description:
           'Deactivate or reactivate it, or change its limits or fee; payouts already committed keep what they were committed with. A liquidity ' +
-          'provider changes only the routes its workspace added (another\'s: 403 `forbidden`); the admin changes any.',
+          "provider changes only the routes its workspace added (another's: 403 `forbidden`); the admin changes any.",
         params: RouteIdParams,
         body: UpdateRouteBody,
         response: { 200: RouteSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
@@ -104,11 +105,11 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
         summary: 'Commit a payout transaction',
         description:
           'Row 17. Requires an Idempotency-Key (422 `idempotency_key_missing` without): a retry returns the stored response. Pays `amount` ' +
-          'minor units of the route\'s source to an active beneficiary on an active route: converted at the current rate when the source is ' +
-          'an asset (rounded down), less the route\'s fee; the recipient gets `amount` of the answer. The source amount is reserved from your ' +
+          "minor units of the route's source to an active beneficiary on an active route: converted at the current rate when the source is " +
+          "an asset (rounded down), less the route's fee; the recipient gets `amount` of the answer. The source amount is reserved from your " +
           'available balance at once; more than is available: 422 `insufficient_balance`. An inactive beneficiary: 422 `beneficiary_inactive`; ' +
-          'an unknown or inactive route: 422 `route_unavailable`; a route of another market or rail than the beneficiary\'s: 422 `route_mismatch`; ' +
-          'outside the route\'s limits: 422 `amount_out_of_range`; no current rate: 422 `rate_unavailable`. In the sandbox the payout is simulated ' +
+          "an unknown or inactive route: 422 `route_unavailable`; a route of another market or rail than the beneficiary's: 422 `route_mismatch`; " +
+          "outside the route's limits: 422 `amount_out_of_range`; no current rate: 422 `rate_unavailable`. In the sandbox the payout is simulated " +
           "(the beneficiary's number or account ending 0001: declined, 0002: invalid account, 0005: stays pending); no real money moves.",
         headers: Type.Object({ 'idempotency-key': IdempotencyKeyHeader }),
         body: CommitBody,
@@ -130,7 +131,8 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
         operationId: 'listTransactions',
         tags: ['Payouts'],
         summary: 'List payout transactions',
-        description: "Row 11. The workspace's payouts, newest first, filtered by status and creation time, paged by cursor.",
+        description:
+          "Row 11. The workspace's payouts, newest first, filtered by status and creation time, paged by cursor.",
         querystring: ListPayoutsQuery,
         response: { 200: PayoutPage, ...problemResponses(400, 401, 403, 429) },
       },

@@ -16,116 +16,187 @@ export const PAYOUT_FAILURE_REASON_MEANINGS = {
   provider_error: 'the provider could not run it',
 } as const;
 export type PayoutFailureReason = keyof typeof PAYOUT_FAILURE_REASON_MEANINGS;
-export const PAYOUT_FAILURE_REASONS = Object.keys(PAYOUT_FAILURE_REASON_MEANINGS) as [PayoutFailureReason, ...PayoutFailureReason[]];
+export const PAYOUT_FAILURE_REASONS = Object.keys(PAYOUT_FAILURE_REASON_MEANINGS) as [
+  PayoutFailureReason,
+  ...PayoutFailureReason[],
+];
 
 export function payoutFailureReason(reason: string | undefined): PayoutFailureReason {
-  return (PAYOUT_FAILURE_REASONS as readonly string[]).includes(reason ?? '') ? (reason as PayoutFailureReason) : 'provider_error';
+  return (PAYOUT_FAILURE_REASONS as readonly string[]).includes(reason ?? '')
+    ? (reason as PayoutFailureReason)
+    : 'provider_error';
 }
 
-const Code = Type.String({ pattern: '^[A-Z][A-Z0-9]{2,9}$', description: 'What payouts on the route are paid from: an asset (USDT, USDC) or the payout currency itself (a fiat balance).' });
+const Code = Type.String({
+  pattern: '^[A-Z][A-Z0-9]{2,9}$',
+  description:
+    'What payouts on the route are paid from: an asset (USDT, USDC) or the payout currency itself (a fiat balance).',
+});
 const Minor = (description: string) => Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description });
 const Fee = {
-  fee_fixed: Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: 'Fixed fee per payout, minor units of the payout currency.' }),
-  fee_bps: Type.Integer({ minimum: 0, maximum: 10_000, description: 'Percentage fee in basis points of the converted amount (rounded down).' }),
+  fee_fixed: Type.Integer({
+    minimum: 0,
+    maximum: 1_000_000_000,
+    description: 'Fixed fee per payout, minor units of the payout currency.',
+  }),
+  fee_bps: Type.Integer({
+    minimum: 0,
+    maximum: 10_000,
+    description: 'Percentage fee in basis points of the converted amount (rounded down).',
+  }),
 };
 
-export const CreateRouteBody = component('CreateOfframpRouteRequest', Type.Object(
-  {
-    source: Code,
-    market: Type.String({ description: 'The market paid into (KE, NG, …).' }),
-    rail: Type.String({ description: 'The rail paid over, offered in that market.' }),
-    min_amount: Minor('Smallest payout, minor units of the source.'),
-    max_amount: Minor('Largest payout, minor units of the source.'),
-    fee_fixed: Type.Optional(Fee.fee_fixed),
-    fee_bps: Type.Optional(Fee.fee_bps),
-  },
-  { additionalProperties: false },
-));
+export const CreateRouteBody = component(
+  'CreateOfframpRouteRequest',
+  Type.Object(
+    {
+      source: Code,
+      market: Type.String({ description: 'The market paid into (KE, NG, …).' }),
+      rail: Type.String({ description: 'The rail paid over, offered in that market.' }),
+      min_amount: Minor('Smallest payout, minor units of the source.'),
+      max_amount: Minor('Largest payout, minor units of the source.'),
+      fee_fixed: Type.Optional(Fee.fee_fixed),
+      fee_bps: Type.Optional(Fee.fee_bps),
+    },
+    { additionalProperties: false },
+  ),
+);
 export type CreateRouteBody = Static<typeof CreateRouteBody>;
 
-export const UpdateRouteBody = component('UpdateOfframpRouteRequest', Type.Object(
-  {
-    status: Type.Optional(Type.Enum(ROUTE_STATUSES, { description: '`inactive` stops new payouts on the route at once (payouts in flight go on).' })),
-    min_amount: Type.Optional(Minor('Smallest payout, minor units of the source.')),
-    max_amount: Type.Optional(Minor('Largest payout, minor units of the source.')),
-    fee_fixed: Type.Optional(Fee.fee_fixed),
-    fee_bps: Type.Optional(Fee.fee_bps),
-  },
-  { additionalProperties: false, minProperties: 1 },
-));
+export const UpdateRouteBody = component(
+  'UpdateOfframpRouteRequest',
+  Type.Object(
+    {
+      status: Type.Optional(
+        Type.Enum(ROUTE_STATUSES, {
+          description: '`inactive` stops new payouts on the route at once (payouts in flight go on).',
+        }),
+      ),
+      min_amount: Type.Optional(Minor('Smallest payout, minor units of the source.')),
+      max_amount: Type.Optional(Minor('Largest payout, minor units of the source.')),
+      fee_fixed: Type.Optional(Fee.fee_fixed),
+      fee_bps: Type.Optional(Fee.fee_bps),
+    },
+    { additionalProperties: false, minProperties: 1 },
+  ),
+);
 export type UpdateRouteBody = Static<typeof UpdateRouteBody>;
 
-export const RouteSchema = component('OfframpRoute', Type.Object(
-  {
-    route_id: Uuid('Identifier of the route.'),
-    source: Type.String({ description: 'What payouts are paid from: an asset or the payout currency.' }),
-    source_type: Type.Enum(['asset', 'balance'] as const, { description: '`asset` converts at the current rate when the payout is committed; `balance` pays from the same currency.' }),
-    market: Type.String({ description: 'The market paid into.' }),
-    rail: Type.String({ description: 'The rail paid over.' }),
-    currency: Type.String({ description: 'The payout currency (the market\'s).' }),
-    min_amount: Type.Integer({ description: 'Smallest payout, minor units of the source.' }),
-    max_amount: Type.Integer({ description: 'Largest payout, minor units of the source.' }),
-    fee_fixed: Type.Integer({ description: 'Fixed fee, minor units of the payout currency.' }),
-    fee_bps: Type.Integer({ description: 'Percentage fee, basis points of the converted amount.' }),
-    status: Type.Enum(ROUTE_STATUSES, { description: 'Only active routes take payouts and are listed in row 12.' }),
-    created_at: DateTime('Creation time.'),
-    updated_at: DateTime('Time of the last change.'),
-  },
-  { additionalProperties: false, description: 'A way to pay out: from an asset or a balance, to a currency over one rail of one market, with limits and a fee.' },
-));
+export const RouteSchema = component(
+  'OfframpRoute',
+  Type.Object(
+    {
+      route_id: Uuid('Identifier of the route.'),
+      source: Type.String({ description: 'What payouts are paid from: an asset or the payout currency.' }),
+      source_type: Type.Enum(['asset', 'balance'] as const, {
+        description:
+          '`asset` converts at the current rate when the payout is committed; `balance` pays from the same currency.',
+      }),
+      market: Type.String({ description: 'The market paid into.' }),
+      rail: Type.String({ description: 'The rail paid over.' }),
+      currency: Type.String({ description: "The payout currency (the market's)." }),
+      min_amount: Type.Integer({ description: 'Smallest payout, minor units of the source.' }),
+      max_amount: Type.Integer({ description: 'Largest payout, minor units of the source.' }),
+      fee_fixed: Type.Integer({ description: 'Fixed fee, minor units of the payout currency.' }),
+      fee_bps: Type.Integer({ description: 'Percentage fee, basis points of the converted amount.' }),
+      status: Type.Enum(ROUTE_STATUSES, { description: 'Only active routes take payouts and are listed in row 12.' }),
+      created_at: DateTime('Creation time.'),
+      updated_at: DateTime('Time of the last change.'),
+    },
+    {
+      additionalProperties: false,
+      description:
+        'A way to pay out: from an asset or a balance, to a currency over one rail of one market, with limits and a fee.',
+    },
+  ),
+);
 export type Route = Static<typeof RouteSchema>;
 
-export const CommitBody = component('CommitPayoutRequest', Type.Object(
-  {
-    route_id: Uuid('An active route (row 12).'),
-    beneficiary_id: Uuid('An active beneficiary of yours on the route\'s market and rail.'),
-    amount: Minor('What to pay from the route\'s source, in its minor units (10^-6 of an asset; cents of a currency). It is reserved from your balance at once.'),
-    reference: Type.String({ minLength: 1, maxLength: 128, description: 'Your reference for the payout, shown to the recipient where the rail allows.' }),
-    metadata: Type.Optional(MetadataSchema),
-  },
-  { additionalProperties: false },
-));
+export const CommitBody = component(
+  'CommitPayoutRequest',
+  Type.Object(
+    {
+      route_id: Uuid('An active route (row 12).'),
+      beneficiary_id: Uuid("An active beneficiary of yours on the route's market and rail."),
+      amount: Minor(
+        "What to pay from the route's source, in its minor units (10^-6 of an asset; cents of a currency). It is reserved from your balance at once.",
+      ),
+      reference: Type.String({
+        minLength: 1,
+        maxLength: 128,
+        description: 'Your reference for the payout, shown to the recipient where the rail allows.',
+      }),
+      metadata: Type.Optional(MetadataSchema),
+    },
+    { additionalProperties: false },
+  ),
+);
 export type CommitBody = Static<typeof CommitBody>;
 
-export const PayoutSchema = component('Payout', Type.Object(
-  {
-    transaction_id: Uuid('Identifier of the payout transaction.'),
-    route_id: Uuid('The route it was committed on.'),
-    beneficiary_id: Uuid('The recipient.'),
-    market: Type.String({ description: 'The market paid into.' }),
-    rail: Type.String({ description: 'The rail paid over.' }),
-    source_currency: Type.String({ description: 'What it was paid from: an asset or the payout currency.' }),
-    source_amount: Type.Integer({ description: 'Minor units of the source reserved from your balance.' }),
-    currency: Type.String({ description: 'The payout currency.' }),
-    gross_amount: Type.Integer({ description: 'source_amount at the rate (rounded down), or source_amount itself when nothing is converted; minor units of currency.' }),
-    fee: Type.Integer({ description: 'fee_fixed + fee_bps of gross_amount (rounded down), minor units of currency.' }),
-    amount: Type.Integer({ description: 'What the recipient receives: gross_amount − fee.' }),
-    rate: Type.Union([Type.String(), Type.Null()], { description: 'Units of currency per unit of the source, exact decimal string; null when nothing is converted.' }),
-    rate_id: Type.Union([Uuid('The rate record used.'), Type.Null()], { description: 'The rate record used; null when nothing is converted.' }),
-    rate_source_name: Type.Union([Type.String(), Type.Null()], { description: "The rate's source; null when nothing is converted." }),
-    reference: Type.String({ description: 'Your reference.' }),
-    metadata: MetadataSchema,
-    status: Type.Enum(PAYOUT_STATUSES, {
-      description: 'created (reserved, on its way to the provider) → pending (the provider accepted it) → successful | failed. A failed payout gives the reservation back.',
-    }),
-    failure_reason: Type.Union([Type.Enum(PAYOUT_FAILURE_REASONS), Type.Null()], {
-      description: `Why it failed: ${describeReasons(PAYOUT_FAILURE_REASON_MEANINGS)}. Null otherwise.`,
-    }),
-    provider_receipt: ProviderReceipt('payment to the recipient'),
-    created_at: DateTime('When it was committed.'),
-    updated_at: DateTime('Time of the last change.'),
-    completed_at: Type.Union([DateTime('When it became successful or failed.'), Type.Null()], { description: 'When it became successful or failed; null before.' }),
-  },
-  { additionalProperties: false, description: 'A payout to a beneficiary, reserved from your balance when committed.' },
-));
+export const PayoutSchema = component(
+  'Payout',
+  Type.Object(
+    {
+      transaction_id: Uuid('Identifier of the payout transaction.'),
+      route_id: Uuid('The route it was committed on.'),
+      beneficiary_id: Uuid('The recipient.'),
+      market: Type.String({ description: 'The market paid into.' }),
+      rail: Type.String({ description: 'The rail paid over.' }),
+      source_currency: Type.String({ description: 'What it was paid from: an asset or the payout currency.' }),
+      source_amount: Type.Integer({ description: 'Minor units of the source reserved from your balance.' }),
+      currency: Type.String({ description: 'The payout currency.' }),
+      gross_amount: Type.Integer({
+        description:
+          'source_amount at the rate (rounded down), or source_amount itself when nothing is converted; minor units of currency.',
+      }),
+      fee: Type.Integer({
+        description: 'fee_fixed + fee_bps of gross_amount (rounded down), minor units of currency.',
+      }),
+      amount: Type.Integer({ description: 'What the recipient receives: gross_amount − fee.' }),
+      rate: Type.Union([Type.String(), Type.Null()], {
+        description: 'Units of currency per unit of the source, exact decimal string; null when nothing is converted.',
+      }),
+      rate_id: Type.Union([Uuid('The rate record used.'), Type.Null()], {
+        description: 'The rate record used; null when nothing is converted.',
+      }),
+      rate_source_name: Type.Union([Type.String(), Type.Null()], {
+        description: "The rate's source; null when nothing is converted.",
+      }),
+      reference: Type.String({ description: 'Your reference.' }),
+      metadata: MetadataSchema,
+      status: Type.Enum(PAYOUT_STATUSES, {
+        description:
+          'created (reserved, on its way to the provider) → pending (the provider accepted it) → successful | failed. A failed payout gives the reservation back.',
+      }),
+      failure_reason: Type.Union([Type.Enum(PAYOUT_FAILURE_REASONS), Type.Null()], {
+        description: `Why it failed: ${describeReasons(PAYOUT_FAILURE_REASON_MEANINGS)}. Null otherwise.`,
+      }),
+      provider_receipt: ProviderReceipt('payment to the recipient'),
+      created_at: DateTime('When it was committed.'),
+      updated_at: DateTime('Time of the last change.'),
+      completed_at: Type.Union([DateTime('When it became successful or failed.'), Type.Null()], {
+        description: 'When it became successful or failed; null before.',
+      }),
+    },
+    {
+      additionalProperties: false,
+      description: 'A payout to a beneficiary, reserved from your balance when committed.',
+    },
+  ),
+);
 export type Payout = Static<typeof PayoutSchema>;
 
 export const RouteIdParams = Type.Object({ routeId: Type.String({ maxLength: 64, description: 'The route_id.' }) });
-export const TransactionIdParams = Type.Object({ transactionId: Type.String({ maxLength: 64, description: 'The transaction_id.' }) });
+export const TransactionIdParams = Type.Object({
+  transactionId: Type.String({ maxLength: 64, description: 'The transaction_id.' }),
+});
 export const ListRoutesQuery = Type.Object({ ...ListQuery.properties }, { additionalProperties: false });
 export type ListRoutesQuery = Static<typeof ListRoutesQuery>;
 export const ListPayoutsQuery = Type.Object(
-  { ...ListQuery.properties, status: Type.Optional(Type.Enum(PAYOUT_STATUSES, { description: 'Only payouts in this status.' })) },
+  {
+    ...ListQuery.properties,
+    status: Type.Optional(Type.Enum(PAYOUT_STATUSES, { description: 'Only payouts in this status.' })),
+  },
   { additionalProperties: false },
 );
 export type ListPayoutsQuery = Static<typeof ListPayoutsQuery>;

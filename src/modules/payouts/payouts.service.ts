@@ -21,7 +21,16 @@ import { LARGE_PAYOUT_RULE, type RiskService } from '../risk/risk.service.js';
 import type { AfterCommit } from '../../platform/after-commit.js';
 import type { RailAssignment } from '../providers/provider.js';
 import * as repo from './payouts.repository.js';
-import type { CommitBody, CreateRouteBody, ListPayoutsQuery, ListRoutesQuery, Payout, PayoutFailureReason, Route, UpdateRouteBody } from './payouts.schemas.js';
+import type {
+  CommitBody,
+  CreateRouteBody,
+  ListPayoutsQuery,
+  ListRoutesQuery,
+  Payout,
+  PayoutFailureReason,
+  Route,
+  UpdateRouteBody,
+} from './payouts.schemas.js';
 
 export function toRouteApi(row: repo.RouteRow): Route {
   return {
@@ -69,7 +78,10 @@ export function toPayoutApi(row: repo.PayoutRow): Payout {
 }
 
 function checkLimits(min: number, max: number): void {
-  if (min > max) throw new ApiError('validation_failed', 'min_amount is above max_amount.', { errors: [{ field: 'max_amount', message: 'must be at least min_amount' }] });
+  if (min > max)
+    throw new ApiError('validation_failed', 'min_amount is above max_amount.', {
+      errors: [{ field: 'max_amount', message: 'must be at least min_amount' }],
+    });
 }
 
 export class PayoutsService {
@@ -86,13 +98,22 @@ export class PayoutsService {
     private readonly afterCommit: AfterCommit,
   ) {}
 
-  createRoute(auth: AuthContext, body: CreateRouteBody, key: string | undefined, requestFingerprint: string): Promise<IdempotentResult> {
+  createRoute(
+    auth: AuthContext,
+    body: CreateRouteBody,
+    key: string | undefined,
+    requestFingerprint: string,
+  ): Promise<IdempotentResult> {
     const market = this.catalogue.marketField(body.market);
     this.catalogue.railField(market, body.market, body.rail);
     if (body.source !== market.currency && !isAsset(body.source)) {
-      throw new ApiError('invalid_currency', `A route into ${body.market} pays from ${market.currency} or an asset (${Object.keys(ASSETS).join(', ')}), not ${body.source}.`, {
-        errors: [{ field: 'source', message: `must be ${market.currency} or an asset` }],
-      });
+      throw new ApiError(
+        'invalid_currency',
+        `A route into ${body.market} pays from ${market.currency} or an asset (${Object.keys(ASSETS).join(', ')}), not ${body.source}.`,
+        {
+          errors: [{ field: 'source', message: `must be ${market.currency} or an asset` }],
+        },
+      );
     }
     checkLimits(body.min_amount, body.max_amount);
     return this.idempotency.maybe(auth.workspaceId, key, requestFingerprint, async (tx) => {
@@ -124,7 +145,10 @@ export class PayoutsService {
       const current = isUuid(id) ? await repo.lockRoute(tx, id) : undefined;
       if (!current) throw notFound('route');
       if (auth.audience !== 'admin' && (await repo.routeOwner(tx, current.id)) !== auth.workspaceId) {
-        throw new ApiError('forbidden', 'Only the liquidity provider that added this route, or the admin, may change it.');
+        throw new ApiError(
+          'forbidden',
+          'Only the liquidity provider that added this route, or the admin, may change it.',
+        );
       }
       const next: repo.RouteRow = {
         ...current,
@@ -153,65 +177,114 @@ export class PayoutsService {
   }
 
   /** Row 17. */
-  async commit(workspaceId: string, body: CommitBody, key: string, requestFingerprint: string): Promise<IdempotentResult> {
+  async commit(
+    workspaceId: string,
+    body: CommitBody,
+    key: string,
+    requestFingerprint: string,
+  ): Promise<IdempotentResult> {
     let created: string | undefined;
     const result = await this.idempotency.run(workspaceId, key, requestFingerprint, async (tx) => {
       const route = await repo.findRoute(tx, body.route_id, true);
       if (route?.status !== 'active') {
-        throw new ApiError('route_unavailable', `Route ${body.route_id} is ${route ? 'inactive' : 'unknown'}; commit on an active route (GET /v1/api/routes).`, {
-          errors: [{ field: 'route_id', message: `is ${route ? 'inactive' : 'unknown'}` }],
-        });
+        throw new ApiError(
+          'route_unavailable',
+          `Route ${body.route_id} is ${route ? 'inactive' : 'unknown'}; commit on an active route (GET /v1/api/routes).`,
+          {
+            errors: [{ field: 'route_id', message: `is ${route ? 'inactive' : 'unknown'}` }],
+          },
+        );
       }
       const beneficiary = await repo.shareBeneficiary(tx, workspaceId, body.beneficiary_id);
-      if (!beneficiary) throw new ApiError('not_found', 'No beneficiary with that id exists in this workspace.', { errors: [{ field: 'beneficiary_id', message: 'is unknown' }] });
+      if (!beneficiary)
+        throw new ApiError('not_found', 'No beneficiary with that id exists in this workspace.', {
+          errors: [{ field: 'beneficiary_id', message: 'is unknown' }],
+        });
       if (beneficiary.status !== 'active') {
-        throw new ApiError('beneficiary_inactive', 'This beneficiary was deactivated and can receive no payout.', { errors: [{ field: 'beneficiary_id', message: 'is inactive' }] });
+        throw new ApiError('beneficiary_inactive', 'This beneficiary was deactivated and can receive no payout.', {
+          errors: [{ field: 'beneficiary_id', message: 'is inactive' }],
+        });
       }
       if (beneficiary.market !== route.market || beneficiary.rail !== route.rail) {
-        throw new ApiError('route_mismatch', `The beneficiary is paid over ${beneficiary.rail} in ${beneficiary.market}; the route pays over ${route.rail} in ${route.market}.`, {
-          errors: [{ field: 'route_id', message: `must pay over ${beneficiary.rail} in ${beneficiary.market}` }],
-        });
+        throw new ApiError(
+          'route_mismatch',
+          `The beneficiary is paid over ${beneficiary.rail} in ${beneficiary.market}; the route pays over ${route.rail} in ${route.market}.`,
+          {
+            errors: [{ field: 'route_id', message: `must pay over ${beneficiary.rail} in ${beneficiary.market}` }],
+          },
+        );
       }
       if (body.amount < route.min_amount || body.amount > route.max_amount) {
-        throw new ApiError('amount_out_of_range', `This route takes ${route.min_amount} to ${route.max_amount} minor units of ${route.source}.`, {
-          errors: [{ field: 'amount', message: `must be between ${route.min_amount} and ${route.max_amount}` }],
-        });
+        throw new ApiError(
+          'amount_out_of_range',
+          `This route takes ${route.min_amount} to ${route.max_amount} minor units of ${route.source}.`,
+          {
+            errors: [{ field: 'amount', message: `must be between ${route.min_amount} and ${route.max_amount}` }],
+          },
+        );
       }
       const now = new Date();
-      const rate = route.source === route.currency ? undefined : await this.marketData.currentRate(route.source, route.currency, now, tx);
+      const rate =
+        route.source === route.currency
+          ? undefined
+          : await this.marketData.currentRate(route.source, route.currency, now, tx);
       if (route.source !== route.currency && !rate) {
-        throw new ApiError('rate_unavailable', `There is no current ${route.source}/${route.currency} rate; retry shortly.`, { headers: { 'Retry-After': '30' } });
+        throw new ApiError(
+          'rate_unavailable',
+          `There is no current ${route.source}/${route.currency} rate; retry shortly.`,
+          { headers: { 'Retry-After': '30' } },
+        );
       }
       const targetExponent = this.catalogue.currency(route.currency)?.exponent ?? 2;
       const q = convertible(() =>
         quote(
           body.amount,
-          rate && { sourceExponent: isAsset(route.source) ? ASSETS[route.source].exponent : targetExponent, rate: rate.rate, targetExponent },
+          rate && {
+            sourceExponent: isAsset(route.source) ? ASSETS[route.source].exponent : targetExponent,
+            rate: rate.rate,
+            targetExponent,
+          },
           { fixed: route.fee_fixed, bps: route.fee_bps },
         ),
       );
       if (q === undefined) {
-        throw new ApiError('amount_out_of_range', `${body.amount} ${route.source} minor units at ${rate?.rate ?? 1} are more ${route.currency} than can be paid out.`, {
-          errors: [{ field: 'amount', message: 'converts to too large an amount' }],
-        });
+        throw new ApiError(
+          'amount_out_of_range',
+          `${body.amount} ${route.source} minor units at ${rate?.rate ?? 1} are more ${route.currency} than can be paid out.`,
+          {
+            errors: [{ field: 'amount', message: 'converts to too large an amount' }],
+          },
+        );
       }
       if (q.net <= 0) {
-        throw new ApiError('amount_out_of_range', `${body.amount} ${route.source} minor units do not cover the route's fee of ${q.fee} ${route.currency} minor units.`, {
-          errors: [{ field: 'amount', message: 'does not cover the fee' }],
-        });
+        throw new ApiError(
+          'amount_out_of_range',
+          `${body.amount} ${route.source} minor units do not cover the route's fee of ${q.fee} ${route.currency} minor units.`,
+          {
+            errors: [{ field: 'amount', message: 'does not cover the fee' }],
+          },
+        );
       }
       const unsupported = this.rails.amountProblem(route.market, route.rail, q.net, route.currency);
       if (unsupported !== undefined) {
-        throw new ApiError('amount_not_supported', `The recipient would receive ${q.net} ${route.currency} minor units. ${unsupported}`, {
-          errors: [{ field: 'amount', message: 'converts to an amount the rail cannot move' }],
-        });
+        throw new ApiError(
+          'amount_not_supported',
+          `The recipient would receive ${q.net} ${route.currency} minor units. ${unsupported}`,
+          {
+            errors: [{ field: 'amount', message: 'converts to an amount the rail cannot move' }],
+          },
+        );
       }
       // The lock every commit of this workspace and source takes first: reservations are checked one at a time.
       const available = await lockAvailable(tx, workspaceId, route.source);
       if (available < body.amount) {
-        throw new ApiError('insufficient_balance', `The available ${route.source} balance is ${available} minor units; this payout needs ${body.amount}.`, {
-          errors: [{ field: 'amount', message: `exceeds the available balance of ${available}` }],
-        });
+        throw new ApiError(
+          'insufficient_balance',
+          `The available ${route.source} balance is ${available} minor units; this payout needs ${body.amount}.`,
+          {
+            errors: [{ field: 'amount', message: `exceeds the available balance of ${available}` }],
+          },
+        );
       }
       const id = uuidv7(now.getTime());
       const at = uuidv7Time(id);
@@ -245,10 +318,20 @@ export class PayoutsService {
       };
       await repo.insertPayout(tx, row);
       await postMany(tx, workspaceId, payoutReservePostings(row), at);
-      await recordEvent(tx, workspaceId, { type: 'payout.created', objectType: 'payout', objectId: id, data: toPayoutApi(row), at });
+      await recordEvent(tx, workspaceId, {
+        type: 'payout.created',
+        objectType: 'payout',
+        objectId: id,
+        data: toPayoutApi(row),
+        at,
+      });
       await this.risk.afterPayoutCommitted(tx, workspaceId, row, this.largePayoutThreshold(row.currency));
       created = id;
-      return { status: 201, headers: { location: `/v1/api/transactions/${id}` }, body: JSON.stringify(toPayoutApi(row)) };
+      return {
+        status: 201,
+        headers: { location: `/v1/api/transactions/${id}` },
+        body: JSON.stringify(toPayoutApi(row)),
+      };
     });
     if (created !== undefined) this.afterCommit.emit({ kind: 'payout', workspaceId, id: created });
     return result;

@@ -9,4 +9,5 @@ export const PAYOUT_TRANSITIONS: TransitionTable<PayoutStatus> = {
   failed: [],
 };
 
-export const planPayout = (from: PayoutStatus, to: PayoutStatus): Plan<PayoutStatus> => plan(PAYOUT_TRANSITIONS, from, to);
+export const planPayout = (from: PayoutStatus, to: PayoutStatus): Plan<PayoutStatus> =>
+  plan(PAYOUT_TRANSITIONS, from, to);

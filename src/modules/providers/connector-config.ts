@@ -11,7 +11,15 @@ export const Secret = (description: string) =>
   Type.Union(
     [
       Type.String({ minLength: 1, description }),
-      Type.Object({ env: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'The environment variable holding it.' }) }, { additionalProperties: false }),
+      Type.Object(
+        {
+          env: Type.String({
+            pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
+            description: 'The environment variable holding it.',
+          }),
+        },
+        { additionalProperties: false },
+      ),
     ],
     { description: `${description} A literal, or {"env": "VAR_NAME"}.` },
   );
@@ -21,12 +29,27 @@ export function connectorEntry<T extends string, P extends TProperties>(type: T,
   return Type.Object(
     {
       type: Type.Literal(type),
-      name: Type.String({ pattern: '^[a-z][a-z0-9_-]{0,39}$', description: 'Names the connector in callback URLs and logs.' }),
-      rails: Type.Array(Type.String({ pattern: '^[A-Z]{2}/[a-z][a-z0-9_]*$' }), { minItems: 1, description: 'MARKET/rail pairs it runs.' }),
-      base_url: Type.String({ format: 'uri', description: "The operator's API address: https, or http on loopback (a local fake)." }),
+      name: Type.String({
+        pattern: '^[a-z][a-z0-9_-]{0,39}$',
+        description: 'Names the connector in callback URLs and logs.',
+      }),
+      rails: Type.Array(Type.String({ pattern: '^[A-Z]{2}/[a-z][a-z0-9_]*$' }), {
+        minItems: 1,
+        description: 'MARKET/rail pairs it runs.',
+      }),
+      base_url: Type.String({
+        format: 'uri',
+        description: "The operator's API address: https, or http on loopback (a local fake).",
+      }),
       // Part of the callback URL: its form (URL-safe, 16 to 128 characters) is checked once the secrets are read.
       callback_token: Secret('The secret part of the callback URL.'),
-      poll_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400, description: 'Open operations are asked about after this many quiet seconds.' })),
+      poll_seconds: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          maximum: 86_400,
+          description: 'Open operations are asked about after this many quiet seconds.',
+        }),
+      ),
       ...own,
     },
     { additionalProperties: false },
@@ -53,7 +76,8 @@ export function readSecrets(value: unknown, env: NodeJS.ProcessEnv, where: strin
   const keys = Object.keys(record);
   if (keys.length === 1 && keys[0] === 'env' && typeof record.env === 'string') {
     const secret = env[record.env];
-    if (secret === undefined || secret === '') throw new ConfigError(`${where}: field ${path} names environment variable ${record.env}, which is not set`);
+    if (secret === undefined || secret === '')
+      throw new ConfigError(`${where}: field ${path} names environment variable ${record.env}, which is not set`);
     return secret;
   }
   return Object.fromEntries(keys.map((k) => [k, readSecrets(record[k], env, where, path ? `${path}.${k}` : k)]));
@@ -71,7 +95,9 @@ export function checkBaseUrl(where: string, baseUrl: string): void {
   const url = new URL(baseUrl);
   if (url.protocol === 'https:') return;
   if (url.protocol === 'http:' && LOOPBACK.has(url.hostname)) return;
-  throw new ConfigError(`${where}: field base_url must be an https URL (plain http only on loopback), got '${baseUrl}'`);
+  throw new ConfigError(
+    `${where}: field base_url must be an https URL (plain http only on loopback), got '${baseUrl}'`,
+  );
 }
 
 /** What a connector is built with. */

@@ -96,11 +96,20 @@ export class HttpGatewayProvider implements RailProvider {
     return verifyCallback(this.settings.callback_secret, rawBody, headers);
   }
 
-  async queryStatus(objectType: NoticeObjectType, objectId: string): Promise<Omit<ProviderNotice, 'noticeId'> | undefined> {
+  async queryStatus(
+    objectType: NoticeObjectType,
+    objectId: string,
+  ): Promise<Omit<ProviderNotice, 'noticeId'> | undefined> {
     const res = await this.call('GET', `${objectType}s/${encodeURIComponent(objectId)}`, undefined, objectId);
     if (res.status === 404) return undefined;
     const answer = await this.answer(res);
-    return { objectType, objectId, reference: answer.reference, status: answer.status, reason: answer.reason ?? undefined };
+    return {
+      objectType,
+      objectId,
+      reference: answer.reference,
+      status: answer.status,
+      reason: answer.reason ?? undefined,
+    };
   }
 
   private async initiate(path: string, id: string, body: unknown): Promise<ProviderAck> {
@@ -111,11 +120,18 @@ export class HttpGatewayProvider implements RailProvider {
       return { reference: `refused:${id}`, status: 'failed', reason: 'provider_refused' };
     }
     const answer = await this.answer(res);
-    return { reference: answer.reference, status: answer.status === 'failed' ? 'failed' : 'pending', reason: answer.reason ?? undefined };
+    return {
+      reference: answer.reference,
+      status: answer.status === 'failed' ? 'failed' : 'pending',
+      reason: answer.reason ?? undefined,
+    };
   }
 
   private async call(method: string, path: string, body: unknown, idempotencyKey: string): Promise<Response> {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.settings.api_key}`, 'idempotency-key': idempotencyKey };
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.settings.api_key}`,
+      'idempotency-key': idempotencyKey,
+    };
     if (body !== undefined) headers['content-type'] = 'application/json';
     try {
       return await fetch(new URL(path, `${this.settings.base_url.replace(/\/+$/, '')}/`), {

@@ -43,7 +43,8 @@ export async function callOperator(operator: string, call: OperatorCall): Promis
     text = await res.text();
   } catch (err) {
     const what = `${operator}: ${call.method} ${new URL(call.url).pathname}`;
-    if ((err as Error).name === 'TimeoutError') throw new OperatorNoAnswer(`${what} got no answer within ${call.timeoutMs} ms`);
+    if ((err as Error).name === 'TimeoutError')
+      throw new OperatorNoAnswer(`${what} got no answer within ${call.timeoutMs} ms`);
     const code = ((err as Error & { cause?: { code?: string } }).cause ?? {}).code;
     if (code !== undefined && NOT_SENT.has(code)) throw new ProviderError(`${what} could not be sent: ${code}`);
     throw new OperatorNoAnswer(`${what} failed before its answer: ${(err as Error).message}`);
@@ -113,7 +114,11 @@ export class TokenCache {
  * A call made with the cached token. When `refused(answer)` says the operator refused the token itself (the call
  * was not acted on), one new token is fetched and the call made once more.
  */
-export async function withToken(tokens: TokenCache, send: (token: string) => Promise<OperatorResponse>, refused: (res: OperatorResponse) => boolean): Promise<OperatorResponse> {
+export async function withToken(
+  tokens: TokenCache,
+  send: (token: string) => Promise<OperatorResponse>,
+  refused: (res: OperatorResponse) => boolean,
+): Promise<OperatorResponse> {
   const token = await tokens.get();
   const res = await send(token);
   if (!refused(res)) return res;

@@ -101,7 +101,12 @@ export interface RailProvider {
    * its status query answers later, by callback (Daraja's Transaction Status), where `claim` (what an unconfirmed
    * callback said) is kept to check the answer against.
    */
-  queryStatus(objectType: NoticeObjectType, objectId: string, reference: string, claim?: CallbackClaim): Promise<ProviderStatus | undefined | typeof ANSWER_BY_CALLBACK>;
+  queryStatus(
+    objectType: NoticeObjectType,
+    objectId: string,
+    reference: string,
+    claim?: CallbackClaim,
+  ): Promise<ProviderStatus | undefined | typeof ANSWER_BY_CALLBACK>;
   /** Why this provider cannot carry an amount (minor units of a currency with `exponent` decimals), for a 422; undefined if it can. */
   amountProblem?(amount: number, currency: string, exponent: number): string | undefined;
 }

@@ -22,12 +22,13 @@ const CONNECTOR_KINDS: Record<string, ConnectorKind> = {
   [AIRTEL_MONEY.type]: AIRTEL_MONEY,
 };
 
-
 /** The file's outline; each connector entry is then checked against its own kind's schema. */
 const ProvidersFile = Type.Object(
   {
     gateways: Type.Optional(Type.Array(GatewayEntry)),
-    connectors: Type.Optional(Type.Array(Type.Object({ type: Type.Enum(Object.keys(CONNECTOR_KINDS)) }, { additionalProperties: true }))),
+    connectors: Type.Optional(
+      Type.Array(Type.Object({ type: Type.Enum(Object.keys(CONNECTOR_KINDS)) }, { additionalProperties: true })),
+    ),
   },
   { additionalProperties: false },
 );
@@ -66,7 +67,12 @@ export function callbackBase(config: Config, connector: { name: string; callback
 }
 
 /** Checks one connector entry against its kind and reads its secrets; a mistake is a ConfigError naming the entry and the field. */
-function planConnector(config: Config, entry: { type: string }, index: number, env: NodeJS.ProcessEnv): ConnectorCommon {
+function planConnector(
+  config: Config,
+  entry: { type: string },
+  index: number,
+  env: NodeJS.ProcessEnv,
+): ConnectorCommon {
   const kind = CONNECTOR_KINDS[entry.type] as ConnectorKind;
   const name = (entry as Record<string, unknown>).name;
   const named = typeof name === 'string' ? ` '${name}'` : '';
@@ -84,7 +90,11 @@ function planConnector(config: Config, entry: { type: string }, index: number, e
 }
 
 /** Checks the configuration against the catalogue before anything is opened; a gap is a ConfigError naming the rails. */
-export function planProviders(config: Config, catalogue: MarketCatalogue, env: NodeJS.ProcessEnv = process.env): ProviderPlan {
+export function planProviders(
+  config: Config,
+  catalogue: MarketCatalogue,
+  env: NodeJS.ProcessEnv = process.env,
+): ProviderPlan {
   const file = config.providersFile === undefined ? {} : readProvidersFile(config.providersFile);
   const gateways = file.gateways ?? [];
   const connectors = (file.connectors ?? []).map((entry, i) => planConnector(config, entry, i, env));
@@ -92,27 +102,42 @@ export function planProviders(config: Config, catalogue: MarketCatalogue, env: N
   const names = new Set<string>();
   const claim = (name: string, key: string): void => {
     const taken = rails.get(key);
-    if (taken !== undefined) throw new ConfigError(`PROVIDERS_FILE: rail ${key} is given to both '${taken}' and '${name}'`);
+    if (taken !== undefined)
+      throw new ConfigError(`PROVIDERS_FILE: rail ${key} is given to both '${taken}' and '${name}'`);
     rails.set(key, name);
   };
   for (const entry of [...gateways, ...connectors]) {
     if (entry.name === SANDBOX_PROVIDER || names.has(entry.name)) {
-      throw new ConfigError(`PROVIDERS_FILE: the name '${entry.name}' is ${entry.name === SANDBOX_PROVIDER ? 'reserved' : 'used twice'}`);
+      throw new ConfigError(
+        `PROVIDERS_FILE: the name '${entry.name}' is ${entry.name === SANDBOX_PROVIDER ? 'reserved' : 'used twice'}`,
+      );
     }
     names.add(entry.name);
   }
   for (const gateway of gateways) {
     const url = new URL(gateway.base_url);
-    if (config.paymentsEnv === 'production' && url.protocol !== 'https:' && !['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)) {
-      throw new ConfigError(`PROVIDERS_FILE: gateway '${gateway.name}' must use https in production (plain http only on loopback)`);
+    if (
+      config.paymentsEnv === 'production' &&
+      url.protocol !== 'https:' &&
+      !['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)
+    ) {
+      throw new ConfigError(
+        `PROVIDERS_FILE: gateway '${gateway.name}' must use https in production (plain http only on loopback)`,
+      );
     }
     for (const entry of gateway.rails) {
       const [marketCode = '', railCode = ''] = entry.split('/');
       const market = catalogue.market(marketCode);
-      if (!market) throw new ConfigError(`PROVIDERS_FILE: gateway '${gateway.name}' names market ${marketCode}, which the catalogue does not have`);
+      if (!market)
+        throw new ConfigError(
+          `PROVIDERS_FILE: gateway '${gateway.name}' names market ${marketCode}, which the catalogue does not have`,
+        );
       const codes = railCode === '*' ? Object.keys(market.rails) : [railCode];
       for (const code of codes) {
-        if (!catalogue.rail(market, code)) throw new ConfigError(`PROVIDERS_FILE: gateway '${gateway.name}' names rail ${entry}, which the catalogue does not have`);
+        if (!catalogue.rail(market, code))
+          throw new ConfigError(
+            `PROVIDERS_FILE: gateway '${gateway.name}' names rail ${entry}, which the catalogue does not have`,
+          );
         claim(gateway.name, `${marketCode}/${code}`);
       }
     }
@@ -123,7 +148,8 @@ export function planProviders(config: Config, catalogue: MarketCatalogue, env: N
       const [marketCode = '', railCode = ''] = key.split('/');
       const market = catalogue.market(marketCode);
       const where = `PROVIDERS_FILE: connector '${connector.name}' field rails`;
-      if (!market || !catalogue.rail(market, railCode)) throw new ConfigError(`${where}: the catalogue has no rail ${key}`);
+      if (!market || !catalogue.rail(market, railCode))
+        throw new ConfigError(`${where}: the catalogue has no rail ${key}`);
       const problem = kind.railProblem(connector, marketCode, market.currency, railCode);
       if (problem !== undefined) throw new ConfigError(`${where}: ${key}: ${problem}`);
       claim(connector.name, key);
@@ -161,7 +187,9 @@ export class ProviderRegistry implements RailAssignment {
   }
 
   amountProblem(market: string, rail: string, amount: number, currency: string): string | undefined {
-    return this.byName.get(this.nameFor(market, rail))?.amountProblem?.(amount, currency, exponentOf(this.catalogue, currency));
+    return this.byName
+      .get(this.nameFor(market, rail))
+      ?.amountProblem?.(amount, currency, exponentOf(this.catalogue, currency));
   }
 
   /** The provider's name for a rail of the catalogue (checked at boot, so every rail has one). */

@@ -4,7 +4,16 @@
 import { randomBytes } from 'node:crypto';
 import type { Db, Queryable } from '../../db/pool.js';
 import { signCallback, verifyCallback } from './callback-protocol.js';
-import type { CallbackHeaders, CollectionOrder, NoticeObjectType, PayoutOrder, ProviderAck, ProviderNotice, RailProvider, RefundOrder } from './provider.js';
+import type {
+  CallbackHeaders,
+  CollectionOrder,
+  NoticeObjectType,
+  PayoutOrder,
+  ProviderAck,
+  ProviderNotice,
+  RailProvider,
+  RefundOrder,
+} from './provider.js';
 
 export const SANDBOX_PROVIDER = 'sandbox';
 
@@ -80,7 +89,12 @@ export class SandboxProvider implements RailProvider {
   ) {}
 
   initiateCollection(order: CollectionOrder): Promise<ProviderAck> {
-    return this.open('collection', order.id, order.workspaceId, collectionScript(outcomeDigits(order.customer, order.reference)));
+    return this.open(
+      'collection',
+      order.id,
+      order.workspaceId,
+      collectionScript(outcomeDigits(order.customer, order.reference)),
+    );
   }
 
   initiateRefund(order: RefundOrder): Promise<ProviderAck> {
@@ -96,7 +110,10 @@ export class SandboxProvider implements RailProvider {
     return verifyCallback(this.secret, rawBody, headers);
   }
 
-  async queryStatus(objectType: NoticeObjectType, objectId: string): Promise<Omit<ProviderNotice, 'noticeId'> | undefined> {
+  async queryStatus(
+    objectType: NoticeObjectType,
+    objectId: string,
+  ): Promise<Omit<ProviderNotice, 'noticeId'> | undefined> {
     const { rows } = await this.db.query<{ reference: string; script: string[]; next_step: number }>(
       'SELECT reference, script, next_step FROM sandbox_operations WHERE object_id = $1 AND object_type = $2',
       [objectId, objectType],
@@ -108,7 +125,12 @@ export class SandboxProvider implements RailProvider {
   }
 
   /** Idempotent by object id: a second initiation answers what the first did and prompts nobody again. */
-  private async open(objectType: NoticeObjectType, objectId: string, workspaceId: string, script: string[]): Promise<ProviderAck> {
+  private async open(
+    objectType: NoticeObjectType,
+    objectId: string,
+    workspaceId: string,
+    script: string[],
+  ): Promise<ProviderAck> {
     const reference = `sbx_${randomBytes(12).toString('hex')}`;
     const { rows } = await this.db.query<{ reference: string; first: string }>(
       `WITH ins AS (
@@ -127,8 +149,12 @@ export class SandboxProvider implements RailProvider {
     // first's (not yet committed when it started); read it again now that it is.
     const row =
       rows[0] ??
-      (await this.db.query<{ reference: string; first: string }>('SELECT reference, script[1] AS first FROM sandbox_operations WHERE object_id = $1', [objectId]))
-        .rows[0];
+      (
+        await this.db.query<{ reference: string; first: string }>(
+          'SELECT reference, script[1] AS first FROM sandbox_operations WHERE object_id = $1',
+          [objectId],
+        )
+      ).rows[0];
     if (!row) throw new Error(`sandbox operation ${objectId} could not be opened`);
     const { status, reason } = parseStep(row.first);
     return { reference: row.reference, status: status === 'failed' ? 'failed' : 'pending', reason };
@@ -184,7 +210,13 @@ export class SandboxProvider implements RailProvider {
    * A hand-driven outcome (the simulate endpoints): the script stops here. A provider status becomes the
    * simulator's view of the operation; `undefined` (expiry, which is ours, not the provider's) only stops it.
    */
-  async driveByHand(tx: Queryable, workspaceId: string, objectType: NoticeObjectType, objectId: string, status: string | undefined): Promise<void> {
+  async driveByHand(
+    tx: Queryable,
+    workspaceId: string,
+    objectType: NoticeObjectType,
+    objectId: string,
+    status: string | undefined,
+  ): Promise<void> {
     // Written even if the operation was not opened yet (driven right after creation): an initiation that comes
     // later then finds it, answers from it, and runs no script over the hand-driven outcome.
     await tx.query(

@@ -16,7 +16,11 @@ const BATCH = 200;
 const PARALLEL = 8;
 
 /** Sends every step that is due; returns how many were sent. */
-export async function runSimulatorStep(simulator: SandboxProvider, notices: CallbackReceiver, log: FastifyBaseLogger): Promise<number> {
+export async function runSimulatorStep(
+  simulator: SandboxProvider,
+  notices: CallbackReceiver,
+  log: FastifyBaseLogger,
+): Promise<number> {
   let sent = 0;
   for (;;) {
     const due = await simulator.claimDue(BATCH, LEASE_MS);
@@ -33,7 +37,12 @@ export async function runSimulatorStep(simulator: SandboxProvider, notices: Call
 }
 
 /** Whether the step is done with (delivered, or refused for good). */
-async function send(simulator: SandboxProvider, notices: CallbackReceiver, log: FastifyBaseLogger, op: DueOperation): Promise<boolean> {
+async function send(
+  simulator: SandboxProvider,
+  notices: CallbackReceiver,
+  log: FastifyBaseLogger,
+  op: DueOperation,
+): Promise<boolean> {
   const { body, headers } = simulator.callbackFor(op);
   try {
     await notices.receive(simulator.name, body, headers);

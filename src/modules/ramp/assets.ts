@@ -51,7 +51,10 @@ export function normaliseTxHash(network: Network, hash: string): string | undefi
 }
 
 /** Why `asset` on `network` is not taken, or undefined when it is. */
-export function assetNetworkProblem(asset: string, network: string): { field: 'asset' | 'network'; message: string } | undefined {
+export function assetNetworkProblem(
+  asset: string,
+  network: string,
+): { field: 'asset' | 'network'; message: string } | undefined {
   if (!isAsset(asset)) return { field: 'asset', message: `must be one of ${ASSET_CODES.join(', ')}` };
   if (!(ASSETS[asset].networks as readonly string[]).includes(network)) {
     return { field: 'network', message: `${asset} is taken on ${ASSETS[asset].networks.join(', ')}` };

@@ -52,7 +52,9 @@ export function quote(
   conversion: { sourceExponent: number; rate: string; targetExponent: number } | undefined,
   fee: { fixed: number; bps: number },
 ): Quote {
-  const gross = conversion ? convert(amount, conversion.sourceExponent, conversion.rate, conversion.targetExponent) : amount;
+  const gross = conversion
+    ? convert(amount, conversion.sourceExponent, conversion.rate, conversion.targetExponent)
+    : amount;
   const charged = feeOf(gross, fee.fixed, fee.bps);
   return { gross, fee: charged, net: gross - charged };
 }

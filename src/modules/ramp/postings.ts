@@ -111,7 +111,13 @@ export function payoutSettlePostings(p: PayoutMoney): Posting[] {
   ];
   if (p.source_currency === p.currency) {
     return [
-      { kind: 'payout_settled', objectType: 'payout', objectId: p.id, currency: p.currency, lines: [{ account: PAYOUTS_IN_FLIGHT, amount: p.source_amount }, ...payoutSide] },
+      {
+        kind: 'payout_settled',
+        objectType: 'payout',
+        objectId: p.id,
+        currency: p.currency,
+        lines: [{ account: PAYOUTS_IN_FLIGHT, amount: p.source_amount }, ...payoutSide],
+      },
     ];
   }
   return [
@@ -125,6 +131,12 @@ export function payoutSettlePostings(p: PayoutMoney): Posting[] {
         { account: FX_CONVERSION, amount: -p.source_amount },
       ],
     },
-    { kind: 'payout_converted', objectType: 'payout', objectId: p.id, currency: p.currency, lines: [{ account: FX_CONVERSION, amount: p.gross_amount }, ...payoutSide] },
+    {
+      kind: 'payout_converted',
+      objectType: 'payout',
+      objectId: p.id,
+      currency: p.currency,
+      lines: [{ account: FX_CONVERSION, amount: p.gross_amount }, ...payoutSide],
+    },
   ];
 }

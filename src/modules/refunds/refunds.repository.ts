@@ -48,17 +48,27 @@ export async function insertRefund(db: Queryable, r: RefundRow): Promise<void> {
 }
 
 export async function findRefund(db: Queryable, workspaceId: string, id: string): Promise<RefundRow | undefined> {
-  const { rows } = await db.query<RefundRow>(`SELECT ${COLUMNS} FROM refunds WHERE workspace_id = $1 AND id = $2`, [workspaceId, id]);
+  const { rows } = await db.query<RefundRow>(`SELECT ${COLUMNS} FROM refunds WHERE workspace_id = $1 AND id = $2`, [
+    workspaceId,
+    id,
+  ]);
   return rows[0];
 }
 
 export async function lockRefund(tx: Queryable, workspaceId: string, id: string): Promise<RefundRow | undefined> {
-  const { rows } = await tx.query<RefundRow>(`SELECT ${COLUMNS} FROM refunds WHERE workspace_id = $1 AND id = $2 FOR UPDATE`, [workspaceId, id]);
+  const { rows } = await tx.query<RefundRow>(
+    `SELECT ${COLUMNS} FROM refunds WHERE workspace_id = $1 AND id = $2 FOR UPDATE`,
+    [workspaceId, id],
+  );
   return rows[0];
 }
 
 /** The refund of a collection that is still requested or pending, if any (at most one, by a unique index). */
-export async function refundInProgress(db: Queryable, workspaceId: string, collectionId: string): Promise<RefundRow | undefined> {
+export async function refundInProgress(
+  db: Queryable,
+  workspaceId: string,
+  collectionId: string,
+): Promise<RefundRow | undefined> {
   const { rows } = await db.query<RefundRow>(
     `SELECT ${COLUMNS} FROM refunds WHERE workspace_id = $1 AND collection_id = $2 AND status IN ('requested', 'pending')`,
     [workspaceId, collectionId],
@@ -72,7 +82,17 @@ export async function saveStatus(tx: Queryable, r: RefundRow): Promise<void> {
     `UPDATE refunds SET status = $3, updated_at = $4, resolved_at = $5, failure_reason = $6, provider_reference = $7, submitted_at = $8,
        provider_receipt = $9
      WHERE workspace_id = $1 AND id = $2`,
-    [r.workspace_id, r.id, r.status, r.updated_at, r.resolved_at, r.failure_reason, r.provider_reference, r.submitted_at, r.provider_receipt],
+    [
+      r.workspace_id,
+      r.id,
+      r.status,
+      r.updated_at,
+      r.resolved_at,
+      r.failure_reason,
+      r.provider_reference,
+      r.submitted_at,
+      r.provider_receipt,
+    ],
   );
 }
 
@@ -86,8 +106,14 @@ export async function unsentRefunds(db: Queryable, workspaceId: string, collecti
 }
 
 /** See collectionOwner: provider callbacks carry our id without its workspace. */
-export async function refundOwner(db: Queryable, id: string): Promise<{ workspace_id: string; provider: string; provider_reference: string | null } | undefined> {
-  const { rows } = await db.query<{ workspace_id: string; provider: string; provider_reference: string | null }>('SELECT workspace_id, provider, provider_reference FROM refunds WHERE id = $1', [id]);
+export async function refundOwner(
+  db: Queryable,
+  id: string,
+): Promise<{ workspace_id: string; provider: string; provider_reference: string | null } | undefined> {
+  const { rows } = await db.query<{ workspace_id: string; provider: string; provider_reference: string | null }>(
+    'SELECT workspace_id, provider, provider_reference FROM refunds WHERE id = $1',
+    [id],
+  );
   return rows[0];
 }
 
@@ -98,7 +124,13 @@ export async function listRefunds(
   f: ListFilter<RefundStatus>,
 ): Promise<(RefundRow & { created_at: Date })[]> {
   // requested_at is the refund's creation time; the pager reads it as created_at.
-  const { text, values } = listQuery('refunds', COLUMNS, { workspace_id: workspaceId, collection_id: collectionId }, f, 'requested_at');
+  const { text, values } = listQuery(
+    'refunds',
+    COLUMNS,
+    { workspace_id: workspaceId, collection_id: collectionId },
+    f,
+    'requested_at',
+  );
   return (await db.query<RefundRow & { created_at: Date }>(text, values)).rows;
 }
 
@@ -107,7 +139,13 @@ export async function listRefunds(
  * provider call may take, so no sweep (in any process) sends it again meanwhile, and only if no other sender took
  * it since the job was made for attempt `attempt`. Undefined when it is not there to take.
  */
-export async function claimInitiation(db: Queryable, workspaceId: string, id: string, attempt: number, leaseSeconds: number): Promise<RefundRow | undefined> {
+export async function claimInitiation(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+  attempt: number,
+  leaseSeconds: number,
+): Promise<RefundRow | undefined> {
   const { rows } = await db.query<RefundRow>(
     `UPDATE refunds SET submit_after = now() + make_interval(secs => $4)
      WHERE workspace_id = $1 AND id = $2 AND status = 'requested' AND submitted_at IS NULL AND submit_attempts = $3

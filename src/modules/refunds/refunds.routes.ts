@@ -22,7 +22,7 @@ export function refundsRoutes(app: App, service: RefundsService): void {
           'Refunds a `successful` collection in full. Requires an Idempotency-Key. 201 with the refund, status `requested` and ' +
           '`resolved_at` `{}`; it then moves to `pending` and to `successful` (the collection becomes `refunded`) or `failed` ' +
           '(a new refund may then be requested). A collection in any other status: 409 `collection_not_refundable`; a refund ' +
-          'of it still requested or pending: 409 `refund_in_progress`; an amount other than the collection\'s: 422 `refund_amount_mismatch`.',
+          "of it still requested or pending: 409 `refund_in_progress`; an amount other than the collection's: 422 `refund_amount_mismatch`.",
         params: CollectionIdParams,
         headers: Type.Object({ 'idempotency-key': IdempotencyKeyHeader }),
         body: CreateRefundBody,
@@ -32,7 +32,10 @@ export function refundsRoutes(app: App, service: RefundsService): void {
     async (request, reply) => {
       const auth = requireAuth(request);
       const { key, fingerprint } = idempotencyOf(request, true);
-      return sendStored(reply, await service.create(auth.workspaceId, request.params.id, request.body, key, fingerprint));
+      return sendStored(
+        reply,
+        await service.create(auth.workspaceId, request.params.id, request.body, key, fingerprint),
+      );
     },
   );
 
@@ -59,7 +62,8 @@ export function refundsRoutes(app: App, service: RefundsService): void {
         operationId: 'listCollectionRefunds',
         tags: ['Refunds'],
         summary: "List a collection's refunds",
-        description: 'Newest first, paged by cursor like every list; at most one is successful and at most one is in progress.',
+        description:
+          'Newest first, paged by cursor like every list; at most one is successful and at most one is in progress.',
         params: CollectionIdParams,
         querystring: ListRefundsQuery,
         response: { 200: RefundPage, ...problemResponses(400, 401, 403, 404, 429) },

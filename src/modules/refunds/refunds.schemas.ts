@@ -12,56 +12,73 @@ export const REFUND_FAILURE_REASON_MEANINGS = {
   collection_reversed: 'the provider reversed the payment before the refund was sent, so it was not',
 } as const;
 export type RefundFailureReason = keyof typeof REFUND_FAILURE_REASON_MEANINGS;
-export const REFUND_FAILURE_REASONS = Object.keys(REFUND_FAILURE_REASON_MEANINGS) as [RefundFailureReason, ...RefundFailureReason[]];
+export const REFUND_FAILURE_REASONS = Object.keys(REFUND_FAILURE_REASON_MEANINGS) as [
+  RefundFailureReason,
+  ...RefundFailureReason[],
+];
 
 /** A provider's free-text reason mapped onto the documented codes; anything else is a provider error. */
 export function refundFailureReason(reason: string | undefined): RefundFailureReason {
-  return (REFUND_FAILURE_REASONS as readonly string[]).includes(reason ?? '') ? (reason as RefundFailureReason) : 'provider_error';
+  return (REFUND_FAILURE_REASONS as readonly string[]).includes(reason ?? '')
+    ? (reason as RefundFailureReason)
+    : 'provider_error';
 }
 
-export const CreateRefundBody = component('CreateRefundRequest', Type.Object(
-  {
-    amount: Type.Integer({
-      description: "Minor units; must equal the collection's amount (full refunds only). Another amount: 422 `refund_amount_mismatch`.",
-    }),
-  },
-  { additionalProperties: false },
-));
+export const CreateRefundBody = component(
+  'CreateRefundRequest',
+  Type.Object(
+    {
+      amount: Type.Integer({
+        description:
+          "Minor units; must equal the collection's amount (full refunds only). Another amount: 422 `refund_amount_mismatch`.",
+      }),
+    },
+    { additionalProperties: false },
+  ),
+);
 export type CreateRefundBody = Static<typeof CreateRefundBody>;
 
-export const RefundSchema = component('Refund', Type.Object(
-  {
-    refund_id: Uuid('Identifier of the refund.'),
-    collection_id: Uuid('Identifier of the refunded collection.'),
-    amount: Type.Integer({ description: "Minor units; equals the collection's amount." }),
-    currency: Type.String({ description: 'ISO 4217 currency code.' }),
-    status: Type.Enum(REFUND_STATUSES, { description: 'requested → pending → successful or failed.' }),
-    failure_reason: Type.Union([Type.String(), Type.Null()], {
-      description: `Why the refund failed, once it has: ${describeReasons(REFUND_FAILURE_REASON_MEANINGS)}. Null otherwise.`,
-    }),
-    provider_receipt: ProviderReceipt('refund'),
-    metadata: Type.Record(Type.String(), Type.Unknown(), {
-      description: "The refunded collection's metadata, unchanged (also in every refund webhook).",
-    }),
-    requested_at: DateTime('When the refund was requested.'),
-    resolved_at: Type.Union([DateTime('When the refund became successful or failed.'), Type.Object({}, { additionalProperties: false })], {
-      description: 'When the refund became successful or failed; an empty object `{}` until then.',
-    }),
-  },
-  { additionalProperties: false, description: 'A full refund of a successful collection.' },
-));
+export const RefundSchema = component(
+  'Refund',
+  Type.Object(
+    {
+      refund_id: Uuid('Identifier of the refund.'),
+      collection_id: Uuid('Identifier of the refunded collection.'),
+      amount: Type.Integer({ description: "Minor units; equals the collection's amount." }),
+      currency: Type.String({ description: 'ISO 4217 currency code.' }),
+      status: Type.Enum(REFUND_STATUSES, { description: 'requested → pending → successful or failed.' }),
+      failure_reason: Type.Union([Type.String(), Type.Null()], {
+        description: `Why the refund failed, once it has: ${describeReasons(REFUND_FAILURE_REASON_MEANINGS)}. Null otherwise.`,
+      }),
+      provider_receipt: ProviderReceipt('refund'),
+      metadata: Type.Record(Type.String(), Type.Unknown(), {
+        description: "The refunded collection's metadata, unchanged (also in every refund webhook).",
+      }),
+      requested_at: DateTime('When the refund was requested.'),
+      resolved_at: Type.Union(
+        [DateTime('When the refund became successful or failed.'), Type.Object({}, { additionalProperties: false })],
+        {
+          description: 'When the refund became successful or failed; an empty object `{}` until then.',
+        },
+      ),
+    },
+    { additionalProperties: false, description: 'A full refund of a successful collection.' },
+  ),
+);
 export type Refund = Static<typeof RefundSchema>;
 
 export const RefundIdParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'The refund_id.' }) });
 
 export const ListRefundsQuery = Type.Object(
-  { ...ListQuery.properties, status: Type.Optional(Type.Enum(REFUND_STATUSES, { description: 'Only refunds in this status.' })) },
+  {
+    ...ListQuery.properties,
+    status: Type.Optional(Type.Enum(REFUND_STATUSES, { description: 'Only refunds in this status.' })),
+  },
   { additionalProperties: false },
 );
 export type ListRefundsQuery = Static<typeof ListRefundsQuery>;
 
 export const RefundPage = component('RefundPage', pageSchema(RefundSchema, "The collection's refunds, newest first."));
-
 
 /** The API's view of a refund row; `metadata` is the refunded collection's. */
 export function toRefundApi(

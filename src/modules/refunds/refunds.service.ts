@@ -22,24 +22,42 @@ export class RefundsService {
     private readonly afterCommit: AfterCommit,
   ) {}
 
-  async create(workspaceId: string, collectionId: string, body: CreateRefundBody, key: string, requestFingerprint: string): Promise<IdempotentResult> {
+  async create(
+    workspaceId: string,
+    collectionId: string,
+    body: CreateRefundBody,
+    key: string,
+    requestFingerprint: string,
+  ): Promise<IdempotentResult> {
     let created: string | undefined;
     const result = await this.idempotency.run(workspaceId, key, requestFingerprint, async (tx) => {
       // The collection row lock serialises refund requests for one collection: of two at once, one is in progress
       // when the other looks.
-      const collection = isUuid(collectionId) ? await collections.lockCollection(tx, workspaceId, collectionId) : undefined;
+      const collection = isUuid(collectionId)
+        ? await collections.lockCollection(tx, workspaceId, collectionId)
+        : undefined;
       if (!collection) throw notFound('collection');
       if (collection.status !== 'successful') {
-        throw new ApiError('collection_not_refundable', `Only a successful collection can be refunded; this one is ${collection.status}.`);
+        throw new ApiError(
+          'collection_not_refundable',
+          `Only a successful collection can be refunded; this one is ${collection.status}.`,
+        );
       }
       const inProgress = await repo.refundInProgress(tx, workspaceId, collectionId);
       if (inProgress) {
-        throw new ApiError('refund_in_progress', `Refund ${inProgress.id} of this collection is still ${inProgress.status}; wait for it to resolve.`);
+        throw new ApiError(
+          'refund_in_progress',
+          `Refund ${inProgress.id} of this collection is still ${inProgress.status}; wait for it to resolve.`,
+        );
       }
       if (body.amount !== collection.amount) {
-        throw new ApiError('refund_amount_mismatch', `Only full refunds are supported: the amount must be ${collection.amount}, the collection's amount.`, {
-          errors: [{ field: 'amount', message: `must equal the collection's amount, ${collection.amount}` }],
-        });
+        throw new ApiError(
+          'refund_amount_mismatch',
+          `Only full refunds are supported: the amount must be ${collection.amount}, the collection's amount.`,
+          {
+            errors: [{ field: 'amount', message: `must equal the collection's amount, ${collection.amount}` }],
+          },
+        );
       }
       const id = uuidv7();
       const now = uuidv7Time(id);
@@ -61,7 +79,13 @@ export class RefundsService {
       };
       await repo.insertRefund(tx, row);
       const refund = toRefundApi(row, collection.metadata);
-      await recordEvent(tx, workspaceId, { type: 'refund.requested', objectType: 'refund', objectId: id, data: refund, at: now });
+      await recordEvent(tx, workspaceId, {
+        type: 'refund.requested',
+        objectType: 'refund',
+        objectId: id,
+        data: refund,
+        at: now,
+      });
       await this.afterRequested(tx, workspaceId, id);
       created = id;
       return { status: 201, headers: { location: `/v1/refunds/${id}` }, body: JSON.stringify(refund) };
@@ -77,7 +101,9 @@ export class RefundsService {
   }
 
   async listForCollection(workspaceId: string, collectionId: string, query: ListRefundsQuery): Promise<Page<Refund>> {
-    const collection = isUuid(collectionId) ? await collections.findCollection(this.db, workspaceId, collectionId) : undefined;
+    const collection = isUuid(collectionId)
+      ? await collections.findCollection(this.db, workspaceId, collectionId)
+      : undefined;
     if (!collection) throw notFound('collection');
     const { limit, filter } = this.cursors.filterOf(query);
     const rows = await repo.listRefunds(this.db, workspaceId, collectionId, filter);

@@ -12,4 +12,5 @@ export const REFUND_TRANSITIONS: TransitionTable<RefundStatus> = {
   failed: [],
 };
 
-export const planRefund = (from: RefundStatus, to: RefundStatus): Plan<RefundStatus> => plan(REFUND_TRANSITIONS, from, to);
+export const planRefund = (from: RefundStatus, to: RefundStatus): Plan<RefundStatus> =>
+  plan(REFUND_TRANSITIONS, from, to);

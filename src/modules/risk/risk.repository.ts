@@ -28,20 +28,40 @@ const COLUMNS =
  * Inserts the signal; a rule's signal is skipped (returns false) while the same rule already has one open for the
  * same subject (the partial unique index), so a pattern that goes on does not flood the queue.
  */
-export async function insertSignal(db: Queryable, workspaceId: string, s: Omit<SignalRow, 'workspace_id'>): Promise<boolean> {
+export async function insertSignal(
+  db: Queryable,
+  workspaceId: string,
+  s: Omit<SignalRow, 'workspace_id'>,
+): Promise<boolean> {
   const { rowCount } = await db.query(
     `INSERT INTO risk_signals (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
      ON CONFLICT (workspace_id, type, subject_type, subject_id) WHERE status = 'open' AND source = 'rule' DO NOTHING`,
     [
-      s.id, workspaceId, s.type, s.severity, s.status, s.source, s.subject_type, s.subject_id, s.description, JSON.stringify(s.details),
-      s.resolution_note, s.acknowledged_at, s.resolved_at, s.created_at, s.updated_at,
+      s.id,
+      workspaceId,
+      s.type,
+      s.severity,
+      s.status,
+      s.source,
+      s.subject_type,
+      s.subject_id,
+      s.description,
+      JSON.stringify(s.details),
+      s.resolution_note,
+      s.acknowledged_at,
+      s.resolved_at,
+      s.created_at,
+      s.updated_at,
     ],
   );
   return rowCount === 1;
 }
 
 export async function findSignal(db: Queryable, workspaceId: string, id: string): Promise<SignalRow | undefined> {
-  const { rows } = await db.query<SignalRow>(`SELECT ${COLUMNS} FROM risk_signals WHERE workspace_id = $1 AND id = $2`, [workspaceId, id]);
+  const { rows } = await db.query<SignalRow>(
+    `SELECT ${COLUMNS} FROM risk_signals WHERE workspace_id = $1 AND id = $2`,
+    [workspaceId, id],
+  );
   return rows[0];
 }
 
@@ -76,12 +96,25 @@ export async function listOpen(db: Queryable, workspaceId: string | null, f: Lis
  * was committed, and both stay under the threshold. Taken after the change's own row lock, and nothing takes a
  * row lock after it, so it cannot deadlock.
  */
-export async function lockRuleSubject(tx: Queryable, workspaceId: string, rule: string, subject: string): Promise<void> {
-  await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 7301))', [`risk:${workspaceId}:${rule}:${subject}`]);
+export async function lockRuleSubject(
+  tx: Queryable,
+  workspaceId: string,
+  rule: string,
+  subject: string,
+): Promise<void> {
+  await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 7301))', [
+    `risk:${workspaceId}:${rule}:${subject}`,
+  ]);
 }
 
 /** When the rule last raised a signal for the subject (any status): what came before it has been seen. */
-export async function lastRuleSignalAt(tx: Queryable, workspaceId: string, rule: string, subjectType: string, subjectId: string): Promise<Date | undefined> {
+export async function lastRuleSignalAt(
+  tx: Queryable,
+  workspaceId: string,
+  rule: string,
+  subjectType: string,
+  subjectId: string,
+): Promise<Date | undefined> {
   const { rows } = await tx.query<{ at: Date | null }>(
     `SELECT max(created_at) AS at FROM risk_signals
      WHERE workspace_id = $1 AND type = $2 AND subject_type = $3 AND subject_id = $4 AND source = 'rule'`,
@@ -91,7 +124,13 @@ export async function lastRuleSignalAt(tx: Queryable, workspaceId: string, rule:
 }
 
 /** Collections of one phone number in the workspace that the payer's side failed (declined, no funds) after `since`. */
-export async function countPayerFailuresForPhone(db: Queryable, workspaceId: string, phone: string, since: Date, reasons: readonly string[]): Promise<number> {
+export async function countPayerFailuresForPhone(
+  db: Queryable,
+  workspaceId: string,
+  phone: string,
+  since: Date,
+  reasons: readonly string[],
+): Promise<number> {
   const { rows } = await db.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM collections
      WHERE workspace_id = $1 AND customer->>'phone_number' = $2 AND status = 'failed' AND updated_at > $3 AND failure_reason = ANY($4::text[])`,
@@ -102,9 +141,9 @@ export async function countPayerFailuresForPhone(db: Queryable, workspaceId: str
 
 /** Refunds requested in the workspace after `since` (the refund-burst rule). */
 export async function countRefundsSince(db: Queryable, workspaceId: string, since: Date): Promise<number> {
-  const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM refunds WHERE workspace_id = $1 AND requested_at > $2', [
-    workspaceId,
-    since,
-  ]);
+  const { rows } = await db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM refunds WHERE workspace_id = $1 AND requested_at > $2',
+    [workspaceId, since],
+  );
   return rows[0]?.n ?? 0;
 }

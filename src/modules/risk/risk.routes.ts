@@ -3,14 +3,23 @@ import { requireAuth } from '../../platform/auth.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
 import { problemResponses } from '../../platform/schemas.js';
-import { CreateSignalBody, ListOpenQuery, ReviewSignalBody, SignalIdParams, SignalPage, SignalSchema } from './risk.schemas.js';
+import {
+  CreateSignalBody,
+  ListOpenQuery,
+  ReviewSignalBody,
+  SignalIdParams,
+  SignalPage,
+  SignalSchema,
+} from './risk.schemas.js';
 import { LARGE_PAYOUT_RULE, RISK_RULES, type RiskService } from './risk.service.js';
 import { ADMIN, ANY } from '../../platform/access.js';
 
 const rules = Object.entries(RISK_RULES)
   .map(([name, r]) => `\`${name}\` (${r.threshold} within ${r.windowSeconds / 60} min, ${r.severity})`)
   .join('; ')
-  .concat(`; \`large_payout\` (a payout of at least ${LARGE_PAYOUT_RULE.percentOfCurrencyMax}% of its currency's largest collection amount, ${LARGE_PAYOUT_RULE.severity})`);
+  .concat(
+    `; \`large_payout\` (a payout of at least ${LARGE_PAYOUT_RULE.percentOfCurrencyMax}% of its currency's largest collection amount, ${LARGE_PAYOUT_RULE.severity})`,
+  );
 
 export function riskRoutes(app: App, service: RiskService): void {
   app.get(
@@ -53,7 +62,8 @@ export function riskRoutes(app: App, service: RiskService): void {
         operationId: 'createRiskSignal',
         tags: ['Risk'],
         summary: 'Report a risk signal',
-        description: 'Row 8: 201 with the signal, `open`, in your workspace (an admin token may name another with `workspace_id`). An Idempotency-Key is honoured.',
+        description:
+          'Row 8: 201 with the signal, `open`, in your workspace (an admin token may name another with `workspace_id`). An Idempotency-Key is honoured.',
         body: CreateSignalBody,
         response: { 201: SignalSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
       },
@@ -73,7 +83,8 @@ export function riskRoutes(app: App, service: RiskService): void {
         operationId: 'reviewRiskSignal',
         tags: ['Risk'],
         summary: 'Acknowledge or resolve a risk signal',
-        description: 'open → acknowledged → resolved, or open → resolved; anything else is 409 `transition_not_allowed`. `resolved` is final.',
+        description:
+          'open → acknowledged → resolved, or open → resolved; anything else is 409 `transition_not_allowed`. `resolved` is final.',
         params: SignalIdParams,
         body: ReviewSignalBody,
         response: { 200: SignalSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429) },

@@ -13,7 +13,9 @@ import * as repo from './risk.repository.js';
 import type { CreateSignalBody, ListOpenQuery, ReviewSignalBody, RuleType, Severity, Signal } from './risk.schemas.js';
 
 /** The built-in rules: how many events of a kind within a window raise a signal. Data, in one place. */
-export const RISK_RULES: Readonly<Record<Exclude<RuleType, 'large_payout'>, { threshold: number; windowSeconds: number; severity: Severity }>> = {
+export const RISK_RULES: Readonly<
+  Record<Exclude<RuleType, 'large_payout'>, { threshold: number; windowSeconds: number; severity: Severity }>
+> = {
   /** One payer's number failing again and again: card-testing style probing, or a payer being pushed to pay. */
   repeated_failed_collections: { threshold: 3, windowSeconds: 3600, severity: 'medium' },
   /** Many refunds in a short time: a compromised key or an insider draining the balance. */
@@ -59,17 +61,30 @@ export class RiskService {
   ) {}
 
   /** Row 8: a token holder reports a risk in its own workspace; the admin may name another workspace. */
-  async create(auth: AuthContext, body: CreateSignalBody, key: string | undefined, requestFingerprint: string): Promise<IdempotentResult> {
+  async create(
+    auth: AuthContext,
+    body: CreateSignalBody,
+    key: string | undefined,
+    requestFingerprint: string,
+  ): Promise<IdempotentResult> {
     if (body.workspace_id !== undefined && auth.audience !== 'admin') {
-      throw new ApiError('forbidden', 'Only an admin token may raise a signal about another workspace; leave workspace_id out.');
+      throw new ApiError(
+        'forbidden',
+        'Only an admin token may raise a signal about another workspace; leave workspace_id out.',
+      );
     }
     if (body.details !== undefined && Buffer.byteLength(canonicalJson(body.details)) > DETAILS_MAX_BYTES) {
-      throw new ApiError('validation_failed', 'details is larger than 16 KiB.', { errors: [{ field: 'details', message: 'must be at most 16 KiB as JSON' }] });
+      throw new ApiError('validation_failed', 'details is larger than 16 KiB.', {
+        errors: [{ field: 'details', message: 'must be at most 16 KiB as JSON' }],
+      });
     }
     const workspaceId = body.workspace_id ?? auth.workspaceId;
     return this.idempotency.maybe(auth.workspaceId, key, requestFingerprint, async (tx) => {
       const exists = await tx.query('SELECT 1 FROM workspaces WHERE id = $1', [workspaceId]);
-      if (exists.rowCount === 0) throw new ApiError('not_found', 'No workspace with that id exists.', { errors: [{ field: 'workspace_id', message: 'is not a workspace' }] });
+      if (exists.rowCount === 0)
+        throw new ApiError('not_found', 'No workspace with that id exists.', {
+          errors: [{ field: 'workspace_id', message: 'is not a workspace' }],
+        });
       const row = await this.insert(tx, workspaceId, {
         type: body.type,
         severity: body.severity,
@@ -107,7 +122,8 @@ export class RiskService {
       const row = isUuid(id) ? await repo.lockSignalAnyWorkspace(tx, id) : undefined;
       if (!row) throw notFound('risk signal');
       const allowed = body.status === 'acknowledged' ? row.status === 'open' : row.status !== 'resolved';
-      if (!allowed) throw new ApiError('transition_not_allowed', `A ${row.status} signal cannot become ${body.status}.`);
+      if (!allowed)
+        throw new ApiError('transition_not_allowed', `A ${row.status} signal cannot become ${body.status}.`);
       const at = stepTime(row.updated_at);
       const next: repo.SignalRow = {
         ...row,
@@ -130,10 +146,22 @@ export class RiskService {
    */
   async afterCollectionMoved(tx: Tx, workspaceId: string, collection: CollectionRow): Promise<void> {
     const phone = collection.customer.phone_number;
-    if (collection.status !== 'failed' || phone === undefined || !PAYER_FAILURES.includes(collection.failure_reason ?? '')) return;
+    if (
+      collection.status !== 'failed' ||
+      phone === undefined ||
+      !PAYER_FAILURES.includes(collection.failure_reason ?? '')
+    )
+      return;
     const rule = RISK_RULES.repeated_failed_collections;
     await repo.lockRuleSubject(tx, workspaceId, 'repeated_failed_collections', phone);
-    const since = await this.countFrom(tx, workspaceId, 'repeated_failed_collections', 'phone_number', phone, rule.windowSeconds);
+    const since = await this.countFrom(
+      tx,
+      workspaceId,
+      'repeated_failed_collections',
+      'phone_number',
+      phone,
+      rule.windowSeconds,
+    );
     const count = await repo.countPayerFailuresForPhone(tx, workspaceId, phone, since, PAYER_FAILURES);
     if (count < rule.threshold) return;
     await this.insert(tx, workspaceId, {
@@ -142,7 +170,12 @@ export class RiskService {
       source: 'rule',
       subject: { type: 'phone_number', id: phone },
       description: `${count} collections from ${phone} were declined or lacked funds within ${rule.windowSeconds / 60} minutes.`,
-      details: { count, threshold: rule.threshold, window_seconds: rule.windowSeconds, last_collection_id: collection.id },
+      details: {
+        count,
+        threshold: rule.threshold,
+        window_seconds: rule.windowSeconds,
+        last_collection_id: collection.id,
+      },
     });
   }
 
@@ -182,7 +215,14 @@ export class RiskService {
   }
 
   /** A rule counts events in its window, but only those after its last signal for the subject: those were seen. */
-  private async countFrom(tx: Tx, workspaceId: string, rule: RuleType, subjectType: string, subjectId: string, windowSeconds: number): Promise<Date> {
+  private async countFrom(
+    tx: Tx,
+    workspaceId: string,
+    rule: RuleType,
+    subjectType: string,
+    subjectId: string,
+    windowSeconds: number,
+  ): Promise<Date> {
     const windowStart = new Date(Date.now() - windowSeconds * 1000);
     const last = await repo.lastRuleSignalAt(tx, workspaceId, rule, subjectType, subjectId);
     return last !== undefined && last > windowStart ? last : windowStart;
@@ -192,7 +232,14 @@ export class RiskService {
   private async insert(
     tx: Tx,
     workspaceId: string,
-    s: { type: string; severity: Severity; source: repo.SignalRow['source']; subject: { type: string; id: string }; description: string; details: Record<string, unknown> },
+    s: {
+      type: string;
+      severity: Severity;
+      source: repo.SignalRow['source'];
+      subject: { type: string; id: string };
+      description: string;
+      details: Record<string, unknown>;
+    },
   ): Promise<repo.SignalRow | undefined> {
     const id = uuidv7();
     const now = uuidv7Time(id);
@@ -214,7 +261,13 @@ export class RiskService {
       updated_at: now,
     };
     if (!(await repo.insertSignal(tx, workspaceId, row))) return undefined;
-    await recordEvent(tx, workspaceId, { type: 'risk_signal.created', objectType: 'risk_signal', objectId: id, data: toApi(row), at: now });
+    await recordEvent(tx, workspaceId, {
+      type: 'risk_signal.created',
+      objectType: 'risk_signal',
+      objectId: id,
+      data: toApi(row),
+      at: now,
+    });
     return row;
   }
 }

@@ -10,33 +10,51 @@ import { REFUND_FAILURE_REASONS, RefundIdParams, RefundSchema } from '../refunds
 import type { SandboxService } from './sandbox.service.js';
 import { INTEGRATOR } from '../../platform/access.js';
 
-const SimulateCollectionBody = component('SimulateCollectionRequest', Type.Object(
-  {
-    outcome: Type.Enum(['successful', 'failed', 'expired', 'reversed'], {
-      description:
-        'Where to drive the collection. Statuses between are passed through, each with its event (pending → processing → successful); ' +
-        'one the lifecycle cannot reach from the current status is 409 `transition_not_allowed`.',
-    }),
-    reason: Type.Optional(Type.Enum(FAILURE_REASONS, { description: 'For `failed`: why (default `provider_error`).' })),
-  },
-  { additionalProperties: false },
-));
+const SimulateCollectionBody = component(
+  'SimulateCollectionRequest',
+  Type.Object(
+    {
+      outcome: Type.Enum(['successful', 'failed', 'expired', 'reversed'], {
+        description:
+          'Where to drive the collection. Statuses between are passed through, each with its event (pending → processing → successful); ' +
+          'one the lifecycle cannot reach from the current status is 409 `transition_not_allowed`.',
+      }),
+      reason: Type.Optional(
+        Type.Enum(FAILURE_REASONS, { description: 'For `failed`: why (default `provider_error`).' }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+);
 
-const SimulateRefundBody = component('SimulateRefundRequest', Type.Object(
-  {
-    outcome: Type.Enum(['successful', 'failed'], { description: 'Where to drive the refund.' }),
-    reason: Type.Optional(Type.Enum(REFUND_FAILURE_REASONS, { description: 'For `failed`: why (default `provider_error`).' })),
-  },
-  { additionalProperties: false },
-));
+const SimulateRefundBody = component(
+  'SimulateRefundRequest',
+  Type.Object(
+    {
+      outcome: Type.Enum(['successful', 'failed'], { description: 'Where to drive the refund.' }),
+      reason: Type.Optional(
+        Type.Enum(REFUND_FAILURE_REASONS, { description: 'For `failed`: why (default `provider_error`).' }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+);
 
-const SimulatePayoutBody = component('SimulatePayoutRequest', Type.Object(
-  {
-    outcome: Type.Enum(['successful', 'failed'], { description: 'Where to drive the payout (a created one passes through pending). `failed` gives the reservation back.' }),
-    reason: Type.Optional(Type.Enum(PAYOUT_FAILURE_REASONS, { description: 'For `failed`: why (default `provider_error`).' })),
-  },
-  { additionalProperties: false },
-));
+const SimulatePayoutBody = component(
+  'SimulatePayoutRequest',
+  Type.Object(
+    {
+      outcome: Type.Enum(['successful', 'failed'], {
+        description:
+          'Where to drive the payout (a created one passes through pending). `failed` gives the reservation back.',
+      }),
+      reason: Type.Optional(
+        Type.Enum(PAYOUT_FAILURE_REASONS, { description: 'For `failed`: why (default `provider_error`).' }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+);
 
 export function sandboxRoutes(app: App, service: SandboxService): void {
   app.post(
@@ -48,7 +66,7 @@ export function sandboxRoutes(app: App, service: SandboxService): void {
         tags: ['Sandbox'],
         summary: 'Drive a sandbox collection to an outcome',
         description:
-          'Sandbox only (404 in production). Stops the simulator\'s own script for this collection and applies the outcome, ' +
+          "Sandbox only (404 in production). Stops the simulator's own script for this collection and applies the outcome, " +
           'with the same events and ledger postings a provider notice would cause. Answers the collection after the change.',
         params: CollectionIdParams,
         body: SimulateCollectionBody,
@@ -59,7 +77,10 @@ export function sandboxRoutes(app: App, service: SandboxService): void {
       const auth = requireAuth(request);
       const { key, fingerprint } = idempotencyOf(request, false);
       const { outcome, reason } = request.body;
-      return sendStored(reply, await service.simulateCollection(auth.workspaceId, request.params.id, outcome, reason, key, fingerprint));
+      return sendStored(
+        reply,
+        await service.simulateCollection(auth.workspaceId, request.params.id, outcome, reason, key, fingerprint),
+      );
     },
   );
 
@@ -71,7 +92,8 @@ export function sandboxRoutes(app: App, service: SandboxService): void {
         operationId: 'simulateRefund',
         tags: ['Sandbox'],
         summary: 'Drive a sandbox refund to an outcome',
-        description: 'Sandbox only (404 in production). Refunds in the sandbox succeed by themselves unless driven otherwise.',
+        description:
+          'Sandbox only (404 in production). Refunds in the sandbox succeed by themselves unless driven otherwise.',
         params: RefundIdParams,
         body: SimulateRefundBody,
         response: { 200: RefundSchema, ...problemResponses(400, 401, 403, 404, 409, 422, 429) },
@@ -81,7 +103,10 @@ export function sandboxRoutes(app: App, service: SandboxService): void {
       const auth = requireAuth(request);
       const { key, fingerprint } = idempotencyOf(request, false);
       const { outcome, reason } = request.body;
-      return sendStored(reply, await service.simulateRefund(auth.workspaceId, request.params.id, outcome, reason, key, fingerprint));
+      return sendStored(
+        reply,
+        await service.simulateRefund(auth.workspaceId, request.params.id, outcome, reason, key, fingerprint),
+      );
     },
   );
 
@@ -105,7 +130,10 @@ export function sandboxRoutes(app: App, service: SandboxService): void {
       const auth = requireAuth(request);
       const { key, fingerprint } = idempotencyOf(request, false);
       const { outcome, reason } = request.body;
-      return sendStored(reply, await service.simulatePayout(auth.workspaceId, request.params.transactionId, outcome, reason, key, fingerprint));
+      return sendStored(
+        reply,
+        await service.simulatePayout(auth.workspaceId, request.params.transactionId, outcome, reason, key, fingerprint),
+      );
     },
   );
 }

@@ -35,13 +35,19 @@ export class SandboxService {
       const row = isUuid(id) ? await collections.lockCollection(tx, workspaceId, id) : undefined;
       if (!row) throw notFound('collection');
       if (row.provider !== SANDBOX_PROVIDER) {
-        throw new ApiError('transition_not_allowed', `This collection runs on provider '${row.provider}', not the simulator.`);
+        throw new ApiError(
+          'transition_not_allowed',
+          `This collection runs on provider '${row.provider}', not the simulator.`,
+        );
       }
       if (planCollection(row.status, outcome).kind === 'refused') {
         throw new ApiError('transition_not_allowed', `A ${row.status} collection cannot become ${outcome}.`);
       }
       await this.simulator.driveByHand(tx, workspaceId, 'collection', id, outcome === 'expired' ? undefined : outcome);
-      const moved = await this.lifecycle.moveCollection(tx, workspaceId, id, outcome, { cause: 'sandbox simulation', reason });
+      const moved = await this.lifecycle.moveCollection(tx, workspaceId, id, outcome, {
+        cause: 'sandbox simulation',
+        reason,
+      });
       return { status: 200, headers: {}, body: JSON.stringify(toApi(moved?.row ?? row)) };
     });
   }
@@ -58,14 +64,21 @@ export class SandboxService {
       const row = isUuid(id) ? await refunds.findRefund(tx, workspaceId, id) : undefined;
       if (!row) throw notFound('refund');
       if (row.provider !== SANDBOX_PROVIDER) {
-        throw new ApiError('transition_not_allowed', `This refund runs on provider '${row.provider}', not the simulator.`);
+        throw new ApiError(
+          'transition_not_allowed',
+          `This refund runs on provider '${row.provider}', not the simulator.`,
+        );
       }
       if (planRefund(row.status, outcome).kind === 'refused') {
         throw new ApiError('transition_not_allowed', `A ${row.status} refund cannot become ${outcome}.`);
       }
-      const moved = await this.lifecycle.moveRefund(tx, workspaceId, id, outcome, { cause: 'sandbox simulation', reason });
+      const moved = await this.lifecycle.moveRefund(tx, workspaceId, id, outcome, {
+        cause: 'sandbox simulation',
+        reason,
+      });
       // Checked again under the lock: the refund may have moved since it was read.
-      if (moved?.outcome === 'refused') throw new ApiError('transition_not_allowed', `A ${moved.row.status} refund cannot become ${outcome}.`);
+      if (moved?.outcome === 'refused')
+        throw new ApiError('transition_not_allowed', `A ${moved.row.status} refund cannot become ${outcome}.`);
       await this.simulator.driveByHand(tx, workspaceId, 'refund', id, outcome);
       const after = moved?.row ?? row;
       const collection = await collections.findCollection(tx, workspaceId, after.collection_id);
@@ -85,13 +98,19 @@ export class SandboxService {
       const row = isUuid(id) ? await payouts.lockPayout(tx, workspaceId, id) : undefined;
       if (!row) throw notFound('payout transaction');
       if (row.provider !== SANDBOX_PROVIDER) {
-        throw new ApiError('transition_not_allowed', `This payout runs on provider '${row.provider}', not the simulator.`);
+        throw new ApiError(
+          'transition_not_allowed',
+          `This payout runs on provider '${row.provider}', not the simulator.`,
+        );
       }
       if (planPayout(row.status, outcome).kind === 'refused') {
         throw new ApiError('transition_not_allowed', `A ${row.status} payout cannot become ${outcome}.`);
       }
       await this.simulator.driveByHand(tx, workspaceId, 'payout', id, outcome);
-      const moved = await this.lifecycle.movePayout(tx, workspaceId, id, outcome, { cause: 'sandbox simulation', reason });
+      const moved = await this.lifecycle.movePayout(tx, workspaceId, id, outcome, {
+        cause: 'sandbox simulation',
+        reason,
+      });
       return { status: 200, headers: {}, body: JSON.stringify(toPayoutApi(moved?.row ?? row)) };
     });
   }

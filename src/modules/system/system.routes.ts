@@ -7,7 +7,10 @@ import { DOCS_CSP, renderDocs } from '../../platform/docs-page.js';
 import type { App } from '../../platform/http.js';
 import { htmlResponse, problemResponses } from '../../platform/schemas.js';
 
-export function systemRoutes(app: App, deps: { db: Db; registry: Registry; migrationCount: number; isDraining: () => boolean }): void {
+export function systemRoutes(
+  app: App,
+  deps: { db: Db; registry: Registry; migrationCount: number; isDraining: () => boolean },
+): void {
   app.get(
     '/healthz',
     {
@@ -16,7 +19,9 @@ export function systemRoutes(app: App, deps: { db: Db; registry: Registry; migra
         operationId: 'healthz',
         tags: ['Operations'],
         summary: 'Liveness: the process is up',
-        response: { 200: Type.Object({ status: Type.Literal('ok', { description: 'Always ok when the process answers.' }) }) },
+        response: {
+          200: Type.Object({ status: Type.Literal('ok', { description: 'Always ok when the process answers.' }) }),
+        },
       },
     },
     async () => ({ status: 'ok' as const }),

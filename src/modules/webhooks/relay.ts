@@ -43,7 +43,12 @@ function decrement(counts: Map<string, number>, key: string): void {
   else counts.set(key, left);
 }
 
-export function retryDelay(scheduleMs: number[], failedAttempts: number, retryAfterMs: number | undefined, random = Math.random): number {
+export function retryDelay(
+  scheduleMs: number[],
+  failedAttempts: number,
+  retryAfterMs: number | undefined,
+  random = Math.random,
+): number {
   const base = scheduleMs[failedAttempts - 1] ?? 0;
   const jittered = Math.round(base * (1 + (random() * 2 - 1) * JITTER));
   return retryAfterMs === undefined ? jittered : Math.max(jittered, Math.min(retryAfterMs, MAX_RETRY_AFTER_MS));
@@ -199,7 +204,13 @@ export class WebhookRelay {
   /** Outbox rows → deliveries, in one transaction; returns how many outbox rows it published. */
   async fanOut(): Promise<number> {
     return withTransaction(this.db, async (tx) => {
-      const { rows: batch } = await tx.query<{ id: number; event_id: string; workspace_id: string; type: string; created_at: Date }>(
+      const { rows: batch } = await tx.query<{
+        id: number;
+        event_id: string;
+        workspace_id: string;
+        type: string;
+        created_at: Date;
+      }>(
         `SELECT o.id, o.event_id, o.workspace_id, e.type, e.created_at FROM outbox o JOIN events e ON e.id = o.event_id
          WHERE o.published_at IS NULL ORDER BY o.id LIMIT ${FAN_OUT_BATCH} FOR UPDATE OF o SKIP LOCKED`,
       );
@@ -297,7 +308,12 @@ export class WebhookRelay {
         // 410: what no longer fits goes back.
         const over: Claimed[] = [];
         for (const delivery of claimed) {
-          if (this.fits(delivery.endpoint_id) && !this.held.has(delivery.endpoint_id) && !this.gone.has(delivery.endpoint_id)) this.start(delivery);
+          if (
+            this.fits(delivery.endpoint_id) &&
+            !this.held.has(delivery.endpoint_id) &&
+            !this.gone.has(delivery.endpoint_id)
+          )
+            this.start(delivery);
           else over.push(delivery);
         }
         this.handBack(over);
@@ -363,14 +379,19 @@ export class WebhookRelay {
       )
       .then(
         () => undefined,
-        (err: unknown) => this.log.error({ err, deliveries: deliveries.length }, 'webhook relay could not hand back held deliveries'),
+        (err: unknown) =>
+          this.log.error({ err, deliveries: deliveries.length }, 'webhook relay could not hand back held deliveries'),
       )
       .finally(() => this.handingBack.delete(done));
     this.handingBack.add(done);
   }
 
   /** Due deliveries leased to this process: of one endpoint (up to `limit`), or across endpoints as described below. */
-  private async claim(limit: number, onlyEndpoint: string | null = null, leaseMs = this.options.timeoutMs + 5000): Promise<Claimed[]> {
+  private async claim(
+    limit: number,
+    onlyEndpoint: string | null = null,
+    leaseMs = this.options.timeoutMs + 5000,
+  ): Promise<Claimed[]> {
     const busy: Record<string, number> = Object.fromEntries(this.perEndpoint);
     // Across endpoints: the oldest due deliveries (twice the free slots) of endpoints not yet at their share (left out
     // before the window is taken, so a backlog for one slow endpoint can never fill it and starve everyone else),
@@ -379,7 +400,15 @@ export class WebhookRelay {
     const { rows } = await this.db.query<Claimed>({
       name: 'webhook-relay-claim',
       text: 'SELECT * FROM claim_webhook_deliveries($1::jsonb, $2, $3, $4, $5, $6::uuid[], $7::uuid)',
-      values: [JSON.stringify(busy), this.options.endpointConcurrency, limit, leaseMs, randomUUID(), this.excluded(), onlyEndpoint],
+      values: [
+        JSON.stringify(busy),
+        this.options.endpointConcurrency,
+        limit,
+        leaseMs,
+        randomUUID(),
+        this.excluded(),
+        onlyEndpoint,
+      ],
     });
     return rows;
   }
@@ -408,7 +437,9 @@ export class WebhookRelay {
     // attempt not sent frees its slot at once).
     const task = Promise.resolve()
       .then(() => this.deliver(delivery, endpointFreed))
-      .catch((err: unknown) => this.log.error({ err, delivery_id: delivery.id }, 'webhook delivery could not be recorded'))
+      .catch((err: unknown) =>
+        this.log.error({ err, delivery_id: delivery.id }, 'webhook delivery could not be recorded'),
+      )
       .finally(() => {
         const full = this.free() <= 0;
         this.inFlight.delete(task);
@@ -423,7 +454,12 @@ export class WebhookRelay {
 
   /** Sends one attempt and records it; `sent` is called between the two unless the endpoint answered 410 Gone. */
   private async deliver(d: Claimed, sent: () => void): Promise<void> {
-    const body = JSON.stringify({ id: d.event_id, type: d.type, timestamp: d.event_created_at.toISOString(), data: d.data });
+    const body = JSON.stringify({
+      id: d.event_id,
+      type: d.type,
+      timestamp: d.event_created_at.toISOString(),
+      data: d.data,
+    });
     const now = new Date();
     let result: AttemptResult;
     if (!d.endpoint_live) {
@@ -432,7 +468,11 @@ export class WebhookRelay {
     } else {
       try {
         const headers = signedHeaders(signingSecrets(d, now), d.event_id, now, body);
-        result = await send(d.url, headers, body, { timeoutMs: this.options.timeoutMs, env: this.options.env, resolve: this.options.resolve });
+        result = await send(d.url, headers, body, {
+          timeoutMs: this.options.timeoutMs,
+          env: this.options.env,
+          resolve: this.options.resolve,
+        });
       } catch (err) {
         result = notSent(`not sent: ${(err as Error).message}`);
       }
@@ -455,8 +495,26 @@ export class WebhookRelay {
       status = 'pending';
       nextAt = new Date(Date.now() + retryDelay(this.options.retryScheduleMs, d.attempts, result.retryAfterMs));
     }
-    const attempt = [uuidv7(), d.workspace_id, d.id, d.attempts, d.url, code ?? null, result.durationMs, result.responseBody ?? null, result.error ?? null, succeeded, startedAt];
-    const outcome = [d.id, d.lease_token, status, nextAt, gone ? 'the endpoint answered 410 Gone; it is now disabled' : why];
+    const attempt = [
+      uuidv7(),
+      d.workspace_id,
+      d.id,
+      d.attempts,
+      d.url,
+      code ?? null,
+      result.durationMs,
+      result.responseBody ?? null,
+      result.error ?? null,
+      succeeded,
+      startedAt,
+    ];
+    const outcome = [
+      d.id,
+      d.lease_token,
+      status,
+      nextAt,
+      gone ? 'the endpoint answered 410 Gone; it is now disabled' : why,
+    ];
     let recorded: boolean;
     if (!gone) {
       recorded = await new Promise<boolean>((done, failed) => {
@@ -475,7 +533,13 @@ export class WebhookRelay {
              WHERE id = $1 AND status = 'enabled' AND deleted_at IS NULL`,
             [d.endpoint_id],
           );
-          await repo.failPendingDeliveries(tx, d.workspace_id, d.endpoint_id, 'endpoint disabled: it answered 410 Gone', d.id);
+          await repo.failPendingDeliveries(
+            tx,
+            d.workspace_id,
+            d.endpoint_id,
+            'endpoint disabled: it answered 410 Gone',
+            d.id,
+          );
           return updated.rowCount === 1;
         });
       } finally {
@@ -492,7 +556,8 @@ export class WebhookRelay {
       this.log.warn({ delivery_id: d.id, attempt: d.attempts }, 'webhook attempt finished after its lease ran out');
     }
     this.attemptsTotal?.inc({ outcome: succeeded ? 'succeeded' : 'failed' });
-    if (succeeded && d.attempts === 1 && d.kind === 'event') this.lag?.observe((Date.now() - d.event_created_at.getTime()) / 1000);
+    if (succeeded && d.attempts === 1 && d.kind === 'event')
+      this.lag?.observe((Date.now() - d.event_created_at.getTime()) / 1000);
     if (gone) this.log.warn({ endpoint_id: d.endpoint_id }, 'webhook endpoint answered 410 Gone; disabled');
   }
 

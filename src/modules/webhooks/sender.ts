@@ -29,7 +29,13 @@ const agents = {
 
 /** The result of an attempt that never reached the network. */
 export function notSent(error: string): AttemptResult {
-  return { statusCode: undefined, responseBody: undefined, error: storable(error).slice(0, 500), durationMs: 0, retryAfterMs: undefined };
+  return {
+    statusCode: undefined,
+    responseBody: undefined,
+    error: storable(error).slice(0, 500),
+    durationMs: 0,
+    retryAfterMs: undefined,
+  };
 }
 
 /** Retry-After: seconds, or an HTTP date. */
@@ -71,7 +77,12 @@ export interface SendOptions {
   resolve?: Resolve;
 }
 
-export function send(rawUrl: string, headers: Record<string, string>, body: string, options: SendOptions): Promise<AttemptResult> {
+export function send(
+  rawUrl: string,
+  headers: Record<string, string>,
+  body: string,
+  options: SendOptions,
+): Promise<AttemptResult> {
   const started = performance.now();
   const elapsed = (): number => Math.round(performance.now() - started);
   const refused = urlProblem(rawUrl, options.env);
@@ -90,7 +101,12 @@ export function send(rawUrl: string, headers: Record<string, string>, body: stri
       resolve({ ...result, durationMs: elapsed() });
     };
     const fail = (err: NodeJS.ErrnoException): void =>
-      finish({ statusCode: undefined, responseBody: undefined, error: describe(err, options.timeoutMs), retryAfterMs: undefined });
+      finish({
+        statusCode: undefined,
+        responseBody: undefined,
+        error: describe(err, options.timeoutMs),
+        retryAfterMs: undefined,
+      });
 
     const req = transport.request(url, {
       method: 'POST',

@@ -54,7 +54,8 @@ export const systemResolve: Resolve = async (host) => {
   if (name === 'localhost' || name.endsWith('.localhost')) return ['127.0.0.1', '::1'];
   const [v4, v6] = await Promise.allSettled([resolver.resolve4(name), resolver.resolve6(name)]);
   const addresses = [...(v4.status === 'fulfilled' ? v4.value : []), ...(v6.status === 'fulfilled' ? v6.value : [])];
-  if (addresses.length === 0) throw v4.status === 'rejected' ? (v4.reason as Error) : new Error(`${host} has no address`);
+  if (addresses.length === 0)
+    throw v4.status === 'rejected' ? (v4.reason as Error) : new Error(`${host} has no address`);
   return addresses;
 };
 
@@ -62,7 +63,11 @@ export const systemResolve: Resolve = async (host) => {
  * Resolves the URL's host and refuses it in production when any of its addresses is internal.
  * Returns the problem, or undefined when the URL may be called.
  */
-export async function destinationProblem(raw: string, env: PaymentsEnv, resolve: Resolve = systemResolve): Promise<string | undefined> {
+export async function destinationProblem(
+  raw: string,
+  env: PaymentsEnv,
+  resolve: Resolve = systemResolve,
+): Promise<string | undefined> {
   const shape = urlProblem(raw, env);
   if (shape || env !== 'production') return shape;
   const host = hostOf(new URL(raw));
@@ -79,7 +84,8 @@ export async function destinationProblem(raw: string, env: PaymentsEnv, resolve:
 /** What is wrong with the addresses a host resolved to: none at all, or any internal one. */
 function addressesProblem(host: string, addresses: readonly string[]): string | undefined {
   const internal = addresses.find(isInternalAddress);
-  if (internal !== undefined) return `host '${host}' resolves to ${internal}, a loopback, private or link-local address`;
+  if (internal !== undefined)
+    return `host '${host}' resolves to ${internal}, a loopback, private or link-local address`;
   if (addresses.length === 0) return `host '${host}' does not resolve`;
   return undefined;
 }
@@ -102,9 +108,15 @@ export function guardedLookup(resolve: Resolve = systemResolve): LookupFunction 
           return;
         }
         const family = options.family === 4 || options.family === 6 ? options.family : undefined;
-        const all = addresses.map((address) => ({ address, family: isIP(address) })).filter((a) => family === undefined || a.family === family);
+        const all = addresses
+          .map((address) => ({ address, family: isIP(address) }))
+          .filter((a) => family === undefined || a.family === family);
         if (all.length === 0) {
-          callback(Object.assign(new Error(`host '${hostname}' has no IPv${family} address`), { code: 'ENOTFOUND' }), '', 0);
+          callback(
+            Object.assign(new Error(`host '${hostname}' has no IPv${family} address`), { code: 'ENOTFOUND' }),
+            '',
+            0,
+          );
           return;
         }
         if (options.all) (callback as unknown as (err: null, list: typeof all) => void)(null, all);

@@ -25,18 +25,38 @@ const ENDPOINT_COLUMNS =
   'id, workspace_id, url, description, enabled_events, status, disabled_reason, secret, previous_secrets, created_at, updated_at';
 
 export async function insertEndpoint(db: Queryable, e: EndpointRow): Promise<void> {
-  await db.query(`INSERT INTO webhook_endpoints (${ENDPOINT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, [
-    e.id, e.workspace_id, e.url, e.description, e.enabled_events, e.status, e.disabled_reason, e.secret,
-    JSON.stringify(e.previous_secrets), e.created_at, e.updated_at,
-  ]);
+  await db.query(
+    `INSERT INTO webhook_endpoints (${ENDPOINT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+    [
+      e.id,
+      e.workspace_id,
+      e.url,
+      e.description,
+      e.enabled_events,
+      e.status,
+      e.disabled_reason,
+      e.secret,
+      JSON.stringify(e.previous_secrets),
+      e.created_at,
+      e.updated_at,
+    ],
+  );
 }
 
 export async function countEndpoints(db: Queryable, workspaceId: string): Promise<number> {
-  const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_endpoints WHERE workspace_id = $1 AND deleted_at IS NULL', [workspaceId]);
+  const { rows } = await db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM webhook_endpoints WHERE workspace_id = $1 AND deleted_at IS NULL',
+    [workspaceId],
+  );
   return rows[0]?.n ?? 0;
 }
 
-export async function findEndpoint(db: Queryable, workspaceId: string, id: string, lock = false): Promise<EndpointRow | undefined> {
+export async function findEndpoint(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+  lock = false,
+): Promise<EndpointRow | undefined> {
   const { rows } = await db.query<EndpointRow>(
     `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL${lock ? ' FOR UPDATE' : ''}`,
     [workspaceId, id],
@@ -44,8 +64,17 @@ export async function findEndpoint(db: Queryable, workspaceId: string, id: strin
   return rows[0];
 }
 
-export async function listEndpoints(db: Queryable, workspaceId: string, f: ListFilter<'enabled' | 'disabled'>): Promise<EndpointRow[]> {
-  const { text, values } = listQuery('webhook_endpoints', ENDPOINT_COLUMNS, { workspace_id: workspaceId, deleted_at: null }, f);
+export async function listEndpoints(
+  db: Queryable,
+  workspaceId: string,
+  f: ListFilter<'enabled' | 'disabled'>,
+): Promise<EndpointRow[]> {
+  const { text, values } = listQuery(
+    'webhook_endpoints',
+    ENDPOINT_COLUMNS,
+    { workspace_id: workspaceId, deleted_at: null },
+    f,
+  );
   return (await db.query<EndpointRow>(text, values)).rows;
 }
 
@@ -71,7 +100,12 @@ export async function updateEndpoint(
   db: Queryable,
   workspaceId: string,
   id: string,
-  changes: Partial<Pick<EndpointRow, 'url' | 'description' | 'enabled_events' | 'status' | 'disabled_reason' | 'secret' | 'previous_secrets'>>,
+  changes: Partial<
+    Pick<
+      EndpointRow,
+      'url' | 'description' | 'enabled_events' | 'status' | 'disabled_reason' | 'secret' | 'previous_secrets'
+    >
+  >,
   at: Date,
 ): Promise<EndpointRow | undefined> {
   const sets: string[] = [];
@@ -97,7 +131,13 @@ export async function deleteEndpoint(db: Queryable, workspaceId: string, id: str
 }
 
 /** Stops an endpoint's pending deliveries (disabled, gone or deleted); an attempt in progress still logs its result. */
-export async function failPendingDeliveries(db: Queryable, workspaceId: string, endpointId: string, reason: string, exceptId?: string): Promise<void> {
+export async function failPendingDeliveries(
+  db: Queryable,
+  workspaceId: string,
+  endpointId: string,
+  reason: string,
+  exceptId?: string,
+): Promise<void> {
   await db.query(
     `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, last_error = $3, updated_at = now()
      WHERE workspace_id = $1 AND endpoint_id = $2 AND status = 'pending' AND id IS DISTINCT FROM $4`,
@@ -115,11 +155,20 @@ export interface EventRow {
 }
 
 export async function findEvent(db: Queryable, workspaceId: string, id: string): Promise<EventRow | undefined> {
-  const { rows } = await db.query<EventRow>('SELECT id, type, data, created_at FROM events WHERE workspace_id = $1 AND id = $2', [workspaceId, id]);
+  const { rows } = await db.query<EventRow>(
+    'SELECT id, type, data, created_at FROM events WHERE workspace_id = $1 AND id = $2',
+    [workspaceId, id],
+  );
   return rows[0];
 }
 
-export async function listEvents(db: Queryable, workspaceId: string, f: ListFilter, type: string | undefined, objectId: string | undefined): Promise<EventRow[]> {
+export async function listEvents(
+  db: Queryable,
+  workspaceId: string,
+  f: ListFilter,
+  type: string | undefined,
+  objectId: string | undefined,
+): Promise<EventRow[]> {
   const scope: Record<string, unknown> = { workspace_id: workspaceId };
   if (objectId !== undefined) scope.object_id = objectId;
   if (type !== undefined) scope.type = type;
@@ -154,9 +203,16 @@ export interface AttemptRow {
   created_at: Date;
 }
 
-const DELIVERY_COLUMNS = 'id, workspace_id, event_id, endpoint_id, kind, status, next_attempt_at, last_error, created_at, updated_at';
+const DELIVERY_COLUMNS =
+  'id, workspace_id, event_id, endpoint_id, kind, status, next_attempt_at, last_error, created_at, updated_at';
 
-export async function insertResendDeliveries(db: Queryable, workspaceId: string, eventId: string, deliveries: { id: string; endpointId: string }[], at: Date): Promise<DeliveryRow[]> {
+export async function insertResendDeliveries(
+  db: Queryable,
+  workspaceId: string,
+  eventId: string,
+  deliveries: { id: string; endpointId: string }[],
+  at: Date,
+): Promise<DeliveryRow[]> {
   const { rows } = await db.query<DeliveryRow>(
     `INSERT INTO webhook_deliveries (id, workspace_id, event_id, endpoint_id, kind, status, attempts, max_attempts, next_attempt_at, created_at, updated_at)
      SELECT d.id, $1, $2, d.endpoint_id, 'resend', 'pending', 0, 1, $3, $3, $3
@@ -167,8 +223,18 @@ export async function insertResendDeliveries(db: Queryable, workspaceId: string,
   return rows;
 }
 
-export async function listDeliveries(db: Queryable, workspaceId: string, eventId: string, f: ListFilter): Promise<DeliveryRow[]> {
-  const { text, values } = listQuery('webhook_deliveries', DELIVERY_COLUMNS, { workspace_id: workspaceId, event_id: eventId }, f);
+export async function listDeliveries(
+  db: Queryable,
+  workspaceId: string,
+  eventId: string,
+  f: ListFilter,
+): Promise<DeliveryRow[]> {
+  const { text, values } = listQuery(
+    'webhook_deliveries',
+    DELIVERY_COLUMNS,
+    { workspace_id: workspaceId, event_id: eventId },
+    f,
+  );
   return (await db.query<DeliveryRow>(text, values)).rows;
 }
 

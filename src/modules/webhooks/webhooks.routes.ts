@@ -66,7 +66,8 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
         operationId: 'listWebhookEndpoints',
         tags: ['Webhooks'],
         summary: 'List webhook endpoints',
-        description: "The workspace's endpoints (deleted ones excepted), newest first, paged by cursor. Secrets are never shown here.",
+        description:
+          "The workspace's endpoints (deleted ones excepted), newest first, paged by cursor. Secrets are never shown here.",
         querystring: ListEndpointsQuery,
         response: { 200: EndpointPage, ...problemResponses(400, 401, 403, 429) },
       },
@@ -116,7 +117,8 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
         operationId: 'deleteWebhookEndpoint',
         tags: ['Webhooks'],
         summary: 'Delete a webhook endpoint',
-        description: '204. Its pending deliveries stop; its delivery log stays readable from the events API. Deleting again is 404.',
+        description:
+          '204. Its pending deliveries stop; its delivery log stays readable from the events API. Deleting again is 404.',
         params: EndpointIdParams,
         response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses(401, 403, 404, 429) },
       },
@@ -225,7 +227,10 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
     async (request, reply) => {
       const auth = requireAuth(request);
       const { key, fingerprint } = idempotencyOf(request, false, auth.credentialId);
-      return sendStored(reply, await service.resend(auth.workspaceId, request.params.id, request.body, key, fingerprint));
+      return sendStored(
+        reply,
+        await service.resend(auth.workspaceId, request.params.id, request.body, key, fingerprint),
+      );
     },
   );
 }

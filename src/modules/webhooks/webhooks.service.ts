@@ -87,16 +87,27 @@ export class WebhooksService {
 
   private async checkUrl(url: string): Promise<void> {
     const problem = await destinationProblem(url, this.env, this.resolve);
-    if (problem) throw new ApiError('invalid_webhook_url', `The endpoint URL ${problem}.`, { errors: [{ field: 'url', message: problem }] });
+    if (problem)
+      throw new ApiError('invalid_webhook_url', `The endpoint URL ${problem}.`, {
+        errors: [{ field: 'url', message: problem }],
+      });
   }
 
-  async create(workspaceId: string, body: CreateEndpointBody, key: string | undefined, fingerprint: string): Promise<IdempotentResult> {
+  async create(
+    workspaceId: string,
+    body: CreateEndpointBody,
+    key: string | undefined,
+    fingerprint: string,
+  ): Promise<IdempotentResult> {
     await this.checkUrl(body.url);
     return this.idempotency.maybe(workspaceId, key, fingerprint, async (tx) => {
       // Serialises creations in one workspace, so the limit holds under concurrent requests.
       await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 7301))', [workspaceId]);
       if ((await repo.countEndpoints(tx, workspaceId)) >= MAX_ENDPOINTS) {
-        throw new ApiError('webhook_endpoint_limit_reached', `A workspace may have at most ${MAX_ENDPOINTS} webhook endpoints; delete one first.`);
+        throw new ApiError(
+          'webhook_endpoint_limit_reached',
+          `A workspace may have at most ${MAX_ENDPOINTS} webhook endpoints; delete one first.`,
+        );
       }
       const id = uuidv7();
       const now = new Date();
@@ -165,7 +176,12 @@ export class WebhooksService {
   }
 
   /** A new current secret; the one it replaces keeps signing for 24 hours, so receivers can roll without losing events. */
-  async rotateSecret(workspaceId: string, id: string, key: string | undefined, fingerprint: string): Promise<IdempotentResult> {
+  async rotateSecret(
+    workspaceId: string,
+    id: string,
+    key: string | undefined,
+    fingerprint: string,
+  ): Promise<IdempotentResult> {
     if (!isUuid(id)) throw notFound('webhook endpoint');
     return this.idempotency.maybe(workspaceId, key, fingerprint, async (tx) => {
       const current = await repo.findEndpoint(tx, workspaceId, id, true);
@@ -173,11 +189,17 @@ export class WebhooksService {
       const now = new Date();
       const expires = new Date(now.getTime() + PREVIOUS_SECRET_SECONDS * 1000).toISOString();
       // At most MAX_PREVIOUS_SECRETS earlier secrets keep signing, so frequent rotation cannot grow the header without bound.
-      const previous = [{ secret: current.secret, expires_at: expires }, ...current.previous_secrets.filter((p) => new Date(p.expires_at) > now)].slice(
-        0,
-        MAX_PREVIOUS_SECRETS,
+      const previous = [
+        { secret: current.secret, expires_at: expires },
+        ...current.previous_secrets.filter((p) => new Date(p.expires_at) > now),
+      ].slice(0, MAX_PREVIOUS_SECRETS);
+      const row = await repo.updateEndpoint(
+        tx,
+        workspaceId,
+        id,
+        { secret: newSecret(), previous_secrets: previous },
+        now,
       );
-      const row = await repo.updateEndpoint(tx, workspaceId, id, { secret: newSecret(), previous_secrets: previous }, now);
       if (!row) throw notFound('webhook endpoint');
       const shown: EndpointWithSecret = { ...toEndpointApi(row, now), secret: row.secret };
       return { status: 200, headers: {}, body: JSON.stringify(shown) };
@@ -203,12 +225,27 @@ export class WebhooksService {
     if (!event) throw notFound('event');
     const { limit, filter } = this.cursors.filterOf(query);
     const rows = await repo.listDeliveries(this.db, workspaceId, eventId, filter);
-    const attempts = await repo.attemptsOf(this.db, workspaceId, rows.slice(0, limit).map((r) => r.id));
-    return this.cursors.page(rows, limit, (r) => toDeliveryApi(r, attempts.filter((a) => a.delivery_id === r.id)));
+    const attempts = await repo.attemptsOf(
+      this.db,
+      workspaceId,
+      rows.slice(0, limit).map((r) => r.id),
+    );
+    return this.cursors.page(rows, limit, (r) =>
+      toDeliveryApi(
+        r,
+        attempts.filter((a) => a.delivery_id === r.id),
+      ),
+    );
   }
 
   /** Queues one new attempt of the event to one endpoint, or to every enabled endpoint subscribed to its type. */
-  async resend(workspaceId: string, eventId: string, body: ResendBody, key: string | undefined, fingerprint: string): Promise<IdempotentResult> {
+  async resend(
+    workspaceId: string,
+    eventId: string,
+    body: ResendBody,
+    key: string | undefined,
+    fingerprint: string,
+  ): Promise<IdempotentResult> {
     if (!isUuid(eventId)) throw notFound('event');
     const result = await this.idempotency.maybe(workspaceId, key, fingerprint, async (tx) => {
       const event = await repo.findEvent(tx, workspaceId, eventId);
@@ -219,17 +256,29 @@ export class WebhooksService {
         const endpoint = await repo.findEndpoint(tx, workspaceId, body.endpoint_id, true);
         if (!endpoint) throw notFound('webhook endpoint');
         if (endpoint.status !== 'enabled') {
-          throw new ApiError('webhook_endpoint_disabled', 'That endpoint is disabled; enable it (PATCH status: enabled) before resending to it.');
+          throw new ApiError(
+            'webhook_endpoint_disabled',
+            'That endpoint is disabled; enable it (PATCH status: enabled) before resending to it.',
+          );
         }
         targets = [endpoint.id];
       } else {
         const endpoints = await repo.enabledEndpoints(tx, [workspaceId], true);
         targets = endpoints.filter((e) => subscribes(e.enabled_events, event.type)).map((e) => e.id);
         if (targets.length === 0) {
-          throw new ApiError('no_webhook_endpoints', `No enabled endpoint subscribes to ${event.type}; name one with endpoint_id or add one.`);
+          throw new ApiError(
+            'no_webhook_endpoints',
+            `No enabled endpoint subscribes to ${event.type}; name one with endpoint_id or add one.`,
+          );
         }
       }
-      const rows = await repo.insertResendDeliveries(tx, workspaceId, eventId, targets.map((endpointId) => ({ id: uuidv7(), endpointId })), new Date());
+      const rows = await repo.insertResendDeliveries(
+        tx,
+        workspaceId,
+        eventId,
+        targets.map((endpointId) => ({ id: uuidv7(), endpointId })),
+        new Date(),
+      );
       return { status: 202, headers: {}, body: JSON.stringify({ data: rows.map((r) => toDeliveryApi(r, [])) }) };
     });
     if (!result.replayed) this.afterCommit.emit({ kind: 'events' });

@@ -9,7 +9,13 @@ import { insertWorkspace, type WorkspaceRow } from './workspaces.repository.js';
 export async function createWorkspace(
   tx: Queryable,
   credentials: CredentialsService,
-  w: { name: string; displayName: string; environment: PaymentsEnv; kind: WorkspaceRow['kind']; firstAudience: Audience },
+  w: {
+    name: string;
+    displayName: string;
+    environment: PaymentsEnv;
+    kind: WorkspaceRow['kind'];
+    firstAudience: Audience;
+  },
 ): Promise<{ workspace: WorkspaceRow; issued: IssuedCredential }> {
   const id = uuidv7();
   const workspace = await insertWorkspace(tx, {

@@ -6,8 +6,23 @@ import { Type } from 'typebox';
 import { ApiError } from '../../../platform/errors.js';
 import { isUuid } from '../../../platform/ids.js';
 import { majorUnits } from '../../../platform/money.js';
-import { connectorEntry, exponentOf, Secret, type ConnectorCommon, type ConnectorDeps, type ConnectorKind } from '../connector-config.js';
-import { callOperator, expiresIn, field, text, TokenCache, withToken, type OperatorResponse } from '../operator-http.js';
+import {
+  connectorEntry,
+  exponentOf,
+  Secret,
+  type ConnectorCommon,
+  type ConnectorDeps,
+  type ConnectorKind,
+} from '../connector-config.js';
+import {
+  callOperator,
+  expiresIn,
+  field,
+  text,
+  TokenCache,
+  withToken,
+  type OperatorResponse,
+} from '../operator-http.js';
 import {
   ProviderError,
   type CallbackReading,
@@ -25,7 +40,9 @@ const Entry = connectorEntry('airtel_money', {
   client_secret: Secret("The application's client_secret."),
   country: Type.String({ pattern: '^[A-Z]{2}$', description: 'X-Country: the one country this application serves.' }),
   currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'X-Currency: that country’s currency.' }),
-  pin: Secret('The disbursement PIN, RSA-encrypted with the public key of Airtel’s portal and Base64-encoded, as Airtel’s API takes it.'),
+  pin: Secret(
+    'The disbursement PIN, RSA-encrypted with the public key of Airtel’s portal and Base64-encoded, as Airtel’s API takes it.',
+  ),
 });
 
 export interface AirtelSettings extends ConnectorCommon {
@@ -46,7 +63,16 @@ const PATHS = {
 };
 
 /** Codes Airtel gives when it does not know yet whether it acted: asked again (our id makes a retry a duplicate, not a second payment). */
-const AMBIGUOUS = new Set(['ESB000001', 'ESB000004', 'ESB000014', '0000900', 'ROUTER117', 'DP00800001000', 'DP00900001000', 'DP00900001014']);
+const AMBIGUOUS = new Set([
+  'ESB000001',
+  'ESB000004',
+  'ESB000014',
+  '0000900',
+  'ROUTER117',
+  'DP00800001000',
+  'DP00900001000',
+  'DP00900001014',
+]);
 /** A transaction with our id is already there: an earlier attempt got through. */
 const DUPLICATE = new Set(['ESB000041', 'DP00900001011', 'DP00900001017']);
 /** Airtel does not know the id. */
@@ -81,7 +107,9 @@ const PAYOUT_REASONS: Record<string, string> = {
 };
 
 function codes(body: unknown): string[] {
-  return [text(body, 'status', 'response_code'), text(body, 'status', 'result_code')].filter((c): c is string => c !== undefined);
+  return [text(body, 'status', 'response_code'), text(body, 'status', 'result_code')].filter(
+    (c): c is string => c !== undefined,
+  );
 }
 
 function reasonOf(table: Record<string, string>, body: unknown, fallback: string): string {
@@ -122,11 +150,16 @@ export class AirtelConnector implements OperatorConnector {
         method: 'POST',
         url: `${settings.base_url}${PATHS.token}`,
         headers: {},
-        body: { client_id: settings.client_id, client_secret: settings.client_secret, grant_type: 'client_credentials' },
+        body: {
+          client_id: settings.client_id,
+          client_secret: settings.client_secret,
+          grant_type: 'client_credentials',
+        },
         timeoutMs: deps.timeoutMs,
       });
       const token = text(res.json, 'access_token');
-      if (res.status !== 200 || token === undefined) throw new ProviderError(`${this.name}: the token request answered ${res.status} ${res.text.slice(0, 200)}`);
+      if (res.status !== 200 || token === undefined)
+        throw new ProviderError(`${this.name}: the token request answered ${res.status} ${res.text.slice(0, 200)}`);
       return { token, expiresInSeconds: expiresIn(field(res.json, 'expires_in'), 180) };
     });
   }
@@ -139,16 +172,30 @@ export class AirtelConnector implements OperatorConnector {
   async initiateCollection(order: CollectionOrder): Promise<ProviderAck> {
     const res = await this.call('POST', PATHS.payment, {
       reference: airtelReference(order.reference, order.id),
-      subscriber: { country: this.settings.country, currency: this.settings.currency, msisdn: this.national(order.customer.phone_number ?? '') },
-      transaction: { amount: this.amount(order.amount), country: this.settings.country, currency: this.settings.currency, id: order.id },
+      subscriber: {
+        country: this.settings.country,
+        currency: this.settings.currency,
+        msisdn: this.national(order.customer.phone_number ?? ''),
+      },
+      transaction: {
+        amount: this.amount(order.amount),
+        country: this.settings.country,
+        currency: this.settings.currency,
+        id: order.id,
+      },
     });
     const body = this.answer(res, 'collection', order.id);
     if (body.success) return { reference: order.id, status: 'pending' };
-    return { reference: order.id, status: 'failed', reason: reasonOf(COLLECTION_REASONS, res.json, 'provider_refused') };
+    return {
+      reference: order.id,
+      status: 'failed',
+      reason: reasonOf(COLLECTION_REASONS, res.json, 'provider_refused'),
+    };
   }
 
   async initiatePayout(order: PayoutOrder): Promise<ProviderAck> {
-    if (order.beneficiary.phone_number === null) return { reference: undefined, status: 'failed', reason: 'invalid_account' };
+    if (order.beneficiary.phone_number === null)
+      return { reference: undefined, status: 'failed', reason: 'invalid_account' };
     const res = await this.call('POST', PATHS.disbursement, {
       payee: { msisdn: this.national(order.beneficiary.phone_number), wallet_type: 'NORMAL' },
       reference: airtelReference(order.reference, order.id),
@@ -158,12 +205,25 @@ export class AirtelConnector implements OperatorConnector {
     const body = this.answer(res, 'payout', order.id);
     if (body.duplicate) {
       const known = await this.queryStatus('payout', order.id);
-      if (known === undefined) throw new ProviderError(`${this.name}: Airtel calls payout ${order.id} a duplicate but does not find it; asked again later`);
-      return { reference: order.id, status: known.status === 'failed' ? 'failed' : known.status === 'successful' ? 'successful' : 'pending', reason: known.reason, receipt: known.receipt };
+      if (known === undefined)
+        throw new ProviderError(
+          `${this.name}: Airtel calls payout ${order.id} a duplicate but does not find it; asked again later`,
+        );
+      return {
+        reference: order.id,
+        status: known.status === 'failed' ? 'failed' : known.status === 'successful' ? 'successful' : 'pending',
+        reason: known.reason,
+        receipt: known.receipt,
+      };
     }
-    if (!body.success) return { reference: order.id, status: 'failed', reason: reasonOf(PAYOUT_REASONS, res.json, 'provider_refused') };
+    if (!body.success)
+      return { reference: order.id, status: 'failed', reason: reasonOf(PAYOUT_REASONS, res.json, 'provider_refused') };
     const status = statusOf(text(res.json, 'data', 'transaction', 'status'));
-    return { reference: order.id, status: status === 'successful' ? 'successful' : 'pending', receipt: text(res.json, 'data', 'transaction', 'airtel_money_id') };
+    return {
+      reference: order.id,
+      status: status === 'successful' ? 'successful' : 'pending',
+      receipt: text(res.json, 'data', 'transaction', 'airtel_money_id'),
+    };
   }
 
   /**
@@ -187,12 +247,18 @@ export class AirtelConnector implements OperatorConnector {
    * Collections and payouts by their enquiry; a refund by the enquiry of the collection it refunds (`reference`),
    * which Airtel then reports as reversed (TR).
    */
-  async queryStatus(objectType: NoticeObjectType, objectId: string, reference = ''): Promise<ProviderStatus | undefined> {
+  async queryStatus(
+    objectType: NoticeObjectType,
+    objectId: string,
+    reference = '',
+  ): Promise<ProviderStatus | undefined> {
     const id = objectType === 'refund' ? reference : objectId;
     if (!isUuid(id)) return undefined;
-    const path = objectType === 'payout' ? `${PATHS.disbursement}${id}?transactionType=B2C` : `${PATHS.paymentEnquiry}${id}`;
+    const path =
+      objectType === 'payout' ? `${PATHS.disbursement}${id}?transactionType=B2C` : `${PATHS.paymentEnquiry}${id}`;
     const res = await this.call('GET', path);
-    if (res.status !== 200) throw new ProviderError(`${this.name}: the enquiry answered ${res.status} ${res.text.slice(0, 200)}`);
+    if (res.status !== 200)
+      throw new ProviderError(`${this.name}: the enquiry answered ${res.status} ${res.text.slice(0, 200)}`);
     if (field(res.json, 'status', 'success') !== true) {
       if (codes(res.json).some((c) => NOT_FOUND.has(c))) return undefined;
       throw new ProviderError(`${this.name}: the enquiry failed: ${res.text.slice(0, 200)}`);
@@ -200,7 +266,9 @@ export class AirtelConnector implements OperatorConnector {
     const status = statusOf(text(res.json, 'data', 'transaction', 'status'));
     const receipt = text(res.json, 'data', 'transaction', 'airtel_money_id');
     if (objectType === 'refund') {
-      return status === 'reversed' ? { objectType, objectId, reference: id, status: 'successful' } : { objectType, objectId, reference: id, status: 'pending' };
+      return status === 'reversed'
+        ? { objectType, objectId, reference: id, status: 'successful' }
+        : { objectType, objectId, reference: id, status: 'pending' };
     }
     const reasons = objectType === 'payout' ? PAYOUT_REASONS : COLLECTION_REASONS;
     return {
@@ -209,20 +277,35 @@ export class AirtelConnector implements OperatorConnector {
       reference: id,
       status,
       receipt: status === 'successful' ? receipt : undefined,
-      reason: status === 'failed' ? (text(res.json, 'data', 'transaction', 'status') === 'TE' ? this.expiredReason(objectType) : reasonOf(reasons, res.json, 'provider_error')) : undefined,
+      reason:
+        status === 'failed'
+          ? text(res.json, 'data', 'transaction', 'status') === 'TE'
+            ? this.expiredReason(objectType)
+            : reasonOf(reasons, res.json, 'provider_error')
+          : undefined,
     };
   }
 
   async readCallback(path: string, body: unknown): Promise<CallbackReading> {
     const id = text(body, 'transaction', 'id');
     const status = text(body, 'transaction', 'status_code');
-    if (path !== '') throw new ApiError('not_found', 'Airtel calls the connector’s callback URL itself, with no sub-path.');
+    if (path !== '')
+      throw new ApiError('not_found', 'Airtel calls the connector’s callback URL itself, with no sub-path.');
     if (id === undefined || !isUuid(id) || (status !== 'TS' && status !== 'TF')) {
-      throw new ApiError('validation_failed', 'An Airtel callback carries transaction.id (our id) and transaction.status_code TS or TF.');
+      throw new ApiError(
+        'validation_failed',
+        'An Airtel callback carries transaction.id (our id) and transaction.status_code TS or TF.',
+      );
     }
     // The one URL serves every kind: the kind is found by our id.
     return {
-      claim: { objectType: undefined, objectId: id, status: statusOf(status), reference: id, receipt: status === 'TS' ? text(body, 'transaction', 'airtel_money_id') : undefined },
+      claim: {
+        objectType: undefined,
+        objectId: id,
+        status: statusOf(status),
+        reference: id,
+        receipt: status === 'TS' ? text(body, 'transaction', 'airtel_money_id') : undefined,
+      },
       reply: { status: 'received' },
     };
   }
@@ -251,28 +334,48 @@ export class AirtelConnector implements OperatorConnector {
       callOperator(this.name, {
         method,
         url: `${this.settings.base_url}${path}`,
-        headers: { authorization: `Bearer ${token}`, 'x-country': this.settings.country, 'x-currency': this.settings.currency },
+        headers: {
+          authorization: `Bearer ${token}`,
+          'x-country': this.settings.country,
+          'x-currency': this.settings.currency,
+        },
         body,
         timeoutMs: this.deps.timeoutMs,
       });
-    return withToken(this.tokens, send, (res) => (res.status === 401 || res.status === 403) && field(res.json, 'error') !== undefined);
+    return withToken(
+      this.tokens,
+      send,
+      (res) => (res.status === 401 || res.status === 403) && field(res.json, 'error') !== undefined,
+    );
   }
 
   /**
    * Reads the answer to a POST: accepted, a duplicate of an earlier attempt, or refused for good. Ambiguous
    * answers, gateway errors and 5xx throw, so the call is made again later (our id makes it safe).
    */
-  private answer(res: OperatorResponse, objectType: NoticeObjectType, id: string): { success: boolean; duplicate: boolean } {
-    if (res.status >= 500 || res.status === 408 || res.status === 429) throw new ProviderError(`${this.name}: answered ${res.status}`);
+  private answer(
+    res: OperatorResponse,
+    objectType: NoticeObjectType,
+    id: string,
+  ): { success: boolean; duplicate: boolean } {
+    if (res.status >= 500 || res.status === 408 || res.status === 429)
+      throw new ProviderError(`${this.name}: answered ${res.status}`);
     if (res.status !== 200) {
-      this.deps.log.error({ object_type: objectType, object_id: id, status: res.status }, `Airtel refused the request: ${res.text.slice(0, 200)}`);
+      this.deps.log.error(
+        { object_type: objectType, object_id: id, status: res.status },
+        `Airtel refused the request: ${res.text.slice(0, 200)}`,
+      );
       return { success: false, duplicate: false };
     }
     if (field(res.json, 'status', 'success') === true) return { success: true, duplicate: false };
     const found = codes(res.json);
     if (found.some((c) => DUPLICATE.has(c))) return { success: objectType !== 'payout', duplicate: true };
-    if (found.length === 0 || found.some((c) => AMBIGUOUS.has(c))) throw new ProviderError(`${this.name}: outcome ambiguous (${found.join(', ') || 'no code'}); asked again later`);
-    this.deps.log.warn({ object_type: objectType, object_id: id, codes: found, message: text(res.json, 'status', 'message') }, 'Airtel refused the request');
+    if (found.length === 0 || found.some((c) => AMBIGUOUS.has(c)))
+      throw new ProviderError(`${this.name}: outcome ambiguous (${found.join(', ') || 'no code'}); asked again later`);
+    this.deps.log.warn(
+      { object_type: objectType, object_id: id, codes: found, message: text(res.json, 'status', 'message') },
+      'Airtel refused the request',
+    );
     return { success: false, duplicate: false };
   }
 }
@@ -282,7 +385,8 @@ export const AIRTEL_MONEY: ConnectorKind<AirtelSettings> = {
   schema: Entry,
   railProblem: (settings, market, currency, rail) => {
     if (rail !== 'airtel_money') return 'an airtel_money connector runs airtel_money rails only';
-    if (market !== settings.country || currency !== settings.currency) return `this connector serves ${settings.country} in ${settings.currency} (its country and currency)`;
+    if (market !== settings.country || currency !== settings.currency)
+      return `this connector serves ${settings.country} in ${settings.currency} (its country and currency)`;
     return undefined;
   },
   create: (settings, deps) => new AirtelConnector(settings, deps),

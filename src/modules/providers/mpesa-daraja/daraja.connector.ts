@@ -6,8 +6,25 @@ import { Type } from 'typebox';
 import { ApiError } from '../../../platform/errors.js';
 import { isUuid } from '../../../platform/ids.js';
 import { majorUnits } from '../../../platform/money.js';
-import { connectorEntry, exponentOf, Secret, type ConnectorCommon, type ConnectorDeps, type ConnectorKind } from '../connector-config.js';
-import { callOperator, expiresIn, field, msisdn, OperatorNoAnswer, text, TokenCache, withToken, type OperatorResponse } from '../operator-http.js';
+import {
+  connectorEntry,
+  exponentOf,
+  Secret,
+  type ConnectorCommon,
+  type ConnectorDeps,
+  type ConnectorKind,
+} from '../connector-config.js';
+import {
+  callOperator,
+  expiresIn,
+  field,
+  msisdn,
+  OperatorNoAnswer,
+  text,
+  TokenCache,
+  withToken,
+  type OperatorResponse,
+} from '../operator-http.js';
 import {
   ANSWER_BY_CALLBACK,
   ProviderError,
@@ -27,14 +44,23 @@ import * as repo from './daraja.repository.js';
 const Entry = connectorEntry('mpesa_daraja', {
   consumer_key: Secret("The Daraja app's consumer key."),
   consumer_secret: Secret("The Daraja app's consumer secret."),
-  shortcode: Type.String({ pattern: '^[0-9]{5,7}$', description: 'The Lipa na M-Pesa Online shortcode (BusinessShortCode).' }),
+  shortcode: Type.String({
+    pattern: '^[0-9]{5,7}$',
+    description: 'The Lipa na M-Pesa Online shortcode (BusinessShortCode).',
+  }),
   passkey: Secret('The Lipa na M-Pesa Online passkey.'),
   transaction_type: Type.Enum(['CustomerPayBillOnline', 'CustomerBuyGoodsOnline'], { description: 'Paybill or Till.' }),
-  till_number: Type.Optional(Type.String({ pattern: '^[0-9]{5,7}$', description: 'For CustomerBuyGoodsOnline: the till (PartyB).' })),
+  till_number: Type.Optional(
+    Type.String({ pattern: '^[0-9]{5,7}$', description: 'For CustomerBuyGoodsOnline: the till (PartyB).' }),
+  ),
   b2c: Type.Object(
     {
       shortcode: Type.String({ pattern: '^[0-9]{5,7}$', description: 'The B2C shortcode (PartyA of payouts).' }),
-      initiator_name: Type.String({ minLength: 1, maxLength: 100, description: 'The API initiator of B2C, Reversal and Transaction Status.' }),
+      initiator_name: Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description: 'The API initiator of B2C, Reversal and Transaction Status.',
+      }),
       security_credential: Secret("The initiator's password encrypted with Safaricom's certificate, Base64."),
     },
     { additionalProperties: false },
@@ -157,17 +183,28 @@ export class DarajaConnector implements OperatorConnector {
       const res = await callOperator(this.name, {
         method: 'GET',
         url: `${settings.base_url}${PATHS.token}`,
-        headers: { authorization: `Basic ${Buffer.from(`${settings.consumer_key}:${settings.consumer_secret}`).toString('base64')}` },
+        headers: {
+          authorization: `Basic ${Buffer.from(`${settings.consumer_key}:${settings.consumer_secret}`).toString('base64')}`,
+        },
         timeoutMs: deps.timeoutMs,
       });
       const token = text(res.json, 'access_token');
-      if (res.status !== 200 || token === undefined) throw new ProviderError(`${this.name}: the token request answered ${res.status} ${res.text.slice(0, 200)}`);
+      if (res.status !== 200 || token === undefined)
+        throw new ProviderError(`${this.name}: the token request answered ${res.status} ${res.text.slice(0, 200)}`);
       return { token, expiresInSeconds: expiresIn(field(res.json, 'expires_in'), 3599) };
     });
   }
 
   callbackUrls(): string[] {
-    return ['stk', 'b2c-result', 'b2c-timeout', 'reversal-result', 'reversal-timeout', 'status-result', 'status-timeout'].map((k) => `${this.deps.callbackBase}/${k}/{id}`);
+    return [
+      'stk',
+      'b2c-result',
+      'b2c-timeout',
+      'reversal-result',
+      'reversal-timeout',
+      'status-result',
+      'status-timeout',
+    ].map((k) => `${this.deps.callbackBase}/${k}/{id}`);
   }
 
   /** M-Pesa takes whole shillings. */
@@ -197,17 +234,20 @@ export class DarajaConnector implements OperatorConnector {
     }
     if (res.status === 200 && text(res.json, 'ResponseCode') === '0') {
       const reference = text(res.json, 'CheckoutRequestID');
-      if (reference === undefined) return this.waitForCallback('collection', order.id, 'accepted without a CheckoutRequestID');
+      if (reference === undefined)
+        return this.waitForCallback('collection', order.id, 'accepted without a CheckoutRequestID');
       return { reference, status: 'pending' };
     }
     const message = text(res.json, 'errorMessage') ?? res.text.slice(0, 200);
-    if (/unable to lock subscriber/i.test(message)) return { reference: undefined, status: 'failed', reason: 'payer_busy' };
+    if (/unable to lock subscriber/i.test(message))
+      return { reference: undefined, status: 'failed', reason: 'payer_busy' };
     return this.unsafeToResend(res, 'collection', order.id);
   }
 
   /** B2C v3 carries our payout id as OriginatorConversationID: Daraja refuses a second one as a duplicate, so a retry is safe. */
   async initiatePayout(order: PayoutOrder): Promise<ProviderAck> {
-    if (order.beneficiary.phone_number === null) return { reference: undefined, status: 'failed', reason: 'invalid_account' };
+    if (order.beneficiary.phone_number === null)
+      return { reference: undefined, status: 'failed', reason: 'invalid_account' };
     const res = await this.call(PATHS.b2c, {
       OriginatorConversationID: order.id,
       InitiatorName: this.settings.b2c.initiator_name,
@@ -216,13 +256,17 @@ export class DarajaConnector implements OperatorConnector {
       Amount: this.shillings(order.amount, order.currency),
       PartyA: this.settings.b2c.shortcode,
       PartyB: msisdn(order.beneficiary.phone_number),
-      Remarks: order.reference.replace(/[^A-Za-z0-9 ]/g, '').slice(0, 100).padEnd(2, '.'),
+      Remarks: order.reference
+        .replace(/[^A-Za-z0-9 ]/g, '')
+        .slice(0, 100)
+        .padEnd(2, '.'),
       QueueTimeOutURL: `${this.deps.callbackBase}/b2c-timeout/${order.id}`,
       ResultURL: `${this.deps.callbackBase}/b2c-result/${order.id}`,
       Occasion: '',
     });
     if (res.status === 200 && text(res.json, 'ResponseCode') === '0') return { reference: order.id, status: 'pending' };
-    if (/duplicate originatorconversationid/i.test(text(res.json, 'errorMessage') ?? '')) return { reference: order.id, status: 'pending' };
+    if (/duplicate originatorconversationid/i.test(text(res.json, 'errorMessage') ?? ''))
+      return { reference: order.id, status: 'pending' };
     return this.refusedOrRetried(res, 'payout', order.id);
   }
 
@@ -232,7 +276,10 @@ export class DarajaConnector implements OperatorConnector {
    */
   async initiateRefund(order: RefundOrder): Promise<ProviderAck> {
     if (order.collectionReceipt === null) {
-      this.deps.log.error({ refund_id: order.id }, 'refund of a collection without an M-Pesa receipt: Reversal needs one');
+      this.deps.log.error(
+        { refund_id: order.id },
+        'refund of a collection without an M-Pesa receipt: Reversal needs one',
+      );
       return { reference: undefined, status: 'failed', reason: 'provider_refused' };
     }
     let res: OperatorResponse;
@@ -253,7 +300,8 @@ export class DarajaConnector implements OperatorConnector {
       if (!(err instanceof OperatorNoAnswer)) throw err;
       return this.waitForCallback('refund', order.id, err.message);
     }
-    if (res.status === 200 && text(res.json, 'ResponseCode') === '0') return { reference: text(res.json, 'OriginatorConversationID'), status: 'pending' };
+    if (res.status === 200 && text(res.json, 'ResponseCode') === '0')
+      return { reference: text(res.json, 'OriginatorConversationID'), status: 'pending' };
     return this.unsafeToResend(res, 'refund', order.id);
   }
 
@@ -262,7 +310,10 @@ export class DarajaConnector implements OperatorConnector {
    * waits, pending, for its callback (whose URL names our id), or for expiry.
    */
   private waitForCallback(objectType: NoticeObjectType, id: string, why: string): ProviderAck {
-    this.deps.log.warn({ object_type: objectType, object_id: id, why }, 'Daraja may have acted on this request; not sent again (it takes no idempotency key): waiting for its callback');
+    this.deps.log.warn(
+      { object_type: objectType, object_id: id, why },
+      'Daraja may have acted on this request; not sent again (it takes no idempotency key): waiting for its callback',
+    );
     return { reference: undefined, status: 'pending' };
   }
 
@@ -275,10 +326,14 @@ export class DarajaConnector implements OperatorConnector {
     const code = text(res.json, 'errorCode') ?? '';
     const message = text(res.json, 'errorMessage') ?? res.text.slice(0, 200);
     if (res.status === 400 || code === '500.001.1001') {
-      this.deps.log.error({ object_type: objectType, object_id: id, status: res.status, error: message }, 'Daraja refused the request');
+      this.deps.log.error(
+        { object_type: objectType, object_id: id, status: res.status, error: message },
+        'Daraja refused the request',
+      );
       return { reference: undefined, status: 'failed', reason: 'provider_refused' };
     }
-    if (THROTTLED.has(code) || (res.status > 400 && res.status < 500)) throw new ProviderError(`${this.name}: answered ${res.status} ${message}; tried again later`);
+    if (THROTTLED.has(code) || (res.status > 400 && res.status < 500))
+      throw new ProviderError(`${this.name}: answered ${res.status} ${message}; tried again later`);
     return this.waitForCallback(objectType, id, `answered ${res.status} ${message}`);
   }
 
@@ -304,7 +359,8 @@ export class DarajaConnector implements OperatorConnector {
     // By our own request's OriginatorConversationID, never by what a callback names. A payout's is its id (B2C v3),
     // even when the answer to the request was lost.
     const conversation = reference || (objectType === 'payout' ? objectId : '');
-    if (conversation === '') throw new ProviderError(`${this.name}: nothing to ask Transaction Status by for ${objectType} ${objectId}`);
+    if (conversation === '')
+      throw new ProviderError(`${this.name}: nothing to ask Transaction Status by for ${objectType} ${objectId}`);
     return this.askTransactionStatus(objectType, objectId, { OriginalConversationID: conversation }, claim);
   }
 
@@ -344,10 +400,12 @@ export class DarajaConnector implements OperatorConnector {
   async readCallback(path: string, body: unknown): Promise<CallbackReading> {
     const [kind = '', id = ''] = path.split('/');
     const objectType = CALLBACK_KINDS[kind];
-    if (objectType === undefined || !isUuid(id)) throw new ApiError('not_found', `No Daraja callback is sent to '${path}'.`);
+    if (objectType === undefined || !isUuid(id))
+      throw new ApiError('not_found', `No Daraja callback is sent to '${path}'.`);
     if (kind === 'stk') return { claim: this.stkClaim(id, body), reply: ACCEPTED };
     const result = field(body, 'Result');
-    if (typeof result !== 'object' || result === null) throw new ApiError('validation_failed', 'A Daraja result carries a Result object.');
+    if (typeof result !== 'object' || result === null)
+      throw new ApiError('validation_failed', 'A Daraja result carries a Result object.');
     if (kind.endsWith('-timeout')) {
       // The request timed out in M-Pesa's queue: no outcome. The sweeps ask Transaction Status later.
       this.deps.log.warn({ kind, id }, 'Daraja queue time-out; the status is asked later');
@@ -363,8 +421,10 @@ export class DarajaConnector implements OperatorConnector {
       reference: text(result, 'OriginatorConversationID'),
       status: code === '0' ? 'successful' : 'failed',
       reason: code === '0' ? undefined : (reasons[code] ?? 'provider_error'),
-      receipt: code === '0' ? (parameter(parameters, 'TransactionReceipt') ?? text(result, 'TransactionID')) : undefined,
-      amount: code === '0' ? (parameter(parameters, 'TransactionAmount') ?? parameter(parameters, 'Amount')) : undefined,
+      receipt:
+        code === '0' ? (parameter(parameters, 'TransactionReceipt') ?? text(result, 'TransactionID')) : undefined,
+      amount:
+        code === '0' ? (parameter(parameters, 'TransactionAmount') ?? parameter(parameters, 'Amount')) : undefined,
     };
     return { claim, reply: ACCEPTED };
   }
@@ -374,10 +434,28 @@ export class DarajaConnector implements OperatorConnector {
     const callback = field(body, 'Body', 'stkCallback');
     const code = text(callback, 'ResultCode');
     const reference = text(callback, 'CheckoutRequestID');
-    if (code === undefined || reference === undefined) throw new ApiError('validation_failed', 'An STK callback carries Body.stkCallback with CheckoutRequestID and ResultCode.');
+    if (code === undefined || reference === undefined)
+      throw new ApiError(
+        'validation_failed',
+        'An STK callback carries Body.stkCallback with CheckoutRequestID and ResultCode.',
+      );
     const items = field(callback, 'CallbackMetadata', 'Item');
-    if (code !== '0') return { objectType: 'collection', objectId: id, reference, status: 'failed', reason: STK_REASONS[code] ?? 'provider_error' };
-    return { objectType: 'collection', objectId: id, reference, status: 'successful', receipt: parameter(items, 'MpesaReceiptNumber'), amount: parameter(items, 'Amount') };
+    if (code !== '0')
+      return {
+        objectType: 'collection',
+        objectId: id,
+        reference,
+        status: 'failed',
+        reason: STK_REASONS[code] ?? 'provider_error',
+      };
+    return {
+      objectType: 'collection',
+      objectId: id,
+      reference,
+      status: 'successful',
+      receipt: parameter(items, 'MpesaReceiptNumber'),
+      amount: parameter(items, 'Amount'),
+    };
   }
 
   /**
@@ -386,27 +464,43 @@ export class DarajaConnector implements OperatorConnector {
    */
   private async statusAnswer(id: string, result: object): Promise<ProviderNotice | undefined> {
     const conversationId = text(result, 'ConversationID');
-    const query = conversationId === undefined ? undefined : await repo.takeQuery(this.deps.db, this.name, conversationId);
+    const query =
+      conversationId === undefined ? undefined : await repo.takeQuery(this.deps.db, this.name, conversationId);
     if (!query || query.object_id !== id) {
-      this.deps.log.warn({ id, conversation_id: conversationId }, 'Transaction Status answer to no query of ours; ignored');
+      this.deps.log.warn(
+        { id, conversation_id: conversationId },
+        'Transaction Status answer to no query of ours; ignored',
+      );
       return undefined;
     }
     const parameters = field(result, 'ResultParameters', 'ResultParameter');
     if (text(result, 'ResultCode') !== '0') {
-      this.deps.log.warn({ id, result_code: text(result, 'ResultCode') }, 'Transaction Status could not tell; the sweeps ask again');
+      this.deps.log.warn(
+        { id, result_code: text(result, 'ResultCode') },
+        'Transaction Status could not tell; the sweeps ask again',
+      );
       return undefined;
     }
     const status = transactionStatus(parameter(parameters, 'TransactionStatus'));
     if (status === 'pending') return undefined;
     if (query.claimed_status !== null && query.claimed_status !== status) {
-      this.deps.log.warn({ id, claimed: query.claimed_status, queried: status }, 'Daraja result contradicted by Transaction Status; nothing changed');
+      this.deps.log.warn(
+        { id, claimed: query.claimed_status, queried: status },
+        'Daraja result contradicted by Transaction Status; nothing changed',
+      );
       return undefined;
     }
     const receipt = parameter(parameters, 'ReceiptNo');
     // Asked by receipt: the answer must be about that receipt. Asked about a payout: about its OriginatorConversationID.
     const originator = parameter(parameters, 'OriginatorConversationID');
-    if ((query.claimed_receipt !== null && receipt !== query.claimed_receipt) || (query.object_type === 'payout' && originator !== undefined && originator !== id)) {
-      this.deps.log.warn({ id, receipt, originator }, 'Transaction Status answered about another transaction; nothing changed');
+    if (
+      (query.claimed_receipt !== null && receipt !== query.claimed_receipt) ||
+      (query.object_type === 'payout' && originator !== undefined && originator !== id)
+    ) {
+      this.deps.log.warn(
+        { id, receipt, originator },
+        'Transaction Status answered about another transaction; nothing changed',
+      );
       return undefined;
     }
     return {
@@ -427,10 +521,17 @@ export class DarajaConnector implements OperatorConnector {
     if (res.status === 200 && code !== undefined) {
       if (code === '4999') return { objectType: 'collection', objectId, reference, status: 'pending' };
       if (code === '0') return { objectType: 'collection', objectId, reference, status: 'successful' };
-      return { objectType: 'collection', objectId, reference, status: 'failed', reason: STK_REASONS[code] ?? 'provider_error' };
+      return {
+        objectType: 'collection',
+        objectId,
+        reference,
+        status: 'failed',
+        reason: STK_REASONS[code] ?? 'provider_error',
+      };
     }
     const message = text(res.json, 'errorMessage') ?? '';
-    if (/being processed|under processing/i.test(message)) return { objectType: 'collection', objectId, reference, status: 'pending' };
+    if (/being processed|under processing/i.test(message))
+      return { objectType: 'collection', objectId, reference, status: 'pending' };
     if (/does not exist|invalid checkoutrequestid/i.test(message)) return undefined;
     throw new ProviderError(`${this.name}: STK Push Query answered ${res.status} ${message || res.text.slice(0, 200)}`);
   }
@@ -466,7 +567,14 @@ export class DarajaConnector implements OperatorConnector {
   private call(path: string, body: unknown): Promise<OperatorResponse> {
     return withToken(
       this.tokens,
-      (token) => callOperator(this.name, { method: 'POST', url: `${this.settings.base_url}${path}`, headers: { authorization: `Bearer ${token}` }, body, timeoutMs: this.deps.timeoutMs }),
+      (token) =>
+        callOperator(this.name, {
+          method: 'POST',
+          url: `${this.settings.base_url}${path}`,
+          headers: { authorization: `Bearer ${token}` },
+          body,
+          timeoutMs: this.deps.timeoutMs,
+        }),
       (res) => text(res.json, 'errorCode') === '404.001.03',
     );
   }
@@ -475,9 +583,11 @@ export class DarajaConnector implements OperatorConnector {
 export const MPESA_DARAJA: ConnectorKind<DarajaSettings> = {
   type: 'mpesa_daraja',
   schema: Entry,
-  railProblem: (_settings, market, currency, rail) => (rail === 'mpesa' && market === 'KE' && currency === 'KES' ? undefined : 'Daraja runs KE/mpesa (KES) only'),
+  railProblem: (_settings, market, currency, rail) =>
+    rail === 'mpesa' && market === 'KE' && currency === 'KES' ? undefined : 'Daraja runs KE/mpesa (KES) only',
   check: (settings, callbackBase) => {
-    if (settings.transaction_type === 'CustomerBuyGoodsOnline' && settings.till_number === undefined) return 'field till_number is required with CustomerBuyGoodsOnline';
+    if (settings.transaction_type === 'CustomerBuyGoodsOnline' && settings.till_number === undefined)
+      return 'field till_number is required with CustomerBuyGoodsOnline';
     const word = FORBIDDEN_URL_WORDS.exec(callbackBase);
     if (word) {
       return `field name or callback_token (or PUBLIC_BASE_URL) puts '${word[0]}' in the callback URL ${callbackBase.replace(settings.callback_token, '{callback_token}')}, and Daraja refuses callback URLs with that word`;

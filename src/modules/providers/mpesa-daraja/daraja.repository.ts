@@ -13,7 +13,12 @@ export interface PendingQuery {
 }
 
 /** Records a query Daraja accepted, under the ConversationID it gave us. Maintenance-scoped: an operator answer names no workspace. */
-export async function recordQuery(db: Queryable, provider: string, conversationId: string, query: PendingQuery): Promise<void> {
+export async function recordQuery(
+  db: Queryable,
+  provider: string,
+  conversationId: string,
+  query: PendingQuery,
+): Promise<void> {
   await db.query(
     `INSERT INTO connector_queries (provider, query_id, workspace_id, object_type, object_id, claimed_status, claimed_reason, claimed_receipt, created_at)
      SELECT $1, $2, workspace_id, $3, $4, $5, $6, $7, now()
@@ -21,12 +26,24 @@ export async function recordQuery(db: Queryable, provider: string, conversationI
            UNION ALL SELECT workspace_id FROM payouts WHERE id = $4) owner
      LIMIT 1
      ON CONFLICT (provider, query_id) DO NOTHING`,
-    [provider, conversationId, query.object_type, query.object_id, query.claimed_status, query.claimed_reason, query.claimed_receipt],
+    [
+      provider,
+      conversationId,
+      query.object_type,
+      query.object_id,
+      query.claimed_status,
+      query.claimed_reason,
+      query.claimed_receipt,
+    ],
   );
 }
 
 /** Takes (reads and deletes) the query an answer names: an answer is used once. */
-export async function takeQuery(db: Queryable, provider: string, conversationId: string): Promise<PendingQuery | undefined> {
+export async function takeQuery(
+  db: Queryable,
+  provider: string,
+  conversationId: string,
+): Promise<PendingQuery | undefined> {
   const { rows } = await db.query<PendingQuery>(
     `DELETE FROM connector_queries WHERE provider = $1 AND query_id = $2
      RETURNING object_type, object_id, claimed_status, claimed_reason, claimed_receipt`,
@@ -37,6 +54,9 @@ export async function takeQuery(db: Queryable, provider: string, conversationId:
 
 /** Forgets queries never answered (Daraja does not repeat a callback); the sweeps ask again. */
 export async function purgeOldQueries(db: Queryable, olderThanSeconds: number): Promise<number> {
-  const { rowCount } = await db.query('DELETE FROM connector_queries WHERE created_at < now() - make_interval(secs => $1)', [olderThanSeconds]);
+  const { rowCount } = await db.query(
+    'DELETE FROM connector_queries WHERE created_at < now() - make_interval(secs => $1)',
+    [olderThanSeconds],
+  );
   return rowCount ?? 0;
 }

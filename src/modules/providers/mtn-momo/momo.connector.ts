@@ -5,9 +5,25 @@
 import { Type } from 'typebox';
 import { ApiError } from '../../../platform/errors.js';
 import { isUuid } from '../../../platform/ids.js';
-import { connectorEntry, exponentOf, Secret, type ConnectorCommon, type ConnectorDeps, type ConnectorKind } from '../connector-config.js';
+import {
+  connectorEntry,
+  exponentOf,
+  Secret,
+  type ConnectorCommon,
+  type ConnectorDeps,
+  type ConnectorKind,
+} from '../connector-config.js';
 import { majorUnits } from '../../../platform/money.js';
-import { callOperator, expiresIn, field, msisdn, text, TokenCache, withToken, type OperatorResponse } from '../operator-http.js';
+import {
+  callOperator,
+  expiresIn,
+  field,
+  msisdn,
+  text,
+  TokenCache,
+  withToken,
+  type OperatorResponse,
+} from '../operator-http.js';
 import {
   ProviderError,
   type CallbackClaim,
@@ -32,7 +48,10 @@ const Product = (name: string) =>
   );
 
 const Entry = connectorEntry('mtn_momo', {
-  target_environment: Type.String({ pattern: '^[a-z]{3,40}$', description: 'X-Target-Environment: sandbox, mtnghana, mtnuganda…' }),
+  target_environment: Type.String({
+    pattern: '^[a-z]{3,40}$',
+    description: 'X-Target-Environment: sandbox, mtnghana, mtnuganda…',
+  }),
   collection: Product('collection'),
   disbursement: Product('disbursement'),
 });
@@ -63,7 +82,11 @@ const OPERATIONS: Record<NoticeObjectType, { product: Product; path: string }> =
 };
 
 /** The callback sub-path of each kind (X-Callback-Url is set per request). */
-const CALLBACK_PATHS: Record<NoticeObjectType, string> = { collection: 'requesttopay', payout: 'transfer', refund: 'refund' };
+const CALLBACK_PATHS: Record<NoticeObjectType, string> = {
+  collection: 'requesttopay',
+  payout: 'transfer',
+  refund: 'refund',
+};
 
 /** MoMo's failure reasons, as our stable codes: collections. */
 const COLLECTION_REASONS: Record<string, string> = {
@@ -99,10 +122,21 @@ const REFUND_REASONS: Record<string, string> = {
   INTERNAL_PROCESSING_ERROR: 'provider_error',
 };
 
-const REASONS: Record<NoticeObjectType, Record<string, string>> = { collection: COLLECTION_REASONS, payout: PAYOUT_REASONS, refund: REFUND_REASONS };
+const REASONS: Record<NoticeObjectType, Record<string, string>> = {
+  collection: COLLECTION_REASONS,
+  payout: PAYOUT_REASONS,
+  refund: REFUND_REASONS,
+};
 
 /** Errors MoMo answers a create with that say the request itself can never pass (our configuration, or the number). */
-const REFUSALS = new Set(['NOT_ALLOWED', 'NOT_ALLOWED_TARGET_ENVIRONMENT', 'INVALID_CALLBACK_URL_HOST', 'INVALID_CURRENCY', 'PAYER_NOT_FOUND', 'PAYEE_NOT_FOUND']);
+const REFUSALS = new Set([
+  'NOT_ALLOWED',
+  'NOT_ALLOWED_TARGET_ENVIRONMENT',
+  'INVALID_CALLBACK_URL_HOST',
+  'INVALID_CURRENCY',
+  'PAYER_NOT_FOUND',
+  'PAYEE_NOT_FOUND',
+]);
 
 /**
  * MoMo wants an X-Reference-Id of UUID version 4; our ids are version 7. Both have the RFC 4122 variant, so
@@ -120,7 +154,12 @@ function reasonCode(body: unknown): string | undefined {
 
 /** Payer message and payee note: at most 160 characters, without the punctuation MoMo refuses (an apostrophe, say). */
 function note(value: string): string {
-  return value.replace(/[^A-Za-z0-9 .,_:/#-]/g, ' ').slice(0, 160).trim() || 'Payment';
+  return (
+    value
+      .replace(/[^A-Za-z0-9 .,_:/#-]/g, ' ')
+      .slice(0, 160)
+      .trim() || 'Payment'
+  );
 }
 
 export class MomoConnector implements OperatorConnector {
@@ -152,7 +191,8 @@ export class MomoConnector implements OperatorConnector {
   }
 
   initiatePayout(order: PayoutOrder): Promise<ProviderAck> {
-    if (order.beneficiary.phone_number === null) return Promise.resolve({ reference: undefined, status: 'failed', reason: 'invalid_account' });
+    if (order.beneficiary.phone_number === null)
+      return Promise.resolve({ reference: undefined, status: 'failed', reason: 'invalid_account' });
     return this.create('payout', order.id, order.amount, order.currency, {
       payee: { partyIdType: 'MSISDN', partyId: msisdn(order.beneficiary.phone_number) },
       payerMessage: note(order.reference),
@@ -161,7 +201,8 @@ export class MomoConnector implements OperatorConnector {
   }
 
   initiateRefund(order: RefundOrder): Promise<ProviderAck> {
-    if (order.collectionReference === null) return Promise.resolve({ reference: undefined, status: 'failed', reason: 'provider_refused' });
+    if (order.collectionReference === null)
+      return Promise.resolve({ reference: undefined, status: 'failed', reason: 'provider_refused' });
     return this.create('refund', order.id, order.amount, order.currency, {
       payerMessage: 'Refund',
       payeeNote: 'Refund',
@@ -169,12 +210,17 @@ export class MomoConnector implements OperatorConnector {
     });
   }
 
-  async queryStatus(objectType: NoticeObjectType, objectId: string, reference: string): Promise<ProviderStatus | undefined> {
+  async queryStatus(
+    objectType: NoticeObjectType,
+    objectId: string,
+    reference: string,
+  ): Promise<ProviderStatus | undefined> {
     const { product, path } = OPERATIONS[objectType];
     const referenceId = reference || momoReferenceId(objectId);
     const res = await this.call(product, 'GET', `${path}/${encodeURIComponent(referenceId)}`);
     if (res.status === 404) return undefined;
-    if (res.status !== 200) throw new ProviderError(`${this.name}: status query answered ${res.status} ${res.text.slice(0, 200)}`);
+    if (res.status !== 200)
+      throw new ProviderError(`${this.name}: status query answered ${res.status} ${res.text.slice(0, 200)}`);
     return { objectType, objectId, reference: referenceId, ...this.reading(objectType, objectId, res.json) };
   }
 
@@ -185,7 +231,12 @@ export class MomoConnector implements OperatorConnector {
     if (objectId === undefined || !isUuid(objectId) || typeof field(body, 'status') !== 'string') {
       throw new ApiError('validation_failed', 'A MoMo callback carries externalId (our id) and status.');
     }
-    const claim: CallbackClaim = { objectType, objectId, reference: momoReferenceId(objectId), ...this.reading(objectType, objectId, body) };
+    const claim: CallbackClaim = {
+      objectType,
+      objectId,
+      reference: momoReferenceId(objectId),
+      ...this.reading(objectType, objectId, body),
+    };
     return { claim, reply: {} };
   }
 
@@ -202,7 +253,10 @@ export class MomoConnector implements OperatorConnector {
         timeoutMs: this.deps.timeoutMs,
       });
       const token = text(res.json, 'access_token');
-      if (res.status !== 200 || token === undefined) throw new ProviderError(`${this.name}: the ${product} token request answered ${res.status} ${res.text.slice(0, 200)}`);
+      if (res.status !== 200 || token === undefined)
+        throw new ProviderError(
+          `${this.name}: the ${product} token request answered ${res.status} ${res.text.slice(0, 200)}`,
+        );
       return { token, expiresInSeconds: expiresIn(field(res.json, 'expires_in'), 3600) };
     });
   }
@@ -211,7 +265,13 @@ export class MomoConnector implements OperatorConnector {
    * One call to a product's API with its token. A 401 that is not the gateway's subscription-key refusal means
    * the token is no longer good: one new token, one retry (the request was refused, so nothing was created).
    */
-  private call(product: Product, method: 'GET' | 'POST', path: string, headers: Record<string, string> = {}, body?: unknown): Promise<OperatorResponse> {
+  private call(
+    product: Product,
+    method: 'GET' | 'POST',
+    path: string,
+    headers: Record<string, string> = {},
+    body?: unknown,
+  ): Promise<OperatorResponse> {
     const send = (token: string) =>
       callOperator(this.name, {
         method,
@@ -225,10 +285,20 @@ export class MomoConnector implements OperatorConnector {
         body,
         timeoutMs: this.deps.timeoutMs,
       });
-    return withToken(this.tokens[product], send, (res) => res.status === 401 && field(res.json, 'statusCode') === undefined);
+    return withToken(
+      this.tokens[product],
+      send,
+      (res) => res.status === 401 && field(res.json, 'statusCode') === undefined,
+    );
   }
 
-  private async create(objectType: NoticeObjectType, id: string, amount: number, currency: string, fields: Record<string, unknown>): Promise<ProviderAck> {
+  private async create(
+    objectType: NoticeObjectType,
+    id: string,
+    amount: number,
+    currency: string,
+    fields: Record<string, unknown>,
+  ): Promise<ProviderAck> {
     const { product, path } = OPERATIONS[objectType];
     const referenceId = momoReferenceId(id);
     const res = await this.call(
@@ -248,19 +318,39 @@ export class MomoConnector implements OperatorConnector {
     if (res.status === 202 || res.status === 409) return { reference: referenceId, status: 'pending' };
     const code = text(res.json, 'code');
     if (res.status === 400 || (code !== undefined && REFUSALS.has(code))) {
-      this.deps.log.error({ object_type: objectType, object_id: id, status: res.status, code }, `MoMo refused the request: ${res.text.slice(0, 200)}`);
-      return { reference: referenceId, status: 'failed', reason: REASONS[objectType][code ?? ''] ?? 'provider_refused' };
+      this.deps.log.error(
+        { object_type: objectType, object_id: id, status: res.status, code },
+        `MoMo refused the request: ${res.text.slice(0, 200)}`,
+      );
+      return {
+        reference: referenceId,
+        status: 'failed',
+        reason: REASONS[objectType][code ?? ''] ?? 'provider_refused',
+      };
     }
     throw new ProviderError(`${this.name}: ${path} answered ${res.status} ${res.text.slice(0, 200)}`);
   }
 
   /** A MoMo status body (an answer to GET, or a callback) in our terms; a success carries the amount MoMo says moved. */
-  private reading(objectType: NoticeObjectType, objectId: string, body: unknown): Pick<ProviderStatus, 'status' | 'reason' | 'receipt' | 'amount'> {
+  private reading(
+    objectType: NoticeObjectType,
+    objectId: string,
+    body: unknown,
+  ): Pick<ProviderStatus, 'status' | 'reason' | 'receipt' | 'amount'> {
     const status = text(body, 'status');
-    if (status === 'SUCCESSFUL') return { status: 'successful', receipt: text(body, 'financialTransactionId'), amount: text(body, 'amount') ?? '' };
-    if (status === 'FAILED') return { status: 'failed', reason: REASONS[objectType][reasonCode(body) ?? ''] ?? 'provider_error' };
+    if (status === 'SUCCESSFUL')
+      return {
+        status: 'successful',
+        receipt: text(body, 'financialTransactionId'),
+        amount: text(body, 'amount') ?? '',
+      };
+    if (status === 'FAILED')
+      return { status: 'failed', reason: REASONS[objectType][reasonCode(body) ?? ''] ?? 'provider_error' };
     if (status === 'PENDING' || status === 'CREATED') return { status: 'pending' };
-    this.deps.log.warn({ object_type: objectType, object_id: objectId, status }, 'MoMo reported a status it does not document; taken as pending');
+    this.deps.log.warn(
+      { object_type: objectType, object_id: objectId, status },
+      'MoMo reported a status it does not document; taken as pending',
+    );
     return { status: 'pending' };
   }
 }
@@ -268,6 +358,7 @@ export class MomoConnector implements OperatorConnector {
 export const MTN_MOMO: ConnectorKind<MomoSettings> = {
   type: 'mtn_momo',
   schema: Entry,
-  railProblem: (_settings, _market, _currency, rail) => (rail === 'mtn_momo' ? undefined : 'an mtn_momo connector runs mtn_momo rails only'),
+  railProblem: (_settings, _market, _currency, rail) =>
+    rail === 'mtn_momo' ? undefined : 'an mtn_momo connector runs mtn_momo rails only',
   create: (settings, deps) => new MomoConnector(settings, deps),
 };
