@@ -14,8 +14,8 @@ import * as payouts from '../payouts/payouts.repository.js';
 import type { PayoutStatus } from '../payouts/payouts.schemas.js';
 import * as refunds from '../refunds/refunds.repository.js';
 import type { Lifecycle, MoveOptions } from './lifecycle.service.js';
-
-export type SubmissionKind = 'collection' | 'refund' | 'payout';
+import * as sweeps from './sweeps.repository.js';
+import type { SubmissionKind } from './sweeps.repository.js';
 
 interface Job {
   kind: SubmissionKind;
@@ -27,23 +27,6 @@ interface Job {
 
 const MAX_QUEUE = 10_000;
 
-/** What waits to be sent, per kind: the status of an object not yet with its provider. */
-const UNSENT: readonly { kind: SubmissionKind; table: string; status: string }[] = [
-  { kind: 'collection', table: 'collections', status: 'created' },
-  { kind: 'refund', table: 'refunds', status: 'requested' },
-  { kind: 'payout', table: 'payouts', status: 'created' },
-];
-
-/** Claims up to 100 due initiations per kind, pushing each one's submit_after on by its backoff. */
-const SWEEP_SQL = `WITH ${UNSENT.map(
-  (k) => `${k.kind} AS (
-       UPDATE ${k.table} SET submit_attempts = submit_attempts + 1,
-              submit_after = now() + make_interval(secs => least(60, 2 ^ (submit_attempts + 1)))
-       WHERE id IN (SELECT id FROM ${k.table} WHERE status = '${k.status}' AND submitted_at IS NULL AND submit_after <= now()
-                    ORDER BY submit_after LIMIT 100 FOR UPDATE SKIP LOCKED)
-       RETURNING workspace_id, id, submit_attempts)`,
-).join(',\n     ')}
-     ${UNSENT.map((k) => `SELECT '${k.kind}'::text AS kind, workspace_id, id, submit_attempts FROM ${k.kind}`).join('\n     UNION ALL ')}`;
 /** How the lifecycle records an initiation's answer. */
 function ackOptions(providerName: string, ack: ProviderAck): MoveOptions {
   return {
@@ -53,15 +36,6 @@ function ackOptions(providerName: string, ack: ProviderAck): MoveOptions {
     receipt: ack.receipt,
   };
 }
-
-/** After a call the provider refused to take (an error answer, a refused connection): the next try after the backoff. */
-const RETRY_SQL = Object.fromEntries(
-  UNSENT.map((k) => [
-    k.kind,
-    `UPDATE ${k.table} SET submit_after = now() + make_interval(secs => least(60, 2 ^ (submit_attempts + 1)))
-     WHERE workspace_id = $1 AND id = $2 AND status = '${k.status}' AND submitted_at IS NULL`,
-  ]),
-) as Record<SubmissionKind, string>;
 
 /** Sweep attempts before giving up on an initiation (with the backoff below, about 8 minutes). */
 export const MAX_ATTEMPTS = 10;
@@ -97,13 +71,8 @@ export class Submitter {
    * failure leaves it for a later sweep. Maintenance: spans workspaces.
    */
   async sweep(): Promise<void> {
-    const claimed = await this.db.query<{
-      kind: SubmissionKind;
-      workspace_id: string;
-      id: string;
-      submit_attempts: number;
-    }>(SWEEP_SQL);
-    for (const row of claimed.rows) this.kick(row.kind, row.workspace_id, row.id, row.submit_attempts);
+    for (const row of await sweeps.claimDueInitiations(this.db))
+      this.kick(row.kind, row.workspace_id, row.id, row.submit_attempts);
   }
 
   /** Stops taking work and waits for the submissions in flight. */
@@ -126,7 +95,7 @@ export class Submitter {
           );
           // The call is over: the next try after the backoff. (A provider that may have acted on an unanswered call
           // without an idempotency key to dedupe by, Daraja's STK push, answers pending instead of throwing.)
-          await this.db.query(RETRY_SQL[job.kind], [job.workspaceId, job.id]);
+          await sweeps.scheduleRetry(this.db, job.kind, job.workspaceId, job.id);
         })
         .catch((err: unknown) =>
           this.log.error(

@@ -4,9 +4,10 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { withTransaction, type Db } from '../../db/pool.js';
 import { queryNoticeId, type ProviderNotices } from './notices.service.js';
-import { ANSWER_BY_CALLBACK, type NoticeObjectType } from '../providers/provider.js';
+import { ANSWER_BY_CALLBACK } from '../providers/provider.js';
 import type { ProviderRegistry } from '../providers/providers.registry.js';
 import type { Lifecycle } from './lifecycle.service.js';
+import * as repo from './sweeps.repository.js';
 
 /**
  * Expires collections still created or pending past their expires_at. One the provider has already been
@@ -23,17 +24,7 @@ export async function expireDue(
   batch = 200,
 ): Promise<number> {
   // One batch per run: a row that keeps failing is tried again next run, never in a loop.
-  // A reference only claimed by a callback (the push's own answer was lost) is asked about too: never believed.
-  const { rows } = await db.query<{
-    workspace_id: string;
-    id: string;
-    provider: string;
-    provider_reference: string | null;
-  }>(
-    `SELECT workspace_id, id, provider, coalesce(provider_reference, claimed_reference) AS provider_reference FROM collections
-     WHERE status IN ('created', 'pending') AND expires_at <= now() ORDER BY expires_at LIMIT $1`,
-    [batch],
-  );
+  const rows = await repo.dueForExpiry(db, batch);
   for (let i = 0; i < rows.length; i += PARALLEL) {
     await Promise.all(
       rows.slice(i, i + PARALLEL).map(async (row) => {
@@ -71,29 +62,6 @@ export async function expireDue(
 
 const PARALLEL = 8;
 
-/** What is in flight at a provider, per kind: the statuses it may still leave. */
-const IN_FLIGHT: readonly { kind: NoticeObjectType; table: string; statuses: string }[] = [
-  { kind: 'collection', table: 'collections', statuses: "'pending', 'processing'" },
-  { kind: 'refund', table: 'refunds', statuses: "'requested', 'pending'" },
-  { kind: 'payout', table: 'payouts', statuses: "'created', 'pending'" },
-];
-
-/**
- * Claims, per kind, the longest-quiet objects in flight ($1: seconds of quiet; $2: how many per kind; $3: only these
- * providers, or null for all) and marks them asked.
- */
-const RECONCILE_SQL = `WITH ${IN_FLIGHT.map(
-  (k) => `${k.kind} AS (
-       UPDATE ${k.table} SET checked_at = now() WHERE id IN (
-         SELECT id FROM ${k.table}
-         WHERE status IN (${k.statuses}) AND coalesce(provider_reference, claimed_reference) IS NOT NULL
-           AND greatest(updated_at, checked_at) < now() - make_interval(secs => $1)
-           AND ($3::text[] IS NULL OR provider = ANY($3))
-         ORDER BY greatest(updated_at, checked_at) LIMIT $2 FOR UPDATE SKIP LOCKED)
-       RETURNING id, provider, coalesce(provider_reference, claimed_reference) AS provider_reference)`,
-).join(',\n     ')}
-     ${IN_FLIGHT.map((k) => `SELECT '${k.kind}'::text AS kind, id, provider, provider_reference AS reference FROM ${k.kind}`).join('\n     UNION ALL ')}`;
-
 /**
  * Asks providers about collections, refunds and payouts in flight with no news for `afterSeconds` (of the providers
  * named in `only`, or all); returns how many were asked.
@@ -107,10 +75,7 @@ export async function reconcile(
   only?: string[],
   batch = 100,
 ): Promise<number> {
-  const { rows } = await db.query<{ kind: NoticeObjectType; id: string; provider: string; reference: string }>(
-    RECONCILE_SQL,
-    [afterSeconds, batch, only ?? null],
-  );
+  const rows = await repo.claimQuiet(db, afterSeconds, batch, only);
   for (const row of rows) {
     const provider = providers.get(row.provider);
     if (!provider) continue;
