@@ -3,6 +3,8 @@
 // signed callbacks through the same path a real provider's do.
 import { randomBytes } from 'node:crypto';
 import type { Db, Queryable } from '../../db/pool.js';
+import * as repo from './sandbox.repository.js';
+import type { DueOperation } from './sandbox.repository.js';
 import { signCallback, verifyCallback } from './callback-protocol.js';
 import type {
   CallbackHeaders,
@@ -70,13 +72,7 @@ function parseStep(step: string): { status: string; reason: string | undefined }
   return { status: status ?? step, reason };
 }
 
-export interface DueOperation {
-  object_id: string;
-  object_type: NoticeObjectType;
-  reference: string;
-  script: string[];
-  next_step: number;
-}
+export type { DueOperation };
 
 export class SandboxProvider implements RailProvider {
   readonly name = SANDBOX_PROVIDER;
@@ -114,11 +110,7 @@ export class SandboxProvider implements RailProvider {
     objectType: NoticeObjectType,
     objectId: string,
   ): Promise<Omit<ProviderNotice, 'noticeId'> | undefined> {
-    const { rows } = await this.db.query<{ reference: string; script: string[]; next_step: number }>(
-      'SELECT reference, script, next_step FROM sandbox_operations WHERE object_id = $1 AND object_type = $2',
-      [objectId, objectType],
-    );
-    const op = rows[0];
+    const op = await repo.findOperation(this.db, objectType, objectId);
     const last = op?.script[op.next_step - 1];
     if (!op || last === undefined) return undefined;
     return { objectType, objectId, reference: op.reference, ...parseStep(last) };
@@ -131,30 +123,11 @@ export class SandboxProvider implements RailProvider {
     workspaceId: string,
     script: string[],
   ): Promise<ProviderAck> {
-    const reference = `sbx_${randomBytes(12).toString('hex')}`;
-    const { rows } = await this.db.query<{ reference: string; first: string }>(
-      `WITH ins AS (
-         INSERT INTO sandbox_operations (object_id, workspace_id, object_type, reference, script, next_step, next_at, created_at)
-         VALUES ($1, $2, $3, $4, $5, 1,
-                 CASE WHEN cardinality($5::text[]) > 1 THEN now() + make_interval(secs => $6 / 1000.0) END, now())
-         ON CONFLICT (object_id) DO NOTHING
-         RETURNING reference, script[1] AS first)
-       SELECT reference, first FROM ins
-       UNION ALL
-       SELECT reference, script[1] FROM sandbox_operations WHERE object_id = $1
-       LIMIT 1`,
-      [objectId, workspaceId, objectType, reference, script, this.stepMs],
+    const row = await repo.openOperation(
+      this.db,
+      { objectId, workspaceId, objectType, reference: `sbx_${randomBytes(12).toString('hex')}`, script },
+      this.stepMs,
     );
-    // Two initiations at once: the second's statement saw neither its own insert (it conflicted) nor the
-    // first's (not yet committed when it started); read it again now that it is.
-    const row =
-      rows[0] ??
-      (
-        await this.db.query<{ reference: string; first: string }>(
-          'SELECT reference, script[1] AS first FROM sandbox_operations WHERE object_id = $1',
-          [objectId],
-        )
-      ).rows[0];
     if (!row) throw new Error(`sandbox operation ${objectId} could not be opened`);
     const { status, reason } = parseStep(row.first);
     return { reference: row.reference, status: status === 'failed' ? 'failed' : 'pending', reason };
@@ -165,15 +138,8 @@ export class SandboxProvider implements RailProvider {
    * `advance`, the step is reported again when the lease runs out (the notice id is the same, so
    * it is applied once).
    */
-  async claimDue(limit: number, leaseMs: number): Promise<DueOperation[]> {
-    const { rows } = await this.db.query<DueOperation>(
-      `UPDATE sandbox_operations o SET next_at = now() + make_interval(secs => $2 / 1000.0)
-       FROM (SELECT object_id FROM sandbox_operations WHERE next_at <= now() ORDER BY next_at LIMIT $1 FOR UPDATE SKIP LOCKED) due
-       WHERE o.object_id = due.object_id
-       RETURNING o.object_id, o.object_type, o.reference, o.script, o.next_step`,
-      [limit, leaseMs],
-    );
-    return rows;
+  claimDue(limit: number, leaseMs: number): Promise<DueOperation[]> {
+    return repo.claimDue(this.db, limit, leaseMs);
   }
 
   /** The signed callback the simulator sends for an operation's next step. */
@@ -196,14 +162,7 @@ export class SandboxProvider implements RailProvider {
   /** These steps were delivered: schedule each operation's next one, or finish it. A hand-driven outcome that got there first wins. */
   async advance(ops: DueOperation[]): Promise<void> {
     if (ops.length === 0) return;
-    await this.db.query(
-      `UPDATE sandbox_operations o
-       SET next_step = o.next_step + 1,
-           next_at = CASE WHEN o.next_step + 1 < cardinality(o.script) THEN now() + make_interval(secs => $3 / 1000.0) END
-       FROM unnest($1::uuid[], $2::int[]) AS done(object_id, step)
-       WHERE o.object_id = done.object_id AND o.next_step = done.step`,
-      [ops.map((o) => o.object_id), ops.map((o) => o.next_step), this.stepMs],
-    );
+    await repo.advance(this.db, ops, this.stepMs);
   }
 
   /**
@@ -219,14 +178,10 @@ export class SandboxProvider implements RailProvider {
   ): Promise<void> {
     // Written even if the operation was not opened yet (driven right after creation): an initiation that comes
     // later then finds it, answers from it, and runs no script over the hand-driven outcome.
-    await tx.query(
-      `INSERT INTO sandbox_operations AS o (object_id, workspace_id, object_type, reference, script, next_step, next_at, created_at)
-       VALUES ($1, $2, $3, $4, ARRAY[coalesce($5, 'pending')], 1, NULL, now())
-       ON CONFLICT (object_id) DO UPDATE
-       SET script = CASE WHEN $5::text IS NULL THEN o.script ELSE o.script[1:o.next_step] || $5::text END,
-           next_step = CASE WHEN $5::text IS NULL THEN o.next_step ELSE o.next_step + 1 END,
-           next_at = NULL`,
-      [objectId, workspaceId, objectType, `sbx_${randomBytes(12).toString('hex')}`, status ?? null],
+    await repo.driveByHand(
+      tx,
+      { objectId, workspaceId, objectType, reference: `sbx_${randomBytes(12).toString('hex')}` },
+      status ?? null,
     );
   }
 }
