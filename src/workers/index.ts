@@ -9,7 +9,8 @@ import type { Resolve } from '../modules/webhooks/url-guard.js';
 import { expireDue, reconcile } from '../modules/lifecycle/sweeps.js';
 import { purgeOldQueries } from '../modules/providers/mpesa-daraja/daraja.repository.js';
 import { runSimulatorStep } from '../modules/providers/sandbox.simulator.js';
-import { purgePublishedOutbox, WebhookRelay } from '../modules/webhooks/relay.js';
+import { WebhookRelay } from '../modules/webhooks/relay.js';
+import { purgePublishedOutbox } from '../modules/webhooks/webhooks.repository.js';
 import { every, type PeriodicJob } from './periodic.js';
 
 export interface Workers {
