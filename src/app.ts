@@ -13,7 +13,9 @@ import type { App } from './platform/http.js';
 import { loggerOptions } from './platform/logging.js';
 import { registerMetrics } from './platform/metrics.js';
 import { registerRateLimit } from './platform/rate-limit.js';
-import { componentSchemas, SharedProblemSchema, withSharedProblemResponses } from './platform/schemas.js';
+import { completeDocument } from './platform/openapi.js';
+import { componentSchemas, SharedProblemSchema } from './platform/schemas.js';
+import { API_VERSION } from './platform/version.js';
 import type { ServiceKeys } from './platform/secrets.js';
 import { TokenService } from './platform/tokens.js';
 import { bodyAjv, fieldErrors, queryAjv, shareSchemas, unsafeJson } from './platform/validation.js';
@@ -35,7 +37,7 @@ import { systemRoutes } from './modules/system/system.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import type { Resolve } from './modules/webhooks/url-guard.js';
 
-export const API_VERSION = '2.5.0';
+export { API_VERSION };
 export const BODY_LIMIT = 1024 * 1024;
 
 export interface AppDeps {
@@ -169,7 +171,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   await app.register(swagger, {
     transformObject: (documents) =>
       'openapiObject' in documents
-        ? withSharedProblemResponses(documents.openapiObject as Record<string, unknown>)
+        ? completeDocument(documents.openapiObject as Record<string, unknown>)
         : documents.swaggerObject,
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),

@@ -79,7 +79,7 @@ export function problemResponses<const S extends readonly number[]>(
   return out as { [K in S[number]]: ProblemResponse };
 }
 
-function describeStatus(status: number): string {
+export function describeStatus(status: number): string {
   const codes = Object.entries(ERROR_CODES)
     .filter(([, v]) => v.status === status)
     .map(([k]) => `\`${k}\``);
@@ -89,31 +89,6 @@ function describeStatus(status: number): string {
 /** A response that is an HTML page (the reference, the hosted payment page), documented as text/html. */
 export function htmlResponse(description: string) {
   return { description, content: { 'text/html': { schema: Type.String({ description }) } } };
-}
-
-/**
- * The OpenAPI document as generated, with every problem response defined once per status in
- * #/components/responses (each lists the codes that status can carry) and referred to from the operations.
- */
-export function withSharedProblemResponses(document: Record<string, unknown>): Record<string, unknown> {
-  const problem = JSON.stringify({
-    'application/problem+json': { schema: { $ref: `#/components/schemas/${PROBLEM_SCHEMA_ID}` } },
-  });
-  const shared: Record<string, unknown> = {};
-  const paths = (document.paths ?? {}) as Record<string, Record<string, { responses?: Record<string, unknown> }>>;
-  for (const operations of Object.values(paths)) {
-    for (const operation of Object.values(operations)) {
-      for (const [status, response] of Object.entries(operation.responses ?? {})) {
-        const r = response as { content?: unknown; description?: string };
-        if (JSON.stringify(r.content) !== problem) continue;
-        const name = `Problem${status}`;
-        shared[name] ??= { description: describeStatus(Number(status)), content: r.content };
-        (operation.responses as Record<string, unknown>)[status] = { $ref: `#/components/responses/${name}` };
-      }
-    }
-  }
-  const components = (document.components ?? {}) as Record<string, unknown>;
-  return { ...document, components: { ...components, responses: { ...(components.responses as object), ...shared } } };
 }
 
 export const IdempotencyKeyHeader = Type.String({

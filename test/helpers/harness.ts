@@ -2,6 +2,7 @@
 // and a small HTTP client. Everything goes through HTTP and a real PostgreSQL.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +15,7 @@ import type { App } from '../../src/platform/http.js';
 import { createService } from '../../src/service.js';
 import { startWorkers, type Workers } from '../../src/workers/index.js';
 import type { Resolve } from '../../src/modules/webhooks/url-guard.js';
+import { nonConformance } from './conformance.js';
 import { createScratchDatabase, type ScratchDatabase } from './database.js';
 
 export interface TestApp {
@@ -170,6 +172,12 @@ export async function request<T = any>(
   }
   const response = await fetch(t.baseUrl + url, { method, headers, body });
   const text = await response.text();
+  // Every response the suite receives is checked against the committed OpenAPI document (test/helpers/conformance.ts).
+  const problem = nonConformance(method, url, response.status, response.headers, text);
+  if (problem !== undefined) {
+    if (process.env.CONFORMANCE_LOG) appendFileSync(process.env.CONFORMANCE_LOG, `${problem}\n`);
+    else assert.fail(`the response does not conform to openapi.json: ${problem}`);
+  }
   let parsed: unknown;
   try {
     parsed = text ? JSON.parse(text) : undefined;

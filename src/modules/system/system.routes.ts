@@ -5,6 +5,7 @@ import type { Db } from '../../db/pool.js';
 import { migrationsApplied } from '../../db/migrate.js';
 import { DOCS_CSP, renderDocs } from '../../platform/docs-page.js';
 import type { App } from '../../platform/http.js';
+import { ApiError } from '../../platform/errors.js';
 import { htmlResponse, problemResponses } from '../../platform/schemas.js';
 
 export function systemRoutes(
@@ -41,14 +42,22 @@ export function systemRoutes(
         },
       },
     },
-    async (_request, reply) => {
-      if (deps.isDraining()) return reply.code(503).send(unavailable('The service is shutting down.', _request.id));
+    async () => {
+      // Problems like every other: application/problem+json, through the error handler.
+      if (deps.isDraining())
+        throw new ApiError('service_unavailable', 'The service is shutting down.', { headers: { 'Retry-After': '1' } });
+      let applied: boolean;
       try {
-        if (!(await migrationsApplied(deps.db, deps.migrationCount))) {
-          return reply.code(503).send(unavailable('Database migrations are not all applied.', _request.id));
-        }
+        applied = await migrationsApplied(deps.db, deps.migrationCount);
       } catch {
-        return reply.code(503).send(unavailable('The database is not reachable.', _request.id));
+        throw new ApiError('service_unavailable', 'The database is not reachable.', {
+          headers: { 'Retry-After': '5' },
+        });
+      }
+      if (!applied) {
+        throw new ApiError('service_unavailable', 'Database migrations are not all applied.', {
+          headers: { 'Retry-After': '5' },
+        });
       }
       return { status: 'ready' as const };
     },
@@ -107,15 +116,4 @@ export function systemRoutes(
       return docsHtml;
     },
   );
-}
-
-function unavailable(detail: string, requestId: string) {
-  return {
-    type: 'https://payments.example/errors/service_unavailable',
-    title: 'Service unavailable',
-    status: 503,
-    detail,
-    code: 'service_unavailable',
-    request_id: requestId,
-  };
 }
