@@ -19,7 +19,8 @@ interface Operation {
   responses: Json;
 }
 
-const formatsModule = addFormatsModule as unknown as ((ajv: Ajv2020) => Ajv2020) | { default: (ajv: Ajv2020) => Ajv2020 };
+const formatsModule = addFormatsModule as unknown as
+  ((ajv: Ajv2020) => Ajv2020) | { default: (ajv: Ajv2020) => Ajv2020 };
 const addFormats = typeof formatsModule === 'function' ? formatsModule : formatsModule.default;
 
 let loaded: { document: Json; operations: Operation[]; ajv: Ajv2020 } | undefined;
@@ -34,7 +35,12 @@ function load(): { document: Json; operations: Operation[]; ajv: Ajv2020 } {
   ajv.addSchema({ $id: 'openapi', components: document.components }, 'openapi');
   const operations: Operation[] = [];
   for (const [p, methods] of Object.entries(document.paths as Json)) {
-    const pattern = new RegExp(`^${p.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}/g, '[^/]+').replace(/\{[^}]+\}/g, '[^/]+')}$`);
+    const pattern = new RegExp(
+      `^${p
+        .replace(/[.*+?^$()|[\]\\]/g, '\\$&')
+        .replace(/\\?\{[^}]+\\?\}/g, '[^/]+')
+        .replace(/\{[^}]+\}/g, '[^/]+')}$`,
+    );
     for (const [method, op] of Object.entries(methods as Json)) {
       operations.push({ pattern, method: method.toUpperCase(), path: p, responses: (op as Json).responses ?? {} });
     }
@@ -70,7 +76,13 @@ function validatorFor(schema: Json): ValidateFunction {
  * What is wrong with a response against the document, or undefined when it conforms (or the document has no
  * operation for it: an unknown route's 404).
  */
-export function nonConformance(method: string, url: string, status: number, headers: Headers, text: string): string | undefined {
+export function nonConformance(
+  method: string,
+  url: string,
+  status: number,
+  headers: Headers,
+  text: string,
+): string | undefined {
   const { document, operations } = load();
   const pathname = new URL(url, 'http://x').pathname;
   const m = method === 'HEAD' ? 'GET' : method;
@@ -86,7 +98,8 @@ export function nonConformance(method: string, url: string, status: number, head
   if (mediaTypes.length === 0) {
     if (text !== '' && method !== 'HEAD') return `${where}: a body where none is declared`;
   } else if (method !== 'HEAD') {
-    if (!mediaTypes.includes(type)) return `${where}: content type ${type || '(none)'} is not one of ${mediaTypes.join(', ')}`;
+    if (!mediaTypes.includes(type))
+      return `${where}: content type ${type || '(none)'} is not one of ${mediaTypes.join(', ')}`;
     const schema = content[type].schema as Json | undefined;
     if (schema && type.endsWith('json')) {
       let body: unknown;
@@ -96,7 +109,8 @@ export function nonConformance(method: string, url: string, status: number, head
         return `${where}: the body is not JSON`;
       }
       const validate = validatorFor(schema);
-      if (!validate(body)) return `${where}: the body does not match its schema: ${JSON.stringify(validate.errors?.slice(0, 3))}`;
+      if (!validate(body))
+        return `${where}: the body does not match its schema: ${JSON.stringify(validate.errors?.slice(0, 3))}`;
     }
   }
   for (const [name, header] of Object.entries((response.headers ?? {}) as Json)) {
