@@ -1,6 +1,7 @@
 // Hosted checkout through HTTP: sessions (rows 15, 16), the by-token endpoints (row 18), attempts that follow
 // their collection, expiry without any request, and the completion events with the session's metadata.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import {
   assertProblem,
@@ -535,6 +536,14 @@ describe('the hosted page', () => {
     assert.match(csp, /script-src 'sha256-[A-Za-z0-9+/=]+'(;|$)/);
     assert.match(csp, /frame-ancestors 'none'/);
     assert.ok(!csp.includes('unsafe-inline') && !csp.includes('unsafe-eval'));
+    // The inline script (page/checkout.client.ts, bundled) and style (page/checkout.css) are the ones the CSP pins.
+    const script = /<script>([^]*?)<\/script>/.exec(page.text)?.[1] ?? '';
+    const style = /<style>([^]*?)<\/style>/.exec(page.text)?.[1] ?? '';
+    assert.match(script, /^("use strict";)?\(\(\)=>\{.*\}\)\(\);$/s, 'one bundled, self-contained script');
+    assert.ok(!/\bimport\b|: string/.test(script), 'no TypeScript or module syntax left in the script');
+    const pinned = (source: string): string => `'sha256-${createHash('sha256').update(source).digest('base64')}'`;
+    assert.ok(csp.includes(`script-src ${pinned(script)}`), 'the CSP pins the served script');
+    assert.ok(csp.includes(`style-src ${pinned(style)}`), 'the CSP pins the served style');
     assert.equal(page.headers.get('referrer-policy'), 'no-referrer');
     assert.match(page.text, /<html lang="en">/);
     assert.ok(!/src=|href="http/.test(page.text), 'no external asset');

@@ -1,26 +1,11 @@
 // Forward-only SQL migrations from migrations/NNN_name.sql, applied in order under an advisory lock.
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
+import { PROJECT_ROOT } from '../platform/project-root.js';
 
-/** migrations/ beside the project's package.json: found upwards from this file, whether it runs from src/ or bundled. */
-function migrationsDir(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(path.join(dir, 'package.json'))) {
-    const parent = path.dirname(dir);
-    if (parent === dir)
-      throw new Error(
-        'cannot find the project folder (with package.json and migrations/) above ' + fileURLToPath(import.meta.url),
-      );
-    dir = parent;
-  }
-  return path.join(dir, 'migrations');
-}
-
-export const MIGRATIONS_DIR = migrationsDir();
+export const MIGRATIONS_DIR = path.join(PROJECT_ROOT, 'migrations');
 
 // Any constant works; it only has to be the same for every process of this service.
 const MIGRATION_LOCK = 7_201_001;
