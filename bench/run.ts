@@ -11,6 +11,9 @@
 //   npm run bench -- --seconds 2        a short run (the smoke check); results go to a temporary folder
 //   npm run bench -- --only embedded    one database (pg | embedded)
 //   npm run bench -- --profile          the service runs under `node --cpu-prof`; profiles in bench/profiles/
+//   npm run bench -- --compare REV      that commit and this tree side by side (HTTP measurements; compare.md)
+import { execFileSync } from 'node:child_process';
+import { symlinkSync } from 'node:fs';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,6 +32,7 @@ const { values: args } = parseArgs({
     only: { type: 'string' },
     profile: { type: 'boolean', default: false },
     out: { type: 'string' },
+    compare: { type: 'string' },
   },
 });
 const SECONDS = Number(args.seconds);
@@ -40,6 +44,7 @@ const OUT =
   args.out ??
   (FULL ? path.join(import.meta.dirname, 'results') : await mkdtemp(path.join(os.tmpdir(), 'payments-bench-results-')));
 const PROFILES = path.join(import.meta.dirname, 'profiles');
+const ROOT = path.resolve(import.meta.dirname, '..');
 const MACHINE_PG = 'postgres://postgres@127.0.0.1:5432/postgres';
 
 const CREATE_PATH = '/v1/collections/KE/rails/mpesa';
@@ -55,22 +60,29 @@ const CREATE_BODY = JSON.stringify({
   metadata: { order_id: '42', cart: { items: 2 } },
 });
 
-interface Pass {
+/** What the service does over HTTP: measured for this tree, and for both trees with `--compare`. */
+interface ServicePass {
   database: string;
   create: LoadResult;
   /** From a collection's creation to its provider initiation (the payer's prompt), over the warm-up and (a). */
   create_to_initiation: { p50_ms: number; p99_ms: number };
   create_at_half_rate: LoadResult & { rate: number };
   list: LoadResult;
+  webhooks: WebhookResult;
+  peak_rss_mb: number;
+}
+
+/** The database's own ceilings (b), captured with this tree's code: not measured for a `--compare` commit. */
+interface Ceilings {
   /** The list request's statements (token check, page query) replayed: the database's own ceiling for (c). */
   raw_list: ReplayResult;
   /** The create request's statements and its provider initiation's, replayed: the same work (a) does per collection. */
   raw_create: ReplayResult & { statements: { handler: string[]; initiation: string[] } };
   /** The create request's statements alone, replayed. */
   raw_create_handler: ReplayResult;
-  webhooks: WebhookResult;
-  peak_rss_mb: number;
 }
+
+type Pass = ServicePass & Ceilings;
 
 const log = (m: string): void => void process.stderr.write(`bench: ${m}\n`);
 
@@ -105,7 +117,7 @@ function settle(databaseUrl: string): Promise<void> {
   });
 }
 
-async function measure(label: string, service: RunningService): Promise<Pass> {
+async function measure(label: string, service: RunningService): Promise<ServicePass> {
   const auth = { authorization: `Bearer ${service.demoToken}` };
   const createLoad = (seconds: number) => ({
     url: `${service.url}${CREATE_PATH}`,
@@ -146,10 +158,26 @@ async function measure(label: string, service: RunningService): Promise<Pass> {
   log(`${label}: ${await rss()}; (e) webhook deliveries`);
   const webhooks = await measureWebhooks(service, FULL ? 5000 : 2000, FULL ? 300 : 100);
   const peak = await service.peakRss();
-  // The ceiling last, with the service frozen (SIGSTOP; the embedded database runs on): its workers would otherwise
-  // hand the replayed collections to the provider during the replay, and the backlog would spill into later runs.
+  log(`${label}: peak RSS ${Math.round(peak / 1048576)} MB`);
+  return {
+    database: label,
+    create: max,
+    create_to_initiation: initiation,
+    create_at_half_rate: { ...half, rate },
+    list,
+    webhooks,
+    peak_rss_mb: Math.round(peak / 1024 / 1024),
+  };
+}
+
+/**
+ * (b) and the list's ceiling, last, with the service frozen (SIGSTOP; the embedded database runs on): its workers
+ * would otherwise hand the replayed collections to the provider during the replay, and the backlog would spill into
+ * later runs.
+ */
+async function ceilings(label: string, service: RunningService): Promise<Ceilings> {
   log(
-    `${label}: peak RSS ${Math.round(peak / 1048576)} MB; (b) the statements of a create and its initiation over raw pg, ${CONNECTIONS} connections, ${SECONDS} s`,
+    `${label}: (b) the statements of a create and its initiation over raw pg, ${CONNECTIONS} connections, ${SECONDS} s`,
   );
   service.pause();
   try {
@@ -165,18 +193,7 @@ async function measure(label: string, service: RunningService): Promise<Pass> {
       SHORT,
       false,
     );
-    return {
-      database: label,
-      create: max,
-      create_to_initiation: initiation,
-      create_at_half_rate: { ...half, rate },
-      list,
-      raw_list: rawList,
-      raw_create: { ...raw, statements: describe(capture) },
-      raw_create_handler: rawHandler,
-      webhooks,
-      peak_rss_mb: Math.round(peak / 1024 / 1024),
-    };
+    return { raw_list: rawList, raw_create: { ...raw, statements: describe(capture) }, raw_create_handler: rawHandler };
   } finally {
     service.resume();
   }
@@ -197,16 +214,27 @@ async function analyze(databaseUrl: string): Promise<void> {
   await withClient(databaseUrl, (db) => db.query('ANALYZE'));
 }
 
-async function pass(label: string, base: string | undefined): Promise<Pass> {
+/** Starts the service of `root` (this tree by default) on a fresh database, runs `work` on it, and cleans up. */
+async function pass<T>(
+  label: string,
+  base: string | undefined,
+  work: (service: RunningService) => Promise<T>,
+  root?: string,
+): Promise<T> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'payments-bench-'));
   const scratch = base === undefined ? undefined : await createScratchDatabase(base, 'bench');
   let service: RunningService | undefined;
   try {
     const profileDir = args.profile ? path.join(PROFILES, label === 'embedded' ? 'embedded' : 'postgresql') : undefined;
     if (profileDir) await mkdir(profileDir, { recursive: true });
-    log(`${label}: starting the service`);
-    service = await startService({ databaseUrl: scratch?.url, dataDir, ...(profileDir ? { profileDir } : {}) });
-    return await measure(label, service);
+    log(`${label}: starting the service${root ? ` of ${root}` : ''}`);
+    service = await startService({
+      databaseUrl: scratch?.url,
+      dataDir,
+      ...(profileDir ? { profileDir } : {}),
+      ...(root ? { root } : {}),
+    });
+    return await work(service);
   } finally {
     await service?.stop();
     await scratch?.drop();
@@ -310,18 +338,111 @@ if (args.only === undefined || args.only === 'pg')
 if (args.only === undefined || args.only === 'embedded') servers.push({ label: 'embedded', base: undefined });
 if (servers.length === 0) throw new Error("--only takes 'pg' or 'embedded'");
 
+/**
+ * `--compare REV`: that commit, checked out beside this tree (a git worktree sharing this tree's node_modules), is
+ * measured the same way just before this tree, database by database, so both stand side by side in one run.
+ */
+function checkoutOf(rev: string): { root: string; name: string; remove(): void } {
+  const git = (...argv: string[]): string => execFileSync('git', argv, { cwd: ROOT, encoding: 'utf8' }).trim();
+  const name = git('rev-parse', '--short', rev);
+  const root = path.join(os.tmpdir(), `payments-bench-${name}-${process.pid}`);
+  git('worktree', 'add', '--detach', root, name);
+  symlinkSync(path.join(ROOT, 'node_modules'), path.join(root, 'node_modules'));
+  return { root, name, remove: () => void git('worktree', 'remove', '--force', root) };
+}
+
+function comparison(at: string, name: string, here: string, before: ServicePass[], after: ServicePass[]): string {
+  const change = (b: number, a: number) => (b === 0 ? '' : `${a >= b ? '+' : ''}${Math.round(((a - b) / b) * 100)}%`);
+  const row = (database: string, what: string, b: number, a: number, unit: string) =>
+    `| ${database} | ${what} | ${b}${unit} | ${a}${unit} | ${change(b, a)} |`;
+  const rows = before.flatMap((b, i) => {
+    const a = after[i];
+    if (!a) return [];
+    const d = b.database;
+    return [
+      row(d, `(a) create collection, ${CONNECTIONS} connections`, b.create.per_second, a.create.per_second, '/s'),
+      row(d, '(a) create p50', b.create.p50_ms, a.create.p50_ms, ' ms'),
+      row(d, '(a) create p99', b.create.p99_ms, a.create.p99_ms, ' ms'),
+      row(
+        d,
+        '(a) creation → provider initiation p99',
+        b.create_to_initiation.p99_ms,
+        a.create_to_initiation.p99_ms,
+        ' ms',
+      ),
+      row(
+        d,
+        '(g) create p99 at half of (a), open loop',
+        b.create_at_half_rate.p99_ms,
+        a.create_at_half_rate.p99_ms,
+        ' ms',
+      ),
+      row(d, '(c) list collections, limit=100', b.list.per_second, a.list.per_second, '/s'),
+      row(d, '(e) webhook deliveries, burst', b.webhooks.deliveries_per_second, a.webhooks.deliveries_per_second, '/s'),
+      row(
+        d,
+        '(e) change → delivery p99',
+        b.webhooks.change_to_delivery_p99_ms,
+        a.webhooks.change_to_delivery_p99_ms,
+        ' ms',
+      ),
+      row(d, '(f) service peak RSS', b.peak_rss_mb, a.peak_rss_mb, ' MB'),
+    ];
+  });
+  return [
+    `# Benchmark: ${name} and ${here} side by side`,
+    '',
+    `${at}; Node ${process.version}; ${os.cpus().length} cores; ${SECONDS} s runs (${SHORT} s for (c), (g)); each database: ${name} first, then ${here}.`,
+    '',
+    `| database | measurement | ${name} | ${here} | change |`,
+    '|---|---|---|---|---|',
+    ...rows,
+    '',
+  ].join('\n');
+}
+
 const at = new Date().toISOString();
-log(`(d) bare Fastify hello, ${CONNECTIONS} connections, ${SHORT} s`);
-const helloResult = await hello();
-const passes: Pass[] = [];
-for (const s of servers) passes.push(await pass(s.label, s.base));
-const checks = targets(helloResult.per_second, passes);
-const report = markdown(at, helloResult, passes, checks);
-process.stdout.write(`${report}\n`);
-await mkdir(OUT, { recursive: true });
-await writeFile(path.join(OUT, 'latest.md'), report);
-await writeFile(
-  path.join(OUT, 'latest.json'),
-  `${JSON.stringify({ at, node: process.version, cpus: os.cpus().length, seconds: SECONDS, connections: CONNECTIONS, hello: helloResult, passes, targets: checks }, null, 2)}\n`,
-);
-log(`written to ${path.join(OUT, 'latest.md')} and latest.json${args.profile ? `; profiles in ${PROFILES}` : ''}`);
+if (args.compare !== undefined) {
+  const other = checkoutOf(args.compare);
+  const here = execFileSync('git', ['describe', '--always', '--dirty'], { cwd: ROOT, encoding: 'utf8' }).trim();
+  try {
+    const before: ServicePass[] = [];
+    const after: ServicePass[] = [];
+    for (const s of servers) {
+      before.push(await pass(`${s.label} (${other.name})`, s.base, (service) => measure(s.label, service), other.root));
+      after.push(await pass(`${s.label} (${here})`, s.base, (service) => measure(s.label, service)));
+    }
+    const report = comparison(at, other.name, here, before, after);
+    process.stdout.write(`${report}\n`);
+    await mkdir(OUT, { recursive: true });
+    await writeFile(path.join(OUT, 'compare.md'), report);
+    await writeFile(
+      path.join(OUT, 'compare.json'),
+      `${JSON.stringify({ at, base: other.name, here, before, after }, null, 2)}\n`,
+    );
+    log(`written to ${path.join(OUT, 'compare.md')} and compare.json`);
+  } finally {
+    other.remove();
+  }
+} else {
+  log(`(d) bare Fastify hello, ${CONNECTIONS} connections, ${SHORT} s`);
+  const helloResult = await hello();
+  const passes: Pass[] = [];
+  for (const s of servers)
+    passes.push(
+      await pass(s.label, s.base, async (service) => ({
+        ...(await measure(s.label, service)),
+        ...(await ceilings(s.label, service)),
+      })),
+    );
+  const checks = targets(helloResult.per_second, passes);
+  const report = markdown(at, helloResult, passes, checks);
+  process.stdout.write(`${report}\n`);
+  await mkdir(OUT, { recursive: true });
+  await writeFile(path.join(OUT, 'latest.md'), report);
+  await writeFile(
+    path.join(OUT, 'latest.json'),
+    `${JSON.stringify({ at, node: process.version, cpus: os.cpus().length, seconds: SECONDS, connections: CONNECTIONS, hello: helloResult, passes, targets: checks }, null, 2)}\n`,
+  );
+  log(`written to ${path.join(OUT, 'latest.md')} and latest.json${args.profile ? `; profiles in ${PROFILES}` : ''}`);
+}

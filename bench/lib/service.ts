@@ -32,6 +32,8 @@ export interface StartOptions {
   profileDir?: string;
   /** Extra environment for the service. */
   env?: Record<string, string>;
+  /** The checkout of the project to start (`--compare` starts another commit's); this one by default. */
+  root?: string;
 }
 
 /** Node's own command line for one of our TypeScript files (the hello server), as the package scripts run them. */
@@ -79,9 +81,9 @@ export async function startService(options: StartOptions): Promise<RunningServic
   // straight to a file: the benchmark process spends nothing reading it.
   const args = [
     ...(options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : []),
-    ...npmStartArgs(),
+    ...npmStartArgs(options.root),
   ];
-  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', out, out] });
+  const child = spawn(process.execPath, args, { cwd: options.root ?? ROOT, env, stdio: ['ignore', out, out] });
   closeSync(out);
   let exited: number | null | undefined;
   const exit = new Promise<void>((resolve) => child.on('exit', (code) => ((exited = code), resolve())));

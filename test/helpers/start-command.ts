@@ -5,12 +5,13 @@ import path from 'node:path';
 
 export const PROJECT_ROOT = path.resolve(import.meta.dirname, '..', '..');
 
-export function npmStartArgs(): string[] {
-  const pkg = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
+/** `root`: another checkout of the project (the benchmark's `--compare`); this one by default. */
+export function npmStartArgs(root = PROJECT_ROOT): string[] {
+  const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
     scripts: { start: string };
   };
   const [node, ...args] = pkg.scripts.start.trim().split(/\s+/);
   if (node !== 'node') throw new Error(`npm start is not a node command: ${pkg.scripts.start}`);
   // The script by its full path, so the command works from any working directory.
-  return args.map((a) => (/\.(mjs|js|ts)$/.test(a) ? path.join(PROJECT_ROOT, a) : a));
+  return args.map((a) => (/\.(mjs|js|ts)$/.test(a) ? path.join(root, a) : a));
 }
