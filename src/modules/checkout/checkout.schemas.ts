@@ -4,6 +4,7 @@ import { ListQuery, pageSchema } from '../../platform/pagination.js';
 import { component, DateTime, Uuid } from '../../platform/schemas.js';
 import {
   COLLECTION_STATUSES,
+  CustomerFields,
   CustomerSchema,
   FAILURE_REASONS,
   MetadataSchema,
@@ -65,7 +66,7 @@ export const CreateSessionBody = component(
         }),
       ),
       customer: Type.Optional(
-        Type.Object(CustomerSchema.properties, {
+        Type.Object(CustomerFields, {
           additionalProperties: false,
           description:
             'What you already know of the payer: a phone number here is filled in on the payment page (the payer can change it).',

@@ -55,34 +55,40 @@ export const ProviderReceipt = (what: string) =>
       'operator has confirmed it; quote it to the operator and the payer. Null until then, and on the sandbox simulator.',
   });
 
-export const CustomerSchema = Type.Object(
-  {
-    phone_number: Type.Optional(
-      Type.String({
-        maxLength: 20,
-        description:
-          "Payer's mobile number in E.164 form in the market's country (+254712345678). Required on mobile-money rails.",
-      }),
-    ),
-    name: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 200, description: "Payer's full name. Required on bank-transfer rails." }),
-    ),
-    email: Type.Optional(
-      Type.String({ format: 'email', maxLength: 254, description: "Payer's email address, for receipts." }),
-    ),
-  },
-  {
+/** The payer's fields: the Customer component, and checkout's optional prefill. */
+export const CustomerFields = {
+  phone_number: Type.Optional(
+    Type.String({
+      maxLength: 20,
+      description:
+        "Payer's mobile number in E.164 form in the market's country (+254712345678). Required on mobile-money rails.",
+    }),
+  ),
+  name: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 200, description: "Payer's full name. Required on bank-transfer rails." }),
+  ),
+  email: Type.Optional(
+    Type.String({ format: 'email', maxLength: 254, description: "Payer's email address, for receipts." }),
+  ),
+};
+
+export const CustomerSchema = component(
+  'Customer',
+  Type.Object(CustomerFields, {
     additionalProperties: false,
     description: 'The payer. Which fields are required depends on the rail (see the catalogue).',
-  },
+  }),
 );
 
-export const MetadataSchema = Type.Record(Type.String(), Type.Unknown(), {
-  maxProperties: 50,
-  propertyNames: { maxLength: 40 },
-  description:
-    'Your own key-value data (up to 50 keys of at most 40 characters, 16 KiB as JSON, 32 levels deep). Returned unchanged on the collection and in every webhook payload.',
-});
+export const MetadataSchema = component(
+  'Metadata',
+  Type.Record(Type.String(), Type.Unknown(), {
+    maxProperties: 50,
+    propertyNames: { maxLength: 40 },
+    description:
+      'Your own key-value data (up to 50 keys of at most 40 characters, 16 KiB as JSON, 32 levels deep). Returned unchanged on the object and in every webhook payload.',
+  }),
+);
 
 export const CreateCollectionBody = component(
   'CreateCollectionRequest',
@@ -113,38 +119,43 @@ export const CollectionPathParams = Type.Object({
   }),
 });
 
-export const PaymentInstructionSchema = Type.Union(
-  [
-    Type.Object(
-      {
-        type: Type.Literal('push_prompt', {
-          description: 'The payer receives a prompt on their phone and approves it with their PIN.',
-        }),
-        message: Type.String({ description: 'What to tell the payer.' }),
-      },
-      { additionalProperties: false },
-    ),
-    Type.Object(
-      {
-        type: Type.Literal('ussd_code', { description: 'The payer dials a USSD code to approve the payment.' }),
-        ussd_code: Type.String({ description: 'The code to dial, e.g. #144*82#.' }),
-        message: Type.String({ description: 'What to tell the payer.' }),
-      },
-      { additionalProperties: false },
-    ),
-    Type.Object(
-      {
-        type: Type.Literal('bank_transfer', { description: 'The payer transfers the amount to a dedicated account.' }),
-        bank_name: Type.String({ description: 'Bank holding the receiving account.' }),
-        account_number: Type.String({ description: 'Receiving account number, dedicated to this collection.' }),
-        account_name: Type.String({ description: 'Name on the receiving account.' }),
-        message: Type.String({ description: 'What to tell the payer.' }),
-      },
-      { additionalProperties: false },
-    ),
-    Type.Null(),
-  ],
-  { description: 'How the payer completes the payment; null when the rail is purely asynchronous.' },
+export const PaymentInstructionSchema = component(
+  'PaymentInstruction',
+  Type.Union(
+    [
+      Type.Object(
+        {
+          type: Type.Literal('push_prompt', {
+            description: 'The payer receives a prompt on their phone and approves it with their PIN.',
+          }),
+          message: Type.String({ description: 'What to tell the payer.' }),
+        },
+        { additionalProperties: false },
+      ),
+      Type.Object(
+        {
+          type: Type.Literal('ussd_code', { description: 'The payer dials a USSD code to approve the payment.' }),
+          ussd_code: Type.String({ description: 'The code to dial, e.g. #144*82#.' }),
+          message: Type.String({ description: 'What to tell the payer.' }),
+        },
+        { additionalProperties: false },
+      ),
+      Type.Object(
+        {
+          type: Type.Literal('bank_transfer', {
+            description: 'The payer transfers the amount to a dedicated account.',
+          }),
+          bank_name: Type.String({ description: 'Bank holding the receiving account.' }),
+          account_number: Type.String({ description: 'Receiving account number, dedicated to this collection.' }),
+          account_name: Type.String({ description: 'Name on the receiving account.' }),
+          message: Type.String({ description: 'What to tell the payer.' }),
+        },
+        { additionalProperties: false },
+      ),
+      Type.Null(),
+    ],
+    { description: 'How the payer completes the payment; null when the rail is purely asynchronous.' },
+  ),
 );
 
 export const CollectionSchema = component(
