@@ -110,6 +110,11 @@ export class DarajaFake extends FakeOperator {
     if (typeof outcomes === 'object' && outcomes !== null) {
       for (const [phone, code] of Object.entries(outcomes)) this.outcomes.set(phone, String(code));
     }
+    // {"answer": {"phone": "2547…", "code": "0"}}: a waiting payer (outcome `never`) answers now, late.
+    const answer = command.answer as { phone?: unknown; code?: unknown } | undefined;
+    if (typeof answer?.phone === 'string') {
+      this.payerAnswersNow(answer.phone, answer.code === undefined ? '0' : String(answer.code));
+    }
   }
 
   protected faultBody(status: number): FakeResponse {
@@ -499,6 +504,17 @@ export class DarajaFake extends FakeOperator {
       ]);
     });
     return response;
+  }
+
+  /**
+   * The payer of a push still waiting (its number's outcome is `never`) answers now with `code`: a payer who approves
+   * the prompt late, after the merchant's collection expired. False when no push to that number is waiting.
+   */
+  payerAnswersNow(phone: string, code = '0'): boolean {
+    const push = [...this.stk.values()].find((s) => s.phone === phone && s.resultCode === undefined);
+    if (!push) return false;
+    this.payerActs(push, code);
+    return true;
   }
 
   /** The ResultCode a payer number gets: set by `outcomes`, or by the test numbers 25471100XXXX, else success. */

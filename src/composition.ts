@@ -112,11 +112,12 @@ export function compose(deps: CompositionDeps): Services {
   // In the transaction that moves a collection: its checkout session follows, and the risk rules look at it.
   const lifecycle = new Lifecycle(
     log,
-    async (tx, workspaceId, collection) => {
-      await checkout.followCollection(tx, workspaceId, collection);
+    async (tx, workspaceId, collection, late) => {
+      await checkout.followCollection(tx, workspaceId, collection, late);
       await risk.afterCollectionMoved(tx, workspaceId, collection);
     },
     (currency) => exponentOf(deps.catalogue, currency),
+    (tx, workspaceId, collection) => checkout.lateAttemptStands(tx, workspaceId, collection),
   );
   const notices = new ProviderNotices(db, providers, lifecycle, log);
   // As many initiations in flight as API requests can hold connections: under load, payers' prompts go out as fast as

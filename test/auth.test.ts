@@ -12,6 +12,7 @@ import {
   generateKeyPair,
   type CryptoKey,
 } from 'jose';
+import { insertCredential } from '../src/modules/credentials/credentials.repository.js';
 import { loadServiceKeys } from '../src/platform/secrets.js';
 import {
   createWorkspace,
@@ -217,6 +218,62 @@ describe('forged and tampered tokens: 401 unauthorized', () => {
     const keys = await loadServiceKeys(t.db);
     const claims = realClaims(t.demoToken);
     await assertUnauthorized(`Bearer ${await sign(keys.privateKey, keys.kid, { ...claims, jti: randomUUID() })}`);
+  });
+});
+
+describe("a correctly signed token whose aud or env differs from its stored credential's: 401 unauthorized", () => {
+  /** Both answers are the same problem as a forged token's, detail included: nothing tells which claim failed. */
+  async function assertRefusedLikeForged(res: ApiResponse): Promise<void> {
+    assertProblem(res, 401, 'unauthorized');
+    const forged = await get('/v1/workspace', 'garbage');
+    assert.equal(res.body.detail, forged.body.detail);
+  }
+
+  it('an integrator credential signed as aud admin is 401 on an admin route (not 200) and everywhere else', async () => {
+    const keys = await loadServiceKeys(t.db);
+    const claims = realClaims(t.demoToken);
+    assert.equal(claims.aud, 'integrator');
+    // Control: the same construction with the stored audience is accepted, so the 401s below are about aud alone.
+    await assertAccepted(await sign(keys.privateKey, keys.kid, claims));
+    const asAdmin = await sign(keys.privateKey, keys.kid, { ...claims, aud: 'admin' });
+    await assertRefusedLikeForged(await get('/v1/admin/workspaces', asAdmin));
+    await assertRefusedLikeForged(await post('/v1/admin/workspaces', asAdmin, { name: 'escalated' }));
+    await assertRefusedLikeForged(await get('/v1/workspace', asAdmin));
+    const asLp = await sign(keys.privateKey, keys.kid, { ...claims, aud: 'liquidity_provider' });
+    await assertRefusedLikeForged(await get('/v1/workspace', asLp));
+    assert.equal(
+      (await get('/v1/admin/workspaces', t.adminToken)).body.data.some((w: any) => w.name === 'escalated'),
+      false,
+    );
+  });
+
+  it('the admin credential signed as aud integrator is 401 on the integrator routes (not 200)', async () => {
+    const keys = await loadServiceKeys(t.db);
+    const claims = realClaims(t.adminToken);
+    assert.equal(claims.aud, 'admin');
+    await assertUnauthorized(`Bearer ${await sign(keys.privateKey, keys.kid, { ...claims, aud: 'integrator' })}`);
+    assert.equal((await get('/v1/admin/workspaces', t.adminToken)).status, 200); // the real admin token is untouched
+  });
+
+  it("a credential stored for production, its token signed with the deployment's env sandbox, is 401", async () => {
+    // No API makes such a credential in a sandbox deployment; it stands for a row the token's env disagrees with.
+    const keys = await loadServiceKeys(t.db);
+    const ws = await workspace('env-mismatch');
+    const stored = await insertCredential(t.db, ws.id, {
+      id: randomUUID(),
+      audience: 'integrator',
+      environment: 'production',
+      name: 'production credential',
+      tokenId: randomUUID(),
+      createdAt: new Date(),
+    });
+    const claims = { sub: stored.id, aud: 'integrator', wsp: ws.id, jti: stored.token_id };
+    // Its token as minted for its stored environment fails on PAYMENTS_ENV, as before.
+    await assertUnauthorized(`Bearer ${await sign(keys.privateKey, keys.kid, { ...claims, env: 'production' })}`);
+    const sandbox = await sign(keys.privateKey, keys.kid, { ...claims, env: 'sandbox' });
+    await assertUnauthorized(`Bearer ${sandbox}`);
+    await assertRefusedLikeForged(await get('/v1/workspace', sandbox));
+    await assertAccepted(ws.token); // the workspace's own credential still works
   });
 });
 

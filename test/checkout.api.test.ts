@@ -490,6 +490,82 @@ describe('expiry', () => {
   });
 });
 
+describe('late payments of an attempt (issue 21)', () => {
+  const simulate = (token: string, collectionId: string, outcome: string) =>
+    request(t, 'POST', `/v1/sandbox/collections/${collectionId}/simulate`, { token, body: { outcome } });
+
+  /** A workspace with the policy, and a session of it whose first attempt (0003: never authorised) has expired. */
+  async function expiredAttempt(policy: 'refund' | 'accept', name: string) {
+    const ws = await createWorkspace(t, name);
+    const set = await request(t, 'PATCH', '/v1/workspace', { token: ws.token, body: { late_payment: policy } });
+    assert.equal(set.status, 200, set.text);
+    const { body: s } = await createSession({}, ws.token);
+    assert.equal((await pay(tokenOf(s), '+254712340003')).status, 201);
+    const collectionId: string = (await readSession(s.id, ws.token)).body.collection_id;
+    await waitFor('the attempt to be pending', async () => {
+      const c = await request(t, 'GET', `/v1/collections/${collectionId}`, { token: ws.token });
+      return c.body.status === 'pending' ? true : undefined;
+    });
+    assert.equal((await simulate(ws.token, collectionId, 'expired')).status, 200);
+    return { ws, s, token: tokenOf(s), collectionId };
+  }
+
+  const refundsOf = async (token: string, collectionId: string) =>
+    (await request(t, 'GET', `/v1/collections/${collectionId}/refunds`, { token })).body.data as Record<string, any>[];
+
+  it('refund (the default): the session stays open and says the money is going back; the payer may pay again', async () => {
+    const { ws, s, token, collectionId } = await expiredAttempt('refund', 'checkout-late-refund');
+    const open = await readSession(s.id, ws.token);
+    assert.equal(open.body.status, 'open');
+    assert.equal(open.body.failure_reason, 'expired');
+
+    assert.equal((await simulate(ws.token, collectionId, 'successful')).status, 200);
+    const after = await readSession(s.id, ws.token);
+    assert.equal(after.body.status, 'open');
+    assert.equal(after.body.failure_reason, 'late_payment_refunded');
+    assert.equal((await byToken(token)).body.attempt.failure_reason, 'late_payment_refunded');
+    const [refund] = await refundsOf(ws.token, collectionId);
+    assert.equal(refund?.reason, 'late_payment');
+    // The payer can still pay, and that completes the session.
+    assert.equal((await pay(token, '+254712340000')).status, 201);
+    await waitFor('the second attempt to complete the session', async () =>
+      (await readSession(s.id, ws.token)).body.status === 'complete' ? true : undefined,
+    );
+  });
+
+  it('accept: the late payment pays the session, even one that expired meanwhile', async () => {
+    const { ws, s, collectionId } = await expiredAttempt('accept', 'checkout-late-accept');
+    await t.db.query(`UPDATE checkout_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [s.id]);
+    await waitFor('the session to expire', async () =>
+      (await readSession(s.id, ws.token)).body.status === 'expired' ? true : undefined,
+    );
+    assert.equal((await simulate(ws.token, collectionId, 'successful')).status, 200);
+    const done = await readSession(s.id, ws.token);
+    assert.equal(done.body.status, 'complete');
+    assert.deepEqual(await refundsOf(ws.token, collectionId), []);
+    const events = await request(t, 'GET', `/v1/events?object_id=${s.id}`, { token: ws.token });
+    assert.deepEqual(
+      events.body.data.map((e: { type: string }) => e.type),
+      ['checkout.session.completed', 'checkout.session.expired'],
+    );
+  });
+
+  it('accept, but the payer already tried again: the late payment is refunded all the same, and the new attempt goes on', async () => {
+    const { ws, s, token, collectionId } = await expiredAttempt('accept', 'checkout-late-retried');
+    assert.equal((await pay(token, '+254712340003')).status, 201);
+    const retried = await readSession(s.id, ws.token);
+    assert.equal(retried.body.status, 'processing');
+    assert.notEqual(retried.body.collection_id, collectionId);
+
+    assert.equal((await simulate(ws.token, collectionId, 'successful')).status, 200);
+    const [refund] = await refundsOf(ws.token, collectionId);
+    assert.equal(refund?.reason, 'late_payment');
+    const still = await readSession(s.id, ws.token);
+    assert.equal(still.body.status, 'processing');
+    assert.equal(still.body.collection_id, retried.body.collection_id);
+  });
+});
+
 describe('what the payer is shown', () => {
   it("a bank-transfer attempt names the account after the merchant, never the integrator's reference or an id", async () => {
     const { body: s } = await createSession({ currency: 'NGN', amount: 500_000, reference: 'internal-ref-42' });

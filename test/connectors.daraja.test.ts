@@ -260,6 +260,44 @@ describe('M-Pesa collections by STK Push', () => {
   });
 });
 
+describe('M-Pesa late payments (issue 21)', () => {
+  it('a payer who approves after the collection expired is paid back by Reversal, under the default policy', async () => {
+    const p = phone();
+    fake.outcomes.set(msisdn(p), 'never'); // the payer leaves the prompt on screen
+    const created = await collect(p, 3000);
+    const id = created.body.collection_id as string;
+    await waitStatus(t, t.demoToken, 'collection', id, 'pending');
+    // Our expiry comes before the operator's prompt times out: bring it forward rather than wait the rail's.
+    await t.db.query('UPDATE collections SET expires_at = now() WHERE id = $1', [id]);
+    await waitStatus(t, t.demoToken, 'collection', id, 'expired');
+
+    const start = performance.now();
+    assert.ok(fake.payerAnswersNow(msisdn(p)), 'the payer approves now');
+    const refunded = await waitStatus(t, t.demoToken, 'collection', id, 'refunded', 30_000);
+    const elapsed = since(start);
+    const push = [...fake.stk.values()].find((s) => s.phone === msisdn(p));
+    assert.equal(refunded.provider_receipt, push?.receipt, 'the receipt of the late payment');
+    const types = (await eventsAbout(t, t.demoToken, id)).map((e) => e.type);
+    assert.deepEqual(types.slice(-4), [
+      'collection.expired',
+      'collection.late_payment',
+      'collection.successful',
+      'collection.refunded',
+    ]);
+    const refunds = await request(t, 'GET', `/v1/collections/${id}/refunds`, { token: t.demoToken });
+    const [refund] = refunds.body.data as Record<string, any>[];
+    assert.equal(refund?.reason, 'late_payment');
+    assert.equal(refund?.status, 'successful');
+    const reversal = fake
+      .requests('POST', '/mpesa/reversal/v1/request')
+      .find((r) => (r.json as any).TransactionID === push?.receipt);
+    assert.ok(reversal, 'the late payment was reversed at M-Pesa');
+    assert.equal((reversal.json as any).Amount, 30);
+    assert.deepEqual(await verifyLedger(t.db), []);
+    process.stdout.write(`# Daraja: late payment → money back to the payer (collection refunded): ${elapsed} ms\n`);
+  });
+});
+
 describe('M-Pesa refunds by Reversal and payouts by B2C', () => {
   it('a refund reverses the collection’s receipt and reaches successful once Transaction Status confirms it', async () => {
     const created = await collect(phone(), 2500);

@@ -42,7 +42,7 @@ const COLLECTION_EDGES: Record<CStatus, readonly CStatus[]> = {
   processing: ['failed', 'successful'],
   successful: ['refunded', 'reversed'],
   failed: [],
-  expired: [],
+  expired: ['successful'], // a late payment: its refund follows (the default late_payment policy)
   refunded: [],
   reversed: [],
 };
@@ -301,6 +301,8 @@ interface MCollection {
   events: string[];
   /** Reached successful at some point: credited once, for good. */
   credited: boolean;
+  /** Paid after it expired: the service requested a refund of it, which the model has yet to take in. */
+  lateRefundDue: boolean;
   create: { path: string; key: string; body: Record<string, unknown>; text: string };
 }
 
@@ -376,6 +378,12 @@ class Run {
   /** Applies the steps of a collection move (each its own event; failed records why). */
   moveCollection(c: MCollection, steps: CStatus[], reason: string | null): void {
     for (const s of steps) {
+      if (c.status === 'expired' && s === 'successful') {
+        // A late payment: told first, credited, and refunded by the service (the workspace keeps the default policy).
+        c.events.push('collection.late_payment');
+        c.lateRefundDue = true;
+        this.count('edge: late payment');
+      }
       c.status = s;
       c.events.push(`collection.${s}`);
       if (s === 'successful') c.credited = true;
@@ -389,6 +397,47 @@ class Run {
         }
       }
     }
+  }
+
+  /** The refunds the service requested for late payments, read from the database (their ids are its own). */
+  async takeInLateRefunds(db: TestApp['db']): Promise<void> {
+    for (const c of this.collections.filter((x) => x.lateRefundDue)) {
+      const { rows } = await db.query<{ id: string }>(
+        "SELECT id FROM refunds WHERE workspace_id = $1 AND collection_id = $2 AND reason = 'late_payment'",
+        [this.workspace.id, c.id],
+      );
+      assert.equal(rows.length, 1, `one late-payment refund of ${c.id}`);
+      this.refunds.push({
+        id: rows[0]?.id as string,
+        collectionId: c.id,
+        amount: c.amount,
+        currency: c.currency,
+        status: 'requested',
+        reference: null,
+        failureReason: null,
+        events: ['refund.requested'],
+      });
+      c.lateRefundDue = false;
+    }
+  }
+
+  /**
+   * What GET /v1/balances should say for `currency`: a successful collection counts its amount; a refunded or a
+   * reversed one nothing (credited, then debited once); a refund requested or pending holds its amount back. The one
+   * edge: a refund requested while the collection was successful, which succeeded after the provider had reversed
+   * the collection — the money went back to the payer twice (the reversal and the refund), each debited.
+   */
+  available(currency: string): number {
+    let total = 0;
+    for (const c of this.collections) {
+      if (!c.credited || c.currency !== currency) continue;
+      const refundedToo = this.refunds.some((r) => r.collectionId === c.id && r.status === 'successful');
+      total += c.status === 'successful' ? c.amount : c.status === 'reversed' && refundedToo ? -c.amount : 0;
+    }
+    for (const r of this.refunds) {
+      if (r.currency === currency && (r.status === 'requested' || r.status === 'pending')) total -= r.amount;
+    }
+    return total;
   }
 
   /** Applies the steps of a refund move; a refund that succeeds makes its collection refunded (if it is still successful). */
@@ -518,7 +567,9 @@ async function refundRequests(
         ? [409, 'refund_in_progress']
         : amount !== c.amount
           ? [422, 'refund_amount_mismatch']
-          : undefined;
+          : run.available(c.currency) < amount
+            ? [422, 'insufficient_balance']
+            : undefined;
   if (refused) {
     return answers.map((res, i) => {
       assertProblem(res, refused[0], refused[1]);
@@ -644,6 +695,7 @@ async function apply(run: Run, op: Op): Promise<string> {
         failureReason: null,
         events: ['collection.created'],
         credited: false,
+        lateRefundDue: false,
         create: { path: url, key, body, text: res.text },
       });
       run.count('create: 201');
@@ -1013,18 +1065,12 @@ async function finalChecks(run: Run): Promise<void> {
   const token = run.workspace.token;
   assert.deepEqual(await verifyLedger(t.db), [], 'verifyLedger reports broken invariants');
 
-  // What the final statuses imply, per currency: a successful collection counts its amount; a refunded or a
-  // reversed one nothing (credited, then debited once). The one edge: a refund requested while the collection
-  // was successful, which succeeded after the provider had reversed the collection — the money went back to
-  // the payer twice (the reversal and the refund), each debited: the workspace is short of that amount.
   const expected = new Map<string, number>();
   for (const c of run.collections) {
     if (!c.credited) continue;
-    const refundedToo = run.refunds.some((r) => r.collectionId === c.id && r.status === 'successful');
-    const implied = c.status === 'successful' ? c.amount : c.status === 'reversed' && refundedToo ? -c.amount : 0;
     if (c.status !== 'successful')
       assert.ok(c.status === 'refunded' || c.status === 'reversed', `a credited collection is ${c.status}`);
-    expected.set(c.currency, (expected.get(c.currency) ?? 0) + implied);
+    expected.set(c.currency, run.available(c.currency));
   }
   const balances = await request(t, 'GET', '/v1/balances', { token });
   assert.equal(balances.status, 200, balances.text);
@@ -1052,7 +1098,9 @@ async function finalChecks(run: Run): Promise<void> {
   const expectedPostings = [
     ...run.collections.filter((c) => c.credited).map((c) => `collection_successful ${c.id}`),
     ...run.collections.filter((c) => c.status === 'reversed').map((c) => `collection_reversed ${c.id}`),
-    ...run.refunds.filter((r) => r.status === 'successful').map((r) => `refund_successful ${r.id}`),
+    ...run.refunds.map((r) => `refund_reserved ${r.id}`),
+    ...run.refunds.filter((r) => r.status === 'failed').map((r) => `refund_released ${r.id}`),
+    ...run.refunds.filter((r) => r.status === 'successful').map((r) => `refund_settled ${r.id}`),
   ].sort();
   assert.deepEqual(
     postings.rows.map((p) => `${p.kind} ${p.object_id}`).sort(),
@@ -1115,6 +1163,7 @@ describe('ledger property: a randomised run of the lifecycle', () => {
         for (const [i, op] of ops.entries()) {
           try {
             run.trace.push(`#${i} ${await apply(run, op)}`);
+            await run.takeInLateRefunds(t.db);
             await checkpoint(run);
           } catch (err) {
             throw new Error(

@@ -306,6 +306,62 @@ describe('row 17: commit a payout', () => {
   });
 });
 
+describe('refunds reserve from the same balance (issue 21)', () => {
+  it('10 refunds and 5 payouts at once against a balance that covers 6 of them: exactly 6 succeed, the rest are insufficient_balance, the balance never goes negative', async () => {
+    const ws = await createWorkspace(t, 'refunds-and-payouts-race');
+    // Ten collections of 1,000, then a payout of 3,500 that stays pending: 6,500 available.
+    const collections: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const c = await createCollection(t, ws.token, { amount: 1_000 });
+      assert.equal(c.status, 201, c.text);
+      const s = await request(t, 'POST', `/v1/sandbox/collections/${c.body.collection_id}/simulate`, {
+        token: ws.token,
+        body: { outcome: 'successful' },
+      });
+      assert.equal(s.status, 200, s.text);
+      collections.push(c.body.collection_id);
+    }
+    const r = await createRoute();
+    const b = await beneficiary(ws.token, '+254712340005'); // stays pending: nothing settles under the test
+    const first = await commit(ws.token, {
+      route_id: r.route_id,
+      beneficiary_id: b,
+      amount: 3_500,
+      reference: 'first',
+    });
+    assert.equal(first.status, 201, first.text);
+    assert.equal(await available(ws.token, 'KES'), 6_500);
+
+    const results = await Promise.all([
+      ...collections.map((id) =>
+        request(t, 'POST', `/v1/collections/${id}/refund`, {
+          token: ws.token,
+          body: { amount: 1_000 },
+          idempotencyKey: newKey(),
+        }),
+      ),
+      ...Array.from({ length: 5 }, (_, i) =>
+        commit(ws.token, { route_id: r.route_id, beneficiary_id: b, amount: 1_000, reference: `mixed-${i}` }),
+      ),
+    ]);
+    const statuses = results.map((x) => x.status);
+    assert.equal(statuses.filter((s) => s === 201).length, 6, statuses.join(','));
+    for (const res of results.filter((x) => x.status !== 201)) assertProblem(res, 422, 'insufficient_balance');
+    assert.equal(await available(ws.token, 'KES'), 500);
+    // The refunds that went through settle with the sandbox; the balance stays where the reservations left it.
+    const refunded = results.slice(0, 10).filter((x) => x.status === 201);
+    for (const res of refunded) {
+      await waitFor(`refund ${res.body.refund_id} to succeed`, async () => {
+        const got = await request(t, 'GET', `/v1/refunds/${res.body.refund_id}`, { token: ws.token });
+        return got.body.status === 'successful' ? true : undefined;
+      });
+    }
+    assert.equal(await available(ws.token, 'KES'), 500);
+    assert.equal(await ledgerBalance(ws.id, 'refunds_in_flight', 'KES'), 0);
+    assert.deepEqual(await verifyLedger(t.db), []);
+  });
+});
+
 describe('the sandbox settles or releases', () => {
   it('a declined payout (0001) and a refused one (0002) fail and give the reservation back; 0005 waits for the simulate endpoint', async () => {
     const ws = await createWorkspace(t, 'payouts-sandbox');

@@ -31,6 +31,7 @@ const REFUND_FIELDS = [
   'failure_reason',
   'metadata',
   'provider_receipt',
+  'reason',
   'refund_id',
   'requested_at',
   'resolved_at',
@@ -135,6 +136,7 @@ function assertRequestedRefund(res: ApiResponse, collectionId: string): void {
   assert.equal(res.body.amount, AMOUNT);
   assert.equal(res.body.currency, 'KES');
   assert.equal(res.body.status, 'requested');
+  assert.equal(res.body.reason, 'merchant_request');
   assert.equal(res.body.failure_reason, null);
   assert.deepEqual(res.body.metadata, METADATA);
   assert.match(res.body.requested_at, ISO_MS);
@@ -671,7 +673,7 @@ describe('workspace isolation and unknown ids', () => {
 });
 
 describe('the ledger', () => {
-  it('after a successful refund the books balance and the workspace balance drops by the refunded amount', async () => {
+  it('a refund reserves its amount when requested and settles it when it succeeds; the books balance', async () => {
     const ws = await createWorkspace(t, 'refunds-ledger');
     const collectionId = await newCollection(t, ws.token);
     await waitCollection(t, ws.token, collectionId, 'successful');
@@ -680,15 +682,41 @@ describe('the ledger', () => {
 
     const res = await postRefund(t, ws.token, collectionId);
     assert.equal(res.status, 201, res.text);
+    // Taken out of available at once, before the provider has done anything.
+    assert.equal(await availableKes(t, ws.token), balanceBefore - AMOUNT);
     await waitRefund(t, ws.token, res.body.refund_id, 'successful');
     await waitCollection(t, ws.token, collectionId, 'refunded');
     assert.equal(await availableKes(t, ws.token), balanceBefore - AMOUNT);
     assert.deepEqual(await verifyLedger(t.db), []);
 
-    const { rows } = await t.db.query(
-      "SELECT count(*)::int AS n FROM ledger_postings WHERE object_id = $1 AND kind = 'refund_successful'",
+    const { rows } = await t.db.query<{ kind: string }>(
+      'SELECT kind FROM ledger_postings WHERE object_id = $1 ORDER BY created_at, kind',
       [res.body.refund_id],
     );
-    assert.equal(rows[0].n, 1);
+    assert.deepEqual(
+      rows.map((r) => r.kind),
+      ['refund_reserved', 'refund_settled'],
+    );
+  });
+});
+
+describe('a refund that fails (no workers: it stays requested until simulated)', () => {
+  let held: TestApp;
+  before(async () => {
+    held = await startTestApp();
+  });
+  after(async () => held?.close());
+
+  it('gives its reservation back to the available balance; the books balance', async () => {
+    const ws = await createWorkspace(held, 'refunds-release');
+    const collectionId = await successfulCollection(held, ws.token);
+    assert.equal(await availableKes(held, ws.token), AMOUNT);
+    const refund = await postRefund(held, ws.token, collectionId);
+    assert.equal(refund.status, 201, refund.text);
+    assert.equal(await availableKes(held, ws.token), 0);
+    const failed = await simulateRefund(held, ws.token, refund.body.refund_id, { outcome: 'failed' });
+    assert.equal(failed.status, 200, failed.text);
+    assert.equal(await availableKes(held, ws.token), AMOUNT);
+    assert.deepEqual(await verifyLedger(held.db), []);
   });
 });

@@ -23,11 +23,13 @@ const CONTRACT_COLLECTION_ROWS: readonly { from: readonly CollectionStatus[]; to
   { from: ['processing'], to: 'successful' },
   { from: ['successful'], to: 'refunded' },
   { from: ['successful'], to: 'reversed' },
+  { from: ['expired'], to: 'successful' },
 ];
 const CONTRACT_COLLECTION_EDGES: readonly Edge<CollectionStatus>[] = CONTRACT_COLLECTION_ROWS.flatMap((row) =>
   row.from.map((from) => [from, row.to] as const),
 );
-const COLLECTION_FINALS: readonly CollectionStatus[] = ['failed', 'expired', 'refunded', 'reversed'];
+/** Expired is final except for a provider-confirmed late payment (expired → successful). */
+const COLLECTION_FINALS: readonly CollectionStatus[] = ['failed', 'refunded', 'reversed'];
 
 /** Contract §7: requested → pending → successful | failed. */
 const CONTRACT_REFUND_EDGES: readonly Edge<RefundStatus>[] = [
@@ -153,6 +155,9 @@ describe('collection transitions (contract §5)', () => {
   it('refuses failed → successful, expired → processing, a stale processing → pending, and successful → failed', () => {
     assert.deepEqual(plan(COLLECTION_TRANSITIONS, 'failed', 'successful'), { kind: 'refused' });
     assert.deepEqual(plan(COLLECTION_TRANSITIONS, 'expired', 'processing'), { kind: 'refused' });
+    assert.deepEqual(planCollection('expired', 'failed'), { kind: 'refused' });
+    assert.deepEqual(planCollection('expired', 'refunded'), { kind: 'refused' });
+    assert.deepEqual(planCollection('expired', 'reversed'), { kind: 'refused' });
     assert.deepEqual(plan(COLLECTION_TRANSITIONS, 'processing', 'pending'), { kind: 'refused' });
     assert.deepEqual(plan(COLLECTION_TRANSITIONS, 'successful', 'failed'), { kind: 'refused' });
     assert.deepEqual(plan(COLLECTION_TRANSITIONS, 'processing', 'expired'), { kind: 'refused' });
@@ -186,6 +191,7 @@ describe('collection transitions (contract §5)', () => {
     assert.deepEqual(planCollection('created', 'reversed'), { kind: 'refused' });
     assert.deepEqual(planCollection('processing', 'refunded'), { kind: 'refused' });
     assert.deepEqual(planCollection('successful', 'reversed'), { kind: 'steps', steps: ['reversed'] });
+    assert.deepEqual(planCollection('expired', 'successful'), { kind: 'steps', steps: ['successful'] });
     assert.deepEqual(planCollection('pending', 'successful'), { kind: 'steps', steps: ['processing', 'successful'] });
     // The raw table would walk it; the rule is what refuses.
     assert.deepEqual(plan(COLLECTION_TRANSITIONS, 'processing', 'reversed'), {
@@ -194,7 +200,7 @@ describe('collection transitions (contract §5)', () => {
     });
   });
 
-  it('isFinalCollectionStatus names exactly failed, expired, refunded and reversed', () => {
+  it('isFinalCollectionStatus names exactly failed, refunded and reversed (an expired collection may still be paid late)', () => {
     assert.deepEqual(COLLECTION_STATUSES.filter(isFinalCollectionStatus).sort(), [...COLLECTION_FINALS].sort());
   });
 });

@@ -1,7 +1,7 @@
 // Bearer-token authentication and the audience check, applied to every route in one hook.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from '../db/pool.js';
-import { isTokenLive } from '../modules/credentials/credentials.repository.js';
+import { findLiveToken } from '../modules/credentials/credentials.repository.js';
 import { describeAccess, type RouteAuth } from './access.js';
 import { ApiError } from './errors.js';
 import type { Audience, TokenService } from './tokens.js';
@@ -28,6 +28,8 @@ declare module 'fastify' {
 
 // The scheme is case-insensitive (RFC 9110 §11.1).
 const BEARER = /^Bearer +([A-Za-z0-9_.\-+/=]+)$/i;
+
+const invalidToken = () => new ApiError('unauthorized', 'The bearer token is invalid, rotated or revoked.');
 
 export function requireAuth(request: FastifyRequest): AuthContext {
   if (!request.authContext) throw new ApiError('unauthorized', 'This route needs a bearer token.');
@@ -59,8 +61,23 @@ export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService)
       throw new ApiError('unauthorized', 'Send your API token as "Authorization: Bearer <token>".');
     const match = BEARER.exec(header);
     const claims = match?.[1] ? await tokens.verify(match[1]) : undefined;
-    if (!claims || !(await isTokenLive(db, claims.workspaceId, claims.credentialId, claims.tokenId))) {
-      throw new ApiError('unauthorized', 'The bearer token is invalid, rotated or revoked.');
+    const stored = claims && (await findLiveToken(db, claims.workspaceId, claims.credentialId, claims.tokenId));
+    if (!claims || !stored) throw invalidToken();
+    // A token is worth what its stored credential is, not what it says: a signed token whose audience or
+    // environment differs from its credential's (a minting bug, or someone holding the signing key and one weaker
+    // token) must not widen itself. It is refused like a forged one; which claim differed goes only to the log.
+    if (stored.audience !== claims.audience || stored.environment !== claims.env) {
+      request.log.warn(
+        {
+          credential_id: claims.credentialId,
+          token_aud: claims.audience,
+          credential_audience: stored.audience,
+          token_env: claims.env,
+          credential_environment: stored.environment,
+        },
+        'bearer token refused: its claims differ from its stored credential',
+      );
+      throw invalidToken();
     }
     if (!rule.includes(claims.audience)) {
       throw new ApiError(

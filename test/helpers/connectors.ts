@@ -84,7 +84,11 @@ export async function waitStatus(
     async () => {
       const body = await read(t, token, kind, id);
       if (body.status === status) return body;
-      if (finals.includes(body.status) && !(status === 'refunded' && body.status === 'successful')) {
+      // A successful collection may still be refunded; an expired one paid late (then refunded, by policy).
+      const mayMoveOn =
+        (body.status === 'successful' && status === 'refunded') ||
+        (body.status === 'expired' && (status === 'successful' || status === 'refunded'));
+      if (finals.includes(body.status) && !mayMoveOn) {
         throw new Error(`${kind} ${id} became ${body.status} (${String(body.failure_reason)}), not ${status}`);
       }
       return undefined;

@@ -14,8 +14,11 @@ import {
 export const SESSION_STATUSES = ['open', 'processing', 'complete', 'expired'] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
 
-/** Why the latest payment attempt did not succeed: the collection's failure reason, or `expired` (never authorised). */
-export const ATTEMPT_FAILURE_REASONS = [...FAILURE_REASONS, 'expired'] as const;
+/**
+ * Why the latest payment attempt did not succeed: the collection's failure reason, `expired` (not authorised in time),
+ * or `late_payment_refunded` (authorised after it expired, and sent back to the payer).
+ */
+export const ATTEMPT_FAILURE_REASONS = [...FAILURE_REASONS, 'expired', 'late_payment_refunded'] as const;
 export type AttemptFailureReason = (typeof ATTEMPT_FAILURE_REASONS)[number];
 
 export const EXPIRES_IN_MIN = 300;
@@ -31,8 +34,9 @@ const SessionStatusSchema = Type.Enum(SESSION_STATUSES, {
 
 const AttemptFailureSchema = Type.Union([Type.Enum(ATTEMPT_FAILURE_REASONS), Type.Null()], {
   description:
-    "Why the latest payment attempt did not succeed: the collection's `failure_reason` (see the Collection) or `expired` (the payer " +
-    'never authorised it). Null when no attempt has failed.',
+    "Why the latest payment attempt did not succeed: the collection's `failure_reason` (see the Collection), `expired` (the payer " +
+    'did not authorise it in time) or `late_payment_refunded` (the payer authorised it after it expired, and the money is being ' +
+    'returned by a refund of the collection). Null when no attempt has failed.',
 });
 
 export const CreateSessionBody = component(

@@ -13,6 +13,7 @@ import type { PaymentsEnv } from '../../config.js';
 import { phoneProblem, type MarketCatalogue } from '../catalogue/catalogue.js';
 import type { Market } from '../catalogue/catalogue.schema.js';
 import * as collectionsRepo from '../collections/collections.repository.js';
+import type { LatePaymentAction } from '../collections/collections.states.js';
 import type { Collection } from '../collections/collections.schemas.js';
 import { checkAmountAndMetadata, type CollectionsService } from '../collections/collections.service.js';
 import { formatAmount } from '../collections/payment-instructions.js';
@@ -353,11 +354,18 @@ export class CheckoutService {
    * paid). A failure or expiry opens it again for another attempt, or expires it when its time is up or
    * after MAX_ATTEMPTS attempts.
    */
-  async followCollection(tx: Tx, workspaceId: string, collection: collectionsRepo.CollectionRow): Promise<void> {
+  async followCollection(
+    tx: Tx,
+    workspaceId: string,
+    collection: collectionsRepo.CollectionRow,
+    late?: LatePaymentAction,
+  ): Promise<void> {
     if (collection.checkout_session_id === null) return;
     const session = await repo.lockSession(tx, workspaceId, collection.checkout_session_id);
     // Only the latest attempt moves a session, and only while it is waiting for that attempt.
-    if (!session || session.collection_id !== collection.id || session.status !== 'processing') return;
+    if (!session || session.collection_id !== collection.id) return;
+    if (late !== undefined) return this.followLatePayment(tx, session, late);
+    if (session.status !== 'processing') return;
     const at = stepTime(session.updated_at);
     switch (collection.status) {
       case 'created':
@@ -387,6 +395,34 @@ export class CheckoutService {
         return;
       }
     }
+  }
+
+  /**
+   * A late payment of the session's latest attempt (the session is open again, or expired): accepted, it pays the
+   * session; refunded, the session says so (`failure_reason` `late_payment_refunded`), so the payer's page tells them
+   * the money is on its way back.
+   */
+  private async followLatePayment(tx: Tx, session: repo.SessionRow, late: LatePaymentAction): Promise<void> {
+    if (session.status === 'complete' || session.status === 'processing') return;
+    const at = stepTime(session.updated_at);
+    if (late === 'accept') {
+      const next: repo.SessionRow = { ...session, status: 'complete', completed_at: at, updated_at: at };
+      await saveMove(tx, session, next);
+      await this.recordSessionEvent(tx, 'checkout.session.completed', next);
+      return;
+    }
+    // The status stays as it is (open for another attempt, or expired): only the reason changes.
+    await repo.saveSession(tx, { ...session, failure_reason: 'late_payment_refunded', updated_at: at });
+  }
+
+  /**
+   * For the lifecycle, before it accepts a late payment: a collection of no session stands; a checkout attempt stands
+   * only while it is its session's latest and the session is not paid (the collection is locked, then the session).
+   */
+  async lateAttemptStands(tx: Tx, workspaceId: string, collection: collectionsRepo.CollectionRow): Promise<boolean> {
+    if (collection.checkout_session_id === null) return true;
+    const session = await repo.lockSession(tx, workspaceId, collection.checkout_session_id);
+    return session?.collection_id === collection.id && (session.status === 'open' || session.status === 'expired');
   }
 
   /**

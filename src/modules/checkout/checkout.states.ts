@@ -4,10 +4,11 @@ import { allows, type TransitionTable } from '../../platform/state-machine.js';
 import type { SessionStatus } from './checkout.schemas.js';
 
 export const SESSION_TRANSITIONS: TransitionTable<SessionStatus> = {
-  open: ['processing', 'expired'],
+  // open → complete, expired → complete: a late payment of the latest attempt, accepted by the workspace's policy.
+  open: ['processing', 'expired', 'complete'],
   processing: ['complete', 'open', 'expired'],
   complete: [],
-  expired: [],
+  expired: ['complete'],
 };
 
 /** Refuses a move the table does not allow: a bug, never a payer's doing. */

@@ -8,7 +8,8 @@ export const COLLECTION_TRANSITIONS: TransitionTable<CollectionStatus> = {
   processing: ['failed', 'successful'],
   successful: ['refunded', 'reversed'],
   failed: [],
-  expired: [],
+  // A late payment: the provider confirms a payment authorised after we expired the collection (contract §5).
+  expired: ['successful'],
   refunded: [],
   reversed: [],
 };
@@ -18,6 +19,9 @@ export const COLLECTION_TRANSITIONS: TransitionTable<CollectionStatus> = {
  * successful payment (and its credit) that the provider never reported.
  */
 export const COLLECTION_NOT_WALKED: readonly CollectionStatus[] = ['successful'];
+
+/** What became of a late payment (the workspace's `late_payment` policy): sent back by a system refund, or credited. */
+export type LatePaymentAction = 'refund' | 'accept';
 
 export const planCollection = (from: CollectionStatus, to: CollectionStatus): Plan<CollectionStatus> =>
   plan(COLLECTION_TRANSITIONS, from, to, COLLECTION_NOT_WALKED);

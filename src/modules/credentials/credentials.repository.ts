@@ -43,18 +43,22 @@ export async function findCredential(
   return rows[0];
 }
 
-/** The one lookup every authenticated request makes: is this exact token still the credential's live one? */
-export async function isTokenLive(
+/**
+ * The one lookup every authenticated request makes: if this exact token is still the credential's live one, the
+ * credential's audience and environment, which the caller compares with the token's claims.
+ */
+export async function findLiveToken(
   db: Queryable,
   workspaceId: string,
   credentialId: string,
   tokenId: string,
-): Promise<boolean> {
-  const { rows } = await db.query(
-    `SELECT 1 FROM credentials WHERE workspace_id = $1 AND id = $2 AND token_id = $3 AND status = 'active'`,
+): Promise<Pick<CredentialRow, 'audience' | 'environment'> | undefined> {
+  const { rows } = await db.query<Pick<CredentialRow, 'audience' | 'environment'>>(
+    `SELECT audience, environment FROM credentials
+     WHERE workspace_id = $1 AND id = $2 AND token_id = $3 AND status = 'active'`,
     [workspaceId, credentialId, tokenId],
   );
-  return rows.length === 1;
+  return rows[0];
 }
 
 export async function listCredentials(db: Queryable, workspaceId: string): Promise<CredentialRow[]> {

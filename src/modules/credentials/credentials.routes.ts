@@ -8,7 +8,7 @@ import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf, type IdempotencyEngine, type StoredResponse } from '../../platform/idempotency.js';
 import { isUuid } from '../../platform/ids.js';
 import { IdempotencyKeyHeader, problemResponses } from '../../platform/schemas.js';
-import { findWorkspace, listAllWorkspaces } from '../workspaces/workspaces.repository.js';
+import { findWorkspace, listAllWorkspaces, updateLatePayment } from '../workspaces/workspaces.repository.js';
 import { createWorkspace } from '../workspaces/workspaces.service.js';
 import { listCredentials } from './credentials.repository.js';
 import {
@@ -19,12 +19,13 @@ import {
   CredentialSchema,
   IdParams,
   IssuedCredentialSchema,
+  UpdateWorkspaceBody,
   WorkspaceSchema,
   credentialToApi,
   workspaceToApi,
 } from './credentials.schemas.js';
 import type { CredentialsService, IssuedCredential } from './credentials.service.js';
-import { ADMIN, ANY } from '../../platform/access.js';
+import { ADMIN, ANY, INTEGRATOR } from '../../platform/access.js';
 
 /** A credential with its token, as answered (and, under an Idempotency-Key, stored) once. */
 function issuedResponse(status: number, issued: IssuedCredential): StoredResponse {
@@ -53,6 +54,28 @@ export function credentialsRoutes(
     },
     async (request) => {
       const workspace = await findWorkspace(db, requireAuth(request).workspaceId);
+      if (!workspace) throw notFound('workspace');
+      return workspaceToApi(workspace);
+    },
+  );
+
+  app.patch(
+    '/v1/workspace',
+    {
+      config: { auth: INTEGRATOR },
+      schema: {
+        operationId: 'updateWorkspace',
+        tags: ['Workspace'],
+        summary: "Change the caller's workspace settings",
+        description:
+          'Sets `late_payment`: what a payment confirmed after its collection expired becomes from now on. ' +
+          'Another value: 400 `validation_failed`.',
+        body: UpdateWorkspaceBody,
+        response: { 200: WorkspaceSchema, ...problemResponses(400, 401, 403, 429) },
+      },
+    },
+    async (request) => {
+      const workspace = await updateLatePayment(db, requireAuth(request).workspaceId, request.body.late_payment);
       if (!workspace) throw notFound('workspace');
       return workspaceToApi(workspace);
     },
@@ -201,6 +224,7 @@ export function credentialsRoutes(
           environment: env,
           kind: 'integrator',
           firstAudience: 'integrator',
+          latePayment: request.body.late_payment,
         });
         const body = { workspace: workspaceToApi(workspace), credential: issuedToApi(issued) };
         return { status: 201, headers: {}, body: JSON.stringify(body) };

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { AUDIENCES } from '../../platform/tokens.js';
 import { component, DateTime, Uuid } from '../../platform/schemas.js';
 import type { CredentialRow } from './credentials.repository.js';
-import type { WorkspaceRow } from '../workspaces/workspaces.repository.js';
+import { LATE_PAYMENT_POLICIES, type WorkspaceRow } from '../workspaces/workspaces.repository.js';
 
 export const AudienceSchema = Type.Enum(AUDIENCES, {
   description: 'Who the token speaks for: `integrator`, `admin` or `liquidity_provider`.',
@@ -76,6 +76,14 @@ export const AdminCreateCredentialBody = component(
   ),
 );
 
+const LatePayment = Type.Enum(LATE_PAYMENT_POLICIES, {
+  description:
+    'What a payment the provider confirms after its collection expired becomes (a `collection.late_payment` event tells you ' +
+    'either way): `refund` (the default) sends it back to the payer at once, with a refund whose `reason` is `late_payment`; ' +
+    '`accept` keeps it as a successful collection and credits it. A late payment of a checkout attempt the payer already ' +
+    'retried, or of a session already paid, is always refunded.',
+});
+
 export const WorkspaceSchema = component(
   'Workspace',
   Type.Object(
@@ -86,6 +94,7 @@ export const WorkspaceSchema = component(
       environment: Type.Union([Type.Literal('sandbox'), Type.Literal('production')], {
         description: 'The deployment environment it lives in.',
       }),
+      late_payment: LatePayment,
       created_at: DateTime('When the workspace was created.'),
     },
     { additionalProperties: false, description: "A workspace: one integrator's isolated space." },
@@ -100,9 +109,15 @@ export const CreateWorkspaceBody = component(
       display_name: Type.Optional(
         Type.String({ minLength: 1, maxLength: 100, description: 'Name shown to payers (default: name).' }),
       ),
+      late_payment: Type.Optional(LatePayment),
     },
     { additionalProperties: false },
   ),
+);
+
+export const UpdateWorkspaceBody = component(
+  'UpdateWorkspaceRequest',
+  Type.Object({ late_payment: LatePayment }, { additionalProperties: false }),
 );
 
 export const CreatedWorkspaceSchema = component(
@@ -138,6 +153,7 @@ export function workspaceToApi(row: WorkspaceRow) {
     name: row.name,
     display_name: row.display_name,
     environment: row.environment,
+    late_payment: row.late_payment,
     created_at: row.created_at.toISOString(),
   };
 }

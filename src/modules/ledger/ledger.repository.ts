@@ -11,6 +11,8 @@ export const WORKSPACE_AVAILABLE = 'workspace_available';
 export const CUSTODY_ASSETS = 'custody_assets';
 /** Payouts committed and not yet settled or released: the workspace's reserved money (credit-normal). */
 export const PAYOUTS_IN_FLIGHT = 'payouts_in_flight';
+/** Refunds requested and not yet settled with the provider or released: reserved for the payer (credit-normal). */
+export const REFUNDS_IN_FLIGHT = 'refunds_in_flight';
 /** Fees we earned (credit-normal). */
 export const FEE_INCOME = 'fee_income';
 /** The two sides of every conversion: the source amount comes in, the converted amount goes out (per currency). */
@@ -18,8 +20,12 @@ export const FX_CONVERSION = 'fx_conversion';
 
 export type PostingKind =
   | 'collection_successful'
-  | 'refund_successful'
   | 'collection_reversed'
+  | 'refund_reserved'
+  | 'refund_released'
+  | 'refund_settled'
+  /** Refunds that succeeded before refunds reserved (migration 015): one posting, straight from the available balance. */
+  | 'refund_successful'
   | 'deposit_credited'
   | 'autoconvert_source'
   | 'autoconvert_target'
@@ -33,23 +39,31 @@ export interface Line {
   amount: number;
 }
 
-/** The lines of the collection movements: money in from the provider, money back out to the payer. */
-export function linesFor(
-  kind: 'collection_successful' | 'refund_successful' | 'collection_reversed',
-  amount: number,
-): Line[] {
+/** A collection or refund movement: one posting of two lines, in the object's currency. */
+export type MovementKind =
+  'collection_successful' | 'collection_reversed' | 'refund_reserved' | 'refund_released' | 'refund_settled';
+
+/**
+ * The lines of the collection and refund movements: money in from the provider; a refund reserved out of the
+ * available balance when requested, given back if it fails, paid out of the provider's hold when it succeeds; a
+ * reversal taken back by the provider.
+ */
+export function linesFor(kind: MovementKind, amount: number): Line[] {
+  const move = (debit: string, credit: string): Line[] => [
+    { account: debit, amount },
+    { account: credit, amount: -amount },
+  ];
   switch (kind) {
     case 'collection_successful':
-      return [
-        { account: PROVIDER_RECEIVABLE, amount },
-        { account: WORKSPACE_AVAILABLE, amount: -amount },
-      ];
-    case 'refund_successful':
+      return move(PROVIDER_RECEIVABLE, WORKSPACE_AVAILABLE);
     case 'collection_reversed':
-      return [
-        { account: WORKSPACE_AVAILABLE, amount },
-        { account: PROVIDER_RECEIVABLE, amount: -amount },
-      ];
+      return move(WORKSPACE_AVAILABLE, PROVIDER_RECEIVABLE);
+    case 'refund_reserved':
+      return move(WORKSPACE_AVAILABLE, REFUNDS_IN_FLIGHT);
+    case 'refund_released':
+      return move(REFUNDS_IN_FLIGHT, WORKSPACE_AVAILABLE);
+    case 'refund_settled':
+      return move(REFUNDS_IN_FLIGHT, PROVIDER_RECEIVABLE);
   }
 }
 
@@ -141,12 +155,12 @@ export async function postMany(tx: Tx, workspaceId: string, postings: Posting[],
   );
 }
 
-/** Posts one collection movement (see linesFor) inside the caller's transaction. */
+/** Posts one collection or refund movement (see linesFor) inside the caller's transaction. */
 export async function post(
   tx: Tx,
   workspaceId: string,
   p: {
-    kind: 'collection_successful' | 'refund_successful' | 'collection_reversed';
+    kind: MovementKind;
     objectType: string;
     objectId: string;
     currency: string;
@@ -250,12 +264,27 @@ export const INVARIANTS: readonly Invariant[] = [
           WHERE (c.status = 'reversed') <> (p.id IS NOT NULL) OR (p.id IS NOT NULL AND l.amount IS DISTINCT FROM c.amount)`,
   },
   {
-    name: 'a refund is debited exactly when it is successful, for its own amount',
-    sql: `SELECT r.id AS refund_id, r.status, p.id AS posting_id
-          FROM refunds r
-          LEFT JOIN ledger_postings p ON p.object_id = r.id AND p.kind = 'refund_successful'
-          LEFT JOIN ledger_lines l ON l.posting_id = p.id AND l.account = 'workspace_available'
-          WHERE (r.status = 'successful') <> (p.id IS NOT NULL) OR (p.id IS NOT NULL AND l.amount IS DISTINCT FROM r.amount)`,
+    // Refunds resolved before refunds reserved (migration 015) have the postings of then: one refund_successful when
+    // successful, none when failed.
+    name: 'a refund is reserved once, for its own amount; released exactly when failed; settled exactly when successful',
+    sql: `WITH counted AS (
+            SELECT r.id AS refund_id, r.status, r.amount,
+                   count(*) FILTER (WHERE p.kind = 'refund_reserved') AS reserved,
+                   count(*) FILTER (WHERE p.kind = 'refund_released') AS released,
+                   count(*) FILTER (WHERE p.kind = 'refund_settled') AS settled,
+                   count(*) FILTER (WHERE p.kind = 'refund_successful') AS before_reserving,
+                   sum(l.amount) FILTER (WHERE p.kind IN ('refund_reserved', 'refund_successful')) AS taken
+            FROM refunds r
+            LEFT JOIN ledger_postings p ON p.object_id = r.id AND p.workspace_id = r.workspace_id
+            LEFT JOIN ledger_lines l ON l.posting_id = p.id AND l.account = 'workspace_available'
+            GROUP BY r.id, r.status, r.amount)
+          SELECT refund_id, status, reserved, released, settled, before_reserving, taken FROM counted
+          WHERE NOT (
+            (reserved, released, settled, before_reserving) = (1, 0, 0, 0) AND status IN ('requested', 'pending') AND taken = amount
+            OR (reserved, released, settled, before_reserving) = (1, 1, 0, 0) AND status = 'failed' AND taken = amount
+            OR (reserved, released, settled, before_reserving) = (1, 0, 1, 0) AND status = 'successful' AND taken = amount
+            OR (reserved, released, settled, before_reserving) = (0, 0, 0, 1) AND status = 'successful' AND taken = amount
+            OR (reserved, released, settled, before_reserving) = (0, 0, 0, 0) AND status = 'failed')`,
   },
   {
     name: 'a collection is refunded exactly when one of its refunds succeeded',

@@ -17,9 +17,11 @@ import { payoutReleasePostings, payoutSettlePostings } from '../ramp/postings.js
 import * as refunds from '../refunds/refunds.repository.js';
 import { refundFailureReason, toRefundApi } from '../refunds/refunds.schemas.js';
 import type { Plan } from '../../platform/state-machine.js';
-import { planCollection } from '../collections/collections.states.js';
+import { planCollection, type LatePaymentAction } from '../collections/collections.states.js';
 import { planPayout } from '../payouts/payouts.states.js';
 import { planRefund, type RefundStatus } from '../refunds/refunds.states.js';
+import { requestRefund } from '../refunds/refunds.service.js';
+import { latePaymentPolicy } from '../workspaces/workspaces.repository.js';
 
 export type MoveOutcome = 'applied' | 'duplicate' | 'refused';
 
@@ -67,8 +69,22 @@ function withReference<R extends ProviderFields>(row: R, options: MoveOptions): 
   };
 }
 
-/** Called in the same transaction after every applied collection move (checkout sessions follow; risk rules look). */
-export type CollectionFollower = (tx: Tx, workspaceId: string, collection: collections.CollectionRow) => Promise<void>;
+/**
+ * Called in the same transaction after every applied collection move (checkout sessions follow; risk rules look);
+ * `late` says what became of a late payment.
+ */
+export type CollectionFollower = (
+  tx: Tx,
+  workspaceId: string,
+  collection: collections.CollectionRow,
+  late?: LatePaymentAction,
+) => Promise<void>;
+
+/**
+ * For a late payment the workspace would accept: whether the payer's attempt still stands. A checkout attempt the payer
+ * retried, or whose session another attempt paid, does not: the payer would be charged twice.
+ */
+export type LateAttemptCheck = (tx: Tx, workspaceId: string, collection: collections.CollectionRow) => Promise<boolean>;
 
 export class Lifecycle {
   constructor(
@@ -77,6 +93,7 @@ export class Lifecycle {
     private readonly followCollection: CollectionFollower,
     /** Decimals of a currency (operators write amounts in major units). */
     private readonly exponentOf: (currency: string) => number,
+    private readonly lateAttemptStands: LateAttemptCheck,
   ) {}
 
   async moveCollection(
@@ -102,6 +119,12 @@ export class Lifecycle {
     const from = current.status;
     let row = started.row;
     let announce: EventInput | undefined;
+    if (from === 'expired') {
+      // A late payment (contract §5; the table allows nothing else out of expired): the merchant hears of it first.
+      const at = stepTime(row.updated_at);
+      row = { ...row, status: 'successful', updated_at: at };
+      announce = { type: 'collection.late_payment', objectType: 'collection', objectId: id, data: toApi(row), at };
+    }
     for (const status of started.steps) {
       if (announce) await recordEvent(tx, workspaceId, announce);
       const at = stepTime(row.updated_at);
@@ -125,7 +148,15 @@ export class Lifecycle {
     }
     // The last step's event goes in the statement that saves the row (a plan has at least one step).
     await recordEvent(tx, workspaceId, announce as EventInput, collections.statusUpdate(row));
-    await this.followCollection(tx, workspaceId, row);
+    const late = from === 'expired' ? await this.latePaymentAction(tx, workspaceId, row) : undefined;
+    await this.followCollection(tx, workspaceId, row, late);
+    if (late === 'refund') {
+      // Credited above like any success, then sent straight back: the system refund reserves what was just credited.
+      await requestRefund(tx, row, 'late_payment');
+      this.log.info({ collection_id: id, cause: options.cause }, 'late payment: refunding it to the payer');
+    } else if (late === 'accept') {
+      this.log.info({ collection_id: id, cause: options.cause }, 'late payment: accepted and credited');
+    }
     if (row.status === 'reversed') {
       // The payer has the money back: a refund not yet sent to the provider must not be sent.
       const unsent = await refunds.unsentRefunds(tx, workspaceId, id);
@@ -137,6 +168,16 @@ export class Lifecycle {
       }
     }
     return { outcome: 'applied', row, from };
+  }
+
+  /** The workspace's policy, unless the payer's checkout attempt no longer stands: then the money always goes back. */
+  private async latePaymentAction(
+    tx: Tx,
+    workspaceId: string,
+    collection: collections.CollectionRow,
+  ): Promise<LatePaymentAction> {
+    if ((await latePaymentPolicy(tx, workspaceId)) === 'refund') return 'refund';
+    return (await this.lateAttemptStands(tx, workspaceId, collection)) ? 'accept' : 'refund';
   }
 
   async moveRefund(
@@ -181,9 +222,10 @@ export class Lifecycle {
         data: toRefundApi(row, collection.metadata),
         at,
       });
-      if (status === 'successful') {
+      if (final) {
+        // The reservation made when it was requested: paid out of the provider's hold, or given back to the workspace.
         await post(tx, workspaceId, {
-          kind: 'refund_successful',
+          kind: status === 'successful' ? 'refund_settled' : 'refund_released',
           objectType: 'refund',
           objectId: id,
           currency: row.currency,

@@ -1,6 +1,7 @@
 // SQL for refunds. The workspace id is always the first argument (except the provider-callback owner lookup).
 import type { Queryable } from '../../db/pool.js';
 import { listQuery, type ListFilter } from '../../platform/pagination.js';
+import type { RefundReason } from './refunds.schemas.js';
 import type { RefundStatus } from './refunds.states.js';
 
 export interface RefundRow {
@@ -10,6 +11,7 @@ export interface RefundRow {
   amount: number;
   currency: string;
   status: RefundStatus;
+  reason: RefundReason;
   failure_reason: string | null;
   provider: string;
   provider_reference: string | null;
@@ -22,12 +24,13 @@ export interface RefundRow {
 }
 
 const COLUMNS =
-  'id, workspace_id, collection_id, amount, currency, status, failure_reason, provider, provider_reference, provider_receipt, submitted_at, requested_at, updated_at, resolved_at';
+  'id, workspace_id, collection_id, amount, currency, status, reason, failure_reason, provider, provider_reference, provider_receipt, submitted_at, requested_at, updated_at, resolved_at';
 
-export async function insertRefund(db: Queryable, r: RefundRow): Promise<void> {
+/** `submitAfter`: when the initiation sweep may send it (until then it is left to the submitter's kick). */
+export async function insertRefund(db: Queryable, r: RefundRow, submitAfter: Date): Promise<void> {
   await db.query(
-    // As for collections: the sweep leaves a new refund to the submitter's immediate kick for its first 5 seconds.
-    `INSERT INTO refunds (${COLUMNS}, submit_after) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $12::timestamptz + interval '5 seconds')`,
+    `INSERT INTO refunds (${COLUMNS}, submit_after)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
     [
       r.id,
       r.workspace_id,
@@ -35,6 +38,7 @@ export async function insertRefund(db: Queryable, r: RefundRow): Promise<void> {
       r.amount,
       r.currency,
       r.status,
+      r.reason,
       r.failure_reason,
       r.provider,
       r.provider_reference,
@@ -43,6 +47,7 @@ export async function insertRefund(db: Queryable, r: RefundRow): Promise<void> {
       r.requested_at,
       r.updated_at,
       r.resolved_at,
+      submitAfter,
     ],
   );
 }

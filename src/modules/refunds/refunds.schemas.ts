@@ -24,6 +24,14 @@ export function refundFailureReason(reason: string | undefined): RefundFailureRe
     : 'provider_error';
 }
 
+export const REFUND_REASON_MEANINGS = {
+  merchant_request: 'requested through the API',
+  late_payment:
+    "made by the service: the provider confirmed the payment after the collection expired, and the workspace's `late_payment` policy (or a checkout session already paid or retried) sends it back",
+} as const;
+export type RefundReason = keyof typeof REFUND_REASON_MEANINGS;
+export const REFUND_REASONS = Object.keys(REFUND_REASON_MEANINGS) as [RefundReason, ...RefundReason[]];
+
 export const CreateRefundBody = component(
   'CreateRefundRequest',
   Type.Object(
@@ -47,6 +55,9 @@ export const RefundSchema = component(
       amount: Type.Integer({ description: "Minor units; equals the collection's amount." }),
       currency: Type.String({ description: 'ISO 4217 currency code.' }),
       status: Type.Enum(REFUND_STATUSES, { description: 'requested → pending → successful or failed.' }),
+      reason: Type.Enum(REFUND_REASONS, {
+        description: `Why the refund was made: ${describeReasons(REFUND_REASON_MEANINGS)}.`,
+      }),
       failure_reason: Type.Union([Type.String(), Type.Null()], {
         description: `Why the refund failed, once it has: ${describeReasons(REFUND_FAILURE_REASON_MEANINGS)}. Null otherwise.`,
       }),
@@ -88,6 +99,7 @@ export function toRefundApi(
     amount: number;
     currency: string;
     status: Refund['status'];
+    reason: RefundReason;
     failure_reason: string | null;
     provider_receipt: string | null;
     requested_at: Date;
@@ -101,6 +113,7 @@ export function toRefundApi(
     amount: row.amount,
     currency: row.currency,
     status: row.status,
+    reason: row.reason,
     failure_reason: row.failure_reason,
     provider_receipt: row.provider_receipt,
     metadata,

@@ -4,7 +4,7 @@ import type { Queryable } from '../../db/pool.js';
 import { uuidv7, uuidv7Time } from '../../platform/ids.js';
 import type { CredentialsService, IssuedCredential } from '../credentials/credentials.service.js';
 import type { Audience } from '../../platform/tokens.js';
-import { insertWorkspace, type WorkspaceRow } from './workspaces.repository.js';
+import { insertWorkspace, type LatePaymentPolicy, type WorkspaceRow } from './workspaces.repository.js';
 
 export async function createWorkspace(
   tx: Queryable,
@@ -15,6 +15,7 @@ export async function createWorkspace(
     environment: PaymentsEnv;
     kind: WorkspaceRow['kind'];
     firstAudience: Audience;
+    latePayment?: LatePaymentPolicy | undefined;
   },
 ): Promise<{ workspace: WorkspaceRow; issued: IssuedCredential }> {
   const id = uuidv7();
@@ -24,6 +25,7 @@ export async function createWorkspace(
     display_name: w.displayName,
     environment: w.environment,
     kind: w.kind,
+    late_payment: w.latePayment ?? 'refund',
     created_at: uuidv7Time(id),
   });
   const issued = await credentials.create(tx, id, w.firstAudience, `${w.firstAudience} (first)`);

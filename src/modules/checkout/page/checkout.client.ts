@@ -142,7 +142,12 @@ function render(next: PayerView): void {
     if (a?.failure_reason && !retrying) {
       const reason = text('reason_' + a.failure_reason) ?? t.reason_provider_error;
       $('failure-reason').textContent = fill(reason, { rail: railName(a.rail) });
-      $('retry-hint').textContent = a.failure_reason === 'expired' ? t.retryHintExpired : t.retryHint;
+      $('retry-hint').textContent =
+        a.failure_reason === 'expired'
+          ? t.retryHintExpired
+          : a.failure_reason === 'late_payment_refunded'
+            ? t.retryHintRefunded
+            : t.retryHint;
       show('failed');
     } else {
       show('pay');
@@ -176,6 +181,10 @@ function render(next: PayerView): void {
     if (first && !$('stay').hidden) redirectTimer = setTimeout(() => window.location.assign(returnUrl), 5000);
   } else {
     ($('expired-return') as HTMLAnchorElement).href = view.return_url ?? '#';
+    const refunded = a?.failure_reason === 'late_payment_refunded';
+    $('expired-text').textContent = fill(refunded ? t.expiredRefundedText : t.expiredText, {
+      merchant: view.merchant_name,
+    });
     show('expired');
   }
 }

@@ -44,7 +44,10 @@ export const STRINGS = {
     reason_payer_limit_reached: 'This payment is over a limit of your {rail} account.',
     reason_payer_not_found: 'This number has no {rail} account.',
     reason_expired: 'The payment was not approved in time.',
+    reason_late_payment_refunded:
+      'Your payment arrived after the request had expired, so it is being returned to your {rail} account.',
     retryHint: 'No money was taken. You can try again.',
+    retryHintRefunded: 'You can pay again now; the first payment is still being returned.',
     retryHintExpired:
       'If you approved the payment on your phone just now, wait for its confirmation message before you try again.',
     startFailed: 'The payment could not be started. Try again.',
@@ -53,6 +56,8 @@ export const STRINGS = {
     retry: 'Try again',
     expiredTitle: 'This payment link has expired',
     expiredText: 'No payment was taken. Go back to {merchant} to start again.',
+    expiredRefundedText:
+      'Your payment arrived after this link expired, so it is being returned to your account. Go back to {merchant} to start again.',
     returnTo: 'Return to {merchant}',
     networkError: 'We could not reach the server. Check your connection and try again.',
     rateLimited: 'Too many attempts. Wait a moment and try again.',
@@ -104,7 +109,10 @@ export const STRINGS = {
     reason_payer_limit_reached: 'Ce paiement dépasse une limite de votre compte {rail}.',
     reason_payer_not_found: 'Ce numéro n’a pas de compte {rail}.',
     reason_expired: 'Le paiement n’a pas été validé à temps.',
+    reason_late_payment_refunded:
+      'Votre paiement est arrivé après l’expiration de la demande : il est en cours de remboursement sur votre compte {rail}.',
     retryHint: 'Aucun montant n’a été débité. Vous pouvez réessayer.',
+    retryHintRefunded: 'Vous pouvez payer à nouveau ; le premier paiement est en cours de remboursement.',
     retryHintExpired:
       'Si vous venez de valider le paiement sur votre téléphone, attendez son message de confirmation avant de réessayer.',
     startFailed: 'Le paiement n’a pas pu être lancé. Réessayez.',
@@ -113,6 +121,8 @@ export const STRINGS = {
     retry: 'Réessayer',
     expiredTitle: 'Ce lien de paiement a expiré',
     expiredText: 'Aucun paiement n’a été effectué. Retournez sur {merchant} pour recommencer.',
+    expiredRefundedText:
+      'Votre paiement est arrivé après l’expiration de ce lien : il est en cours de remboursement sur votre compte. Retournez sur {merchant} pour recommencer.',
     returnTo: 'Retour vers {merchant}',
     networkError: 'Impossible de joindre le serveur. Vérifiez votre connexion et réessayez.',
     rateLimited: 'Trop de tentatives. Patientez un instant puis réessayez.',
