@@ -69,6 +69,8 @@ interface Movement {
   party: string;
   status: 'Completed' | 'Declined' | 'Reversed';
   originatorConversationId: string;
+  /** When M-Pesa completed (or declined) it. */
+  at: Date;
 }
 
 type Json = Record<string, unknown>;
@@ -262,6 +264,7 @@ export class DarajaFake extends FakeOperator {
         party: push.phone,
         status: 'Completed',
         originatorConversationId: push.merchantRequestId,
+        at: new Date(),
       });
       callback.CallbackMetadata = {
         Item: [
@@ -393,6 +396,7 @@ export class DarajaFake extends FakeOperator {
           party,
           status: 'Declined',
           originatorConversationId: originator,
+          at: new Date(),
         });
         this.result(resultUrl, code, originator, conversationId, id);
         return;
@@ -404,6 +408,7 @@ export class DarajaFake extends FakeOperator {
         party,
         status: 'Completed',
         originatorConversationId: originator,
+        at: new Date(),
       });
       this.result(resultUrl, '0', originator, conversationId, id, [
         { Key: 'TransactionAmount', Value: amount },
@@ -444,6 +449,7 @@ export class DarajaFake extends FakeOperator {
         party: original?.party ?? '',
         status: 'Declined',
         originatorConversationId: originator,
+        at: new Date(),
       });
       this.result(resultUrl, code, originator, conversationId, `${id.slice(0, 3)}0000000`);
     };
@@ -460,6 +466,7 @@ export class DarajaFake extends FakeOperator {
         party: original.party,
         status: 'Completed',
         originatorConversationId: originator,
+        at: new Date(),
       });
       this.result(resultUrl, '0', originator, conversationId, id, [
         { Key: 'Amount', Value: amount },
@@ -504,6 +511,64 @@ export class DarajaFake extends FakeOperator {
       ]);
     });
     return response;
+  }
+
+  /**
+   * The organisation statement M-Pesa's portal exports as CSV: a few lines about the account, then one row per
+   * transaction with Receipt No., Completion Time (Nairobi time), Initiation Time, Details, Transaction Status,
+   * Paid In, Withdrawn (negative), Balance and the rest. A reversed payment keeps its own row (Completed) and its
+   * reversal has another.
+   */
+  organisationStatement(): string {
+    const header = [
+      'Receipt No.',
+      'Completion Time',
+      'Initiation Time',
+      'Details',
+      'Transaction Status',
+      'Paid In',
+      'Withdrawn',
+      'Balance',
+      'Balance Confirmed',
+      'Reason Type',
+      'Other Party Info',
+      'Linked Transaction ID',
+      'A/C No.',
+    ];
+    const money = (n: number) => n.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+    const nairobi = (d: Date) => new Date(d.getTime() + 3 * 3_600_000).toISOString().slice(0, 19).replace('T', ' ');
+    let balance = 0;
+    const rows = [...this.movements.values()]
+      .sort((a, b) => a.at.getTime() - b.at.getTime())
+      .map((m) => {
+        const done = m.status !== 'Declined';
+        const inwards = m.kind === 'c2b';
+        if (done) balance += inwards ? m.amount : -m.amount;
+        const details =
+          m.kind === 'c2b' ? 'Pay Bill Online' : m.kind === 'b2c' ? 'Business Payment to Customer' : 'Reversal';
+        return [
+          m.receipt,
+          nairobi(m.at),
+          nairobi(m.at),
+          details,
+          done ? 'Completed' : 'Failed',
+          inwards ? money(m.amount) : '',
+          inwards ? '' : `-${money(m.amount)}`,
+          money(balance),
+          'true',
+          details,
+          `${m.party} - Fake Party`,
+          '',
+          '',
+        ];
+      });
+    const cell = (v: string) => (/[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+    return [
+      `Account Holder:,${this.config.shortcode}`,
+      'Statement Period:,all',
+      '',
+      ...[header, ...rows].map((r) => r.map(cell).join(',')),
+    ].join('\n');
   }
 
   /**

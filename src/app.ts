@@ -1,6 +1,8 @@
 // buildApp: the HTTP side: the platform hooks every route shares, then each module's routes over the services that
 // composition.ts builds.
 import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import Fastify, { LogController, type FastifyError, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -31,6 +33,7 @@ import { marketDataRoutes } from './modules/market-data/market-data.routes.js';
 import type { ProviderPlan } from './modules/providers/providers.registry.js';
 import { operatorCallbackRoutes, providersRoutes } from './modules/lifecycle/callbacks.routes.js';
 import { refundsRoutes } from './modules/refunds/refunds.routes.js';
+import { reportsRoutes } from './modules/reports/reports.routes.js';
 import { riskRoutes } from './modules/risk/risk.routes.js';
 import { sandboxRoutes } from './modules/sandbox/sandbox.routes.js';
 import { systemRoutes } from './modules/system/system.routes.js';
@@ -93,6 +96,17 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
     },
     // Draining answers with our own 503 problem (below), not fastify's plain one.
     return503OnClosing: false,
+    // A request must arrive in full (headers and body) within this; a client that stalls gets 408 and is closed, and
+    // cannot hold a graceful stop up. Node checks the open connections every second; it times a stalled body by
+    // headersTimeout (60 s unless set at creation), so both are set here.
+    requestTimeout: config.requestTimeoutMs,
+    http: {
+      connectionsCheckingInterval: 1000,
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: Math.min(config.requestTimeoutMs, 60_000),
+    },
+    // What Node's HTTP parser refuses before any route sees it is a problem document too.
+    clientErrorHandler: answerClientError,
     // Framework-level rejections (bad percent-encoding, an over-long path segment) get problem documents too.
     frameworkErrors: (error, request, reply) => {
       const apiError =
@@ -154,13 +168,25 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
     }
     return sendProblem(reply, apiError, request.id);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(
-      reply,
-      new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`),
-      request.id,
-    ),
-  );
+  // Every route's path as a pattern, with its method: a known path asked with another method is 405 with Allow.
+  const routes: { method: string; path: RegExp }[] = [];
+  app.addHook('onRoute', (route) => {
+    for (const method of Array.isArray(route.method) ? route.method : [route.method])
+      routes.push({ method, path: pathPattern(route.url) });
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const allowed = [...new Set(routes.filter((r) => r.path.test(path)).map((r) => r.method))];
+    if (allowed.length > 0) {
+      reply.header('Allow', allowed.join(', '));
+      return sendProblem(
+        reply,
+        new ApiError('method_not_allowed', `${request.method} is not allowed on ${path}: use ${allowed.join(', ')}.`),
+        request.id,
+      );
+    }
+    return sendProblem(reply, new ApiError('not_found', `No route ${request.method} ${path}.`), request.id);
+  });
 
   // Every problem response refers to this one schema ({ $ref: 'Problem#' }, see problemResponses): the document has it once,
   // as #/components/schemas/Problem (components are named by $id), and responses are still serialized with it.
@@ -200,7 +226,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   });
 
   const tokens = new TokenService(deps.keys, config.paymentsEnv);
-  registerAuth(app, db, tokens);
+  registerAuth(app, db, tokens, config.authFailuresPerMinute);
   registerRateLimit(app, { perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst });
   const registry = registerMetrics(app);
 
@@ -231,6 +257,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   });
   refundsRoutes(app, services.refunds);
   ledgerRoutes(app, db);
+  reportsRoutes(app, services.reports);
   beneficiariesRoutes(app, services.beneficiaries);
   marketDataRoutes(app, services.marketData);
   riskRoutes(app, services.risk);
@@ -250,6 +277,40 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
       draining = true;
     },
   };
+}
+
+/** A route's URL as fastify declares it (`/v1/collections/:id/refund`) as a pattern of request paths. */
+function pathPattern(url: string): RegExp {
+  const segments = url
+    .split('/')
+    .map((s) => (s.startsWith(':') ? '[^/]+' : s === '*' ? '.*' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+  return new RegExp(`^${segments.join('/')}$`);
+}
+
+/**
+ * What Node's HTTP parser refuses before fastify sees a request (bad framing, headers over Node's 16 KiB, a request
+ * not in full within REQUEST_TIMEOUT_MS): a problem document with its request id and API version, then the connection
+ * closes, since the stream can no longer be read reliably.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const apiError =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? new ApiError('request_timeout', 'The request did not arrive in full in time; the connection is closed.')
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? new ApiError('headers_too_large', 'The request headers are larger than 16 KiB.')
+        : new ApiError('validation_failed', 'The request is not valid HTTP/1.1; the connection is closed.');
+  const requestId = randomUUID();
+  const body = JSON.stringify(problemBody(apiError, requestId));
+  if (socket.writable) {
+    socket.end(
+      `HTTP/1.1 ${apiError.status} ${STATUS_CODES[apiError.status] ?? ''}\r\n` +
+        `Content-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Request-Id: ${requestId}\r\nAPI-Version: ${API_VERSION}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  // Whatever the client does next, the connection does not outlive the answer by long.
+  setTimeout(() => socket.destroy(), 1000).unref();
 }
 
 function sendProblem(reply: FastifyReply, error: ApiError, requestId: string): FastifyReply {

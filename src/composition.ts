@@ -1,5 +1,6 @@
 // Composition: every service of the app, constructed once and wired to each other (no HTTP here). buildApp gives
 // them their routes; the workers (src/workers) give them their background jobs.
+import { ReportsService } from './modules/reports/reports.service.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Config } from './config.js';
@@ -61,6 +62,7 @@ export interface Services {
   notices: ProviderNotices;
   submitter: Submitter;
   webhooks: WebhooksService;
+  reports: ReportsService;
   /** The simulate endpoints' service: only in the sandbox, when the simulator runs a rail. */
   sandbox: SandboxService | undefined;
   metrics: Registry;
@@ -136,6 +138,7 @@ export function compose(deps: CompositionDeps): Services {
   const webhooks = new WebhooksService(db, config.paymentsEnv, idempotency, cursors, afterCommit, deps.resolve);
 
   const beneficiaries = new BeneficiariesService(db, deps.catalogue, idempotency, cursors);
+  const reports = new ReportsService(db, deps.catalogue);
   const sandbox =
     config.paymentsEnv === 'sandbox' && providers.sandbox
       ? new SandboxService(idempotency, lifecycle, providers.sandbox)
@@ -153,6 +156,7 @@ export function compose(deps: CompositionDeps): Services {
     deposits,
     payouts,
     beneficiaries,
+    reports,
     lifecycle,
     providers,
     notices,

@@ -34,6 +34,17 @@ export interface Config {
   workerDbPoolSize: number;
   /** How long an idempotency outcome is kept, in seconds (contract: 24 hours). */
   idempotencyRetentionSeconds: number;
+  /** Finished webhook deliveries (succeeded or failed) and their attempts are deleted this many days after they finished. */
+  webhookDeliveryRetentionDays: number;
+  /**
+   * Provider notices (the record that de-duplicates repeated callbacks by notice id) are deleted this many days after
+   * they arrived; at least 7, far longer than any provider repeats a callback.
+   */
+  providerNoticeRetentionDays: number;
+  /** How often the retention purges run, in ms. */
+  purgeIntervalMs: number;
+  /** Rows one purge statement deletes at most (a webhook delivery counts with its attempts). */
+  purgeBatchSize: number;
   /** A JSON file naming the operator connectors and HTTP gateways that run rails (required in production for every rail). */
   providersFile: string | undefined;
   /** How long one call to an operator's API (Daraja, MoMo, Airtel) may take before it counts as unanswered, in ms. */
@@ -54,6 +65,12 @@ export interface Config {
   webhookTimeoutMs: number;
   /** How often the webhook relay looks for new events and due deliveries, in ms. */
   webhookPollMs: number;
+  /** How long a request may take to arrive in full (headers and body) before it is answered 408, in ms. */
+  requestTimeoutMs: number;
+  /** On SIGTERM, how long requests in flight may take to finish before their connections are closed, in ms. */
+  shutdownDrainMs: number;
+  /** Failed authentications one client address may make per minute (and at once) before it gets 429 for a while. */
+  authFailuresPerMinute: number;
   /** Deliveries in flight at once in one process, and at most this many to one endpoint. */
   webhookConcurrency: number;
   webhookEndpointConcurrency: number;
@@ -139,6 +156,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerDbPoolSize: integer(env, 'WORKER_DB_POOL_SIZE', 16, 1, 1000),
     embeddedPgPort: integer(env, 'EMBEDDED_PG_PORT', DEFAULT_EMBEDDED_PORT, 0, 65535),
     idempotencyRetentionSeconds: integer(env, 'IDEMPOTENCY_RETENTION_SECONDS', 86_400, 1, 30 * 86_400),
+    webhookDeliveryRetentionDays: integer(env, 'WEBHOOK_DELIVERY_RETENTION_DAYS', 30, 1, 3650),
+    providerNoticeRetentionDays: integer(env, 'PROVIDER_NOTICE_RETENTION_DAYS', 90, 7, 3650),
+    purgeIntervalMs: integer(env, 'PURGE_INTERVAL_MS', 3_600_000, 1000, 86_400_000),
+    purgeBatchSize: integer(env, 'PURGE_BATCH_SIZE', 1000, 1, 100_000),
     providersFile: env.PROVIDERS_FILE === '' ? undefined : env.PROVIDERS_FILE,
     operatorTimeoutMs: integer(env, 'OPERATOR_TIMEOUT_MS', 30_000, 100, 120_000),
     sandboxStepMs: integer(env, 'SANDBOX_STEP_MS', 2000, 1, 600_000),
@@ -150,6 +171,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000),
     webhookPollMs: integer(env, 'WEBHOOK_POLL_MS', 100, 10, 60_000),
     webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 64, 1, 1000),
+    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 1000, 600_000),
+    shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', 10_000, 100, 120_000),
+    authFailuresPerMinute: integer(env, 'AUTH_FAILURES_PER_MINUTE', 60, 1, 1_000_000),
     webhookEndpointConcurrency: integer(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', 8, 1, 1000),
   };
 }

@@ -78,10 +78,18 @@ async function main(): Promise<void> {
     stop = (signal: string): void => {
       log.info({ signal }, 'draining: no new requests, finishing those in flight');
       drain();
+      // Requests in flight get SHUTDOWN_DRAIN_MS to finish; one that takes longer (a client stalled mid-body, say)
+      // has its connection closed, so it cannot hold the stop up.
+      const cut = setTimeout(() => {
+        log.warn(`requests still open after ${config.shutdownDrainMs} ms: closing their connections`);
+        app.server.closeAllConnections();
+      }, config.shutdownDrainMs);
+      cut.unref();
+      // The last resort, should the workers or the database not stop.
       const force = setTimeout(() => {
-        log.error('drain took longer than 30 s; exiting');
+        log.error('stopping took 30 s longer than the drain time; exiting');
         process.exit(1);
-      }, 30_000);
+      }, config.shutdownDrainMs + 30_000);
       force.unref();
       void (async () => {
         await app.close();

@@ -14,7 +14,7 @@ import {
   type ApiResponse,
   type TestApp,
 } from './helpers/harness.js';
-import { clientKey } from '../src/modules/checkout/checkout.routes.js';
+import { clientKey } from '../src/platform/rate-limit.js';
 import { MAX_ATTEMPTS, returnUrl } from '../src/modules/checkout/checkout.service.js';
 
 const PUBLIC_BASE_URL = 'https://pay.example.test';

@@ -3,6 +3,10 @@
 // amounts, callbacks lost, repeated or forged, a token that expires in flight, and an outage or a lost answer at
 // initiation, with the payer prompted once.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DarajaFake, SANDBOX_PASSKEY, SANDBOX_SHORTCODE } from '../fakes/mpesa-daraja.js';
 import { verifyLedger } from '../src/modules/ledger/ledger.verify.js';
@@ -375,5 +379,59 @@ describe('M-Pesa refunds by Reversal and payouts by B2C', () => {
     assert.ok(settled.provider_receipt);
     assert.equal(await balance(), before - 4000, 'paid once, never released');
     assert.deepEqual(await verifyLedger(t.db), []);
+  });
+});
+
+describe('reconciliation against the M-Pesa organisation statement (issue 21)', () => {
+  /** Runs `npm run reconcile` on this app's database with `statement` as the export. */
+  function reconcileCli(statement: string): { status: number | null; stdout: string; stderr: string } {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'statement-'));
+    const file = path.join(dir, 'statement.csv');
+    writeFileSync(file, statement);
+    try {
+      const res = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', 'src/cli/reconcile.ts', '--connector', 'daraja', '--statement', file],
+        { env: { ...process.env, DATABASE_URL: t.config.databaseUrl, DATA_DIR: t.config.dataDir }, encoding: 'utf8' },
+      );
+      return { status: res.status, stdout: res.stdout, stderr: res.stderr };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('the statement as M-Pesa exports it matches; three planted differences are each listed, and the exit code is 1', async () => {
+    // Let every result of the earlier tests land first: a settled movement is on both sides, or on neither.
+    await new Promise((r) => setTimeout(r, 1000));
+    const statement = fake.organisationStatement();
+    const clean = reconcileCli(statement);
+    assert.equal(clean.status, 0, clean.stdout + clean.stderr);
+    assert.match(clean.stdout, /amount or status mismatches: 0\n/);
+
+    const lines = statement.split('\n');
+    // Two payments we hold by their receipt: one's amount is changed, the other's row is dropped.
+    const { rows: ours } = await t.db.query<{ provider_receipt: string }>(
+      "SELECT provider_receipt FROM collections WHERE provider = 'daraja' AND provider_receipt IS NOT NULL",
+    );
+    const receipts = new Set(ours.map((r) => r.provider_receipt));
+    const paidIn = lines.filter(
+      (l) => l.includes(',Pay Bill Online,Completed,') && receipts.has(l.split(',')[0] as string),
+    );
+    assert.ok(paidIn.length >= 3, 'the earlier tests made payments');
+    const [changed, dropped] = [paidIn[0] as string, paidIn[1] as string];
+    const planted = lines
+      .filter((l) => l !== dropped)
+      .map((l) => (l === changed ? l.replace(/,Completed,"?([0-9,]+)\.00"?,/, ',Completed,1.00,') : l));
+    planted.push(
+      `TZZ9999999,${changed.split(',')[1]},${changed.split(',')[1]},Pay Bill Online,Completed,250.00,,0.00,true,Pay Bill Online,254700000000 - Stranger,,`,
+    );
+    const res = reconcileCli(planted.join('\n'));
+    assert.equal(res.status, 1, res.stdout + res.stderr);
+    assert.match(res.stdout, /amount or status mismatches: 1\n.*amount: ours \d+, operator 100 \(minor units\)/);
+    assert.match(res.stdout, /on the statement, not here: 1\n.*TZZ9999999/);
+    assert.match(res.stdout, new RegExp(`here, not on the statement: 1\\n\\s+${dropped.split(',')[0]}: collection`));
+    process.stdout.write(
+      `# npm run reconcile on a statement with three planted differences:\n${res.stdout.replace(/^/gm, '#   ')}\n`,
+    );
   });
 });

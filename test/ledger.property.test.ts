@@ -455,6 +455,12 @@ class Run {
   }
 }
 
+/** A provider's refused word that contradicts ours about money: it records a `reconciliation.mismatch` event. */
+function moneyDisagreement(kind: 'collection' | 'refund', ours: string, theirs: string): boolean {
+  const moved = kind === 'collection' ? ['successful', 'refunded', 'reversed'] : ['successful'];
+  return (theirs === 'successful' && ours === 'failed') || (theirs === 'failed' && moved.includes(ours));
+}
+
 function choose<T>(list: readonly T[], n: number): T | undefined {
   return list.length === 0 ? undefined : list[n % list.length];
 }
@@ -731,6 +737,10 @@ async function apply(run: Run, op: Op): Promise<string> {
       else {
         const steps = walk(COLLECTION_EDGES, c.status, op.status, ['successful']);
         outcome = steps === undefined ? 'refused' : steps.length === 0 ? 'duplicate' : 'applied';
+        if (steps === undefined && moneyDisagreement('collection', c.status, op.status)) {
+          c.events.push('reconciliation.mismatch');
+          run.count('edge: reconciliation mismatch');
+        }
         if (steps) {
           // The provider's reference is recorded by a notice that is applied (or repeats the status), never by a refused one.
           c.reference ??= reference;
@@ -757,6 +767,10 @@ async function apply(run: Run, op: Op): Promise<string> {
       else {
         const steps = walk(REFUND_EDGES, r.status, op.status as RStatus);
         outcome = steps === undefined ? 'refused' : steps.length === 0 ? 'duplicate' : 'applied';
+        if (steps === undefined && moneyDisagreement('refund', r.status, op.status)) {
+          r.events.push('reconciliation.mismatch');
+          run.count('edge: reconciliation mismatch');
+        }
         if (steps) {
           // Recorded by a notice that is applied (or repeats the status), never by a refused one.
           r.reference ??= reference;

@@ -226,7 +226,10 @@ async function postings(objectId: string): Promise<string[]> {
   return rows.map((r) => r.kind);
 }
 
-/** Everything a notice or a simulation could change about one collection, and the workspace's balances. */
+/**
+ * Everything a notice or a simulation could change about one collection, and the workspace's balances. Leaves out
+ * `reconciliation.mismatch` events: a refused notice that contradicts us about money records one (see `mismatches`).
+ */
 async function snapshot(c: Made): Promise<unknown> {
   const q = async (sql: string, params: unknown[]): Promise<unknown[]> => (await t.db.query(sql, params)).rows;
   return {
@@ -234,9 +237,12 @@ async function snapshot(c: Made): Promise<unknown> {
       'SELECT status, failure_reason, provider_reference, updated_at, submitted_at FROM collections WHERE id = $1',
       [c.id],
     ),
-    events: await q('SELECT id, type, created_at FROM events WHERE object_id = $1 ORDER BY created_at, id', [c.id]),
+    events: await q(
+      "SELECT id, type, created_at FROM events WHERE object_id = $1 AND type <> 'reconciliation.mismatch' ORDER BY created_at, id",
+      [c.id],
+    ),
     outbox: await q(
-      'SELECT count(*)::int AS n FROM outbox o JOIN events e ON e.id = o.event_id WHERE e.object_id = $1',
+      "SELECT count(*)::int AS n FROM outbox o JOIN events e ON e.id = o.event_id WHERE e.object_id = $1 AND e.type <> 'reconciliation.mismatch'",
       [c.id],
     ),
     postings: await q('SELECT id, kind FROM ledger_postings WHERE object_id = $1 ORDER BY id', [c.id]),
@@ -245,6 +251,17 @@ async function snapshot(c: Made): Promise<unknown> {
       [c.workspaceId],
     ),
   };
+}
+
+/** The `reconciliation.mismatch` events about a collection: [our status, the provider's]. */
+async function mismatches(c: Made): Promise<string[][]> {
+  const events = await listObjectEvents(t.db, c.workspaceId, c.id);
+  return events
+    .filter((e) => e.type === 'reconciliation.mismatch')
+    .map((e) => {
+      const data = e.data as { our_status: string; provider_status: string };
+      return [data.our_status, data.provider_status];
+    });
 }
 
 async function noticeCount(): Promise<number> {
@@ -523,6 +540,11 @@ describe('refused transitions change nothing', () => {
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.body, { received: true, outcome: 'refused' });
     assert.deepEqual(await snapshot(c), before);
+    assert.deepEqual(
+      await mismatches(c),
+      [['failed', 'successful']],
+      'a person is told: the provider says it was paid',
+    );
     const api = await get(c);
     assert.equal(api.status, 'failed');
     assert.equal(api.failure_reason, 'insufficient_funds');
@@ -550,6 +572,8 @@ describe('refused transitions change nothing', () => {
     res = await callback(await notice(successful.id, 'failed', { reason: 'payer_declined' }));
     assert.deepEqual(res.body, { received: true, outcome: 'refused' });
     assert.deepEqual(await snapshot(successful), before);
+    assert.deepEqual(await mismatches(successful), [['successful', 'failed']]);
+    assert.deepEqual(await mismatches(processing), [], 'a stale pending is no disagreement about money');
     assert.equal((await get(successful)).status, 'successful');
   });
 

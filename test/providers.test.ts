@@ -754,7 +754,9 @@ describe('production with an HTTP gateway', () => {
       const taken = await payout();
       gateway.query = (id) => ({ status: 200, body: { reference: `gw_${id}`, status: 'pending' } });
       await giveUp(taken);
-      assert.equal((await read(taken)).status, 'pending');
+      await waitFor('the gateway’s pending applied', async () =>
+        (await read(taken)).status === 'pending' ? true : undefined,
+      );
       // 3. The gateway does not know it: failed with provider_error, and the reservation is released.
       const never = await payout();
       gateway.query = () => ({ status: 404, body: {} });
@@ -762,7 +764,10 @@ describe('production with an HTTP gateway', () => {
         (b: any) => b.currency === 'KES',
       ).available as number;
       await giveUp(never);
-      const failed = await read(never);
+      const failed = await waitFor('the payout failed', async () => {
+        const body = await read(never);
+        return body.status === 'failed' ? body : undefined;
+      });
       assert.deepEqual([failed.status, failed.failure_reason], ['failed', 'provider_error']);
       const after = (await request(t, 'GET', '/v1/balances', { token: t.demoToken })).body.data.find(
         (b: any) => b.currency === 'KES',

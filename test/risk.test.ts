@@ -1,7 +1,8 @@
-// Risk signals through HTTP: rows 6 (open ones), 7 (one) and 8 (report one), the admin's review, and the
-// built-in rules firing on their pattern and not on ordinary traffic.
+// Risk signals through HTTP: rows 6 (open ones), 7 (one) and 8 (report one), the admin's review, the built-in
+// rules firing on their pattern and not on ordinary traffic, and payer phone numbers masked for liquidity providers.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { maskPhoneNumber, maskPhoneNumbersIn, maskPhoneNumbersInJson } from '../src/platform/phone-mask.js';
 import {
   assertProblem,
   createCollection,
@@ -347,5 +348,122 @@ describe('built-in rules', () => {
     assert.equal(done.status, 200);
     await collectAndWait(ws.token, '+254799990002', 'failed');
     assert.deepEqual(await openSignals(ws.token), [], 'the failures before the signal were already seen');
+  });
+});
+
+describe('liquidity providers see payer phone numbers masked', () => {
+  it('the rule: country code and last 4 digits kept (2 for a national number under 8 digits), one * per digit', () => {
+    assert.equal(maskPhoneNumber('+254712345678'), '+254*****5678');
+    assert.equal(maskPhoneNumber('+12025550123'), '+1******0123');
+    assert.equal(maskPhoneNumber('+447911123456'), '+44******3456');
+    assert.equal(maskPhoneNumber('+2481234567'), '+248*****67');
+    assert.equal(maskPhoneNumber('0712345678'), '******5678', 'not E.164: no country code kept, digits masked alike');
+    assert.equal(
+      maskPhoneNumbersIn('3 collections from +254712345678 failed; also +255754000111.'),
+      '3 collections from +254*****5678 failed; also +255*****0111.',
+    );
+    assert.equal(maskPhoneNumbersIn('order +12 and invoice 2547123456789'), 'order +12 and invoice 2547123456789');
+    assert.deepEqual(
+      maskPhoneNumbersInJson({ accounts: 14, phones: ['+254712345678'], nested: { '+254712345678': 'seen' } }),
+      { accounts: 14, phones: ['+254*****5678'], nested: { '+254*****5678': 'seen' } },
+    );
+  });
+
+  it('an LP token lists and reads a signal about a phone masked everywhere; integrator and admin see it whole', async () => {
+    const ws = await createWorkspace(t, 'risk-lp-privacy');
+    const lp = await request(t, 'POST', `/v1/admin/workspaces/${ws.id}/credentials`, {
+      token: t.adminToken,
+      body: { audience: 'liquidity_provider' },
+    });
+    assert.equal(lp.status, 201, lp.text);
+    const lpToken = lp.body.token as string;
+    const phone = '+254712345678';
+    const reported = await create(
+      ws.token,
+      report({
+        description: `Same number ${phone} used on 14 accounts today.`,
+        details: { accounts: 14, numbers: [phone], [phone]: 'first seen' },
+      }),
+    );
+    assert.equal(reported.status, 201, reported.text);
+    const id = reported.body.signal_id as string;
+    const note = await request(t, 'PATCH', `/v1/api/risk/signals/${id}`, {
+      token: t.adminToken,
+      body: { status: 'acknowledged', note: `Called ${phone}, no answer.` },
+    });
+    assert.equal(note.status, 200, note.text);
+
+    const masked = {
+      subject: { type: 'phone_number', id: '+254*****5678' },
+      description: 'Same number +254*****5678 used on 14 accounts today.',
+      details: { accounts: 14, numbers: ['+254*****5678'], '+254*****5678': 'first seen' },
+      resolution_note: 'Called +254*****5678, no answer.',
+    };
+    const whole = {
+      subject: { type: 'phone_number', id: phone },
+      description: `Same number ${phone} used on 14 accounts today.`,
+      details: { accounts: 14, numbers: [phone], [phone]: 'first seen' },
+      resolution_note: `Called ${phone}, no answer.`,
+    };
+    const shown = (s: Record<string, any>) => ({
+      subject: s.subject,
+      description: s.description,
+      details: s.details,
+      resolution_note: s.resolution_note,
+    });
+    const got = async (token: string) => {
+      const res = await request(t, 'GET', `/v1/api/risk/signals/${id}`, { token });
+      assert.equal(res.status, 200, res.text);
+      return shown(res.body);
+    };
+    assert.deepEqual(await got(lpToken), masked);
+    assert.doesNotMatch(
+      (await request(t, 'GET', `/v1/api/risk/signals/${id}`, { token: lpToken })).text,
+      /712345678|2547123/,
+    );
+    assert.deepEqual(await got(ws.token), whole);
+    assert.deepEqual(await got(t.adminToken), whole);
+
+    // The list (acknowledged signals are no longer open: a fresh one, raised by the rule about a number).
+    for (let i = 0; i < 3; i++) {
+      const res = await createCollection(t, ws.token, { customer: { phone_number: '+254711110002' } });
+      assert.equal(res.status, 201, res.text);
+      await waitFor('the collection to fail', async () => {
+        const c = await request(t, 'GET', `/v1/collections/${res.body.collection_id}`, { token: ws.token });
+        return c.body.status === 'failed' ? true : undefined;
+      });
+    }
+    const lpList = await openSignals(lpToken);
+    assert.equal(lpList.length, 1);
+    assert.deepEqual(lpList[0]?.subject, { type: 'phone_number', id: '+254*****0002' });
+    assert.match(lpList[0]?.description, /^3 collections from \+254\*\*\*\*\*0002 were declined/);
+    const integratorList = await openSignals(ws.token);
+    assert.deepEqual(integratorList[0]?.subject, { type: 'phone_number', id: '+254711110002' });
+    assert.match(integratorList[0]?.description, /from \+254711110002 /);
+    assert.ok((await openSignals(t.adminToken)).some((s) => s.subject.id === '+254711110002'));
+  });
+
+  it('an LP cannot look a signal up by the full number: the list has no subject filter (400), and its own report comes back masked', async () => {
+    const ws = await createWorkspace(t, 'risk-lp-filter');
+    const lp = await request(t, 'POST', `/v1/admin/workspaces/${ws.id}/credentials`, {
+      token: t.adminToken,
+      body: { audience: 'liquidity_provider' },
+    });
+    const lpToken = lp.body.token as string;
+    assert.equal((await create(ws.token, report())).status, 201);
+    for (const query of ['subject_id=%2B254712345678', 'subject=%2B254712345678', 'phone_number=%2B254712345678']) {
+      assertProblem(
+        await request(t, 'GET', `/v1/api/risk/signals/open?${query}`, { token: lpToken }),
+        400,
+        'validation_failed',
+      );
+    }
+    const own = await create(lpToken, report({ description: 'Reported by the partner about +254712345678.' }));
+    assert.equal(own.status, 201, own.text);
+    assert.equal(own.body.source, 'liquidity_provider');
+    assert.deepEqual(own.body.subject, { type: 'phone_number', id: '+254*****5678' });
+    assert.equal(own.body.description, 'Reported by the partner about +254*****5678.');
+    const forIntegrator = await request(t, 'GET', `/v1/api/risk/signals/${own.body.signal_id}`, { token: ws.token });
+    assert.deepEqual(forIntegrator.body.subject, { type: 'phone_number', id: '+254712345678' });
   });
 });

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
+import net from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { randomBytes } from 'node:crypto';
@@ -25,10 +26,10 @@ interface Running {
   output: () => string;
 }
 
-async function start(dir = dataDir): Promise<Running> {
+async function start(dir = dataDir, env: Record<string, string> = {}): Promise<Running> {
   const port = await freePort();
   const child = spawn(process.execPath, npmStartArgs(), {
-    env: cleanEnv({ DATA_DIR: dir, PORT: String(port), EMBEDDED_PG_PORT: '0', LOG_LEVEL: 'info' }),
+    env: cleanEnv({ DATA_DIR: dir, PORT: String(port), EMBEDDED_PG_PORT: '0', LOG_LEVEL: 'info', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -189,6 +190,32 @@ describe('npm start on the embedded database', () => {
     } finally {
       assert.equal(await stop(second), 0);
     }
+  });
+
+  it('SIGTERM with a client stalled mid-body: its connection is closed after SHUTDOWN_DRAIN_MS and the stop is clean (exit 0)', async () => {
+    const running = await start(dataDir, { SHUTDOWN_DRAIN_MS: '1000', REQUEST_TIMEOUT_MS: '600000' });
+    const token: string = JSON.parse(credentialsText).workspaces[0].integrator.token;
+    const { port } = new URL(running.base);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    let closedAt = 0;
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve(void (closedAt = Date.now()))));
+    socket.on('error', () => undefined);
+    await new Promise<void>((resolve) => socket.on('connect', resolve));
+    socket.write(
+      'POST /v1/collections/KE/rails/mpesa HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+        `Authorization: Bearer ${token}\r\nIdempotency-Key: stalled-1\r\nContent-Length: 200\r\n\r\n{"amount": 15`,
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    const stopped = Date.now();
+    const code = await stop(running);
+    const took = Date.now() - stopped;
+    await closed;
+    assert.equal(code, 0, running.output());
+    assert.match(running.output(), /requests still open after 1000 ms/);
+    assert.ok(closedAt - stopped >= 900, `the stalled connection was closed ${closedAt - stopped} ms after SIGTERM`);
+    // The drain time, then the workers and the embedded database stop: well under the 30 s of before.
+    assert.ok(took < 15_000, `stopping took ${took} ms`);
+    process.stdout.write(`# SIGTERM with a stalled client: exited 0 after ${took} ms (SHUTDOWN_DRAIN_MS 1000)\n`);
   });
 
   it('a bad setting stops the start with a clear message', () => {

@@ -4,6 +4,7 @@ import type { Db } from '../db/pool.js';
 import { findLiveToken } from '../modules/credentials/credentials.repository.js';
 import { describeAccess, type RouteAuth } from './access.js';
 import { ApiError } from './errors.js';
+import { clientKey, TokenBuckets } from './rate-limit.js';
 import type { Audience, TokenService } from './tokens.js';
 
 export interface AuthContext {
@@ -36,8 +37,14 @@ export function requireAuth(request: FastifyRequest): AuthContext {
   return request.authContext;
 }
 
-export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService): void {
+/**
+ * Registers the authentication hook. `failuresPerMinute`: refused tokens one client address may present per minute
+ * (and at once). Past that, every request of that address presenting a token is 429 until its bucket refills, valid
+ * tokens included: an answer that told a valid guess from an invalid one would make the limit no limit.
+ */
+export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService, failuresPerMinute: number): void {
   app.decorateRequest('authContext', undefined);
+  const failures = new TokenBuckets({ perSecond: failuresPerMinute / 60, burst: failuresPerMinute });
 
   // A route that declares no audiences is a mistake caught at boot, not an open door.
   app.decorate('accessRules', new Map<string, RouteAuth>());
@@ -59,10 +66,23 @@ export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService)
     const header = request.headers.authorization;
     if (header === undefined)
       throw new ApiError('unauthorized', 'Send your API token as "Authorization: Bearer <token>".');
+    const client = clientKey(request.ip);
+    const allowance = failures.peek(client);
+    if (!allowance.allowed) {
+      throw new ApiError(
+        'rate_limited',
+        `Too many refused tokens from this address; retry after ${allowance.retryAfterSeconds} s.`,
+        { headers: { 'Retry-After': String(allowance.retryAfterSeconds) } },
+      );
+    }
+    const refuse = (): ApiError => {
+      failures.take(client);
+      return invalidToken();
+    };
     const match = BEARER.exec(header);
     const claims = match?.[1] ? await tokens.verify(match[1]) : undefined;
     const stored = claims && (await findLiveToken(db, claims.workspaceId, claims.credentialId, claims.tokenId));
-    if (!claims || !stored) throw invalidToken();
+    if (!claims || !stored) throw refuse();
     // A token is worth what its stored credential is, not what it says: a signed token whose audience or
     // environment differs from its credential's (a minting bug, or someone holding the signing key and one weaker
     // token) must not widen itself. It is refused like a forged one; which claim differed goes only to the log.
@@ -77,7 +97,7 @@ export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService)
         },
         'bearer token refused: its claims differ from its stored credential',
       );
-      throw invalidToken();
+      throw refuse();
     }
     if (!rule.includes(claims.audience)) {
       throw new ApiError(

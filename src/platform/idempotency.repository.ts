@@ -69,10 +69,17 @@ export async function insertOutcome(
   return rowCount === 1;
 }
 
-/** Deletes up to `batchSize` outcomes past retention; returns how many. Maintenance: spans workspaces. */
+/**
+ * Deletes up to `batchSize` outcomes past retention, oldest first by the `idempotency_keys_expiry` index; returns
+ * how many. Maintenance: spans workspaces. `ctid = ANY(ARRAY(…))` deletes by physical address with a TID scan (an
+ * `IN (subquery)` may be planned as a join that reads more of the table); SKIP LOCKED lets another process purging
+ * at once take the next rows instead of waiting.
+ */
 export async function purgeExpired(db: Queryable, batchSize: number): Promise<number> {
   const { rowCount } = await db.query(
-    'DELETE FROM idempotency_keys WHERE ctid IN (SELECT ctid FROM idempotency_keys WHERE expires_at <= now() LIMIT $1)',
+    `DELETE FROM idempotency_keys WHERE ctid = ANY(ARRAY(
+       SELECT ctid FROM idempotency_keys WHERE expires_at <= now()
+       ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED))`,
     [batchSize],
   );
   return rowCount ?? 0;

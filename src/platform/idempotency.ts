@@ -4,6 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { withTransaction, type Db, type Tx } from '../db/pool.js';
 import { ApiError } from './errors.js';
 import * as repo from './idempotency.repository.js';
+import { deleteInBatches, type PurgeResult } from './purge.js';
 
 export interface StoredResponse {
   status: number;
@@ -162,13 +163,8 @@ export class IdempotencyEngine {
     return { response: await withTransaction(this.db, operation), replayed: false };
   }
 
-  /** Deletes outcomes past retention, in batches; returns how many went. Maintenance: spans workspaces. */
-  async purgeExpired(batchSize = 5000): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const deleted = await repo.purgeExpired(this.db, batchSize);
-      total += deleted;
-      if (deleted < batchSize) return total;
-    }
+  /** Deletes outcomes past retention in batches of `batchSize`, each its own statement. Maintenance: spans workspaces. */
+  async purgeExpired(batchSize: number): Promise<PurgeResult> {
+    return deleteInBatches(batchSize, (limit) => repo.purgeExpired(this.db, limit));
   }
 }

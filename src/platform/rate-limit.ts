@@ -38,6 +38,15 @@ export class TokenBuckets {
     };
   }
 
+  /** Whether a token is there to take, without taking it; if not, in how many seconds there will be. */
+  peek(key: string, nowMs = Date.now()): { allowed: boolean; retryAfterSeconds: number } {
+    const bucket = this.buckets.get(key);
+    const tokens = bucket
+      ? Math.min(this.options.burst, bucket.tokens + ((nowMs - bucket.updatedMs) / 1000) * this.options.perSecond)
+      : this.options.burst;
+    return { allowed: tokens >= 1, retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens) / this.options.perSecond)) };
+  }
+
   /** Forgets buckets that have refilled completely: they are the same as new ones. */
   private sweep(nowMs: number): void {
     for (const [key, b] of this.buckets) {
@@ -45,6 +54,28 @@ export class TokenBuckets {
         this.buckets.delete(key);
     }
   }
+}
+
+/**
+ * The client a request counts against: its address, or for IPv6 its /64 (one subscriber's prefix: rotating
+ * addresses within it does not buy a fresh bucket). Behind a proxy the address comes from X-Forwarded-For
+ * only when TRUST_PROXY says so.
+ */
+export function clientKey(ip: string): string {
+  const address = ip.split('%')[0] ?? ip;
+  if (!address.includes(':')) return address;
+  if (/^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(address)) return address.slice(7);
+  const [head = '', tail] = address.split('::');
+  const front = head === '' ? [] : head.split(':');
+  const back = tail === undefined || tail === '' ? [] : tail.split(':');
+  const groups =
+    tail === undefined
+      ? front
+      : [...front, ...new Array<string>(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => (Number.parseInt(g, 16) || 0).toString(16))
+    .join(':')}::/64`;
 }
 
 export function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): void {

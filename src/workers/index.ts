@@ -7,11 +7,10 @@ import type { Config } from '../config.js';
 import type { Db } from '../db/pool.js';
 import type { Resolve } from '../modules/webhooks/url-guard.js';
 import { expireDue, reconcile } from '../modules/lifecycle/sweeps.js';
-import { purgeOldQueries } from '../modules/providers/mpesa-daraja/daraja.repository.js';
 import { runSimulatorStep } from '../modules/providers/sandbox.simulator.js';
 import { WebhookRelay } from '../modules/webhooks/relay.js';
-import { purgePublishedOutbox } from '../modules/webhooks/webhooks.repository.js';
 import { every, type PeriodicJob } from './periodic.js';
+import { retentionPurges } from './retention.js';
 
 export interface Workers {
   /** Stops taking work and waits for what is running. */
@@ -54,10 +53,18 @@ export function startWorkers(
 
   const tick = config.workerIntervalMs;
   const jobs: PeriodicJob[] = [
-    every(60 * 60 * 1000, 'idempotency-purge', () => services.idempotency.purgeExpired(), onError),
-    every(60 * 60 * 1000, 'outbox-purge', () => purgePublishedOutbox(db), onError),
-    // Daraja status queries never answered (it repeats no callback) are forgotten after a day; the sweeps ask again.
-    every(60 * 60 * 1000, 'connector-queries-purge', () => purgeOldQueries(db, 86_400), onError),
+    // What is past its retention (workers/retention.ts), in short batches; a run that deleted something says so.
+    ...retentionPurges(db, services.idempotency, config).map((purge) =>
+      every(
+        config.purgeIntervalMs,
+        purge.name,
+        async () => {
+          const result = await purge.run();
+          if (result.deleted > 0) log.info({ job: purge.name, ...result }, 'purged rows past their retention');
+        },
+        onError,
+      ),
+    ),
     every(config.webhookPollMs, 'webhook-relay', () => relay.tick(), onError),
     every(tick, 'initiation-sweep', () => submitter.sweep(), onError),
     every(tick, 'expiry', () => expireDue(db, lifecycle, providers, notices, log), onError),

@@ -6,7 +6,7 @@ import { requireAuth } from '../../platform/auth.js';
 import { ApiError } from '../../platform/errors.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
-import { TokenBuckets, type RateLimitOptions } from '../../platform/rate-limit.js';
+import { clientKey, TokenBuckets, type RateLimitOptions } from '../../platform/rate-limit.js';
 import { htmlResponse, IdempotencyKeyHeader, problemResponses } from '../../platform/schemas.js';
 import {
   CHECKOUT_CSP,
@@ -32,28 +32,6 @@ import { INTEGRATOR } from '../../platform/access.js';
 const CLIENT_FACTOR = 20;
 /** How many times more requests one link may take from all clients together than from one. */
 const LINK_FACTOR = 4;
-
-/**
- * The client a request counts against: its address, or for IPv6 its /64 (one subscriber's prefix: rotating
- * addresses within it does not buy a fresh bucket). Behind a proxy the address comes from X-Forwarded-For
- * only when TRUST_PROXY says so.
- */
-export function clientKey(ip: string): string {
-  const address = ip.split('%')[0] ?? ip;
-  if (!address.includes(':')) return address;
-  if (/^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(address)) return address.slice(7);
-  const [head = '', tail] = address.split('::');
-  const front = head === '' ? [] : head.split(':');
-  const back = tail === undefined || tail === '' ? [] : tail.split(':');
-  const groups =
-    tail === undefined
-      ? front
-      : [...front, ...new Array<string>(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back];
-  return `${groups
-    .slice(0, 4)
-    .map((g) => (Number.parseInt(g, 16) || 0).toString(16))
-    .join(':')}::/64`;
-}
 
 /**
  * The payer's endpoints carry no credential: they are limited per link and client, per link across clients, and

@@ -30,6 +30,8 @@ export interface Move<R> {
   /** The row after the move (unchanged unless applied). */
   row: R;
   from: string;
+  /** Why a move was refused: the notice names another reference or amount, or the table does not allow it. */
+  refusedFor?: 'reference' | 'amount' | 'transition';
 }
 
 export interface MoveOptions {
@@ -315,7 +317,7 @@ export class Lifecycle {
     const ids = { [`${kind}_id`]: (current as unknown as { id: string }).id, cause: options.cause };
     if (!sameReference(current, options.providerReference)) {
       this.log.warn(ids, 'provider notice refused: its reference is not the one the provider gave');
-      return { done: { outcome: 'refused', row: current, from } };
+      return { done: { outcome: 'refused', row: current, from, refusedFor: 'reference' } };
     }
     if (
       options.amount !== undefined &&
@@ -326,7 +328,7 @@ export class Lifecycle {
         { ...ids, amount: current.amount, reported_amount: options.amount },
         `provider reports another amount for this ${kind}; refused`,
       );
-      return { done: { outcome: 'refused', row: current, from } };
+      return { done: { outcome: 'refused', row: current, from, refusedFor: 'amount' } };
     }
     if (route.kind === 'steps') return { row: withReference(current, options), steps: route.steps };
     if (route.kind === 'refused') {
@@ -335,7 +337,7 @@ export class Lifecycle {
         { ...ids, from, to, money_moved: moneyMoved },
         `${kind} transition refused`,
       );
-      return { done: { outcome: 'refused', row: current, from } };
+      return { done: { outcome: 'refused', row: current, from, refusedFor: 'transition' } };
     }
     const row = withReference(current, options);
     if (row !== current) await save(row);

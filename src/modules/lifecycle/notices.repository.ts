@@ -31,6 +31,22 @@ export async function noticeRecorded(db: Queryable, provider: string, noticeId: 
 }
 
 /**
+ * Deletes up to `limit` notices received more than `olderThanSeconds` ago, oldest first by the
+ * `provider_notices_received` index; returns how many. Maintenance: spans workspaces. A notice repeated after its
+ * record went is no longer recognised by id, but the transition table still makes it change nothing (a status the
+ * object has is a duplicate, one it has left is refused): see PROVIDER_NOTICE_RETENTION_DAYS in src/config.ts.
+ */
+export async function purgeNotices(db: Queryable, olderThanSeconds: number, limit: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM provider_notices WHERE ctid = ANY(ARRAY(
+       SELECT ctid FROM provider_notices WHERE received_at < now() - make_interval(secs => $1)
+       ORDER BY received_at LIMIT $2 FOR UPDATE SKIP LOCKED))`,
+    [olderThanSeconds, limit],
+  );
+  return rowCount ?? 0;
+}
+
+/**
  * Keeps the reference an unsigned callback names for an operation that has none recorded (its initiation's answer
  * was lost), so that the sweeps can ask the operator about it even if this process stops. Never overwrites.
  */

@@ -14,6 +14,7 @@ import type { PayoutStatus } from '../payouts/payouts.schemas.js';
 import * as refunds from '../refunds/refunds.repository.js';
 import { timingSafeEqual } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { recordEvent } from '../events/events.repository.js';
 import { noteClaimedReference, noticeRecorded, recordNotice } from './notices.repository.js';
 import {
   ANSWER_BY_CALLBACK,
@@ -27,6 +28,15 @@ import {
 import type { ProviderRegistry } from '../providers/providers.registry.js';
 
 /** The notice id of a provider's answer to a status query: the same answer about the same object twice is one notice. */
+/**
+ * Whether a provider's final word contradicts ours about money: it says the money moved and we say the object failed,
+ * or it says it failed and we say the money moved. Such a refused notice is a `reconciliation.mismatch` for a person.
+ */
+function disagrees(objectType: NoticeObjectType, ours: string, theirs: string): boolean {
+  const moved = objectType === 'collection' ? ['successful', 'refunded', 'reversed'] : ['successful'];
+  return (theirs === 'successful' && ours === 'failed') || (theirs === 'failed' && moved.includes(ours));
+}
+
 export function queryNoticeId(objectType: NoticeObjectType, objectId: string, status: string): string {
   return `query:${objectType}:${objectId}:${status}`;
 }
@@ -218,7 +228,7 @@ export class ProviderNotices {
     const workspaceId = owner.workspace_id;
     try {
       return await withTransaction(this.db, async (tx) => {
-        const outcome = await this.move(tx, workspaceId, notice);
+        const outcome = await this.move(tx, workspaceId, providerName, notice);
         // Recorded after the move, in the same transaction. The same notice arriving twice at once waits on the
         // object's row lock, then finds the first one's change already made and its id taken here: it rolls back.
         if (!(await recordNotice(tx, providerName, workspaceId, notice, outcome))) throw DUPLICATE;
@@ -239,7 +249,12 @@ export class ProviderNotices {
     }
   }
 
-  private async move(tx: Tx, workspaceId: string, notice: ProviderNotice): Promise<NoticeOutcome> {
+  private async move(
+    tx: Tx,
+    workspaceId: string,
+    providerName: string,
+    notice: ProviderNotice,
+  ): Promise<NoticeOutcome> {
     const options = {
       cause: `provider notice ${notice.noticeId}`,
       reason: notice.reason,
@@ -247,39 +262,48 @@ export class ProviderNotices {
       receipt: notice.receipt,
       amount: notice.amount,
     };
+    let moved: { outcome: MoveOutcome; row: { status: string }; refusedFor?: string } | undefined;
     if (notice.objectType === 'collection') {
       if (!COLLECTION_NOTICE_STATUSES.includes(notice.status))
         return this.refuse(notice, 'not a collection status a provider reports');
-      const moved = await this.lifecycle.moveCollection(
+      moved = await this.lifecycle.moveCollection(
         tx,
         workspaceId,
         notice.objectId,
         notice.status as CollectionStatus,
         options,
       );
-      return moved?.outcome ?? 'refused';
-    }
-    if (notice.objectType === 'payout') {
+    } else if (notice.objectType === 'payout') {
       if (!PAYOUT_NOTICE_STATUSES.includes(notice.status))
         return this.refuse(notice, 'not a payout status a provider reports');
-      const moved = await this.lifecycle.movePayout(
-        tx,
-        workspaceId,
-        notice.objectId,
-        notice.status as PayoutStatus,
-        options,
-      );
-      return moved?.outcome ?? 'refused';
+      moved = await this.lifecycle.movePayout(tx, workspaceId, notice.objectId, notice.status as PayoutStatus, options);
+    } else {
+      if (!REFUND_NOTICE_STATUSES.includes(notice.status))
+        return this.refuse(notice, 'not a refund status a provider reports');
+      moved = await this.lifecycle.moveRefund(tx, workspaceId, notice.objectId, notice.status as RefundStatus, options);
     }
-    if (!REFUND_NOTICE_STATUSES.includes(notice.status))
-      return this.refuse(notice, 'not a refund status a provider reports');
-    const moved = await this.lifecycle.moveRefund(
-      tx,
-      workspaceId,
-      notice.objectId,
-      notice.status as RefundStatus,
-      options,
-    );
+    // Only the table's refusal is a disagreement: a notice naming another reference or amount is about something else.
+    if (moved?.refusedFor === 'transition' && disagrees(notice.objectType, moved.row.status, notice.status)) {
+      await recordEvent(tx, workspaceId, {
+        type: 'reconciliation.mismatch',
+        objectType: notice.objectType,
+        objectId: notice.objectId,
+        data: {
+          object_type: notice.objectType,
+          object_id: notice.objectId,
+          our_status: moved.row.status,
+          provider_status: notice.status,
+          provider: providerName,
+          provider_reference: notice.reference ?? null,
+          notice_id: notice.noticeId,
+        },
+        at: new Date(),
+      });
+      this.log.error(
+        { object_type: notice.objectType, object_id: notice.objectId, ours: moved.row.status, provider: notice.status },
+        'reconciliation mismatch: the provider and we disagree about whether money moved',
+      );
+    }
     return moved?.outcome ?? 'refused';
   }
 

@@ -30,7 +30,10 @@ export function riskRoutes(app: App, service: RiskService): void {
         operationId: 'listOpenRiskSignals',
         tags: ['Risk'],
         summary: 'List open risk signals',
-        description: `Row 6. Open signals of your workspace, newest first; an admin token lists every workspace's (the review queue). Built-in rules: ${rules}.`,
+        description:
+          `Row 6. Open signals of your workspace, newest first; an admin token lists every workspace's (the review queue). Built-in rules: ${rules}. ` +
+          'A `liquidity_provider` token sees payer phone numbers masked (`+254*****5678`, see `RiskSignal`). There is no filter by ' +
+          'subject: a search by a full phone number would tell a liquidity provider the number it is not shown.',
         querystring: ListOpenQuery,
         response: { 200: SignalPage, ...problemResponses(400, 401, 403, 429) },
       },
@@ -46,7 +49,9 @@ export function riskRoutes(app: App, service: RiskService): void {
         operationId: 'getRiskSignal',
         tags: ['Risk'],
         summary: 'Get a risk signal',
-        description: "Row 7. A signal of your workspace (an admin token reads any); another workspace's is 404.",
+        description:
+          "Row 7. A signal of your workspace (an admin token reads any); another workspace's is 404. A `liquidity_provider` " +
+          'token sees payer phone numbers masked (`+254*****5678`, see `RiskSignal`).',
         params: SignalIdParams,
         response: { 200: SignalSchema, ...problemResponses(401, 403, 404, 429) },
       },
@@ -63,7 +68,8 @@ export function riskRoutes(app: App, service: RiskService): void {
         tags: ['Risk'],
         summary: 'Report a risk signal',
         description:
-          'Row 8: 201 with the signal, `open`, in your workspace (an admin token may name another with `workspace_id`). An Idempotency-Key is honoured.',
+          'Row 8: 201 with the signal, `open`, in your workspace (an admin token may name another with `workspace_id`). An Idempotency-Key is honoured. ' +
+          'A `liquidity_provider` token gets the signal back with phone numbers masked, as it reads every signal.',
         body: CreateSignalBody,
         response: { 201: SignalSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
       },

@@ -30,17 +30,20 @@ export const SUBJECT_TYPES = [
 ] as const;
 export const SIGNAL_SOURCES = ['rule', 'integrator', 'liquidity_provider', 'admin'] as const;
 
-const Subject = Type.Object(
-  {
-    type: Type.Enum(SUBJECT_TYPES, { description: 'What the signal is about.' }),
-    id: Type.String({
-      minLength: 1,
-      maxLength: 128,
-      description: 'Its identifier: an object id, or the phone number in E.164 form.',
-    }),
-  },
-  { additionalProperties: false, description: 'What the signal is about: a type and an identifier.' },
-);
+const subject = (idDescription: string) =>
+  Type.Object(
+    {
+      type: Type.Enum(SUBJECT_TYPES, { description: 'What the signal is about.' }),
+      id: Type.String({ minLength: 1, maxLength: 128, description: idDescription }),
+    },
+    { additionalProperties: false, description: 'What the signal is about: a type and an identifier.' },
+  );
+
+/** The reference's words for the rule of src/platform/phone-mask.ts, which the risk service applies per audience. */
+const PHONE_MASK_RULE =
+  'A `liquidity_provider` token sees every phone number masked: the country code and the last 4 digits stay, each ' +
+  'other digit is `*` (`+254712345678` → `+254*****5678`; the last 2 when the national number is shorter than 8 ' +
+  'digits). Integrator and admin tokens see it whole.';
 
 export const CreateSignalBody = component(
   'CreateRiskSignalRequest',
@@ -48,7 +51,7 @@ export const CreateSignalBody = component(
     {
       type: Type.Enum(REPORTED_TYPES, { description: 'The kind of risk being reported.' }),
       severity: Type.Enum(SEVERITIES, { description: 'How urgent: low, medium or high.' }),
-      subject: Subject,
+      subject: subject('Its identifier: an object id, or the phone number in E.164 form.'),
       description: Type.String({
         minLength: 1,
         maxLength: 1000,
@@ -83,13 +86,17 @@ export const SignalSchema = component(
       source: Type.Enum(SIGNAL_SOURCES, {
         description: '`rule` for a built-in rule, else the audience of the token that reported it.',
       }),
-      subject: Subject,
-      description: Type.String({ description: 'What was seen.' }),
+      subject: subject(`Its identifier: an object id, or the phone number in E.164 form. ${PHONE_MASK_RULE}`),
+      description: Type.String({
+        description: 'What was seen. Phone numbers in it (E.164) are masked for a `liquidity_provider` token.',
+      }),
       details: Type.Record(Type.String(), Type.Unknown(), {
-        description: 'Evidence: for a rule, the count, window and threshold that fired it.',
+        description:
+          'Evidence: for a rule, the count, window and threshold that fired it. Phone numbers (E.164) in its texts are masked for a `liquidity_provider` token.',
       }),
       resolution_note: Type.Union([Type.String(), Type.Null()], {
-        description: "The admin's note when acknowledging or resolving.",
+        description:
+          "The admin's note when acknowledging or resolving. Phone numbers in it (E.164) are masked for a `liquidity_provider` token.",
       }),
       acknowledged_at: Type.Union([DateTime('When the admin acknowledged it.'), Type.Null()], {
         description: 'When the admin acknowledged it; null before.',

@@ -5,7 +5,9 @@ import type { AuthContext } from '../../platform/auth.js';
 import { ApiError, notFound } from '../../platform/errors.js';
 import { canonicalJson, type IdempotencyEngine, type IdempotentResult } from '../../platform/idempotency.js';
 import { isUuid, uuidv7, uuidv7Time } from '../../platform/ids.js';
+import { maskPhoneNumber, maskPhoneNumbersIn, maskPhoneNumbersInJson } from '../../platform/phone-mask.js';
 import type { CursorCodec, Page } from '../../platform/pagination.js';
+import type { Audience } from '../../platform/tokens.js';
 import { stepTime } from '../../platform/time.js';
 import type { CollectionRow } from '../collections/collections.repository.js';
 import { recordEvent } from '../events/events.repository.js';
@@ -33,6 +35,29 @@ const DETAILS_MAX_BYTES = 16 * 1024;
 
 /** Failures on the payer's side; provider errors and refusals are the rail's. */
 const PAYER_FAILURES: readonly string[] = ['payer_declined', 'insufficient_funds'];
+
+/** The audiences that see payer phone numbers whole; any other (a liquidity provider) sees them masked. */
+const SEES_PHONE_NUMBERS: readonly Audience[] = ['integrator', 'admin'];
+
+/**
+ * A signal as a token of `audience` may see it. A liquidity provider gets every payer phone number masked
+ * (src/platform/phone-mask.ts): the subject, and any written in the description, the details or the admin's note.
+ * It has no other way to read a signal: events and webhooks are the integrator's.
+ */
+export function forAudience(signal: Signal, audience: Audience): Signal {
+  if (SEES_PHONE_NUMBERS.includes(audience)) return signal;
+  const { subject } = signal;
+  return {
+    ...signal,
+    subject: {
+      type: subject.type,
+      id: subject.type === 'phone_number' ? maskPhoneNumber(subject.id) : maskPhoneNumbersIn(subject.id),
+    },
+    description: maskPhoneNumbersIn(signal.description),
+    details: maskPhoneNumbersInJson(signal.details) as Signal['details'],
+    resolution_note: signal.resolution_note === null ? null : maskPhoneNumbersIn(signal.resolution_note),
+  };
+}
 
 function toApi(row: repo.SignalRow): Signal {
   return {
@@ -94,7 +119,9 @@ export class RiskService {
         details: body.details ?? {},
       });
       if (!row) throw new Error('a reported signal is never deduplicated');
-      return { status: 201, headers: { location: `/v1/api/risk/signals/${row.id}` }, body: JSON.stringify(toApi(row)) };
+      // A liquidity provider's own report comes back masked too: every signal it reads is.
+      const shown = forAudience(toApi(row), auth.audience);
+      return { status: 201, headers: { location: `/v1/api/risk/signals/${row.id}` }, body: JSON.stringify(shown) };
     });
   }
 
@@ -106,14 +133,14 @@ export class RiskService {
         ? await repo.findSignalAnyWorkspace(this.db, id)
         : await repo.findSignal(this.db, auth.workspaceId, id);
     if (!row) throw notFound('risk signal');
-    return toApi(row);
+    return forAudience(toApi(row), auth.audience);
   }
 
   /** Row 6: open signals of the caller's workspace, newest first; the admin's list is every workspace's (its review queue). */
   async listOpen(auth: AuthContext, query: ListOpenQuery): Promise<Page<Signal>> {
     const { limit, filter } = this.cursors.filterOf(query);
     const rows = await repo.listOpen(this.db, auth.audience === 'admin' ? null : auth.workspaceId, filter);
-    return this.cursors.page(rows, limit, toApi);
+    return this.cursors.page(rows, limit, (row) => forAudience(toApi(row), auth.audience));
   }
 
   /** The admin acknowledges (open → acknowledged) or resolves (open or acknowledged → resolved, final) a signal. */

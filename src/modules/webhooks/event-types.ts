@@ -12,6 +12,8 @@ export const EVENT_TYPES: readonly string[] = [
   'checkout.session.completed',
   'checkout.session.expired',
   'risk_signal.created',
+  // A provider's final word that contradicts ours about money (see notices.service.ts): for a person to look at.
+  'reconciliation.mismatch',
   ...DEPOSIT_STATUSES.map((s) => `deposit.${s}`),
   ...PAYOUT_STATUSES.map((s) => `payout.${s}`),
 ];

@@ -308,10 +308,48 @@ export async function markPublished(tx: Queryable, outboxIds: number[]): Promise
   await tx.query('UPDATE outbox SET published_at = now() WHERE id = ANY($1::bigint[])', [outboxIds]);
 }
 
-/** Published outbox rows older than a day are of no further use: the events table keeps the history. */
-export async function purgePublishedOutbox(db: Queryable): Promise<number> {
-  const { rowCount } = await db.query("DELETE FROM outbox WHERE published_at < now() - interval '1 day'");
+/**
+ * Deletes up to `limit` outbox rows published more than `olderThanSeconds` ago (the events table keeps the history),
+ * oldest first by the `outbox_published` index; returns how many. Maintenance: spans workspaces. The rows are found
+ * and locked (SKIP LOCKED: another process purging at once takes the next ones) in the same statement that deletes
+ * them by their physical address, so a batch reads only the rows it deletes.
+ */
+export async function purgePublishedOutbox(db: Queryable, olderThanSeconds: number, limit: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM outbox WHERE ctid = ANY(ARRAY(
+       SELECT ctid FROM outbox WHERE published_at < now() - make_interval(secs => $1)
+       ORDER BY published_at LIMIT $2 FOR UPDATE SKIP LOCKED))`,
+    [olderThanSeconds, limit],
+  );
   return rowCount ?? 0;
+}
+
+/**
+ * Deletes up to `limit` finished deliveries (succeeded or failed) whose last change is more than `olderThanSeconds`
+ * old, with their attempts, in one statement; oldest first by the `webhook_deliveries_finished` index. Maintenance:
+ * spans workspaces. Pending deliveries are never touched, nor a failed one whose attempt is still in progress (an
+ * endpoint disabled mid-attempt: the attempt's log row still has to be written, and it references the delivery).
+ */
+export async function purgeFinishedDeliveries(
+  db: Queryable,
+  olderThanSeconds: number,
+  limit: number,
+): Promise<{ deliveries: number; attempts: number }> {
+  const { rows } = await db.query<{ deliveries: number; attempts: number }>(
+    `WITH batch AS (
+       SELECT id FROM webhook_deliveries
+       WHERE status IN ('succeeded', 'failed') AND updated_at < now() - make_interval(secs => $1)
+         AND (lease_until IS NULL OR lease_until < now())
+       ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED
+     ), attempts AS (
+       DELETE FROM webhook_attempts a USING batch WHERE a.delivery_id = batch.id RETURNING 1
+     ), deliveries AS (
+       DELETE FROM webhook_deliveries d USING batch WHERE d.id = batch.id RETURNING 1
+     )
+     SELECT (SELECT count(*) FROM deliveries)::int AS deliveries, (SELECT count(*) FROM attempts)::int AS attempts`,
+    [olderThanSeconds, limit],
+  );
+  return rows[0] ?? { deliveries: 0, attempts: 0 };
 }
 
 // What every claim returns and sets: the lease (its end and token), the attempt it counts, and what sending needs.

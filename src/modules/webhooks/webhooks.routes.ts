@@ -194,7 +194,8 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
         summary: "An event's deliveries and their attempt log",
         description:
           'One delivery per endpoint (and per resend), newest first; each lists its attempts: status code, duration, the first 4 KB of ' +
-          'the answer, the error.',
+          'the answer, the error. A delivery that succeeded or failed is deleted with its attempts 30 days after it finished ' +
+          '(`WEBHOOK_DELIVERY_RETENTION_DAYS`); the event stays and can be resent.',
         params: EventIdParams,
         querystring: ListQuery,
         response: { 200: DeliveryPage, ...problemResponses(400, 401, 403, 404, 429) },

@@ -52,11 +52,17 @@ export async function takeQuery(
   return rows[0];
 }
 
-/** Forgets queries never answered (Daraja does not repeat a callback); the sweeps ask again. */
-export async function purgeOldQueries(db: Queryable, olderThanSeconds: number): Promise<number> {
+/**
+ * Forgets up to `limit` queries made more than `olderThanSeconds` ago and never answered (Daraja does not repeat a
+ * callback; the sweeps ask again), oldest first by the `connector_queries_created` index; returns how many.
+ * Maintenance: spans workspaces.
+ */
+export async function purgeOldQueries(db: Queryable, olderThanSeconds: number, limit: number): Promise<number> {
   const { rowCount } = await db.query(
-    'DELETE FROM connector_queries WHERE created_at < now() - make_interval(secs => $1)',
-    [olderThanSeconds],
+    `DELETE FROM connector_queries WHERE ctid = ANY(ARRAY(
+       SELECT ctid FROM connector_queries WHERE created_at < now() - make_interval(secs => $1)
+       ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED))`,
+    [olderThanSeconds, limit],
   );
   return rowCount ?? 0;
 }
