@@ -407,16 +407,7 @@ class Run {
         [this.workspace.id, c.id],
       );
       assert.equal(rows.length, 1, `one late-payment refund of ${c.id}`);
-      this.refunds.push({
-        id: rows[0]?.id as string,
-        collectionId: c.id,
-        amount: c.amount,
-        currency: c.currency,
-        status: 'requested',
-        reference: null,
-        failureReason: null,
-        events: ['refund.requested'],
-      });
+      this.refunds.push(requestedRefund(rows[0]?.id as string, c));
       c.lateRefundDue = false;
     }
   }
@@ -455,6 +446,20 @@ class Run {
   }
 }
 
+/** A new refund of the whole of `c`, as the service writes it. */
+function requestedRefund(id: string, c: MCollection): MRefund {
+  return {
+    id,
+    collectionId: c.id,
+    amount: c.amount,
+    currency: c.currency,
+    status: 'requested',
+    reference: null,
+    failureReason: null,
+    events: ['refund.requested'],
+  };
+}
+
 /** A provider's refused word that contradicts ours about money: it records a `reconciliation.mismatch` event. */
 function moneyDisagreement(kind: 'collection' | 'refund', ours: string, theirs: string): boolean {
   const moved = kind === 'collection' ? ['successful', 'refunded', 'reversed'] : ['successful'];
@@ -489,7 +494,7 @@ let secret: string;
 
 before(async () => {
   t = await startTestApp({}, { expirySeconds: { 'KE/airtel_money': 1 } });
-  secret = (await loadServiceKeys(t.db)).sandboxProviderSecret;
+  secret = (await loadServiceKeys(t.db, t.box)).sandboxProviderSecret;
 });
 
 after(async () => t?.close());
@@ -602,16 +607,7 @@ async function refundRequests(
     assert.equal(res.body.amount, c.amount);
     assert.equal(res.body.currency, c.currency);
     assert.equal(res.headers.get('location'), `/v1/refunds/${res.body.refund_id}`);
-    const refund: MRefund = {
-      id: res.body.refund_id,
-      collectionId: c.id,
-      amount: c.amount,
-      currency: c.currency,
-      status: 'requested',
-      reference: null,
-      failureReason: null,
-      events: ['refund.requested'],
-    };
+    const refund = requestedRefund(res.body.refund_id, c);
     run.refunds.push(refund);
     run.count('refund: 201');
     return { key, status: res.status, text: res.text, refund };
