@@ -4,7 +4,17 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['node_modules/**', 'data/**', '.data*/**', '.tmp/**', 'test-output/**', '.build/**', 'bench/profiles/**'],
+    ignores: [
+      'node_modules/**',
+      'data/**',
+      '.data*/**',
+      '.tmp/**',
+      'test-output/**',
+      '.build/**',
+      'bench/profiles/**',
+      'packages/*/dist/**',
+      'packages/sdk/src/generated/**',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

@@ -18,6 +18,7 @@ import { registerRateLimit } from './platform/rate-limit.js';
 import { completeDocument } from './platform/openapi.js';
 import { componentSchemas, SharedProblemSchema } from './platform/schemas.js';
 import { API_VERSION } from './platform/version.js';
+import type { SecretBox } from './platform/secret-box.js';
 import type { ServiceKeys } from './platform/secrets.js';
 import { TokenService } from './platform/tokens.js';
 import { bodyAjv, fieldErrors, queryAjv, shareSchemas, unsafeJson } from './platform/validation.js';
@@ -49,6 +50,8 @@ export interface AppDeps {
   /** The background work's connections (see `OpenDatabase.workerPool`): the submitter's and the providers'; `db` when unset. */
   workerDb?: Db;
   keys: ServiceKeys;
+  /** The secrets key (platform/secret-box.ts). */
+  box: SecretBox;
   catalogue: MarketCatalogue;
   /** Which provider runs each rail (checked against the configuration before the database was opened). */
   providerPlan: ProviderPlan;
@@ -235,6 +238,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
     db,
     workerDb: deps.workerDb ?? db,
     keys: deps.keys,
+    box: deps.box,
     catalogue: deps.catalogue,
     providerPlan: deps.providerPlan,
     tokens,

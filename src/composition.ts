@@ -8,6 +8,7 @@ import type { Db } from './db/pool.js';
 import { AfterCommit } from './platform/after-commit.js';
 import { IdempotencyEngine } from './platform/idempotency.js';
 import { CursorCodec } from './platform/pagination.js';
+import type { SecretBox } from './platform/secret-box.js';
 import type { ServiceKeys } from './platform/secrets.js';
 import type { TokenService } from './platform/tokens.js';
 import { BeneficiariesService } from './modules/beneficiaries/beneficiaries.service.js';
@@ -35,6 +36,8 @@ export interface CompositionDeps {
   /** The background work's connections: the submitter's and the providers'. */
   workerDb: Db;
   keys: ServiceKeys;
+  /** Seals and opens the secrets kept at rest (webhook signing secrets, stored answers holding a secret). */
+  box: SecretBox;
   catalogue: MarketCatalogue;
   providerPlan: ProviderPlan;
   tokens: TokenService;
@@ -46,6 +49,8 @@ export interface CompositionDeps {
 export interface Services {
   /** What requests' committed work tells the background workers (they listen while they run). */
   afterCommit: AfterCommit;
+  /** The secrets key: what the relay opens webhook signing secrets with. */
+  box: SecretBox;
   tokens: TokenService;
   credentials: CredentialsService;
   idempotency: IdempotencyEngine;
@@ -70,7 +75,7 @@ export interface Services {
 
 export function compose(deps: CompositionDeps): Services {
   const { config, db, workerDb, log, tokens } = deps;
-  const idempotency = new IdempotencyEngine(db, config.idempotencyRetentionSeconds);
+  const idempotency = new IdempotencyEngine(db, config.idempotencyRetentionSeconds, deps.box);
   const afterCommit = new AfterCommit();
   const cursors = new CursorCodec(deps.keys.cursorKey);
   const credentials = new CredentialsService(tokens, config.paymentsEnv);
@@ -135,7 +140,15 @@ export function compose(deps: CompositionDeps): Services {
     Math.max(1, Math.min(config.dbPoolSize, config.workerDbPoolSize - 4)),
     leaseSeconds,
   );
-  const webhooks = new WebhooksService(db, config.paymentsEnv, idempotency, cursors, afterCommit, deps.resolve);
+  const webhooks = new WebhooksService(
+    db,
+    config.paymentsEnv,
+    idempotency,
+    cursors,
+    afterCommit,
+    deps.box,
+    deps.resolve,
+  );
 
   const beneficiaries = new BeneficiariesService(db, deps.catalogue, idempotency, cursors);
   const reports = new ReportsService(db, deps.catalogue);
@@ -145,6 +158,7 @@ export function compose(deps: CompositionDeps): Services {
       : undefined;
   return {
     afterCommit,
+    box: deps.box,
     tokens,
     credentials,
     idempotency,

@@ -74,6 +74,13 @@ export interface Config {
   /** Deliveries in flight at once in one process, and at most this many to one endpoint. */
   webhookConcurrency: number;
   webhookEndpointConcurrency: number;
+  /**
+   * The key secrets at rest are sealed under (32 bytes, SECRETS_KEY); unset: DATA_DIR/secrets.key, created on first
+   * start (src/platform/secrets-key.ts).
+   */
+  secretsKey: Buffer | undefined;
+  /** An earlier key, kept during a rotation to open what it sealed (SECRETS_KEY_PREVIOUS). */
+  secretsKeyPrevious: Buffer | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -114,6 +121,21 @@ function trustProxy(raw: string | undefined): boolean | number | string {
   if (!/^[0-9A-Fa-f:.,/ ]+$/.test(raw))
     throw new ConfigError(`TRUST_PROXY must be true, false, a hop count or a list of addresses/CIDRs; got '${raw}'`);
   return raw;
+}
+
+/** 32 bytes in base64: what `openssl rand -base64 32` prints. */
+export const SECRETS_KEY_FORM = /^[A-Za-z0-9+/]{43}=$/;
+
+/** A secrets key from the environment; the message never quotes the value, which is a secret. */
+function secretsKey(env: NodeJS.ProcessEnv, name: string): Buffer | undefined {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  if (!SECRETS_KEY_FORM.test(raw))
+    throw new ConfigError(
+      `${name} must be 32 random bytes in base64 (44 characters ending in '=', as \`openssl rand -base64 32\` prints); ` +
+        `the value set has ${raw.length} characters`,
+    );
+  return Buffer.from(raw, 'base64');
 }
 
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = '0s,5s,5m,30m,2h,5h,10h,10h';
@@ -175,5 +197,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', 10_000, 100, 120_000),
     authFailuresPerMinute: integer(env, 'AUTH_FAILURES_PER_MINUTE', 60, 1, 1_000_000),
     webhookEndpointConcurrency: integer(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', 8, 1, 1000),
+    secretsKey: secretsKey(env, 'SECRETS_KEY'),
+    secretsKeyPrevious: secretsKey(env, 'SECRETS_KEY_PREVIOUS'),
   };
 }

@@ -6,6 +6,7 @@ import { openDatabase, type OpenDatabase } from './db/open.js';
 import { loadCatalogue, MarketCatalogue } from './modules/catalogue/catalogue.js';
 import { planProviders } from './modules/providers/providers.registry.js';
 import { logStream } from './platform/logging.js';
+import { loadSecretsKey, type LoadedSecretsKey } from './platform/secrets-key.js';
 import { createService } from './service.js';
 import { startWorkers } from './workers/index.js';
 
@@ -16,8 +17,22 @@ async function main(): Promise<void> {
   const log = stream ? pino(options, stream) : pino(options);
   // Loaded first: a bad catalogue stops the start before the database is opened.
   const catalogue = new MarketCatalogue(loadCatalogue(config.catalogueFile));
-  // So is a production start with a rail no provider runs.
-  const providerPlan = planProviders(config, catalogue);
+  // So is a production start with a rail no provider runs. The secrets key is loaded when the file first needs it
+  // (a sealed secret), else right after: a bad file stops the start before a key file is created.
+  let secrets: LoadedSecretsKey | undefined;
+  const secretsKey = (): LoadedSecretsKey => (secrets ??= loadSecretsKey(config));
+  const providerPlan = planProviders(config, catalogue, process.env, () => secretsKey().box);
+  const { box, source, created, warnings } = secretsKey();
+  log.info(
+    { key_id: box.keyId, source },
+    `secrets at rest are sealed under key ${box.keyId} from ${source}${created ? ' (created now)' : ''}`,
+  );
+  for (const warning of warnings) log.warn(warning);
+  for (const field of providerPlan.plaintextSecrets) {
+    log.warn(
+      `PROVIDERS_FILE: ${field} is a plaintext literal; write it {"sealed": …} (npm run secrets -- seal) or {"env": …} to keep it out of the file`,
+    );
+  }
 
   // Signals are handled from the first moment: one that arrives while starting stops the start
   // cleanly (the embedded database included) instead of leaving a server behind.
@@ -45,12 +60,15 @@ async function main(): Promise<void> {
       (m) => log.info({ component: 'embedded-postgres' }, m),
     );
     if (signalled) return abandon();
-    const { app, services, drain, applied } = await createService(config, database.pool, {
+    const { app, services, drain, applied, sealedEndpoints } = await createService(config, database.pool, {
       catalogue,
       providerPlan,
       workerDb: database.workerPool,
+      box,
     });
     if (applied.length > 0) log.info({ applied }, 'database migrations applied');
+    if (sealedEndpoints > 0)
+      log.info({ endpoints: sealedEndpoints }, 'webhook signing secrets stored in plaintext were sealed');
     for (const connector of services.providers.connectors()) {
       // Airtel's is registered in its portal by hand; the others are sent with each request. The token is a secret: not logged.
       const urls = connector.callbackUrls().map((u) => u.replace(connector.callbackToken, '{callback_token}'));

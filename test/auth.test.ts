@@ -180,7 +180,7 @@ describe('forged and tampered tokens: 401 unauthorized', () => {
   });
 
   it('an HS256 token signed with the public key (JWK or PEM bytes) or any secret is 401 (algorithm swap)', async () => {
-    const keys = await loadServiceKeys(t.db);
+    const keys = await loadServiceKeys(t.db, t.box);
     const [, p] = segments(t.demoToken);
     const header = b64url(JSON.stringify({ alg: 'HS256', typ: 'JWT', kid: keys.kid }));
     const jwk = await exportJWK(keys.publicKey);
@@ -198,7 +198,7 @@ describe('forged and tampered tokens: 401 unauthorized', () => {
   });
 
   it('a token correctly signed with a different ES256 key is 401, even with the service kid', async () => {
-    const keys = await loadServiceKeys(t.db);
+    const keys = await loadServiceKeys(t.db, t.box);
     const { privateKey } = await generateKeyPair('ES256');
     const claims = realClaims(t.demoToken);
     await assertUnauthorized(`Bearer ${await sign(privateKey, keys.kid, claims)}`);
@@ -206,7 +206,7 @@ describe('forged and tampered tokens: 401 unauthorized', () => {
   });
 
   it('a token signed with the service key for env production is 401 in a sandbox deployment', async () => {
-    const keys = await loadServiceKeys(t.db);
+    const keys = await loadServiceKeys(t.db, t.box);
     const claims = realClaims(t.demoToken);
     assert.equal(claims.env, 'sandbox');
     // Control: the same construction with env sandbox is accepted, so the 401 below is about env alone.
@@ -215,7 +215,7 @@ describe('forged and tampered tokens: 401 unauthorized', () => {
   });
 
   it("a token signed with the service key whose jti is not the credential's live token id is 401", async () => {
-    const keys = await loadServiceKeys(t.db);
+    const keys = await loadServiceKeys(t.db, t.box);
     const claims = realClaims(t.demoToken);
     await assertUnauthorized(`Bearer ${await sign(keys.privateKey, keys.kid, { ...claims, jti: randomUUID() })}`);
   });
@@ -230,7 +230,7 @@ describe("a correctly signed token whose aud or env differs from its stored cred
   }
 
   it('an integrator credential signed as aud admin is 401 on an admin route (not 200) and everywhere else', async () => {
-    const keys = await loadServiceKeys(t.db);
+    const keys = await loadServiceKeys(t.db, t.box);
     const claims = realClaims(t.demoToken);
     assert.equal(claims.aud, 'integrator');
     // Control: the same construction with the stored audience is accepted, so the 401s below are about aud alone.
@@ -248,7 +248,7 @@ describe("a correctly signed token whose aud or env differs from its stored cred
   });
 
   it('the admin credential signed as aud integrator is 401 on the integrator routes (not 200)', async () => {
-    const keys = await loadServiceKeys(t.db);
+    const keys = await loadServiceKeys(t.db, t.box);
     const claims = realClaims(t.adminToken);
     assert.equal(claims.aud, 'admin');
     await assertUnauthorized(`Bearer ${await sign(keys.privateKey, keys.kid, { ...claims, aud: 'integrator' })}`);
@@ -257,7 +257,7 @@ describe("a correctly signed token whose aud or env differs from its stored cred
 
   it("a credential stored for production, its token signed with the deployment's env sandbox, is 401", async () => {
     // No API makes such a credential in a sandbox deployment; it stands for a row the token's env disagrees with.
-    const keys = await loadServiceKeys(t.db);
+    const keys = await loadServiceKeys(t.db, t.box);
     const ws = await workspace('env-mismatch');
     const stored = await insertCredential(t.db, ws.id, {
       id: randomUUID(),
@@ -552,7 +552,7 @@ describe('bootstrap credentials', () => {
   });
 
   it('tokens are ES256 with a kid; claims are sub, aud, wsp, env, iat, jti and no exp', async () => {
-    const keys = await loadServiceKeys(t.db);
+    const keys = await loadServiceKeys(t.db, t.box);
     for (const [token, aud] of [
       [t.demoToken, 'integrator'],
       [t.adminToken, 'admin'],

@@ -31,7 +31,7 @@ let secret: string;
 
 before(async () => {
   t = await startTestApp(FAST_LIFECYCLE, { workers: true, expirySeconds: { 'KE/mpesa': SHORT_EXPIRY_SECONDS } });
-  secret = (await loadServiceKeys(t.db)).sandboxProviderSecret;
+  secret = (await loadServiceKeys(t.db, t.box)).sandboxProviderSecret;
 });
 
 after(async () => t?.close());

@@ -24,7 +24,7 @@ const today = new Date().toISOString().slice(0, 10);
 
 before(async () => {
   t = await startTestApp();
-  secret = (await loadServiceKeys(t.db)).sandboxProviderSecret;
+  secret = (await loadServiceKeys(t.db, t.box)).sandboxProviderSecret;
   ws = await createWorkspace(t, `reports-${randomBytes(3).toString('hex')}`);
 });
 after(async () => t?.close());

@@ -341,7 +341,7 @@ describe('batches', () => {
       const purges: { index: string; run: () => Promise<PurgeResult & { attempts?: number }> }[] = [
         { index: 'webhook_deliveries_finished', run: () => purgeWebhookDeliveries(db, 30, 2) },
         { index: 'provider_notices_received', run: () => purgeProviderNotices(db, 90, 2) },
-        { index: 'idempotency_keys_expiry', run: () => new IdempotencyEngine(db, 86_400).purgeExpired(2) },
+        { index: 'idempotency_keys_expiry', run: () => new IdempotencyEngine(db, 86_400, t.box).purgeExpired(2) },
         { index: 'outbox_published', run: () => purgeOutbox(db, 2) },
         { index: 'connector_queries_created', run: () => purgeConnectorQueries(db, 2) },
       ];

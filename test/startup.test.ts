@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import { npmStartArgs } from './helpers/start-command.js';
 import { freePort } from '../src/db/embedded.js';
+import { keyId } from '../src/platform/secret-box.js';
 
 // Under the repository (not a 0700 temp folder) so the postgres user can reach it when tests run as root.
 const dataDir = path.resolve('.tmp', `startup-${randomBytes(4).toString('hex')}`);
@@ -17,6 +18,8 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env = { ...process.env, ...extra };
   delete env.DATABASE_URL;
   delete env.TEST_DATABASE_URL;
+  delete env.SECRETS_KEY;
+  delete env.SECRETS_KEY_PREVIOUS;
   return env;
 }
 
@@ -96,6 +99,17 @@ describe('npm start on the embedded database', () => {
       credentialsText = readFileSync(file, 'utf8');
       const creds = JSON.parse(credentialsText);
       assert.match(running.output(), /credentials\.json/);
+      // The secrets key: created in DATA_DIR (0600) without SECRETS_KEY; the log names it by its id, never its value.
+      const keyFile = path.join(dataDir, 'secrets.key');
+      assert.equal(statSync(keyFile).mode & 0o777, 0o600);
+      const key = readFileSync(keyFile, 'utf8').trim();
+      assert.match(
+        running.output(),
+        new RegExp(
+          `secrets at rest are sealed under key ${keyId(Buffer.from(key, 'base64'))} from \\S+secrets\\.key \\(created now\\)`,
+        ),
+      );
+      assert.ok(!running.output().includes(key), 'the key is never logged');
       const token: string = creds.workspaces[0].integrator.token;
       const admin = await fetch(`${running.base}/v1/admin/workspaces`, {
         headers: { authorization: `Bearer ${creds.admin.token}` },
@@ -138,6 +152,8 @@ describe('npm start on the embedded database', () => {
       });
       assert.equal(res.status, 200);
       assert.doesNotMatch(running.output(), /first start/);
+      assert.match(running.output(), /secrets at rest are sealed under key [0-9a-f]{16} from /);
+      assert.doesNotMatch(running.output(), /created now/);
 
       // `npm run migrate` beside a running service uses the server that service runs, and leaves it running.
       const migrate = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/migrate.ts'], {

@@ -444,6 +444,7 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
         timeoutMs: t.config.webhookTimeoutMs,
         concurrency: t.config.webhookConcurrency,
         endpointConcurrency: t.config.webhookEndpointConcurrency,
+        box: t.box,
         registry,
       },
       t.app.log,

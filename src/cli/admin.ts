@@ -10,6 +10,8 @@ import { withTransaction, type Db } from '../db/pool.js';
 import { CredentialsService } from '../modules/credentials/credentials.service.js';
 import { findOperatorWorkspaceId, findWorkspace } from '../modules/workspaces/workspaces.repository.js';
 import { isUuid } from '../platform/ids.js';
+import type { SecretBox } from '../platform/secret-box.js';
+import { loadSecretsKey } from '../platform/secrets-key.js';
 import { loadServiceKeys } from '../platform/secrets.js';
 import { TokenService } from '../platform/tokens.js';
 
@@ -68,7 +70,12 @@ function parseRequest(argv: string[]): Request | string {
 }
 
 /** Creates the credential and prints its token; answers the exit code. */
-async function createCredential(db: Db, env: PaymentsEnv, request: Exclude<Request, { help: true }>): Promise<number> {
+async function createCredential(
+  db: Db,
+  box: SecretBox,
+  env: PaymentsEnv,
+  request: Exclude<Request, { help: true }>,
+): Promise<number> {
   let workspaceId: string | undefined;
   if (request.audience === 'admin') {
     workspaceId = await findOperatorWorkspaceId(db);
@@ -83,7 +90,7 @@ async function createCredential(db: Db, env: PaymentsEnv, request: Exclude<Reque
       return 2;
     }
   }
-  const credentials = new CredentialsService(new TokenService(await loadServiceKeys(db), env), env);
+  const credentials = new CredentialsService(new TokenService(await loadServiceKeys(db, box), env), env);
   const target = workspaceId;
   // In a transaction, so a failure before the token is printed leaves no credential behind.
   const issued = await withTransaction(db, (tx) => credentials.create(tx, target, request.audience, request.name));
@@ -104,9 +111,11 @@ if (typeof request === 'string') {
 } else {
   try {
     const config = loadConfig();
+    // The signing key is sealed under the secrets key: the same SECRETS_KEY, or DATA_DIR/secrets.key, as the service's.
+    const box = loadSecretsKey(config).box;
     const database = await openDatabase(config, () => undefined);
     try {
-      process.exitCode = await createCredential(database.pool, config.paymentsEnv, request);
+      process.exitCode = await createCredential(database.pool, box, config.paymentsEnv, request);
     } finally {
       await database.close();
     }

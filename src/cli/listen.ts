@@ -4,7 +4,7 @@
 // removes the endpoint when you stop it.
 import http from 'node:http';
 import { parseArgs } from 'node:util';
-import { Webhook } from 'standardwebhooks';
+import { Payments, PaymentsError, type WebhookEvent } from '../../packages/sdk/src/index.js';
 import { EVENT_TYPES } from '../modules/webhooks/event-types.js';
 
 const USAGE = `Usage: npm run listen -- [options]
@@ -81,47 +81,25 @@ for (const [name, value] of [
 const port = args.port === undefined ? 0 : Number(args.port);
 if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port must be a port number, got '${args.port}'`);
 
-interface ApiResult {
-  status: number;
-  body: Record<string, string | undefined>;
+// The service through our own client (packages/sdk): typed calls, problems as PaymentsError.
+const payments = new Payments({ token: apiKey, baseUrl, timeoutMs: 15_000, maxRetries: 1 });
+
+function problem(err: unknown): string {
+  return err instanceof PaymentsError ? `${err.status} ${err.code}: ${err.problem.detail}` : (err as Error).message;
 }
 
-async function api(method: string, path: string, body?: unknown): Promise<ApiResult> {
-  const response = await fetch(baseUrl + path, {
-    method,
-    headers: {
-      authorization: `Bearer ${apiKey}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(15_000),
-  });
-  const text = await response.text();
-  let parsed: ApiResult['body'] = {};
-  try {
-    if (text !== '') parsed = JSON.parse(text) as ApiResult['body'];
-  } catch {
-    // not JSON: only the status is reported
-  }
-  return { status: response.status, body: parsed };
-}
-
-function problem(res: ApiResult): string {
-  return res.body.code === undefined ? `HTTP ${res.status}` : `${res.status} ${res.body.code}: ${res.body.detail}`;
-}
-
-let workspace: ApiResult;
+let workspace: Awaited<ReturnType<typeof payments.workspace.get>>;
 try {
-  workspace = await api('GET', '/v1/workspace');
+  workspace = await payments.workspace.get();
 } catch (err) {
+  if (err instanceof PaymentsError) fail(`the service refused the API key (${problem(err)})`);
   fail(`cannot reach ${baseUrl}: ${(err as Error).message}`);
 }
-if (workspace.status !== 200) fail(`the service refused the API key (${problem(workspace)})`);
-if (workspace.body.environment !== 'sandbox')
+if (workspace.environment !== 'sandbox')
   fail('listen works only with sandbox workspaces: this key belongs to production');
 
 // Set once the endpoint exists; a delivery before that cannot be verified.
-const receiver: { verifier?: Webhook } = {};
+const receiver: { secret?: string } = {};
 const forwardTo = args['forward-to'];
 
 async function forward(body: string, headers: Record<string, string>): Promise<{ status: number; label: string }> {
@@ -149,10 +127,10 @@ const server = http.createServer((req, res) => {
         const value = req.headers[name];
         if (typeof value === 'string') headers[name] = value;
       }
-      let event: { id: string; type: string; timestamp: string; data: Record<string, unknown> };
+      let event: WebhookEvent;
       try {
-        if (!receiver.verifier) throw new Error('not ready');
-        event = receiver.verifier.verify(body, headers) as typeof event;
+        if (receiver.secret === undefined) throw new Error('not ready');
+        event = payments.webhooks.verify(body, headers, receiver.secret);
       } catch (err) {
         process.stdout.write(
           `${new Date().toISOString()}  rejected a delivery that does not verify: ${(err as Error).message}\n`,
@@ -163,7 +141,8 @@ const server = http.createServer((req, res) => {
       const { status, label } = await forward(body, headers);
       if (args.json) process.stdout.write(`${body}\n`);
       else {
-        const object = event.data.collection_id ?? event.data.refund_id ?? '';
+        const data = event.data as { collection_id?: string; refund_id?: string };
+        const object = data.collection_id ?? data.refund_id ?? '';
         process.stdout.write(`${event.timestamp}  ${event.type.padEnd(22)} ${event.id}  ${String(object)}${label}\n`);
       }
       res.writeHead(status, { 'content-type': 'text/plain' }).end(status < 300 ? 'ok' : 'forward failed');
@@ -191,16 +170,16 @@ async function stop(reason: string, code = 0): Promise<void> {
     if (run.creating) return; // finished once the endpoint exists, so it can be removed
     process.exit(code);
   }
-  const removed = await api('DELETE', `/v1/webhooks/endpoints/${endpointId}`).catch((err: unknown): ApiResult => ({
-    status: 0,
-    body: { code: 'unreachable', detail: (err as Error).message },
-  }));
-  if (removed.status === 204 || removed.status === 404) {
+  const failure = await payments.webhookEndpoints.delete(endpointId).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  if (failure === undefined || (failure instanceof PaymentsError && failure.status === 404)) {
     process.stdout.write(`Stopped (${reason}); endpoint ${endpointId} removed.\n`);
     process.exit(code);
   }
   process.stderr.write(
-    `listen: stopped, but endpoint ${endpointId} could not be removed (${problem(removed)}); delete it yourself\n`,
+    `listen: stopped, but endpoint ${endpointId} could not be removed (${problem(failure)}); delete it yourself\n`,
   );
   process.exit(1);
 }
@@ -210,27 +189,23 @@ process.on('uncaughtException', (err) => {
   void stop('error', 1);
 });
 
-let created: ApiResult;
+let created: Awaited<ReturnType<typeof payments.webhookEndpoints.create>>;
 run.creating = true;
 try {
-  created = await api('POST', '/v1/webhooks/endpoints', {
+  created = await payments.webhookEndpoints.create({
     url: deliverTo,
-    enabled_events: events,
+    enabled_events: events as NonNullable<Parameters<typeof payments.webhookEndpoints.create>[0]['enabled_events']>,
     description: `npm run listen (temporary; removed when it stops) pid ${process.pid}`,
   });
 } catch (err) {
   server.close();
-  fail(`could not register the endpoint: ${(err as Error).message}`);
+  fail(`could not register the endpoint (${problem(err)})`);
 }
-if (created.status !== 201) {
-  server.close();
-  fail(`could not register the endpoint (${problem(created)})`);
-}
-const endpointId = created.body.id ?? '';
+const endpointId = created.id;
 run.endpointId = endpointId;
 run.creating = false;
-const secret = created.body.secret ?? '';
-receiver.verifier = new Webhook(secret);
+const secret = created.secret;
+receiver.secret = secret;
 if (run.stopping) {
   // A signal arrived while the endpoint was being created: stop() ran without an id; remove it now.
   run.stopping = false;
@@ -238,7 +213,7 @@ if (run.stopping) {
 }
 
 process.stdout.write(
-  `Ready. Workspace ${workspace.body.name} (${workspace.body.id}) delivers ${events.join(', ')} to ${deliverTo}` +
+  `Ready. Workspace ${workspace.name} (${workspace.id}) delivers ${events.join(', ')} to ${deliverTo}` +
     `${forwardTo ? `, forwarded to ${forwardTo}` : ''}.\n` +
     `Signing secret: ${secret}\n` +
     `Endpoint ${endpointId} is removed when you stop with Ctrl-C.\n`,

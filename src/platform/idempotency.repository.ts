@@ -84,3 +84,26 @@ export async function purgeExpired(db: Queryable, batchSize: number): Promise<nu
   );
   return rowCount ?? 0;
 }
+
+/** The stored answers whose body is sealed (answers holding a secret), locked: what `rotate-key` re-seals. Spans workspaces. */
+export async function lockSealedOutcomes(
+  tx: Queryable,
+): Promise<{ workspace_id: string; key: string; response_body: string }[]> {
+  const { rows } = await tx.query<{ workspace_id: string; key: string; response_body: string }>(
+    `SELECT workspace_id, key, response_body FROM idempotency_keys WHERE response_body LIKE 'sealed:%' FOR UPDATE`,
+  );
+  return rows;
+}
+
+export async function setOutcomeBodies(
+  tx: Queryable,
+  rows: { workspace_id: string; key: string; response_body: string }[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.query(
+    `UPDATE idempotency_keys k SET response_body = u.body
+     FROM unnest($1::uuid[], $2::text[], $3::text[]) AS u (workspace_id, key, body)
+     WHERE k.workspace_id = u.workspace_id AND k.key = u.key`,
+    [rows.map((r) => r.workspace_id), rows.map((r) => r.key), rows.map((r) => r.response_body)],
+  );
+}

@@ -5,6 +5,7 @@ import { withTransaction, type Db, type Tx } from '../db/pool.js';
 import { ApiError } from './errors.js';
 import * as repo from './idempotency.repository.js';
 import { deleteInBatches, type PurgeResult } from './purge.js';
+import { isSealed, type SecretBox } from './secret-box.js';
 
 export interface StoredResponse {
   status: number;
@@ -16,6 +17,14 @@ export interface StoredResponse {
 export interface IdempotentResult {
   response: StoredResponse;
   replayed: boolean;
+}
+
+export interface IdempotencyOptions {
+  /**
+   * The answer holds a secret (a token, a webhook signing secret): its stored copy is sealed under the secrets key,
+   * so the database alone does not hold the secret for the retention. A replay opens it and answers the same bytes.
+   */
+  secret?: boolean;
 }
 
 const KEY_RE = /^[\x21-\x7e]{1,255}$/;
@@ -92,6 +101,7 @@ export class IdempotencyEngine {
   constructor(
     private readonly db: Db,
     private readonly retentionSeconds: number,
+    private readonly box: SecretBox,
   ) {}
 
   /**
@@ -106,6 +116,7 @@ export class IdempotencyEngine {
     key: string,
     requestFingerprint: string,
     operation: (tx: Tx) => Promise<StoredResponse>,
+    options: IdempotencyOptions = {},
   ): Promise<IdempotentResult> {
     let outcome: { stored: repo.StoredOutcome } | { response: StoredResponse };
     try {
@@ -126,7 +137,8 @@ export class IdempotencyEngine {
           // Past retention but not purged yet: it no longer counts.
           if (row) await repo.deleteOutcome(tx, workspaceId, key);
           const response = await operation(tx);
-          if (!(await repo.insertOutcome(tx, workspaceId, key, requestFingerprint, response, this.retentionSeconds)))
+          const stored = options.secret ? { ...response, body: this.box.seal(response.body) } : response;
+          if (!(await repo.insertOutcome(tx, workspaceId, key, requestFingerprint, stored, this.retentionSeconds)))
             throw COMMITTED_FIRST;
           return { response };
         },
@@ -146,10 +158,9 @@ export class IdempotencyEngine {
         'This Idempotency-Key was already used with a different request (method, path or body); use a new key for a new operation.',
       );
     }
-    return {
-      response: { status: row.response_status, headers: row.response_headers, body: row.response_body },
-      replayed: true,
-    };
+    // A stored body is JSON, so only a sealed one begins with the sealed prefix.
+    const body = isSealed(row.response_body) ? this.box.open(row.response_body) : row.response_body;
+    return { response: { status: row.response_status, headers: row.response_headers, body }, replayed: true };
   }
 
   /** For routes where the key is optional: with a key, as `run`; without one, the operation in a plain transaction. */
@@ -158,8 +169,9 @@ export class IdempotencyEngine {
     key: string | undefined,
     requestFingerprint: string,
     operation: (tx: Tx) => Promise<StoredResponse>,
+    options: IdempotencyOptions = {},
   ): Promise<IdempotentResult> {
-    if (key !== undefined) return this.run(workspaceId, key, requestFingerprint, operation);
+    if (key !== undefined) return this.run(workspaceId, key, requestFingerprint, operation, options);
     return { response: await withTransaction(this.db, operation), replayed: false };
   }
 
@@ -167,4 +179,17 @@ export class IdempotencyEngine {
   async purgeExpired(batchSize: number): Promise<PurgeResult> {
     return deleteInBatches(batchSize, (limit) => repo.purgeExpired(this.db, limit));
   }
+}
+
+/**
+ * `rotate-key`: the sealed stored answers re-sealed by `reseal`, in the caller's transaction (at most a retention's
+ * worth: they are purged after it). Returns how many.
+ */
+export async function resealStoredOutcomes(tx: Tx, reseal: (value: string) => string): Promise<number> {
+  const rows = await repo.lockSealedOutcomes(tx);
+  await repo.setOutcomeBodies(
+    tx,
+    rows.map((r) => ({ ...r, response_body: reseal(r.response_body) })),
+  );
+  return rows.length;
 }

@@ -40,6 +40,7 @@ export function startWorkers(
       timeoutMs: config.webhookTimeoutMs,
       concurrency: config.webhookConcurrency,
       endpointConcurrency: config.webhookEndpointConcurrency,
+      box: services.box,
       resolve: options.resolve,
       registry: services.metrics,
     },

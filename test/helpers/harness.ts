@@ -12,6 +12,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { DEFAULT_CATALOGUE } from '../../src/modules/catalogue/default-catalogue.js';
 import { createPool, type Db } from '../../src/db/pool.js';
 import type { App } from '../../src/platform/http.js';
+import type { SecretBox } from '../../src/platform/secret-box.js';
 import { createService } from '../../src/service.js';
 import { startWorkers, type Workers } from '../../src/workers/index.js';
 import type { Resolve } from '../../src/modules/webhooks/url-guard.js';
@@ -24,6 +25,8 @@ export interface TestApp {
   db: Db;
   services: Services;
   config: Config;
+  /** The app's secrets key (DATA_DIR/secrets.key in the app's temporary DATA_DIR, unless the test set SECRETS_KEY). */
+  box: SecretBox;
   adminToken: string;
   demoToken: string;
   demoWorkspaceId: string;
@@ -101,6 +104,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
     db,
     services,
     config,
+    box: services.box,
     adminToken: boot.adminToken,
     demoToken: boot.demoToken,
     demoWorkspaceId: boot.demoWorkspaceId,

@@ -34,6 +34,8 @@ function issuedResponse(status: number, issued: IssuedCredential): StoredRespons
 
 const issuedToApi = (issued: IssuedCredential) => ({ ...credentialToApi(issued.credential), token: issued.token });
 const optionalKey = Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKeyHeader) });
+/** These answers hold a new token: the copy kept for replays is stored sealed. */
+const SECRET_ANSWER = { secret: true };
 
 export function credentialsRoutes(
   app: App,
@@ -122,10 +124,16 @@ export function credentialsRoutes(
       const audience = request.body.audience ?? auth.audience;
       credentials.assertMayManage(auth.audience, audience, 'create');
       const { key, fingerprint } = idempotencyOf(request, false, auth.credentialId);
-      const result = await idempotency.maybe(auth.workspaceId, key, fingerprint, async (tx) => {
-        const issued = await credentials.create(tx, auth.workspaceId, audience, request.body.name ?? audience);
-        return issuedResponse(201, issued);
-      });
+      const result = await idempotency.maybe(
+        auth.workspaceId,
+        key,
+        fingerprint,
+        async (tx) => {
+          const issued = await credentials.create(tx, auth.workspaceId, audience, request.body.name ?? audience);
+          return issuedResponse(201, issued);
+        },
+        SECRET_ANSWER,
+      );
       return sendStored(reply, result);
     },
   );
@@ -151,10 +159,16 @@ export function credentialsRoutes(
       if (!isUuid(id)) throw notFound('credential');
       await credentials.assertMayRotate(db, auth.workspaceId, auth.audience, id);
       const { key, fingerprint } = idempotencyOf(request, false, auth.credentialId);
-      const result = await idempotency.maybe(auth.workspaceId, key, fingerprint, async (tx) => {
-        const issued = await credentials.rotate(tx, auth.workspaceId, auth.audience, id);
-        return issuedResponse(200, issued);
-      });
+      const result = await idempotency.maybe(
+        auth.workspaceId,
+        key,
+        fingerprint,
+        async (tx) => {
+          const issued = await credentials.rotate(tx, auth.workspaceId, auth.audience, id);
+          return issuedResponse(200, issued);
+        },
+        SECRET_ANSWER,
+      );
       return sendStored(reply, result);
     },
   );
@@ -217,18 +231,24 @@ export function credentialsRoutes(
     async (request, reply) => {
       const auth = requireAuth(request);
       const { key, fingerprint } = idempotencyOf(request, false, auth.credentialId);
-      const result = await idempotency.maybe(auth.workspaceId, key, fingerprint, async (tx) => {
-        const { workspace, issued } = await createWorkspace(tx, credentials, {
-          name: request.body.name,
-          displayName: request.body.display_name ?? request.body.name,
-          environment: env,
-          kind: 'integrator',
-          firstAudience: 'integrator',
-          latePayment: request.body.late_payment,
-        });
-        const body = { workspace: workspaceToApi(workspace), credential: issuedToApi(issued) };
-        return { status: 201, headers: {}, body: JSON.stringify(body) };
-      });
+      const result = await idempotency.maybe(
+        auth.workspaceId,
+        key,
+        fingerprint,
+        async (tx) => {
+          const { workspace, issued } = await createWorkspace(tx, credentials, {
+            name: request.body.name,
+            displayName: request.body.display_name ?? request.body.name,
+            environment: env,
+            kind: 'integrator',
+            firstAudience: 'integrator',
+            latePayment: request.body.late_payment,
+          });
+          const body = { workspace: workspaceToApi(workspace), credential: issuedToApi(issued) };
+          return { status: 201, headers: {}, body: JSON.stringify(body) };
+        },
+        SECRET_ANSWER,
+      );
       return sendStored(reply, result);
     },
   );
@@ -252,15 +272,21 @@ export function credentialsRoutes(
       const target = isUuid(request.params.id) ? await findWorkspace(db, request.params.id) : undefined;
       if (!target) throw notFound('workspace');
       const { key, fingerprint } = idempotencyOf(request, false, auth.credentialId);
-      const result = await idempotency.maybe(auth.workspaceId, key, fingerprint, async (tx) => {
-        const issued = await credentials.create(
-          tx,
-          target.id,
-          request.body.audience,
-          request.body.name ?? request.body.audience,
-        );
-        return issuedResponse(201, issued);
-      });
+      const result = await idempotency.maybe(
+        auth.workspaceId,
+        key,
+        fingerprint,
+        async (tx) => {
+          const issued = await credentials.create(
+            tx,
+            target.id,
+            request.body.audience,
+            request.body.name ?? request.body.audience,
+          );
+          return issuedResponse(201, issued);
+        },
+        SECRET_ANSWER,
+      );
       return sendStored(reply, result);
     },
   );

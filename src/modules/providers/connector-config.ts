@@ -1,11 +1,16 @@
 // What every operator connector's entry in PROVIDERS_FILE has in common, and how a secret may be written: a
-// literal, or {"env": "VAR_NAME"} to read it from the environment at start.
+// literal, {"env": "VAR_NAME"} to read it from the environment at start, or {"sealed": "sealed:v1:…"} (sealed under
+// the secrets key by `npm run secrets -- seal`), so that the file need hold no credential in plaintext.
 import type { FastifyBaseLogger } from 'fastify';
 import { Type, type TProperties, type TSchema } from 'typebox';
 import { ConfigError } from '../../config.js';
 import type { Db } from '../../db/pool.js';
+import { SecretBoxError, type SecretBox } from '../../platform/secret-box.js';
 import type { MarketCatalogue } from '../catalogue/catalogue.js';
 import type { OperatorConnector } from './provider.js';
+
+/** Marks the schemas `Secret` makes, so `readSecrets` knows where secrets go. */
+const SECRET_MARK = 'x-secret';
 
 export const Secret = (description: string) =>
   Type.Union(
@@ -20,8 +25,20 @@ export const Secret = (description: string) =>
         },
         { additionalProperties: false },
       ),
+      Type.Object(
+        {
+          sealed: Type.String({
+            pattern: '^sealed:v1:',
+            description: 'The value sealed under the secrets key by `npm run secrets -- seal`.',
+          }),
+        },
+        { additionalProperties: false },
+      ),
     ],
-    { description: `${description} A literal, or {"env": "VAR_NAME"}.` },
+    {
+      description: `${description} A literal, {"env": "VAR_NAME"} or {"sealed": "sealed:v1:…"}.`,
+      [SECRET_MARK]: true,
+    },
   );
 
 /** The fields every connector entry has, beside its own. */
@@ -66,21 +83,56 @@ export interface ConnectorCommon {
   poll_seconds?: number | undefined;
 }
 
+/** Where the secrets of PROVIDERS_FILE are read from. */
+export interface SecretSources {
+  env: NodeJS.ProcessEnv;
+  /** The secrets key, asked for when a sealed value is first met. */
+  box: () => SecretBox;
+  /** Told the field of each secret written as a plaintext literal (to be warned about; never its value). */
+  literal: (field: string) => void;
+}
+
 /**
- * Replaces each {"env": NAME} in a validated entry with the variable's value. The schema allows that form only
- * where a secret goes, so every such object is one.
+ * Replaces each secret of a validated entry (the fields its schema makes with `Secret`) with its value: an {"env":
+ * NAME} with the variable's value, a {"sealed": …} opened with the secrets key; a plaintext literal is kept and
+ * reported to `sources.literal`. A value that cannot be read is a ConfigError naming the entry and the field.
  */
-export function readSecrets(value: unknown, env: NodeJS.ProcessEnv, where: string, path = ''): unknown {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
-  const record = value as Record<string, unknown>;
-  const keys = Object.keys(record);
-  if (keys.length === 1 && keys[0] === 'env' && typeof record.env === 'string') {
-    const secret = env[record.env];
-    if (secret === undefined || secret === '')
-      throw new ConfigError(`${where}: field ${path} names environment variable ${record.env}, which is not set`);
-    return secret;
+export function readSecrets(
+  value: unknown,
+  schema: TSchema,
+  sources: SecretSources,
+  where: string,
+  path = '',
+): unknown {
+  const node = schema as { [SECRET_MARK]?: boolean; properties?: Record<string, TSchema> };
+  if (node[SECRET_MARK] === true) {
+    if (typeof value === 'string') {
+      sources.literal(path);
+      return value;
+    }
+    const record = value as { env?: string; sealed?: string };
+    if (record.env !== undefined) {
+      const secret = sources.env[record.env];
+      if (secret === undefined || secret === '')
+        throw new ConfigError(`${where}: field ${path} names environment variable ${record.env}, which is not set`);
+      return secret;
+    }
+    try {
+      return sources.box().open(record.sealed as string);
+    } catch (err) {
+      if (!(err instanceof SecretBoxError)) throw err;
+      throw new ConfigError(`${where}: field ${path} is sealed but cannot be opened: ${err.message}`);
+    }
   }
-  return Object.fromEntries(keys.map((k) => [k, readSecrets(record[k], env, where, path ? `${path}.${k}` : k)]));
+  if (node.properties === undefined || typeof value !== 'object' || value === null || Array.isArray(value))
+    return value;
+  const properties = node.properties;
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => {
+      const property = properties[k];
+      return [k, property === undefined ? v : readSecrets(v, property, sources, where, path ? `${path}.${k}` : k)];
+    }),
+  );
 }
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);

@@ -5,10 +5,19 @@ import { Type, type Static } from 'typebox';
 import { ConfigError, type Config } from '../../config.js';
 import type { Db } from '../../db/pool.js';
 import type { FastifyBaseLogger } from 'fastify';
+import type { SecretBox } from '../../platform/secret-box.js';
+import { loadSecretsKey } from '../../platform/secrets-key.js';
 import { compileBody, fieldErrors } from '../../platform/validation.js';
 import type { MarketCatalogue } from '../catalogue/catalogue.js';
 import { AIRTEL_MONEY } from './airtel-money/airtel.connector.js';
-import { checkBaseUrl, exponentOf, readSecrets, type ConnectorCommon, type ConnectorKind } from './connector-config.js';
+import {
+  checkBaseUrl,
+  exponentOf,
+  readSecrets,
+  type ConnectorCommon,
+  type ConnectorKind,
+  type SecretSources,
+} from './connector-config.js';
 import { GatewayEntry, HttpGatewayProvider, type GatewayPlan } from './http-gateway.provider.js';
 import { MPESA_DARAJA } from './mpesa-daraja/daraja.connector.js';
 import { MTN_MOMO } from './mtn-momo/momo.connector.js';
@@ -41,6 +50,11 @@ export interface ProviderPlan {
   rails: Map<string, string>;
   /** Whether the simulator runs any rail. */
   simulated: boolean;
+  /**
+   * The connector secrets written in the file as plaintext literals, each as `connector 'NAME' field FIELD` (never
+   * the value): the start warns about each, since {"sealed": …} or {"env": …} keep them out of the file.
+   */
+  plaintextSecrets: string[];
 }
 
 function problems(validate: ReturnType<typeof compileBody>): string {
@@ -71,7 +85,8 @@ function planConnector(
   config: Config,
   entry: { type: string },
   index: number,
-  env: NodeJS.ProcessEnv,
+  sources: Omit<SecretSources, 'literal'>,
+  plaintextSecrets: string[],
 ): ConnectorCommon {
   const kind = CONNECTOR_KINDS[entry.type] as ConnectorKind;
   const name = (entry as Record<string, unknown>).name;
@@ -79,7 +94,15 @@ function planConnector(
   const where = `PROVIDERS_FILE: connector${named} (connectors[${index}], ${entry.type})`;
   const validate = compileBody(kind.schema);
   if (!validate(entry)) throw new ConfigError(`${where}: ${problems(validate)}`);
-  const settings = readSecrets(entry, env, where) as ConnectorCommon;
+  const settings = readSecrets(
+    entry,
+    kind.schema,
+    {
+      ...sources,
+      literal: (field) => plaintextSecrets.push(`connector${named} field ${field}`),
+    },
+    where,
+  ) as ConnectorCommon;
   if (!/^[A-Za-z0-9_-]{16,128}$/.test(settings.callback_token)) {
     throw new ConfigError(`${where}: field callback_token must be 16 to 128 letters, digits, '-' or '_'`);
   }
@@ -89,15 +112,25 @@ function planConnector(
   return settings;
 }
 
-/** Checks the configuration against the catalogue before anything is opened; a gap is a ConfigError naming the rails. */
+/**
+ * Checks the configuration against the catalogue before anything is opened; a gap is a ConfigError naming the rails.
+ * `box` gives the secrets key for the sealed secrets of the file; it is asked for only when the file has one (by
+ * default loaded as the start loads it, from SECRETS_KEY or DATA_DIR).
+ */
 export function planProviders(
   config: Config,
   catalogue: MarketCatalogue,
   env: NodeJS.ProcessEnv = process.env,
+  box: () => SecretBox = () => loadSecretsKey(config).box,
 ): ProviderPlan {
   const file = config.providersFile === undefined ? {} : readProvidersFile(config.providersFile);
   const gateways = file.gateways ?? [];
-  const connectors = (file.connectors ?? []).map((entry, i) => planConnector(config, entry, i, env));
+  const plaintextSecrets: string[] = [];
+  let loaded: SecretBox | undefined;
+  const sources = { env, box: () => (loaded ??= box()) };
+  const connectors = (file.connectors ?? []).map((entry, i) =>
+    planConnector(config, entry, i, sources, plaintextSecrets),
+  );
   const rails = new Map<string, string>();
   const names = new Set<string>();
   const claim = (name: string, key: string): void => {
@@ -170,7 +203,13 @@ export function planProviders(
         'Add a connector or gateway for them in PROVIDERS_FILE, or remove them from the catalogue (CATALOGUE_FILE); the sandbox simulator never runs in production.',
     );
   }
-  return { gateways, connectors, rails, simulated: [...rails.values()].includes(SANDBOX_PROVIDER) };
+  return {
+    gateways,
+    connectors,
+    rails,
+    simulated: [...rails.values()].includes(SANDBOX_PROVIDER),
+    plaintextSecrets,
+  };
 }
 
 export class ProviderRegistry implements RailAssignment {

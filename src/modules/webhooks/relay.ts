@@ -9,6 +9,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import type { PaymentsEnv } from '../../config.js';
 import { withTransaction, type Db } from '../../db/pool.js';
 import { uuidv7 } from '../../platform/ids.js';
+import type { SecretBox } from '../../platform/secret-box.js';
 import { subscribes } from './event-types.js';
 import { notSent, send, storable, type AttemptResult } from './sender.js';
 import { signedHeaders } from './signing.js';
@@ -23,6 +24,8 @@ export interface RelayOptions {
   timeoutMs: number;
   concurrency: number;
   endpointConcurrency: number;
+  /** Opens the endpoints' signing secrets, stored sealed. */
+  box: SecretBox;
   /** Name resolution for the production address guard (the system resolver unless a test says otherwise). */
   resolve?: Resolve;
   registry?: Registry;
@@ -281,12 +284,27 @@ export class WebhookRelay {
     });
     const now = new Date();
     let result: AttemptResult;
+    let secrets: string[] | undefined;
+    if (d.endpoint_live) {
+      try {
+        secrets = signingSecrets(d, now, this.options.box);
+      } catch (err) {
+        // This process lacks the key the secret is sealed under (a node still on the old key after rotate-key): the
+        // operator hears why; the integrator's attempt log says only that it was not sent (retried as any failure).
+        this.log.error(
+          { err, endpoint_id: d.endpoint_id },
+          'a webhook signing secret cannot be opened with the secrets key',
+        );
+      }
+    }
     if (!d.endpoint_live) {
       // Disabled or deleted after this delivery was queued: nothing is sent.
       result = notSent('not sent: the endpoint is disabled or deleted');
+    } else if (secrets === undefined) {
+      result = notSent('not sent: the service could not read the signing secret');
     } else {
       try {
-        const headers = signedHeaders(signingSecrets(d, now), d.event_id, now, body);
+        const headers = signedHeaders(secrets, d.event_id, now, body);
         result = await send(d.url, headers, body, {
           timeoutMs: this.options.timeoutMs,
           env: this.options.env,

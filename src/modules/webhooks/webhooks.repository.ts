@@ -3,6 +3,7 @@ import type { Queryable } from '../../db/pool.js';
 import { listQuery, type ListFilter } from '../../platform/pagination.js';
 
 export interface PreviousSecret {
+  /** Sealed, as `secret` is. */
   secret: string;
   expires_at: string;
 }
@@ -15,6 +16,7 @@ export interface EndpointRow {
   enabled_events: string[];
   status: 'enabled' | 'disabled';
   disabled_reason: 'disabled_by_user' | 'endpoint_gone' | null;
+  /** The signing secret as stored: sealed (`sealed:v1:…`); webhooks.service.ts seals and opens it. */
   secret: string;
   previous_secrets: PreviousSecret[];
   created_at: Date;
@@ -499,6 +501,54 @@ export async function recordAttempts(db: Queryable, records: AttemptRecord[]): P
     ],
   );
   return new Set(rows.map((r) => r.id));
+}
+
+// Secrets at rest (webhooks.service.ts seals and opens them). Maintenance: these span workspaces.
+
+type EndpointSecrets = Pick<EndpointRow, 'id' | 'secret' | 'previous_secrets'>;
+
+/** Below every id: where batches in the order of ids begin. */
+export const FIRST_ID = '00000000-0000-0000-0000-000000000000';
+
+/**
+ * Up to `limit` endpoints after `after` (in the order of their ids) with a secret still in plaintext (stored by a
+ * version before secrets were sealed), locked. Nodes starting together take the rows in the same order, so they wait
+ * for each other rather than deadlock; a row another node sealed meanwhile no longer matches once its lock is free,
+ * and the next one takes its place in the batch.
+ */
+export async function lockPlaintextSecrets(tx: Queryable, after: string, limit: number): Promise<EndpointSecrets[]> {
+  const { rows } = await tx.query<EndpointSecrets>(
+    `SELECT id, secret, previous_secrets FROM webhook_endpoints
+     WHERE id > $1
+       AND (secret NOT LIKE 'sealed:%'
+            OR EXISTS (SELECT 1 FROM jsonb_array_elements(previous_secrets) p WHERE p->>'secret' NOT LIKE 'sealed:%'))
+     ORDER BY id LIMIT $2 FOR UPDATE`,
+    [after, limit],
+  );
+  return rows;
+}
+
+/** Up to `limit` endpoints (deleted ones too) after `after` in the order of their ids, locked: `rotate-key`'s batches. */
+export async function lockEndpointSecretsAfter(
+  tx: Queryable,
+  after: string,
+  limit: number,
+): Promise<EndpointSecrets[]> {
+  const { rows } = await tx.query<EndpointSecrets>(
+    'SELECT id, secret, previous_secrets FROM webhook_endpoints WHERE id > $1 ORDER BY id LIMIT $2 FOR UPDATE',
+    [after, limit],
+  );
+  return rows;
+}
+
+/** Writes endpoints' secrets (sealed, or re-sealed) in one statement; `updated_at` stays: nothing an integrator sees changed. */
+export async function setEndpointSecrets(tx: Queryable, rows: EndpointSecrets[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.query(
+    `UPDATE webhook_endpoints w SET secret = u.secret, previous_secrets = u.previous_secrets::jsonb
+     FROM unnest($1::uuid[], $2::text[], $3::text[]) AS u (id, secret, previous_secrets) WHERE w.id = u.id`,
+    [rows.map((r) => r.id), rows.map((r) => r.secret), rows.map((r) => JSON.stringify(r.previous_secrets))],
+  );
 }
 
 /** Locks an endpoint (before its deliveries: the order every path takes them, so a burst of 410s cannot deadlock). */

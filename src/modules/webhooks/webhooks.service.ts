@@ -1,8 +1,11 @@
 // Webhook endpoints (with their signing secrets), the events API and resend. Delivery itself is the relay's.
+// Signing secrets are stored sealed under the secrets key (platform/secret-box.ts), and this file is the one place that
+// seals them (creation, rotation) and opens them (`signingSecrets`, for the relay): the database alone cannot sign.
 import type { PaymentsEnv } from '../../config.js';
-import { withTransaction, type Db } from '../../db/pool.js';
+import { withTransaction, type Db, type Queryable } from '../../db/pool.js';
 import { ApiError, notFound } from '../../platform/errors.js';
 import type { IdempotencyEngine, IdempotentResult } from '../../platform/idempotency.js';
+import { isSealed, type SecretBox } from '../../platform/secret-box.js';
 import { isUuid, uuidv7 } from '../../platform/ids.js';
 import type { CursorCodec, ListQuery, Page } from '../../platform/pagination.js';
 import { ALL_EVENTS, subscribes } from './event-types.js';
@@ -25,10 +28,89 @@ import { newSecret } from './signing.js';
 import { destinationProblem, type Resolve } from './url-guard.js';
 import type { AfterCommit } from '../../platform/after-commit.js';
 
-/** Secrets that still sign at `now`: the current one first, then earlier ones inside their 24 hours. */
-export function signingSecrets(row: Pick<repo.EndpointRow, 'secret' | 'previous_secrets'>, now: Date): string[] {
-  return [row.secret, ...row.previous_secrets.filter((p) => new Date(p.expires_at) > now).map((p) => p.secret)];
+/** The plaintext of a stored secret. One in plaintext was stored by an earlier version (it is sealed at the next start). */
+function reveal(box: SecretBox, stored: string): string {
+  return isSealed(stored) ? box.open(stored) : stored;
 }
+
+/** A secret as it is stored: sealed (one already sealed is kept as it is). */
+function sealed(box: SecretBox, secret: string): string {
+  return isSealed(secret) ? secret : box.seal(secret);
+}
+
+/**
+ * Secrets that still sign at `now`, opened: the current one first, then earlier ones inside their 24 hours. Throws
+ * when one cannot be opened (a node still on the old key after `rotate-key`): the relay then logs why and records
+ * that attempt as not sent, to be retried.
+ */
+export function signingSecrets(
+  row: Pick<repo.EndpointRow, 'secret' | 'previous_secrets'>,
+  now: Date,
+  box: SecretBox,
+): string[] {
+  const live = row.previous_secrets.filter((p) => new Date(p.expires_at) > now).map((p) => p.secret);
+  return [row.secret, ...live].map((s) => reveal(box, s));
+}
+
+/**
+ * Seals, in place, the endpoint secrets still stored in plaintext (by a version before secrets were sealed), in
+ * batches of `batchSize` in the order of their ids, each batch its own transaction; returns how many endpoints it
+ * sealed. Several nodes starting at once wait for each other's rows and then find them sealed. Maintenance: spans
+ * workspaces.
+ */
+export async function sealPlaintextEndpointSecrets(db: Db, box: SecretBox, batchSize = 500): Promise<number> {
+  let total = 0;
+  let after = repo.FIRST_ID;
+  for (;;) {
+    const rows = await withTransaction(db, async (tx) => {
+      const found = await repo.lockPlaintextSecrets(tx, after, batchSize);
+      await repo.setEndpointSecrets(
+        tx,
+        found.map((r) => ({
+          id: r.id,
+          secret: sealed(box, r.secret),
+          previous_secrets: r.previous_secrets.map((p) => ({ ...p, secret: sealed(box, p.secret) })),
+        })),
+      );
+      return found;
+    });
+    total += rows.length;
+    const last = rows[rows.length - 1];
+    if (last === undefined || rows.length < batchSize) return total;
+    after = last.id;
+  }
+}
+
+/**
+ * `rotate-key`: every endpoint's secrets (deleted endpoints' too) re-sealed by `reseal`, in the caller's transaction,
+ * `batchSize` rows at a time in the order of their ids. Returns how many endpoints.
+ */
+export async function resealEndpointSecrets(
+  tx: Queryable,
+  reseal: (value: string) => string,
+  batchSize = 500,
+): Promise<number> {
+  let total = 0;
+  let after = repo.FIRST_ID;
+  for (;;) {
+    const rows = await repo.lockEndpointSecretsAfter(tx, after, batchSize);
+    await repo.setEndpointSecrets(
+      tx,
+      rows.map((r) => ({
+        id: r.id,
+        secret: reseal(r.secret),
+        previous_secrets: r.previous_secrets.map((p) => ({ ...p, secret: reseal(p.secret) })),
+      })),
+    );
+    total += rows.length;
+    const last = rows[rows.length - 1];
+    if (last === undefined || rows.length < batchSize) return total;
+    after = last.id;
+  }
+}
+
+/** These answers show a new signing secret: the copy kept for replays is stored sealed. */
+const SECRET_ANSWER = { secret: true };
 
 export function toEndpointApi(row: repo.EndpointRow, now = new Date()): Endpoint {
   const live = row.previous_secrets.map((p) => new Date(p.expires_at)).filter((d) => d > now);
@@ -82,6 +164,8 @@ export class WebhooksService {
     private readonly cursors: CursorCodec,
     /** Told when a resend commits, so the relay sends at once rather than at its next poll. */
     private readonly afterCommit: AfterCommit,
+    /** Seals the signing secrets before they are stored. */
+    private readonly box: SecretBox,
     private readonly resolve?: Resolve,
   ) {}
 
@@ -100,34 +184,41 @@ export class WebhooksService {
     fingerprint: string,
   ): Promise<IdempotentResult> {
     await this.checkUrl(body.url);
-    return this.idempotency.maybe(workspaceId, key, fingerprint, async (tx) => {
-      // Serialises creations in one workspace, so the limit holds under concurrent requests.
-      await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 7301))', [workspaceId]);
-      if ((await repo.countEndpoints(tx, workspaceId)) >= MAX_ENDPOINTS) {
-        throw new ApiError(
-          'webhook_endpoint_limit_reached',
-          `A workspace may have at most ${MAX_ENDPOINTS} webhook endpoints; delete one first.`,
-        );
-      }
-      const id = uuidv7();
-      const now = new Date();
-      const row: repo.EndpointRow = {
-        id,
-        workspace_id: workspaceId,
-        url: body.url,
-        description: body.description ?? null,
-        enabled_events: body.enabled_events ?? [ALL_EVENTS],
-        status: 'enabled',
-        disabled_reason: null,
-        secret: newSecret(),
-        previous_secrets: [],
-        created_at: now,
-        updated_at: now,
-      };
-      await repo.insertEndpoint(tx, row);
-      const shown: EndpointWithSecret = { ...toEndpointApi(row, now), secret: row.secret };
-      return { status: 201, headers: { location: `/v1/webhooks/endpoints/${id}` }, body: JSON.stringify(shown) };
-    });
+    return this.idempotency.maybe(
+      workspaceId,
+      key,
+      fingerprint,
+      async (tx) => {
+        // Serialises creations in one workspace, so the limit holds under concurrent requests.
+        await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 7301))', [workspaceId]);
+        if ((await repo.countEndpoints(tx, workspaceId)) >= MAX_ENDPOINTS) {
+          throw new ApiError(
+            'webhook_endpoint_limit_reached',
+            `A workspace may have at most ${MAX_ENDPOINTS} webhook endpoints; delete one first.`,
+          );
+        }
+        const id = uuidv7();
+        const now = new Date();
+        const secret = newSecret();
+        const row: repo.EndpointRow = {
+          id,
+          workspace_id: workspaceId,
+          url: body.url,
+          description: body.description ?? null,
+          enabled_events: body.enabled_events ?? [ALL_EVENTS],
+          status: 'enabled',
+          disabled_reason: null,
+          secret: this.box.seal(secret),
+          previous_secrets: [],
+          created_at: now,
+          updated_at: now,
+        };
+        await repo.insertEndpoint(tx, row);
+        const shown: EndpointWithSecret = { ...toEndpointApi(row, now), secret };
+        return { status: 201, headers: { location: `/v1/webhooks/endpoints/${id}` }, body: JSON.stringify(shown) };
+      },
+      SECRET_ANSWER,
+    );
   }
 
   async list(workspaceId: string, query: ListEndpointsQuery): Promise<Page<Endpoint>> {
@@ -183,27 +274,37 @@ export class WebhooksService {
     fingerprint: string,
   ): Promise<IdempotentResult> {
     if (!isUuid(id)) throw notFound('webhook endpoint');
-    return this.idempotency.maybe(workspaceId, key, fingerprint, async (tx) => {
-      const current = await repo.findEndpoint(tx, workspaceId, id, true);
-      if (!current) throw notFound('webhook endpoint');
-      const now = new Date();
-      const expires = new Date(now.getTime() + PREVIOUS_SECRET_SECONDS * 1000).toISOString();
-      // At most MAX_PREVIOUS_SECRETS earlier secrets keep signing, so frequent rotation cannot grow the header without bound.
-      const previous = [
-        { secret: current.secret, expires_at: expires },
-        ...current.previous_secrets.filter((p) => new Date(p.expires_at) > now),
-      ].slice(0, MAX_PREVIOUS_SECRETS);
-      const row = await repo.updateEndpoint(
-        tx,
-        workspaceId,
-        id,
-        { secret: newSecret(), previous_secrets: previous },
-        now,
-      );
-      if (!row) throw notFound('webhook endpoint');
-      const shown: EndpointWithSecret = { ...toEndpointApi(row, now), secret: row.secret };
-      return { status: 200, headers: {}, body: JSON.stringify(shown) };
-    });
+    return this.idempotency.maybe(
+      workspaceId,
+      key,
+      fingerprint,
+      async (tx) => {
+        const current = await repo.findEndpoint(tx, workspaceId, id, true);
+        if (!current) throw notFound('webhook endpoint');
+        const now = new Date();
+        const expires = new Date(now.getTime() + PREVIOUS_SECRET_SECONDS * 1000).toISOString();
+        // At most MAX_PREVIOUS_SECRETS earlier secrets keep signing, so frequent rotation cannot grow the header without bound.
+        // They move over sealed as they are (one an earlier version stored in plaintext is sealed on the way).
+        const previous = [
+          { secret: sealed(this.box, current.secret), expires_at: expires },
+          ...current.previous_secrets
+            .filter((p) => new Date(p.expires_at) > now)
+            .map((p) => ({ ...p, secret: sealed(this.box, p.secret) })),
+        ].slice(0, MAX_PREVIOUS_SECRETS);
+        const secret = newSecret();
+        const row = await repo.updateEndpoint(
+          tx,
+          workspaceId,
+          id,
+          { secret: this.box.seal(secret), previous_secrets: previous },
+          now,
+        );
+        if (!row) throw notFound('webhook endpoint');
+        const shown: EndpointWithSecret = { ...toEndpointApi(row, now), secret };
+        return { status: 200, headers: {}, body: JSON.stringify(shown) };
+      },
+      SECRET_ANSWER,
+    );
   }
 
   // Events

@@ -1,0 +1,547 @@
+// The client: one object per resource, named after the resource (not the path), each method one operation of the
+// OpenAPI document. The calls go through openapi-fetch, typed by the generated `paths`, and the retrying fetch.
+import createClient, { type Client } from 'openapi-fetch';
+import type { components, operations, paths } from './generated/openapi.js';
+import {
+  CALL_TIMEOUT_HEADER,
+  DEFAULT_RETRY,
+  newIdempotencyKey,
+  PaymentsError,
+  retryingFetch,
+  type Problem,
+  type RetryOptions,
+} from './http.js';
+import { verifyWebhook, type WebhookEvent } from './webhooks.js';
+
+type Schemas = components['schemas'];
+type Query<Op extends keyof operations> = NonNullable<operations[Op]['parameters']['query']>;
+/** The JSON body an operation takes. */
+type Body<Op extends keyof operations> = operations[Op] extends {
+  requestBody?: { content: { 'application/json': infer B } };
+}
+  ? B
+  : never;
+
+export interface PaymentsOptions extends Partial<RetryOptions> {
+  /** An API token (`Authorization: Bearer …`). */
+  token: string;
+  /** Where the service answers, e.g. `http://localhost:8080`. */
+  baseUrl: string;
+  /** Another fetch (tests, proxies); the global one by default. */
+  fetch?: typeof fetch;
+}
+
+export interface CallOptions {
+  /** For a write: the Idempotency-Key; one is made for the call when none is given, and kept across its retries. */
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+  /** This call's attempts may take this long each, in ms. */
+  timeoutMs?: number;
+}
+
+/** A page of a list, as the service answers it. */
+export interface Page<T> {
+  data: T[];
+  has_more: boolean;
+  next_cursor: string | null;
+}
+
+/** Every item of a list, page after page, as `for await (const x of list)`; `firstPage()` for one page only. */
+export class PagedList<T> implements AsyncIterable<T> {
+  constructor(private readonly fetchPage: (cursor: string | undefined) => Promise<Page<T>>) {}
+
+  firstPage(): Promise<Page<T>> {
+    return this.fetchPage(undefined);
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<T> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.fetchPage(cursor);
+      yield* page.data;
+      cursor = page.has_more && page.next_cursor !== null ? page.next_cursor : undefined;
+    } while (cursor !== undefined);
+  }
+}
+
+interface Answer<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
+}
+
+/** The answer's body, or a PaymentsError carrying the problem (a body that is no problem document is described). */
+async function unwrap<T>(call: Promise<Answer<T>>): Promise<T> {
+  const { data, error, response } = await call;
+  if (response.ok) return data as T;
+  const problem: Problem =
+    typeof error === 'object' && error !== null && 'code' in error
+      ? (error as Problem)
+      : {
+          type: 'about:blank',
+          title: response.statusText,
+          status: response.status,
+          detail: typeof error === 'string' ? error.slice(0, 500) : `HTTP ${response.status}`,
+          code: 'http_error',
+        };
+  throw new PaymentsError(problem, response.headers.get('x-request-id') ?? undefined);
+}
+
+export class Payments {
+  private readonly client: Client<paths>;
+
+  constructor(options: PaymentsOptions) {
+    const retry: RetryOptions = {
+      maxRetries: options.maxRetries ?? DEFAULT_RETRY.maxRetries,
+      maxRetryTimeMs: options.maxRetryTimeMs ?? DEFAULT_RETRY.maxRetryTimeMs,
+      timeoutMs: options.timeoutMs ?? DEFAULT_RETRY.timeoutMs,
+      backoffMs: options.backoffMs ?? DEFAULT_RETRY.backoffMs,
+    };
+    this.client = createClient<paths>({
+      baseUrl: options.baseUrl.replace(/\/+$/, ''),
+      headers: { authorization: `Bearer ${options.token}` },
+      fetch: retryingFetch(options.fetch ?? globalThis.fetch, retry),
+    });
+  }
+
+  /** The options every call passes on: its signal, its timeout, and (for writes) its Idempotency-Key. */
+  private static call(options: CallOptions = {}, write = false) {
+    const headers: Record<string, string> = {};
+    if (write) headers['idempotency-key'] = options.idempotencyKey ?? newIdempotencyKey();
+    if (options.timeoutMs !== undefined) headers[CALL_TIMEOUT_HEADER] = String(options.timeoutMs);
+    return { headers, ...(options.signal ? { signal: options.signal } : {}) };
+  }
+
+  private static key(options: CallOptions = {}): { 'idempotency-key': string } {
+    return { 'idempotency-key': options.idempotencyKey ?? newIdempotencyKey() };
+  }
+
+  readonly collections = {
+    /** Row 1: asks the payer for money on one rail of one market. */
+    create: (market: string, rail: string, body: Body<'createCollection'>, options?: CallOptions) => {
+      const header = Payments.key(options);
+      return unwrap(
+        this.client.POST('/v1/collections/{market}/rails/{rail}', {
+          params: { path: { market, rail }, header },
+          body,
+          ...Payments.call({ ...options, ...{ idempotencyKey: header['idempotency-key'] } }),
+        }),
+      );
+    },
+    get: (id: string, options?: CallOptions) =>
+      unwrap(this.client.GET('/v1/collections/{id}', { params: { path: { id } }, ...Payments.call(options) })),
+    /** Row 3: newest first; iterate for every page. */
+    list: (filters: Omit<Query<'listCollections'>, 'cursor'> = {}, options?: CallOptions) =>
+      new PagedList<Schemas['Collection']>((cursor) =>
+        unwrap(
+          this.client.GET('/v1/collections', { params: { query: { ...filters, cursor } }, ...Payments.call(options) }),
+        ),
+      ),
+    /** Row 2: a full refund. */
+    refund: (id: string, body: Body<'refundCollection'>, options?: CallOptions) => {
+      const header = Payments.key(options);
+      return unwrap(
+        this.client.POST('/v1/collections/{id}/refund', {
+          params: { path: { id }, header },
+          body,
+          ...Payments.call({ ...options, ...{ idempotencyKey: header['idempotency-key'] } }),
+        }),
+      );
+    },
+    refunds: (id: string, filters: Omit<Query<'listCollectionRefunds'>, 'cursor'> = {}, options?: CallOptions) =>
+      new PagedList<Schemas['Refund']>((cursor) =>
+        unwrap(
+          this.client.GET('/v1/collections/{id}/refunds', {
+            params: { path: { id }, query: { ...filters, cursor } },
+            ...Payments.call(options),
+          }),
+        ),
+      ),
+  };
+
+  readonly refunds = {
+    get: (id: string, options?: CallOptions) =>
+      unwrap(this.client.GET('/v1/refunds/{id}', { params: { path: { id } }, ...Payments.call(options) })),
+  };
+
+  readonly checkoutSessions = {
+    create: (body: Body<'createCheckoutSession'>, options?: CallOptions) =>
+      unwrap(this.client.POST('/v1/checkout/sessions', { body, ...Payments.call(options, true) })),
+    get: (id: string, options?: CallOptions) =>
+      unwrap(this.client.GET('/v1/checkout/sessions/{id}', { params: { path: { id } }, ...Payments.call(options) })),
+    list: (filters: Omit<Query<'listCheckoutSessions'>, 'cursor'> = {}, options?: CallOptions) =>
+      new PagedList<Schemas['CheckoutSession']>((cursor) =>
+        unwrap(
+          this.client.GET('/v1/checkout/sessions', {
+            params: { query: { ...filters, cursor } },
+            ...Payments.call(options),
+          }),
+        ),
+      ),
+  };
+
+  readonly balances = {
+    list: (options?: CallOptions) => unwrap(this.client.GET('/v1/balances', Payments.call(options))),
+  };
+
+  readonly reports = {
+    /** A day's settlement report in one currency. */
+    settlement: async (query: Query<'getSettlementReport'>, options?: CallOptions) => {
+      const call = Payments.call(options);
+      const report = await unwrap(
+        this.client.GET('/v1/reports/settlement', {
+          params: { query },
+          ...call,
+          headers: { ...call.headers, accept: 'application/json' },
+        }),
+      );
+      return report as Schemas['SettlementReport'];
+    },
+    /** The same report as CSV (`section,market,rail,item,count,amount`). */
+    settlementCsv: (query: Query<'getSettlementReport'>, options?: CallOptions): Promise<string> => {
+      const call = Payments.call(options);
+      return unwrap(
+        this.client.GET('/v1/reports/settlement', {
+          params: { query },
+          parseAs: 'text',
+          ...call,
+          headers: { ...call.headers, accept: 'text/csv' },
+        }),
+      );
+    },
+  };
+
+  readonly workspace = {
+    get: (options?: CallOptions) => unwrap(this.client.GET('/v1/workspace', Payments.call(options))),
+    update: (body: Body<'updateWorkspace'>, options?: CallOptions) =>
+      unwrap(this.client.PATCH('/v1/workspace', { body, ...Payments.call(options) })),
+  };
+
+  readonly events = {
+    get: (id: string, options?: CallOptions) =>
+      unwrap(this.client.GET('/v1/events/{id}', { params: { path: { id } }, ...Payments.call(options) })),
+    list: (filters: Omit<Query<'listEvents'>, 'cursor'> = {}, options?: CallOptions) =>
+      new PagedList<Schemas['Event']>((cursor) =>
+        unwrap(this.client.GET('/v1/events', { params: { query: { ...filters, cursor } }, ...Payments.call(options) })),
+      ),
+    deliveries: (id: string, options?: CallOptions) =>
+      new PagedList<Schemas['Delivery']>((cursor) =>
+        unwrap(
+          this.client.GET('/v1/events/{id}/deliveries', {
+            params: { path: { id }, query: { cursor } },
+            ...Payments.call(options),
+          }),
+        ),
+      ),
+    resend: (id: string, body: Body<'resendEvent'> = {}, options?: CallOptions) =>
+      unwrap(
+        this.client.POST('/v1/events/{id}/resend', { params: { path: { id } }, body, ...Payments.call(options, true) }),
+      ),
+  };
+
+  readonly webhookEndpoints = {
+    create: (body: Body<'createWebhookEndpoint'>, options?: CallOptions) =>
+      unwrap(this.client.POST('/v1/webhooks/endpoints', { body, ...Payments.call(options, true) })),
+    get: (id: string, options?: CallOptions) =>
+      unwrap(this.client.GET('/v1/webhooks/endpoints/{id}', { params: { path: { id } }, ...Payments.call(options) })),
+    list: (options?: CallOptions) =>
+      new PagedList<Schemas['WebhookEndpoint']>((cursor) =>
+        unwrap(this.client.GET('/v1/webhooks/endpoints', { params: { query: { cursor } }, ...Payments.call(options) })),
+      ),
+    update: (id: string, body: Body<'updateWebhookEndpoint'>, options?: CallOptions) =>
+      unwrap(
+        this.client.PATCH('/v1/webhooks/endpoints/{id}', { params: { path: { id } }, body, ...Payments.call(options) }),
+      ),
+    delete: (id: string, options?: CallOptions) =>
+      unwrap(
+        this.client.DELETE('/v1/webhooks/endpoints/{id}', { params: { path: { id } }, ...Payments.call(options) }),
+      ),
+    /** A new signing secret, shown once; the old one keeps signing for 24 hours. */
+    rotateSecret: (id: string, options?: CallOptions) =>
+      unwrap(
+        this.client.POST('/v1/webhooks/endpoints/{id}/rotate-secret', {
+          params: { path: { id } },
+          ...Payments.call(options, true),
+        }),
+      ),
+  };
+
+  readonly webhooks = {
+    /**
+     * Checks a delivery's Standard Webhooks signature against the endpoint's secret (and its freshness) and returns
+     * the event, typed by its `type`; throws when it is forged, altered or stale.
+     */
+    verify: (
+      body: string,
+      headers: Record<string, string | string[] | undefined> | Headers,
+      secret: string,
+    ): WebhookEvent => verifyWebhook(body, headers, secret),
+  };
+
+  readonly beneficiaries = {
+    create: (body: Body<'createBeneficiary'>, options?: CallOptions) =>
+      unwrap(this.client.POST('/v1/api/beneficiaries', { body, ...Payments.call(options, true) })),
+    get: (id: string, options?: CallOptions) =>
+      unwrap(
+        this.client.GET('/v1/api/beneficiaries/{beneficiaryId}', {
+          params: { path: { beneficiaryId: id } },
+          ...Payments.call(options),
+        }),
+      ),
+    list: (filters: Omit<Query<'listBeneficiaries'>, 'cursor'> = {}, options?: CallOptions) =>
+      new PagedList<Schemas['Beneficiary']>((cursor) =>
+        unwrap(
+          this.client.GET('/v1/api/beneficiaries', {
+            params: { query: { ...filters, cursor } },
+            ...Payments.call(options),
+          }),
+        ),
+      ),
+    deactivate: (id: string, options?: CallOptions) =>
+      unwrap(
+        this.client.DELETE('/v1/api/beneficiaries/{beneficiaryId}', {
+          params: { path: { beneficiaryId: id } },
+          ...Payments.call(options),
+        }),
+      ),
+  };
+
+  /** Offramp routes (row 12): what a payout may use. */
+  readonly routes = {
+    create: (body: Body<'createRoute'>, options?: CallOptions) =>
+      unwrap(this.client.POST('/v1/api/routes', { body, ...Payments.call(options, true) })),
+    get: (id: string, options?: CallOptions) =>
+      unwrap(
+        this.client.GET('/v1/api/routes/{routeId}', { params: { path: { routeId: id } }, ...Payments.call(options) }),
+      ),
+    list: (filters: Omit<Query<'listRoutes'>, 'cursor'> = {}, options?: CallOptions) =>
+      new PagedList<Schemas['OfframpRoute']>((cursor) =>
+        unwrap(
+          this.client.GET('/v1/api/routes', { params: { query: { ...filters, cursor } }, ...Payments.call(options) }),
+        ),
+      ),
+    update: (id: string, body: Body<'updateRoute'>, options?: CallOptions) =>
+      unwrap(
+        this.client.PATCH('/v1/api/routes/{routeId}', {
+          params: { path: { routeId: id } },
+          body,
+          ...Payments.call(options),
+        }),
+      ),
+  };
+
+  /** Payouts (rows 11 and 17): commit one, read them. */
+  readonly payouts = {
+    create: (body: Body<'commitTransaction'>, options?: CallOptions) => {
+      const header = Payments.key(options);
+      return unwrap(
+        this.client.POST('/api/transactions/commit', {
+          params: { header },
+          body,
+          ...Payments.call({ ...options, ...{ idempotencyKey: header['idempotency-key'] } }),
+        }),
+      );
+    },
+    get: (id: string, options?: CallOptions) =>
+      unwrap(
+        this.client.GET('/v1/api/transactions/{transactionId}', {
+          params: { path: { transactionId: id } },
+          ...Payments.call(options),
+        }),
+      ),
+    list: (filters: Omit<Query<'listTransactions'>, 'cursor'> = {}, options?: CallOptions) =>
+      new PagedList<Schemas['Payout']>((cursor) =>
+        unwrap(
+          this.client.GET('/v1/api/transactions', {
+            params: { query: { ...filters, cursor } },
+            ...Payments.call(options),
+          }),
+        ),
+      ),
+  };
+
+  readonly depositAddresses = {
+    create: (body: Body<'createDepositAddress'>, options?: CallOptions) =>
+      unwrap(this.client.POST('/v1/api/deposit-addresses', { body, ...Payments.call(options, true) })),
+    get: (id: string, options?: CallOptions) =>
+      unwrap(
+        this.client.GET('/v1/api/deposit-addresses/{addressId}', {
+          params: { path: { addressId: id } },
+          ...Payments.call(options),
+        }),
+      ),
+    list: (filters: Omit<Query<'listDepositAddresses'>, 'cursor'> = {}, options?: CallOptions) =>
+      new PagedList<Schemas['DepositAddress']>((cursor) =>
+        unwrap(
+          this.client.GET('/v1/api/deposit-addresses', {
+            params: { query: { ...filters, cursor } },
+            ...Payments.call(options),
+          }),
+        ),
+      ),
+    /** Admin: adds addresses to the pool new deposit addresses are taken from. */
+    stockPool: (body: Body<'stockDepositAddressPool'>, options?: CallOptions) =>
+      unwrap(this.client.POST('/v1/api/deposit-addresses/pool', { body, ...Payments.call(options, true) })),
+  };
+
+  readonly deposits = {
+    get: (id: string, options?: CallOptions) =>
+      unwrap(
+        this.client.GET('/v1/api/deposits/{depositId}', {
+          params: { path: { depositId: id } },
+          ...Payments.call(options),
+        }),
+      ),
+    list: (filters: Omit<Query<'listDeposits'>, 'cursor'> = {}, options?: CallOptions) =>
+      new PagedList<Schemas['Deposit']>((cursor) =>
+        unwrap(
+          this.client.GET('/v1/api/deposits', { params: { query: { ...filters, cursor } }, ...Payments.call(options) }),
+        ),
+      ),
+    /** A liquidity provider reports a transfer it saw arrive. */
+    report: (body: Body<'reportDeposit'>, options?: CallOptions) =>
+      unwrap(this.client.POST('/v1/api/deposits', { body, ...Payments.call(options, true) })),
+    autoconvertCredit: (id: string, options?: CallOptions) =>
+      unwrap(
+        this.client.GET('/v1/api/autoconvert/credits/{creditId}', {
+          params: { path: { creditId: id } },
+          ...Payments.call(options),
+        }),
+      ),
+  };
+
+  readonly marketData = {
+    sources: {
+      create: (body: Body<'createRateSource'>, options?: CallOptions) =>
+        unwrap(this.client.POST('/v1/api/markets/sources', { body, ...Payments.call(options, true) })),
+      list: (filters: Omit<Query<'listRateSources'>, 'cursor'> = {}, options?: CallOptions) =>
+        new PagedList<Schemas['RateSource']>((cursor) =>
+          unwrap(
+            this.client.GET('/v1/api/markets/sources', {
+              params: { query: { ...filters, cursor } },
+              ...Payments.call(options),
+            }),
+          ),
+        ),
+      update: (id: string, body: Body<'updateRateSource'>, options?: CallOptions) =>
+        unwrap(
+          this.client.PATCH('/v1/api/markets/sources/{sourceId}', {
+            params: { path: { sourceId: id } },
+            body,
+            ...Payments.call(options),
+          }),
+        ),
+    },
+    rates: {
+      post: (body: Body<'postRate'>, options?: CallOptions) =>
+        unwrap(this.client.POST('/v1/api/markets/rates', { body, ...Payments.call(options, true) })),
+      list: (filters: Omit<Query<'listRates'>, 'cursor'> = {}, options?: CallOptions) =>
+        new PagedList<Schemas['MarketRate']>((cursor) =>
+          unwrap(
+            this.client.GET('/v1/api/markets/rates', {
+              params: { query: { ...filters, cursor } },
+              ...Payments.call(options),
+            }),
+          ),
+        ),
+    },
+  };
+
+  readonly riskSignals = {
+    create: (body: Body<'createRiskSignal'>, options?: CallOptions) =>
+      unwrap(this.client.POST('/v1/api/risk/signals', { body, ...Payments.call(options, true) })),
+    get: (id: string, options?: CallOptions) =>
+      unwrap(
+        this.client.GET('/v1/api/risk/signals/{signalId}', {
+          params: { path: { signalId: id } },
+          ...Payments.call(options),
+        }),
+      ),
+    listOpen: (filters: Omit<Query<'listOpenRiskSignals'>, 'cursor'> = {}, options?: CallOptions) =>
+      new PagedList<Schemas['RiskSignal']>((cursor) =>
+        unwrap(
+          this.client.GET('/v1/api/risk/signals/open', {
+            params: { query: { ...filters, cursor } },
+            ...Payments.call(options),
+          }),
+        ),
+      ),
+    /** Admin: acknowledges or resolves a signal. */
+    review: (id: string, body: Body<'reviewRiskSignal'>, options?: CallOptions) =>
+      unwrap(
+        this.client.PATCH('/v1/api/risk/signals/{signalId}', {
+          params: { path: { signalId: id } },
+          body,
+          ...Payments.call(options),
+        }),
+      ),
+  };
+
+  readonly credentials = {
+    list: (options?: CallOptions) => unwrap(this.client.GET('/v1/credentials', Payments.call(options))),
+    create: (body: Body<'createCredential'> = {}, options?: CallOptions) =>
+      unwrap(this.client.POST('/v1/credentials', { body, ...Payments.call(options, true) })),
+    rotate: (id: string, options?: CallOptions) =>
+      unwrap(
+        this.client.POST('/v1/credentials/{id}/rotate', { params: { path: { id } }, ...Payments.call(options, true) }),
+      ),
+    revoke: (id: string, options?: CallOptions) =>
+      unwrap(this.client.DELETE('/v1/credentials/{id}', { params: { path: { id } }, ...Payments.call(options) })),
+  };
+
+  /** The operator's admin API (an admin token). */
+  readonly admin = {
+    workspaces: {
+      list: (options?: CallOptions) => unwrap(this.client.GET('/v1/admin/workspaces', Payments.call(options))),
+      create: (body: Body<'adminCreateWorkspace'>, options?: CallOptions) =>
+        unwrap(this.client.POST('/v1/admin/workspaces', { body, ...Payments.call(options, true) })),
+      createCredential: (id: string, body: Body<'adminCreateCredential'>, options?: CallOptions) =>
+        unwrap(
+          this.client.POST('/v1/admin/workspaces/{id}/credentials', {
+            params: { path: { id } },
+            body,
+            ...Payments.call(options, true),
+          }),
+        ),
+    },
+  };
+
+  readonly sandbox = {
+    /** Drives a sandbox collection to an outcome (successful on an expired one is a late payment). */
+    simulateCollection: (id: string, body: Body<'simulateCollection'>, options?: CallOptions) =>
+      unwrap(
+        this.client.POST('/v1/sandbox/collections/{id}/simulate', {
+          params: { path: { id } },
+          body,
+          ...Payments.call(options, true),
+        }),
+      ),
+    simulateRefund: (id: string, body: Body<'simulateRefund'>, options?: CallOptions) =>
+      unwrap(
+        this.client.POST('/v1/sandbox/refunds/{id}/simulate', {
+          params: { path: { id } },
+          body,
+          ...Payments.call(options, true),
+        }),
+      ),
+    simulatePayout: (id: string, body: Body<'simulatePayout'>, options?: CallOptions) =>
+      unwrap(
+        this.client.POST('/v1/sandbox/payouts/{transactionId}/simulate', {
+          params: { path: { transactionId: id } },
+          body,
+          ...Payments.call(options, true),
+        }),
+      ),
+    /** A transfer arrives on a deposit address (pending). */
+    depositArrives: (body: Body<'simulateIncomingDeposit'>, options?: CallOptions) =>
+      unwrap(this.client.POST('/v1/sandbox/deposits', { body, ...Payments.call(options, true) })),
+    simulateDeposit: (id: string, body: Body<'simulateDeposit'>, options?: CallOptions) =>
+      unwrap(
+        this.client.POST('/v1/sandbox/deposits/{depositId}/simulate', {
+          params: { path: { depositId: id } },
+          body,
+          ...Payments.call(options, true),
+        }),
+      ),
+  };
+}
