@@ -181,14 +181,20 @@ async function ceilings(label: string, service: RunningService): Promise<Ceiling
   );
   service.pause();
   try {
-    const capture = await captureCreate(service.databaseUrl, service.demoToken, CREATE_PATH, CREATE_BODY);
+    const capture = await captureCreate(
+      service.databaseUrl,
+      service.dataDir,
+      service.demoToken,
+      CREATE_PATH,
+      CREATE_BODY,
+    );
     const raw = await replay(service.databaseUrl, capture, CONNECTIONS, SECONDS, true);
     log(`${label}: (b) the create request's statements alone over raw pg, ${CONNECTIONS} connections, ${SECONDS} s`);
     const rawHandler = await replay(service.databaseUrl, capture, CONNECTIONS, SECONDS, false);
     log(`${label}: (c) the list request's statements over raw pg, ${CONNECTIONS} connections, ${SHORT} s`);
     const rawList = await replay(
       service.databaseUrl,
-      await captureList(service.databaseUrl, service.demoToken, LIST_PATH),
+      await captureList(service.databaseUrl, service.dataDir, service.demoToken, LIST_PATH),
       CONNECTIONS,
       SHORT,
       false,

@@ -43,6 +43,13 @@ describe('resources', () => {
     const listed: string[] = [];
     for await (const r of payments.collections.refunds(created.collection_id)) listed.push(r.refund_id);
     assert.deepEqual(listed, [refund.refund_id]);
+    await waitFor('the refund to succeed', async () =>
+      (await payments.refunds.get(refund.refund_id)).status === 'successful' ? true : undefined,
+    );
+    const resolved = await payments.sandbox
+      .simulateRefund(refund.refund_id, { outcome: 'failed' })
+      .catch((e: unknown) => e);
+    assert.ok(resolved instanceof PaymentsError && resolved.code === 'transition_not_allowed');
     const balances = await payments.balances.list();
     assert.equal(balances.data.find((b) => b.currency === 'KES')?.available, 0, 'the refund reserved it');
     const workspace = await payments.workspace.update({ late_payment: 'accept' });
@@ -126,6 +133,7 @@ describe('resources', () => {
       phone_number: '+254712340005',
     });
     assert.equal((await payments.beneficiaries.get(beneficiary.beneficiary_id)).name, 'Akinyi');
+    assert.equal((await payments.beneficiaries.list().firstPage()).data[0]?.beneficiary_id, beneficiary.beneficiary_id);
     const payout = await payments.payouts.create({
       route_id: route.route_id,
       beneficiary_id: beneficiary.beneficiary_id,
@@ -146,6 +154,14 @@ describe('resources', () => {
     await lp.marketData.rates.post({ source_id: source.source_id, base: 'USDT', quote: 'KES', rate: '129.50' });
     assert.ok((await lp.marketData.rates.list({ pair: 'USDT/KES' }).firstPage()).data.length >= 1);
     assert.ok((await lp.marketData.sources.list().firstPage()).data.length >= 1);
+    const retired = await admin.marketData.sources.update(source.source_id, { status: 'inactive' });
+    assert.equal(retired.status, 'inactive');
+    const stocked = await lp.depositAddresses.stockPool({
+      asset: 'USDC',
+      network: 'base',
+      addresses: [`0x${randomBytes(20).toString('hex')}`],
+    });
+    assert.equal(stocked.asset, 'USDC');
 
     const signal = await payments.riskSignals.create({
       type: 'other',
@@ -157,6 +173,63 @@ describe('resources', () => {
     const reviewed = await admin.riskSignals.review(signal.signal_id, { status: 'acknowledged' });
     assert.equal(reviewed.status, 'acknowledged');
     assert.ok((await admin.riskSignals.listOpen().firstPage()).data.length >= 0);
+  });
+});
+
+describe('deposits', () => {
+  it('deposit addresses, a sandbox transfer confirmed and credited, deposits listed and read', async () => {
+    const ws = await createWorkspace(t, `sdk-${randomBytes(3).toString('hex')}`);
+    const payments = new Payments({ token: ws.token, baseUrl: t.baseUrl });
+    const address = await payments.depositAddresses.create({ asset: 'USDT', network: 'tron' });
+    assert.match(address.address, /^T/);
+    assert.equal((await payments.depositAddresses.get(address.deposit_address_id)).address, address.address);
+    assert.equal((await payments.depositAddresses.list().firstPage()).data.length, 1);
+    const arrived = await payments.sandbox.depositArrives({
+      deposit_address_id: address.deposit_address_id,
+      amount: 25_000_000,
+    });
+    assert.equal(arrived.status, 'pending');
+    // Confirmed, and credited in the same step when the deposit is kept in its asset.
+    const confirmed = await payments.sandbox.simulateDeposit(arrived.deposit_id, { outcome: 'confirmed' });
+    assert.ok(['confirmed', 'credited'].includes(confirmed.status), confirmed.status);
+    const credited = await waitFor('the deposit credited', async () => {
+      const d = await payments.deposits.get(arrived.deposit_id);
+      return d.status === 'credited' ? d : undefined;
+    });
+    assert.equal(credited.amount, 25_000_000);
+    const all = [];
+    for await (const d of payments.deposits.list()) all.push(d.deposit_id);
+    assert.deepEqual(all, [arrived.deposit_id]);
+    const usdt = (await payments.balances.list()).data.find((b) => b.currency === 'USDT');
+    assert.equal(usdt?.available, 25_000_000);
+
+    // A liquidity provider reports a transfer to an autoconvert address: credited in KES at its own rate.
+    const admin = new Payments({ token: t.adminToken, baseUrl: t.baseUrl });
+    const lpCredential = await admin.admin.workspaces.createCredential(ws.id, { audience: 'liquidity_provider' });
+    const lp = new Payments({ token: lpCredential.token, baseUrl: t.baseUrl });
+    const source = await admin.marketData.sources.create({
+      name: `sdk-deposits-${randomBytes(3).toString('hex')}`,
+      kind: 'exchange',
+    });
+    await lp.marketData.rates.post({ source_id: source.source_id, base: 'USDT', quote: 'KES', rate: '130' });
+    const converting = await payments.depositAddresses.create({
+      asset: 'USDT',
+      network: 'tron',
+      autoconvert_currency: 'KES',
+    });
+    const reported = await lp.deposits.report({
+      network: 'tron',
+      address: converting.address,
+      asset: 'USDT',
+      amount: 10_000_000,
+      tx_hash: randomBytes(32).toString('hex'),
+      status: 'confirmed',
+    });
+    assert.equal(reported.status, 'credited');
+    assert.ok(reported.credit_id);
+    const credit = await payments.deposits.autoconvertCredit(reported.credit_id);
+    assert.equal(credit.target_currency, 'KES');
+    assert.equal(credit.deposit_id, reported.deposit_id);
   });
 });
 

@@ -6,9 +6,6 @@
 // raw `pg` connections, with fresh ids, key and times on every replay, at the HTTP run's concurrency and for its duration. Statements the app's
 // pool prepares are replayed prepared under the same names, so both send PostgreSQL the same protocol.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
 import { createPool } from '../../src/db/pool.js';
@@ -52,9 +49,14 @@ interface Recording {
 /**
  * The real app (in this process, on the same database, without workers), warmed by one list request, with a
  * recorder of the statements its pool sends between `start` and `stop`. Nothing else runs on that pool meanwhile.
+ * `dataDir` is the running service's: its secrets key opens the secrets stored in the database.
  */
-async function withRecordingApp<T>(databaseUrl: string, token: string, work: (r: Recording) => Promise<T>): Promise<T> {
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'payments-bench-capture-'));
+async function withRecordingApp<T>(
+  databaseUrl: string,
+  dataDir: string,
+  token: string,
+  work: (r: Recording) => Promise<T>,
+): Promise<T> {
   const config = loadConfig({ DATABASE_URL: databaseUrl, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent' });
   const pool = createPool(databaseUrl, 2);
   const { app, services } = await createService(config, pool, { logger: false });
@@ -86,13 +88,18 @@ async function withRecordingApp<T>(databaseUrl: string, token: string, work: (r:
     recording.stop();
     await app.close();
     await pool.end();
-    await rm(dataDir, { recursive: true, force: true });
   }
 }
 
 /** One create request, then its provider initiation, as the service makes it right after the create. */
-export function captureCreate(databaseUrl: string, token: string, path_: string, body: string): Promise<Capture> {
-  return withRecordingApp(databaseUrl, token, async ({ app, services, statements, start, stop }) => {
+export function captureCreate(
+  databaseUrl: string,
+  dataDir: string,
+  token: string,
+  path_: string,
+  body: string,
+): Promise<Capture> {
+  return withRecordingApp(databaseUrl, dataDir, token, async ({ app, services, statements, start, stop }) => {
     const key = randomUUID();
     const at = Date.now();
     start();
@@ -128,8 +135,8 @@ export function captureCreate(databaseUrl: string, token: string, path_: string,
 }
 
 /** One list request (read only: replayed as it was). */
-export function captureList(databaseUrl: string, token: string, url: string): Promise<Capture> {
-  return withRecordingApp(databaseUrl, token, async ({ app, statements, start, stop }) => {
+export function captureList(databaseUrl: string, dataDir: string, token: string, url: string): Promise<Capture> {
+  return withRecordingApp(databaseUrl, dataDir, token, async ({ app, statements, start, stop }) => {
     const at = Date.now();
     start();
     const res = await app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });

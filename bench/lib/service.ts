@@ -13,6 +13,8 @@ export interface RunningService {
   pid: number;
   /** The database the service runs on, reachable by the benchmark (the embedded server's URL with its password). */
   databaseUrl: string;
+  /** Its DATA_DIR: the secrets key file there is what an app on the same database must open its secrets with. */
+  dataDir: string;
   demoToken: string;
   demoWorkspaceId: string;
   /** The child's peak resident set size so far, from /proc (VmHWM), in bytes. */
@@ -143,6 +145,7 @@ async function describeStarted(
     url,
     pid: child.pid ?? 0,
     databaseUrl,
+    dataDir: options.dataDir,
     demoToken: demo.integrator.token,
     demoWorkspaceId: demo.id,
     async peakRss() {

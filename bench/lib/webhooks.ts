@@ -1,6 +1,7 @@
 // Webhook deliveries per second to a loopback receiver, and the time from a recorded change to its delivery, through
 // the running service's own relay. Events are written as the lifecycle writes them: the event row and its outbox row
 // in one statement.
+import { Payments } from '../../packages/sdk/src/index.js';
 import http from 'node:http';
 import pg from 'pg';
 import { recordEvents } from '../../test/helpers/events.js';
@@ -44,17 +45,15 @@ export async function measureWebhooks(
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const port = (receiver.address() as { port: number }).port;
+  const payments = new Payments({ token: service.demoToken, baseUrl: service.url });
   const db = new pg.Client({ connectionString: service.databaseUrl });
   await db.connect();
   let endpointId: string | undefined;
   try {
-    const created = await fetch(`${service.url}/v1/webhooks/endpoints`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${service.demoToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ url: `http://127.0.0.1:${port}/`, enabled_events: ['payout.created'] }),
-    });
-    if (created.status !== 201) throw new Error(`webhook endpoint: ${created.status} ${await created.text()}`);
-    endpointId = ((await created.json()) as { id: string }).id;
+    // Set-up through our own client; the load itself is raw HTTP, so the client is not what is measured.
+    endpointId = (
+      await payments.webhookEndpoints.create({ url: `http://127.0.0.1:${port}/`, enabled_events: ['payout.created'] })
+    ).id;
     await new Promise((r) => setTimeout(r, 50));
     const record = (count: number) =>
       recordEvents(db, service.demoWorkspaceId, 'payout.created', count, { metadata: { order: '42' } });
@@ -101,11 +100,7 @@ export async function measureWebhooks(
     };
   } finally {
     // The endpoint goes with its receiver, so a later measurement's events are not also sent to a closed port.
-    if (endpointId)
-      await fetch(`${service.url}/v1/webhooks/endpoints/${endpointId}`, {
-        method: 'DELETE',
-        headers: { authorization: `Bearer ${service.demoToken}` },
-      });
+    if (endpointId) await payments.webhookEndpoints.delete(endpointId);
     await db.end();
     receiver.closeAllConnections();
     receiver.close();
