@@ -206,6 +206,50 @@ describe('the hosted payment page in Chromium', { skip }, () => {
     }
   });
 
+  it('a payer who approved too late is told the money is on its way back, and may pay again', async () => {
+    const session = await newSession();
+    const { context, page, errors } = await openPage(session.url, { audit: true });
+    try {
+      await page.getByLabel('Mobile money number').fill('712340003'); // 0003: pending, never authorised in time
+      await page.getByRole('button', { name: /^Pay / }).click();
+      await visible(page, 'screen-wait');
+      const collectionId = await waitFor('the attempt to be pending', async () => {
+        const s = (await request(t, 'GET', `/v1/checkout/sessions/${session.id}`, { token: t.demoToken })).body;
+        const c = s.collection_id
+          ? (await request(t, 'GET', `/v1/collections/${s.collection_id}`, { token: t.demoToken })).body
+          : undefined;
+        return c?.status === 'pending' ? (s.collection_id as string) : undefined;
+      });
+      const simulate = (outcome: string) =>
+        request(t, 'POST', `/v1/sandbox/collections/${collectionId}/simulate`, {
+          token: t.demoToken,
+          body: { outcome },
+        });
+      assert.equal((await simulate('expired')).status, 200);
+      await visible(page, 'screen-failed');
+      // The payer approves now, after the expiry: the workspace's default policy sends the money back.
+      assert.equal((await simulate('successful')).status, 200);
+      await page
+        .locator('#failure-reason', { hasText: 'arrived after the request had expired' })
+        .waitFor({ timeout: 15_000 });
+      assert.equal(
+        await page.locator('#failure-reason').textContent(),
+        'Your payment arrived after the request had expired, so it is being returned to your M-Pesa account.',
+      );
+      assert.equal(
+        await page.locator('#retry-hint').textContent(),
+        'You can pay again now; the first payment is still being returned.',
+      );
+      await assertFitsPhone(page);
+      assertNoViolations(await axeViolations(page), 'late payment refunded');
+      await snapBothWidths(page, shots, '9-late-payment-refunded');
+      assert.equal(await sessionStatus(session.id), 'open');
+      assert.deepEqual(errors, []);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('a payer completes the payment with the keyboard alone, seeing where the focus is', async () => {
     const session = await newSession();
     const { context, page, errors } = await openPage(session.url);
