@@ -124,7 +124,7 @@ export class Payments {
         this.client.POST('/v1/collections/{market}/rails/{rail}', {
           params: { path: { market, rail }, header },
           body,
-          ...Payments.call({ ...options, ...{ idempotencyKey: header['idempotency-key'] } }),
+          ...Payments.call(options),
         }),
       );
     },
@@ -144,7 +144,7 @@ export class Payments {
         this.client.POST('/v1/collections/{id}/refund', {
           params: { path: { id }, header },
           body,
-          ...Payments.call({ ...options, ...{ idempotencyKey: header['idempotency-key'] } }),
+          ...Payments.call(options),
         }),
       );
     },
@@ -338,7 +338,7 @@ export class Payments {
         this.client.POST('/api/transactions/commit', {
           params: { header },
           body,
-          ...Payments.call({ ...options, ...{ idempotencyKey: header['idempotency-key'] } }),
+          ...Payments.call(options),
         }),
       );
     },
