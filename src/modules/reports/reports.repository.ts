@@ -78,21 +78,32 @@ export async function availableMovements(
   return rows;
 }
 
-/** The available balance, and the fees earned, from everything posted before `at`. */
-export async function balancesBefore(
+/** The available balance from everything posted before `at` (the day's opening; its closing adds the movements). */
+export async function availableBefore(db: Queryable, workspaceId: string, currency: string, at: Date): Promise<number> {
+  const { rows } = await db.query<{ available: string }>(
+    `SELECT (-coalesce(sum(l.amount), 0))::text AS available
+     FROM ledger_postings p JOIN ledger_lines l ON l.posting_id = p.id AND l.account = $4
+     WHERE p.workspace_id = $1 AND p.currency = $2 AND p.created_at < $3`,
+    [workspaceId, currency, at, WORKSPACE_AVAILABLE],
+  );
+  return Number(rows[0]?.available ?? 0);
+}
+
+/** The fees earned in [from, to) (fee income is credit-normal). */
+export async function feesOfDay(
   db: Queryable,
   workspaceId: string,
   currency: string,
-  at: Date,
-): Promise<{ available: string; fees: string }> {
-  const { rows } = await db.query<{ available: string; fees: string }>(
-    `SELECT (-coalesce(sum(l.amount) FILTER (WHERE l.account = $4), 0))::text AS available,
-            (-coalesce(sum(l.amount) FILTER (WHERE l.account = $5), 0))::text AS fees
-     FROM ledger_postings p JOIN ledger_lines l ON l.posting_id = p.id
-     WHERE p.workspace_id = $1 AND p.currency = $2 AND p.created_at < $3`,
-    [workspaceId, currency, at, WORKSPACE_AVAILABLE, FEE_INCOME],
+  from: Date,
+  to: Date,
+): Promise<number> {
+  const { rows } = await db.query<{ fees: string }>(
+    `SELECT (-coalesce(sum(l.amount), 0))::text AS fees
+     FROM ledger_postings p JOIN ledger_lines l ON l.posting_id = p.id AND l.account = $5
+     WHERE p.workspace_id = $1 AND p.currency = $2 AND p.created_at >= $3 AND p.created_at < $4`,
+    [workspaceId, currency, from, to, FEE_INCOME],
   );
-  return rows[0] ?? { available: '0', fees: '0' };
+  return Number(rows[0]?.fees ?? 0);
 }
 
 export interface MismatchEventRow {

@@ -33,11 +33,11 @@ export class ReportsService {
         errors: [{ field: 'currency', message: 'is not a currency of any market, nor an asset' }],
       });
     }
-    const [outcomes, movements, opening, closing, mismatches] = await Promise.all([
+    const [outcomes, movements, opening, fees, mismatches] = await Promise.all([
       repo.outcomesOfDay(this.db, workspaceId, query.currency, from, to),
       repo.availableMovements(this.db, workspaceId, query.currency, from, to),
-      repo.balancesBefore(this.db, workspaceId, query.currency, from),
-      repo.balancesBefore(this.db, workspaceId, query.currency, to),
+      repo.availableBefore(this.db, workspaceId, query.currency, from),
+      repo.feesOfDay(this.db, workspaceId, query.currency, from, to),
       repo.mismatchesOfDay(this.db, workspaceId, from, to),
     ]);
     const rails = new Map<string, RailReport>();
@@ -64,10 +64,11 @@ export class ReportsService {
       date: query.date,
       currency: query.currency,
       rails: [...rails.values()],
-      fees: Number(closing.fees) - Number(opening.fees),
+      fees,
       ledger: {
-        opening_available: Number(opening.available),
-        closing_available: Number(closing.available),
+        opening_available: opening,
+        // Everything posted in the day moved it: the closing is the opening and the movements.
+        closing_available: opening + movements.reduce((sum, m) => sum + Number(m.amount), 0),
         movements: movements.map((m) => ({ kind: m.kind, count: m.count, amount: Number(m.amount) })),
       },
       reconciliation_mismatches: mismatches.map((m) => ({
