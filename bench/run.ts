@@ -5,12 +5,16 @@
 // exact statements of a create and of its provider initiation replayed over raw pg connections (and the create's
 // alone, and the list's); (e) webhook deliveries; (f) the service's peak RSS.
 // With (a), how long its collections waited for their provider initiation (work a run leaves for later shows there).
+// (i) collections reaching `successful` per second through the service (the sandbox simulator completing them), over
+// 50 workspaces and over one; (h) pgbench's rate for the same durable SQL at its minimum (bench/pgbench), over 1,000
+// workspaces and over one; and the statements each step of a collection's life sends, counted.
 // Prints a table, checks the targets (ratios within this run), writes bench/results/latest.{md,json}.
 //
-//   npm run bench                       the full run (about 8 minutes)
+//   npm run bench                       the full run (about 15 minutes)
 //   npm run bench -- --seconds 2        a short run (the smoke check); results go to a temporary folder
 //   npm run bench -- --only embedded    one database (pg | embedded)
 //   npm run bench -- --profile          the service runs under `node --cpu-prof`; profiles in bench/profiles/
+//   npm run bench -- --waits            PostgreSQL's wait events sampled every 10 ms during (h) and (i)
 //   npm run bench -- --compare REV      that commit and this tree side by side (HTTP measurements; compare.md)
 import { execFileSync } from 'node:child_process';
 import { symlinkSync } from 'node:fs';
@@ -22,8 +26,21 @@ import pg from 'pg';
 import { createScratchDatabase } from '../test/helpers/database.js';
 import { load, type LoadResult } from './lib/load.js';
 import { paced } from './lib/paced.js';
-import { captureCreate, captureList, describe, replay, type ReplayResult } from './lib/replay.js';
+import { makeWorkspaces, measureLifecycle, SUCCEEDING_PHONE, type LifecycleResult } from './lib/lifecycle.js';
+import { pgbenchBaseline, PGBENCH_WORKSPACES, type PgbenchBaseline } from './lib/pgbench.js';
+import {
+  captureCreate,
+  captureLifecycle,
+  captureList,
+  describe,
+  replay,
+  type Capture,
+  type ReplayResult,
+  type StepCost,
+} from './lib/replay.js';
 import { loadServer, nodeArgs, startService, type RunningService } from './lib/service.js';
+import { roomFor } from './lib/connections.js';
+import { describeWaits, type WaitSample } from './lib/waits.js';
 import { measureWebhooks, type WebhookResult } from './lib/webhooks.js';
 
 const { values: args } = parseArgs({
@@ -31,6 +48,7 @@ const { values: args } = parseArgs({
     seconds: { type: 'string', default: '20' },
     only: { type: 'string' },
     profile: { type: 'boolean', default: false },
+    waits: { type: 'boolean', default: false },
     out: { type: 'string' },
     compare: { type: 'string' },
   },
@@ -46,6 +64,13 @@ const OUT =
 const PROFILES = path.join(import.meta.dirname, 'profiles');
 const ROOT = path.resolve(import.meta.dirname, '..');
 const MACHINE_PG = 'postgres://postgres@127.0.0.1:5432/postgres';
+/** (i): the workspaces the "many" run spreads its creates over. */
+const LIFECYCLE_WORKSPACES = 50;
+/** (i): how long the collections of a run may take to finish after its load stops. */
+const DRAIN_SECONDS = Math.min(120, Math.max(30, 3 * SECONDS));
+// The sandbox simulator's steps 100 ms apart (2 s by default) so that (i) measures the service's work rather than the
+// simulator's pacing. Nothing else is stepped: (a)'s payer never answers, so its collections have no next step.
+const SERVICE_ENV = { SANDBOX_STEP_MS: '100' };
 
 const CREATE_PATH = '/v1/collections/KE/rails/mpesa';
 const LIST_PATH = '/v1/collections?limit=100';
@@ -58,6 +83,11 @@ const CREATE_BODY = JSON.stringify({
   reference: 'bench-order-42',
   customer: { phone_number: '+254712340003' },
   metadata: { order_id: '42', cart: { items: 2 } },
+});
+/** The same create with a payer number the sandbox takes to successful: a collection's whole life, for (i)'s counts. */
+const LIFECYCLE_BODY = JSON.stringify({
+  ...(JSON.parse(CREATE_BODY) as object),
+  customer: { phone_number: SUCCEEDING_PHONE },
 });
 
 /** What the service does over HTTP: measured for this tree, and for both trees with `--compare`. */
@@ -82,7 +112,20 @@ interface Ceilings {
   raw_create_handler: ReplayResult;
 }
 
-type Pass = ServicePass & Ceilings;
+/** (i) Collections reaching successful through the service, over many workspaces and over one. */
+interface Lifecycles {
+  lifecycle_many: LifecycleResult;
+  lifecycle_hot: LifecycleResult;
+}
+
+/** (h), and the statements of a collection's life. */
+interface Baselines {
+  pgbench: PgbenchBaseline;
+  /** The statements each step of a collection's life sent through the real app. */
+  lifecycle_cost: StepCost[];
+}
+
+type Pass = ServicePass & Lifecycles & Ceilings & Baselines;
 
 const log = (m: string): void => void process.stderr.write(`bench: ${m}\n`);
 
@@ -170,39 +213,68 @@ async function measure(label: string, service: RunningService): Promise<ServiceP
   };
 }
 
-/**
- * (b) and the list's ceiling, last, with the service frozen (SIGSTOP; the embedded database runs on): its workers
- * would otherwise hand the replayed collections to the provider during the replay, and the backlog would spill into
- * later runs.
- */
-async function ceilings(label: string, service: RunningService): Promise<Ceilings> {
+/** (b) and the list's ceiling, with the service out of the way (see `pass`). */
+async function ceilings(label: string, db: ServiceDatabase): Promise<Ceilings> {
+  // On a shared server, once other processes leave room for the 64 connections.
+  const raw = async (capture: Capture, seconds: number, withInitiation: boolean) => {
+    await roomFor(db.databaseUrl, CONNECTIONS, (m) => log(`${label}: ${m}`));
+    return replay(db.databaseUrl, capture, CONNECTIONS, seconds, withInitiation);
+  };
   log(
     `${label}: (b) the statements of a create and its initiation over raw pg, ${CONNECTIONS} connections, ${SECONDS} s`,
   );
-  service.pause();
-  try {
-    const capture = await captureCreate(
-      service.databaseUrl,
-      service.dataDir,
-      service.demoToken,
-      CREATE_PATH,
-      CREATE_BODY,
+  const capture = await captureCreate(db.databaseUrl, db.dataDir, db.demoToken, CREATE_PATH, CREATE_BODY);
+  const rawCreate = await raw(capture, SECONDS, true);
+  log(`${label}: (b) the create request's statements alone over raw pg, ${CONNECTIONS} connections, ${SECONDS} s`);
+  const rawHandler = await raw(capture, SECONDS, false);
+  log(`${label}: (c) the list request's statements over raw pg, ${CONNECTIONS} connections, ${SHORT} s`);
+  const rawList = await raw(await captureList(db.databaseUrl, db.dataDir, db.demoToken, LIST_PATH), SHORT, false);
+  return {
+    raw_list: rawList,
+    raw_create: { ...rawCreate, statements: describe(capture) },
+    raw_create_handler: rawHandler,
+  };
+}
+
+/**
+ * (i) Collections reaching successful through the service: creates at the maximum rate for SECONDS, spread over
+ * LIFECYCLE_WORKSPACES workspaces made through the admin API, then the same on one workspace of its own.
+ */
+async function lifecycles(label: string, service: RunningService): Promise<Lifecycles> {
+  const [hot = '', ...many] = await makeWorkspaces(service, LIFECYCLE_WORKSPACES + 1, 'bench-lifecycle');
+  const run = async (what: string, authorizations: string[], reference: string) => {
+    log(
+      `${label}: (i) collections to successful, ${what}, ${CONNECTIONS} connections, ${SECONDS} s, then up to ${DRAIN_SECONDS} s to finish`,
     );
-    const raw = await replay(service.databaseUrl, capture, CONNECTIONS, SECONDS, true);
-    log(`${label}: (b) the create request's statements alone over raw pg, ${CONNECTIONS} connections, ${SECONDS} s`);
-    const rawHandler = await replay(service.databaseUrl, capture, CONNECTIONS, SECONDS, false);
-    log(`${label}: (c) the list request's statements over raw pg, ${CONNECTIONS} connections, ${SHORT} s`);
-    const rawList = await replay(
-      service.databaseUrl,
-      await captureList(service.databaseUrl, service.dataDir, service.demoToken, LIST_PATH),
+    const result = await measureLifecycle(
+      service,
+      `${service.url}${CREATE_PATH}`,
+      authorizations,
+      reference,
       CONNECTIONS,
-      SHORT,
-      false,
+      SECONDS,
+      DRAIN_SECONDS,
+      args.waits,
     );
-    return { raw_list: rawList, raw_create: { ...raw, statements: describe(capture) }, raw_create_handler: rawHandler };
-  } finally {
-    service.resume();
-  }
+    await settle(service.databaseUrl);
+    return result;
+  };
+  return {
+    lifecycle_many: await run(`${LIFECYCLE_WORKSPACES} workspaces`, many, 'bench-lifecycle-many'),
+    lifecycle_hot: await run('one workspace', [hot], 'bench-lifecycle-hot'),
+  };
+}
+
+/**
+ * With the service out of the way (see `pass`): (b) and the list's ceiling; the statements of one collection's whole
+ * life through the real app; (h) pgbench's baseline, in a scratch database on the same server.
+ */
+async function quiet(label: string, db: ServiceDatabase): Promise<Ceilings & Baselines> {
+  const measured = await ceilings(label, db);
+  log(`${label}: the statements of a collection's life, from its create to successful`);
+  const cost = await captureLifecycle(db.databaseUrl, db.dataDir, db.demoToken, CREATE_PATH, LIFECYCLE_BODY);
+  const pgbench = await pgbenchBaseline(db.databaseUrl, CONNECTIONS, SECONDS, args.waits, (m) => log(`${label}: ${m}`));
+  return { ...measured, lifecycle_cost: cost, pgbench };
 }
 
 /** How long collections waited between creation and their provider initiation: work (a) left for later shows here. */
@@ -220,13 +292,23 @@ async function analyze(databaseUrl: string): Promise<void> {
   await withClient(databaseUrl, (db) => db.query('ANALYZE'));
 }
 
-/** Starts the service of `root` (this tree by default) on a fresh database, runs `work` on it, and cleans up. */
-async function pass<T>(
+/** What the measurements made with the service out of the way need: its database, its DATA_DIR, the demo token. */
+type ServiceDatabase = Pick<RunningService, 'databaseUrl' | 'dataDir' | 'demoToken'>;
+
+/**
+ * Starts the service of `root` (this tree by default) on a fresh database and runs `work` on it; then `quiet`, the
+ * measurements that want the service out of the way (its workers would compete, and would hand replayed collections
+ * to the provider). On the machine's PostgreSQL they run once the service has stopped: its pools, open, would leave
+ * too few of the server's 100 connections for 64 raw ones beside whatever else runs there. The embedded database
+ * stops with the service, so there they run with the service frozen (SIGSTOP; the database runs on). Cleans up after.
+ */
+async function pass<T, Q>(
   label: string,
   base: string | undefined,
   work: (service: RunningService) => Promise<T>,
+  quietWork: (db: ServiceDatabase) => Promise<Q>,
   root?: string,
-): Promise<T> {
+): Promise<T & Q> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'payments-bench-'));
   const scratch = base === undefined ? undefined : await createScratchDatabase(base, 'bench');
   let service: RunningService | undefined;
@@ -237,10 +319,22 @@ async function pass<T>(
     service = await startService({
       databaseUrl: scratch?.url,
       dataDir,
+      env: SERVICE_ENV,
       ...(profileDir ? { profileDir } : {}),
       ...(root ? { root } : {}),
     });
-    return await work(service);
+    const measured = await work(service);
+    const db: ServiceDatabase = { databaseUrl: service.databaseUrl, dataDir, demoToken: service.demoToken };
+    if (scratch === undefined) {
+      service.pause();
+      try {
+        return { ...measured, ...(await quietWork(db)) };
+      } finally {
+        service.resume();
+      }
+    }
+    await service.stop();
+    return { ...measured, ...(await quietWork(db)) };
   } finally {
     await service?.stop();
     await scratch?.drop();
@@ -264,6 +358,24 @@ function targets(helloRate: number, passes: Pass[]): Target[] {
         target: 'create ≥ 0.6 × raw SQL (create + initiation)',
         measured: `${ratio(p.create.per_second, p.raw_create.per_second)} ×`,
         met: p.create.per_second >= 0.6 * p.raw_create.per_second,
+      },
+      {
+        database: p.database,
+        target: 'create ≥ 0.5 × pgbench create',
+        measured: `${ratio(p.create.per_second, p.pgbench.create_many.per_second)} ×`,
+        met: p.create.per_second >= 0.5 * p.pgbench.create_many.per_second,
+      },
+      {
+        database: p.database,
+        target: 'lifecycle ≥ 0.33 × pgbench lifecycle',
+        measured: `${ratio(p.lifecycle_many.per_second, p.pgbench.lifecycle_many.per_second)} ×`,
+        met: p.lifecycle_many.per_second >= 0.33 * p.pgbench.lifecycle_many.per_second,
+      },
+      {
+        database: p.database,
+        target: 'one hot workspace ≥ 0.8 × many workspaces (lifecycles)',
+        measured: `${ratio(p.lifecycle_hot.per_second, p.lifecycle_many.per_second)} × (pgbench: ${ratio(p.pgbench.lifecycle_hot.per_second, p.pgbench.lifecycle_many.per_second)} ×)`,
+        met: p.lifecycle_hot.per_second >= 0.8 * p.lifecycle_many.per_second,
       },
       {
         database: p.database,
@@ -303,6 +415,65 @@ function targets(helloRate: number, passes: Pass[]): Target[] {
   });
 }
 
+/** (i)'s two rows: collections reaching successful (created → successful), and the create requests that made them. */
+function lifecycleRows(database: string, over: string, r: LifecycleResult): string[] {
+  const left = r.still_open > 0 ? `; ${r.still_open} still open after ${DRAIN_SECONDS} s` : '';
+  return [
+    `| ${database} | (i) collections reaching successful, ${over} (${r.successful} of ${r.created} in ${r.seconds} s${left}); created → successful | ${r.per_second}/s | ${r.p50_ms} / ${r.p99_ms} ms | |`,
+    `| ${database} | (i) their create requests, ${over}, ${CONNECTIONS} connections | ${r.create.per_second}/s | ${r.create.p50_ms} / ${r.create.p99_ms} ms | ${r.create.machine_busy_pct}% |`,
+  ];
+}
+
+/** Per step of a collection's life: what the service sent (captured) against pgbench's one statement per step. */
+function costTable(p: Pass): string[] {
+  const total = p.lifecycle_cost.reduce(
+    (t, s) => ({
+      round_trips: t.round_trips + s.round_trips,
+      statements: t.statements + s.statements,
+      commits: t.commits + s.commits,
+      simulator_round_trips: t.simulator_round_trips + s.simulator_round_trips,
+    }),
+    { round_trips: 0, statements: 0, commits: 0, simulator_round_trips: 0 },
+  );
+  const row = (step: string, c: typeof total, pgbench: string) =>
+    `| ${step} | ${c.round_trips} / ${c.statements} / ${c.commits} | ${c.simulator_round_trips} | ${pgbench} |`;
+  return [
+    "Per step of a collection's life: round trips / statements / committed write transactions.",
+    '',
+    "| step | the service | of its round trips, the sandbox simulator's | pgbench (h) |",
+    '|---|---|---|---|',
+    ...p.lifecycle_cost.map((c) => row(c.step, c, '1 / 1 / 1')),
+    row('the whole life', total, '4 / 4 / 4'),
+    '',
+    ...p.lifecycle_cost.map((c) => `- ${c.step}: ${c.names.join('; ')}`),
+    '',
+  ];
+}
+
+/** With `--waits`: PostgreSQL's backends of the measured database by wait event, on average over each run. */
+function waitRows(passes: Pass[]): string[] {
+  const runs = (p: Pass): [string, WaitSample | undefined][] => [
+    ['(h) pgbench create, many workspaces', p.pgbench.create_many.waits],
+    ['(h) pgbench create, one workspace', p.pgbench.create_hot.waits],
+    ['(h) pgbench lifecycle, many workspaces', p.pgbench.lifecycle_many.waits],
+    ['(h) pgbench lifecycle, one workspace', p.pgbench.lifecycle_hot.waits],
+    ['(i) the service, many workspaces', p.lifecycle_many.waits],
+    ['(i) the service, one workspace', p.lifecycle_hot.waits],
+  ];
+  const rows = passes.flatMap((p) =>
+    runs(p).flatMap(([what, w]) => (w ? [`| ${p.database} | ${what} | ${describeWaits(w)} |`] : [])),
+  );
+  if (rows.length === 0) return [];
+  return [
+    'PostgreSQL backends by wait event, sampled every 10 ms: average backends in each state (share of all active).',
+    '',
+    '| database | run | top wait events |',
+    '|---|---|---|',
+    ...rows,
+    '',
+  ];
+}
+
 function markdown(at: string, helloResult: LoadResult, passes: Pass[], checks: Target[]): string {
   const ms = (r: { p50_ms: number; p99_ms: number; machine_busy_pct: number }) =>
     `${r.p50_ms} / ${r.p99_ms} ms | ${r.machine_busy_pct}%`;
@@ -311,6 +482,12 @@ function markdown(at: string, helloResult: LoadResult, passes: Pass[], checks: T
     `| ${p.database} | (a) its collections' creation → provider initiation | | ${p.create_to_initiation.p50_ms} / ${p.create_to_initiation.p99_ms} ms | |`,
     `| ${p.database} | (b) the statements of a create and its initiation, over raw pg, ${CONNECTIONS} connections | ${p.raw_create.per_second}/s | ${ms(p.raw_create)} |`,
     `| ${p.database} | (b) the create request's statements alone, over raw pg, ${CONNECTIONS} connections | ${p.raw_create_handler.per_second}/s | ${ms(p.raw_create_handler)} |`,
+    `| ${p.database} | (h) pgbench create, ${PGBENCH_WORKSPACES} workspaces, ${CONNECTIONS} clients | ${p.pgbench.create_many.per_second}/s | ${ms(p.pgbench.create_many)} |`,
+    `| ${p.database} | (h) pgbench create, one workspace, ${CONNECTIONS} clients | ${p.pgbench.create_hot.per_second}/s | ${ms(p.pgbench.create_hot)} |`,
+    `| ${p.database} | (h) pgbench lifecycle (create, pending, processing, successful), ${PGBENCH_WORKSPACES} workspaces, ${CONNECTIONS} clients | ${p.pgbench.lifecycle_many.per_second}/s | ${ms(p.pgbench.lifecycle_many)} |`,
+    `| ${p.database} | (h) pgbench lifecycle, one workspace, ${CONNECTIONS} clients | ${p.pgbench.lifecycle_hot.per_second}/s | ${ms(p.pgbench.lifecycle_hot)} |`,
+    ...lifecycleRows(p.database, `${p.lifecycle_many.workspaces} workspaces`, p.lifecycle_many),
+    ...lifecycleRows(p.database, 'one workspace', p.lifecycle_hot),
     `| ${p.database} | (g) create at a steady ${p.create_at_half_rate.rate}/s (half of (a)), open loop | ${p.create_at_half_rate.per_second}/s | ${ms(p.create_at_half_rate)} |`,
     `| ${p.database} | (c) list collections, limit=100 | ${p.list.per_second}/s | ${ms(p.list)} |`,
     `| ${p.database} | (c) the list request's statements alone, over raw pg, ${CONNECTIONS} connections | ${p.raw_list.per_second}/s | ${ms(p.raw_list)} |`,
@@ -335,6 +512,9 @@ function markdown(at: string, helloResult: LoadResult, passes: Pass[], checks: T
       `then those of its provider initiation: ${passes[0]?.raw_create.statements.initiation.join('; ') ?? ''}. ` +
       'The service makes each initiation as its collection is created, on connections of its own, so (a) does both; the target compares (a) with the replay of both.',
     '',
+    // The same code on either database: counted once.
+    ...(passes[0] ? costTable(passes[0]) : []),
+    ...waitRows(passes),
   ].join('\n');
 }
 
@@ -415,8 +595,11 @@ if (args.compare !== undefined) {
     const before: ServicePass[] = [];
     const after: ServicePass[] = [];
     for (const s of servers) {
-      before.push(await pass(`${s.label} (${other.name})`, s.base, (service) => measure(s.label, service), other.root));
-      after.push(await pass(`${s.label} (${here})`, s.base, (service) => measure(s.label, service)));
+      const nothing = () => Promise.resolve({});
+      before.push(
+        await pass(`${s.label} (${other.name})`, s.base, (service) => measure(s.label, service), nothing, other.root),
+      );
+      after.push(await pass(`${s.label} (${here})`, s.base, (service) => measure(s.label, service), nothing));
     }
     const report = comparison(at, other.name, here, before, after);
     process.stdout.write(`${report}\n`);
@@ -436,10 +619,12 @@ if (args.compare !== undefined) {
   const passes: Pass[] = [];
   for (const s of servers)
     passes.push(
-      await pass(s.label, s.base, async (service) => ({
-        ...(await measure(s.label, service)),
-        ...(await ceilings(s.label, service)),
-      })),
+      await pass(
+        s.label,
+        s.base,
+        async (service) => ({ ...(await measure(s.label, service)), ...(await lifecycles(s.label, service)) }),
+        (db) => quiet(s.label, db),
+      ),
     );
   const checks = targets(helloResult.per_second, passes);
   const report = markdown(at, helloResult, passes, checks);

@@ -17,13 +17,15 @@ function findTests(dir: string): string[] {
   return out;
 }
 
-/** The slow files `--fast` leaves out (each 15 to 55 s on 2 cores, most of the suite's time). */
+/** The slow files `--fast` leaves out (each 15 to 90 s on 2 cores, most of the suite's time). */
 const SLOW = [
   /\.browser\.test\.ts$/, // Chromium
   /\.property\.test\.ts$/, // randomised runs of the lifecycle and conversion
   /connectors\.(daraja|momo|airtel)\.test\.ts$/, // operator fakes acting in real time, sweeps, time-outs
   /webhooks\.(crash|fairness|delivery)\.test\.ts$/, // killed processes, retry schedules, bursts
   /startup\.test\.ts$/, // npm start in child processes
+  /multinode\.test\.ts$/, // three service processes behind HAProxy, restarted one by one
+  /pgbouncer\.test\.ts$/, // PgBouncer and the service in child processes, the sandbox's lifecycle in real time
 ];
 
 const args = process.argv.slice(2);

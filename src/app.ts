@@ -14,7 +14,8 @@ import { ApiError, ERROR_CODES, problemBody, type ErrorCode } from './platform/e
 import type { App } from './platform/http.js';
 import { loggerOptions } from './platform/logging.js';
 import { registerMetrics } from './platform/metrics.js';
-import { registerRateLimit } from './platform/rate-limit.js';
+import { postgresBucketStore, registerRateLimit } from './platform/rate-limit.js';
+import { redisBucketStore } from './platform/rate-limit.redis.js';
 import { completeDocument } from './platform/openapi.js';
 import { componentSchemas, SharedProblemSchema } from './platform/schemas.js';
 import { API_VERSION } from './platform/version.js';
@@ -27,6 +28,7 @@ import { beneficiariesRoutes } from './modules/beneficiaries/beneficiaries.route
 import { checkoutRoutes } from './modules/checkout/checkout.routes.js';
 import { collectionsRoutes } from './modules/collections/collections.routes.js';
 import { credentialsRoutes } from './modules/credentials/credentials.routes.js';
+import { dashboardRoutes } from './modules/dashboard/dashboard.routes.js';
 import { ledgerRoutes } from './modules/ledger/ledger.routes.js';
 import { depositsRoutes } from './modules/deposits/deposits.routes.js';
 import { payoutsRoutes } from './modules/payouts/payouts.routes.js';
@@ -230,7 +232,12 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
 
   const tokens = new TokenService(deps.keys, config.paymentsEnv);
   registerAuth(app, db, tokens, config.authFailuresPerMinute);
-  registerRateLimit(app, { perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst });
+  // The per-credential buckets are shared by every node: through Redis when REDIS_URL is set, else PostgreSQL.
+  registerRateLimit(
+    app,
+    { perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst },
+    config.redisUrl ? redisBucketStore(config.redisUrl) : postgresBucketStore(db),
+  );
   const registry = registerMetrics(app);
 
   const services = compose({
@@ -272,6 +279,8 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   webhooksRoutes(app, services.webhooks);
   // The simulate endpoints exist only in the sandbox: in production they are unknown routes (404).
   if (services.sandbox) sandboxRoutes(app, services.sandbox);
+  // The dashboard's pages call the routes above through the SDK, in-process.
+  dashboardRoutes(app, { db, box: deps.box, tokens, catalogue: deps.catalogue, config });
 
   await app.ready();
   return {

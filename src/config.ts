@@ -18,6 +18,8 @@ export interface Config {
   rateLimitPerSecond: number;
   /** Bucket size: how many requests a credential may burst above the sustained rate. */
   rateLimitBurst: number;
+  /** Where the nodes share their per-credential rate-limit buckets; PostgreSQL when unset. */
+  redisUrl: string | undefined;
   /** Requests per second a payer's client may make on one checkout link (token bucket refill rate), and its burst. */
   checkoutRateLimitPerSecond: number;
   checkoutRateLimitBurst: number;
@@ -32,6 +34,8 @@ export interface Config {
   dbPoolSize: number;
   /** Connections for background work (provider initiations, the sandbox provider, webhook delivery, the sweeps' searches), apart from the API's. */
   workerDbPoolSize: number;
+  /** Prepare statements under names, once per connection (src/db/pool.ts); off behind a pooler in transaction mode. */
+  dbPreparedStatements: boolean;
   /** How long an idempotency outcome is kept, in seconds (contract: 24 hours). */
   idempotencyRetentionSeconds: number;
   /** Finished webhook deliveries (succeeded or failed) and their attempts are deleted this many days after they finished. */
@@ -114,6 +118,14 @@ function durations(env: NodeJS.ProcessEnv, name: string, fallback: string): numb
   });
 }
 
+function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  throw new ConfigError(`${name} must be true or false, got '${raw}'`);
+}
+
 function trustProxy(raw: string | undefined): boolean | number | string {
   if (raw === undefined || raw === '' || raw === 'false') return false;
   if (raw === 'true') return true;
@@ -171,11 +183,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     catalogueFile: env.CATALOGUE_FILE === '' ? undefined : env.CATALOGUE_FILE,
     rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 100, 1, 1_000_000),
     rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200, 1, 1_000_000),
+    redisUrl: redisUrlFrom(env),
     checkoutRateLimitPerSecond: integer(env, 'CHECKOUT_RATE_LIMIT_PER_SECOND', 5, 1, 1_000_000),
     checkoutRateLimitBurst: integer(env, 'CHECKOUT_RATE_LIMIT_BURST', 30, 1, 1_000_000),
     trustProxy: trustProxy(env.TRUST_PROXY),
     dbPoolSize: integer(env, 'DB_POOL_SIZE', 12, 1, 1000),
     workerDbPoolSize: integer(env, 'WORKER_DB_POOL_SIZE', 16, 1, 1000),
+    dbPreparedStatements: boolean(env, 'DB_PREPARED_STATEMENTS', true),
     embeddedPgPort: integer(env, 'EMBEDDED_PG_PORT', DEFAULT_EMBEDDED_PORT, 0, 65535),
     idempotencyRetentionSeconds: integer(env, 'IDEMPOTENCY_RETENTION_SECONDS', 86_400, 1, 30 * 86_400),
     webhookDeliveryRetentionDays: integer(env, 'WEBHOOK_DELIVERY_RETENTION_DAYS', 30, 1, 3650),
@@ -200,4 +214,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretsKey: secretsKey(env, 'SECRETS_KEY'),
     secretsKeyPrevious: secretsKey(env, 'SECRETS_KEY_PREVIOUS'),
   };
+}
+
+/** REDIS_URL: a redis:// or rediss:// URL, or unset (the buckets are shared through PostgreSQL). */
+function redisUrlFrom(env: Record<string, string | undefined>): string | undefined {
+  const raw = env.REDIS_URL;
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^rediss?:\/\/[^\s]+$/.test(raw))
+    throw new ConfigError(`REDIS_URL must be a redis:// or rediss:// URL, got '${raw.replace(/:[^:@/]*@/, ':***@')}'`);
+  return raw;
 }

@@ -2,48 +2,42 @@
 // disbursements end to end, Airtel's failure codes and its HTTP-200 business errors, callbacks lost, repeated or
 // forged, a token that expires in flight, and an Airtel outage at initiation, with the payer prompted once.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { AirtelFake } from '../fakes/airtel-money.js';
 import { verifyLedger } from '../src/modules/ledger/ledger.verify.js';
 import {
-  eventsAbout,
+  assertOneNewTokenOnExpiry,
+  assertOneTransitionForTwoCallbacks,
+  assertPaidEvents,
+  assertPromptedOnceDespite,
+  collectionReaching,
   payoutDesk,
   read,
+  refundInFull,
   since,
   startConnectorApp,
-  waitStatus,
-  type ConnectorApp,
+  type Operator,
 } from './helpers/connectors.js';
-import { assertProblem, createCollection, newKey, request, waitFor, type TestApp } from './helpers/harness.js';
+import { assertProblem, createCollection, request, waitFor } from './helpers/harness.js';
 
 const PIN =
   'KYJExln8rZwb14G1K5UE5YF/lD7KheNUM171MUEG3/f/QD8nmNKRsa44UZkh6A4cR7p5Bhd4LE1tNbM8sgy3VI0wGEhIYjfQ3EmjvI5hXbzp4lk8rTvDJQ==';
 const fake = new AirtelFake({ actAfterMs: 150, country: 'KE', currency: 'KES', pin: PIN });
-let app: ConnectorApp;
-let t: TestApp;
-
-before(async () => {
-  await fake.start();
-  app = await startConnectorApp({
-    type: 'airtel_money',
-    name: 'airtel',
-    rails: ['KE/airtel_money'],
-    base_url: fake.url,
-    client_id: 'fake-client-id',
-    client_secret: { env: 'TEST_AIRTEL_CLIENT_SECRET' },
-    country: 'KE',
-    currency: 'KES',
-    pin: PIN,
-  });
-  t = app.t;
-  // Airtel's callback URL is registered in its portal: the connector's base, with no sub-path.
-  fake.callbackUrl = app.callbackBase;
-});
-after(async () => {
-  await app.close();
-  await fake.stop();
-});
 process.env.TEST_AIRTEL_CLIENT_SECRET = 'fake-client-secret';
+const app = await startConnectorApp(fake, {
+  type: 'airtel_money',
+  name: 'airtel',
+  rails: ['KE/airtel_money'],
+  client_id: 'fake-client-id',
+  client_secret: { env: 'TEST_AIRTEL_CLIENT_SECRET' },
+  country: 'KE',
+  currency: 'KES',
+  pin: PIN,
+});
+after(async () => app.close());
+const t = app.t;
+// Airtel's callback URL is registered in its portal: the connector's base, with no sub-path.
+fake.callbackUrl = app.callbackBase;
 
 let numbers = 0;
 const phone = (): string => `+25473${String(1_000_000 + (numbers += 1)).slice(-7)}`;
@@ -51,16 +45,15 @@ const phone = (): string => `+25473${String(1_000_000 + (numbers += 1)).slice(-7
 const national = (p: string): string => p.slice(4);
 const collect = (p: string, amount = 1500) =>
   createCollection(t, t.demoToken, { amount, customer: { phone_number: p } }, '/v1/collections/KE/rails/airtel_money');
+const airtel: Operator = { t, fake, phone, collect, prompts: (p) => fake.prompts(national(p)) };
 
 describe('Airtel Money collections', () => {
   it('a payment reaches successful with its Airtel Money id kept on the collection and in its events', async () => {
     const p = phone();
     const start = performance.now();
-    const created = await collect(p);
-    assert.equal(created.status, 201, created.text);
-    const id = created.body.collection_id as string;
-    const done = await waitStatus(t, t.demoToken, 'collection', id, 'successful');
+    const done = await collectionReaching(airtel, p, 'successful');
     const elapsed = since(start);
+    const id = done.collection_id as string;
     const tx = fake.transactions.get(id);
     assert.ok(tx, "Airtel's transaction.id is our id");
     assert.equal(done.provider_receipt, tx.airtelMoneyId);
@@ -70,12 +63,7 @@ describe('Airtel Money collections', () => {
     assert.deepEqual((sent?.json as any).subscriber, { country: 'KE', currency: 'KES', msisdn: national(p) });
     assert.equal((sent?.json as any).transaction.amount, 15);
     assert.equal(fake.prompts(national(p)), 1);
-    const events = await eventsAbout(t, t.demoToken, id);
-    assert.deepEqual(
-      events.map((e) => e.type),
-      ['collection.created', 'collection.pending', 'collection.processing', 'collection.successful'],
-    );
-    assert.equal(events.at(-1)?.data.provider_receipt, tx.airtelMoneyId);
+    await assertPaidEvents(t, id, tx.airtelMoneyId);
     process.stdout.write(`# Airtel: create → successful with the callback on time: ${elapsed} ms\n`);
   });
 
@@ -90,8 +78,7 @@ describe('Airtel Money collections', () => {
     it(`a payment Airtel fails with ${code} fails the collection with ${expected}`, async () => {
       const p = phone();
       fake.outcomes.set(national(p), { status: 'TF', code });
-      const created = await collect(p);
-      const failed = await waitStatus(t, t.demoToken, 'collection', created.body.collection_id, 'failed');
+      const failed = await collectionReaching(airtel, p, 'failed');
       assert.equal(failed.failure_reason, expected);
     });
   }
@@ -103,14 +90,13 @@ describe('Airtel Money collections', () => {
     ] as const) {
       const p = phone();
       fake.businessError(code);
-      const created = await collect(p);
-      const failed = await waitStatus(t, t.demoToken, 'collection', created.body.collection_id, 'failed');
+      const failed = await collectionReaching(airtel, p, 'failed');
       assert.equal(failed.failure_reason, expected, code);
       await new Promise((r) => setTimeout(r, 500));
       assert.equal(
         fake
           .requests('POST', '/merchant/v1/payments/')
-          .filter((r) => (r.json as any).transaction.id === created.body.collection_id).length,
+          .filter((r) => (r.json as any).transaction.id === failed.collection_id).length,
         1,
         `${code} was not retried`,
       );
@@ -118,16 +104,14 @@ describe('Airtel Money collections', () => {
     // An ambiguous one (ESB000001: "do an enquiry") is asked again, under the same id: one prompt.
     const p = phone();
     fake.businessError('ESB000001');
-    const created = await collect(p);
-    await waitStatus(t, t.demoToken, 'collection', created.body.collection_id, 'successful', 20_000);
+    await collectionReaching(airtel, p, 'successful', undefined, 20_000);
     assert.equal(fake.prompts(national(p)), 1);
   });
 
   it('a lost callback: the collection still completes, by the enquiry', async () => {
     fake.callbacksPlan({ drop: 1 });
     const start = performance.now();
-    const created = await collect(phone());
-    const done = await waitStatus(t, t.demoToken, 'collection', created.body.collection_id, 'successful');
+    const done = await collectionReaching(airtel, phone(), 'successful');
     process.stdout.write(
       `# Airtel: create → successful with the callback lost (RECONCILE_AFTER_SECONDS=2): ${since(start)} ms\n`,
     );
@@ -135,23 +119,16 @@ describe('Airtel Money collections', () => {
   });
 
   it('a callback received twice makes one transition', async () => {
-    fake.callbacksPlan({ duplicate: 1 });
-    const created = await collect(phone());
-    const id = created.body.collection_id as string;
-    await waitStatus(t, t.demoToken, 'collection', id, 'successful');
-    await waitFor('both callbacks', async () =>
-      fake.callbacks.filter((c) => (c.body as any).transaction.id === id).length === 2 ? true : undefined,
+    await assertOneTransitionForTwoCallbacks(
+      airtel,
+      (id) => fake.callbacks.filter((c) => (c.body as any).transaction.id === id).length,
     );
-    await new Promise((r) => setTimeout(r, 300));
-    assert.equal((await eventsAbout(t, t.demoToken, id)).filter((e) => e.type === 'collection.successful').length, 1);
   });
 
   it('a forged callback changes nothing: a wrong token is 404, and one the enquiry contradicts is ignored', async () => {
     const p = phone();
     fake.outcomes.set(national(p), { status: 'TIP' });
-    const created = await collect(p);
-    const id = created.body.collection_id as string;
-    await waitStatus(t, t.demoToken, 'collection', id, 'pending');
+    const { collection_id: id } = await collectionReaching(airtel, p, 'pending');
     const forged = { transaction: { id, message: 'Paid', status_code: 'TS', airtel_money_id: 'MP000000.0000.FORGED' } };
     assertProblem(
       await request(t, 'POST', '/v1/providers/airtel/callbacks/cb_not_the_token_at_all', { body: forged }),
@@ -171,34 +148,20 @@ describe('Airtel Money collections', () => {
   });
 
   it('a token expiring in flight: one new token, and the payer is prompted once', async () => {
-    await collect(phone());
-    await new Promise((r) => setTimeout(r, 300));
-    const before = fake.requests('POST', '/auth/oauth2/token').length;
-    fake.expireTokens();
-    const p = phone();
-    const created = await collect(p);
-    await waitStatus(t, t.demoToken, 'collection', created.body.collection_id, 'successful');
-    assert.equal(fake.requests('POST', '/auth/oauth2/token').length, before + 1);
-    assert.equal(fake.prompts(national(p)), 1);
+    await assertOneNewTokenOnExpiry(airtel, () => fake.requests('POST', '/auth/oauth2/token').length);
   });
 
   it('Airtel answering 500, or not at all, at initiation: retried under the same id, and the payer prompted once', async () => {
-    const p1 = phone();
-    fake.inject({ path: '/merchant/v1/payments/', status: 500 });
-    const first = await collect(p1);
-    await waitStatus(t, t.demoToken, 'collection', first.body.collection_id, 'successful', 20_000);
-    assert.equal(fake.prompts(national(p1)), 1);
+    await assertPromptedOnceDespite(airtel, { path: '/merchant/v1/payments/', status: 500 });
 
-    const p2 = phone();
-    fake.inject({ path: '/merchant/v1/payments/', timeout: { processed: true } });
     fake.callbacksPlan({ drop: 1 });
-    const second = await collect(p2);
-    await waitStatus(t, t.demoToken, 'collection', second.body.collection_id, 'successful', 20_000);
-    assert.equal(fake.prompts(national(p2)), 1);
+    const second = await assertPromptedOnceDespite(airtel, {
+      path: '/merchant/v1/payments/',
+      timeout: { processed: true },
+    });
     assert.ok(
-      fake
-        .requests('POST', '/merchant/v1/payments/')
-        .filter((r) => (r.json as any).transaction.id === second.body.collection_id).length >= 2,
+      fake.requests('POST', '/merchant/v1/payments/').filter((r) => (r.json as any).transaction.id === second.id)
+        .length >= 2,
       'it was sent again',
     );
   });
@@ -206,45 +169,29 @@ describe('Airtel Money collections', () => {
 
 describe('Airtel Money refunds and payouts', () => {
   it('a refund of a collection by its Airtel Money id reaches successful; the collection becomes refunded', async () => {
-    const created = await collect(phone(), 2500);
-    const id = created.body.collection_id as string;
-    const paid = await waitStatus(t, t.demoToken, 'collection', id, 'successful');
-    const refund = await request(t, 'POST', `/v1/collections/${id}/refund`, {
-      token: t.demoToken,
-      body: { amount: 2500 },
-      idempotencyKey: newKey(),
-    });
-    assert.equal(refund.status, 201, refund.text);
-    await waitStatus(t, t.demoToken, 'refund', refund.body.refund_id, 'successful');
-    assert.equal((await read(t, t.demoToken, 'collection', id)).status, 'refunded');
+    const { paid } = await refundInFull(airtel, 2500);
     const sent = fake.requests('POST', '/standard/v2/payments/refund');
     assert.deepEqual(sent.at(-1)?.json, { transaction: { airtel_money_id: paid.provider_receipt } });
-    assert.equal(fake.transactions.get(id)?.status, 'TR');
+    assert.equal(fake.transactions.get(paid.collection_id)?.status, 'TR');
   });
 
   it('a disbursement reaches successful; one Airtel refuses releases its reservation', async () => {
-    const funding = await collect(phone(), 10_000);
-    await waitStatus(t, t.demoToken, 'collection', funding.body.collection_id, 'successful');
-    const { beneficiary, balance, commit } = await payoutDesk(t, 'KE', 'airtel_money', 'KES');
-
-    const before = await balance();
+    const desk = await payoutDesk(airtel, 'KE', 'airtel_money', 'KES');
+    const before = await desk.balance();
     const good = phone();
-    const paid = await commit(await beneficiary(good), 3000);
-    assert.equal(paid.status, 201, paid.text);
-    const done = await waitStatus(t, t.demoToken, 'payout', paid.body.transaction_id, 'successful');
-    assert.equal(done.provider_receipt, fake.transactions.get(paid.body.transaction_id)?.airtelMoneyId);
+    const done = await desk.payout(good, 3000, 'successful');
+    assert.equal(done.provider_receipt, fake.transactions.get(done.transaction_id)?.airtelMoneyId);
     const sent = fake.requests('POST', '/standard/v2/disbursements/').at(-1)?.json as any;
     assert.deepEqual(sent.payee, { msisdn: national(good), wallet_type: 'NORMAL' });
     assert.equal(sent.pin, PIN);
-    assert.deepEqual(sent.transaction, { amount: 30, id: paid.body.transaction_id, type: 'B2C' });
-    assert.equal(await balance(), before - 3000);
+    assert.deepEqual(sent.transaction, { amount: 30, id: done.transaction_id, type: 'B2C' });
+    assert.equal(await desk.balance(), before - 3000);
 
     const bad = phone();
     fake.outcomes.set(national(bad), { status: 'TF', code: 'DP00900001012' });
-    const refused = await commit(await beneficiary(bad), 2000);
-    const failed = await waitStatus(t, t.demoToken, 'payout', refused.body.transaction_id, 'failed');
+    const failed = await desk.payout(bad, 2000, 'failed');
     assert.equal(failed.failure_reason, 'invalid_account');
-    assert.equal(await balance(), before - 3000, 'the reservation is released');
+    assert.equal(await desk.balance(), before - 3000, 'the reservation is released');
     assert.deepEqual(await verifyLedger(t.db), []);
   });
 });

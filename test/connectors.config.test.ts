@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { loadCatalogue, MarketCatalogue } from '../src/modules/catalogue/catalogue.js';
 import { planProviders } from '../src/modules/providers/providers.registry.js';
+import { DARAJA_ENTRY } from './helpers/connectors.js';
 import { npmStartArgs } from './helpers/start-command.js';
 
 const catalogue = new MarketCatalogue(loadCatalogue(undefined));
@@ -18,19 +19,7 @@ before(async () => {
 });
 after(async () => rm(dir, { recursive: true, force: true }));
 
-const daraja = {
-  type: 'mpesa_daraja',
-  name: 'mkopo',
-  rails: ['KE/mpesa'],
-  base_url: 'https://sandbox.example.co.ke',
-  callback_token: 'a'.repeat(24),
-  consumer_key: 'k',
-  consumer_secret: 's',
-  shortcode: '174379',
-  passkey: 'p',
-  transaction_type: 'CustomerPayBillOnline',
-  b2c: { shortcode: '600000', initiator_name: 'testapi', security_credential: 'c' },
-};
+const daraja = DARAJA_ENTRY;
 const momo = {
   type: 'mtn_momo',
   name: 'mtn',

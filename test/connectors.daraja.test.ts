@@ -7,51 +7,48 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { DarajaFake, SANDBOX_PASSKEY, SANDBOX_SHORTCODE } from '../fakes/mpesa-daraja.js';
 import { verifyLedger } from '../src/modules/ledger/ledger.verify.js';
 import { darajaTimestamp } from '../src/modules/providers/mpesa-daraja/daraja.connector.js';
 import {
+  assertOneNewTokenOnExpiry,
+  assertOneTransitionForTwoCallbacks,
+  assertPaidEvents,
+  assertPromptedOnceDespite,
+  collectionReaching,
   eventsAbout,
   payoutDesk,
   read,
+  refundInFull,
   since,
   startConnectorApp,
   waitStatus,
-  type ConnectorApp,
+  type Operator,
 } from './helpers/connectors.js';
-import { assertProblem, createCollection, newKey, request, waitFor, type TestApp } from './helpers/harness.js';
+import { assertProblem, createCollection, request, waitFor } from './helpers/harness.js';
 
 const fake = new DarajaFake({ actAfterMs: 150, securityCredential: 'c2VjdXJpdHktY3JlZGVudGlhbA==' });
-let app: ConnectorApp;
-let t: TestApp;
-
-before(async () => {
-  await fake.start();
-  app = await startConnectorApp({
-    type: 'mpesa_daraja',
-    name: 'daraja',
-    rails: ['KE/mpesa'],
-    base_url: fake.url,
-    consumer_key: 'fake-consumer-key',
-    consumer_secret: 'fake-consumer-secret',
-    shortcode: SANDBOX_SHORTCODE,
-    passkey: SANDBOX_PASSKEY,
-    transaction_type: 'CustomerPayBillOnline',
-    b2c: { shortcode: '600000', initiator_name: 'testapi', security_credential: 'c2VjdXJpdHktY3JlZGVudGlhbA==' },
-  });
-  t = app.t;
+const app = await startConnectorApp(fake, {
+  type: 'mpesa_daraja',
+  name: 'daraja',
+  rails: ['KE/mpesa'],
+  consumer_key: 'fake-consumer-key',
+  consumer_secret: 'fake-consumer-secret',
+  shortcode: SANDBOX_SHORTCODE,
+  passkey: SANDBOX_PASSKEY,
+  transaction_type: 'CustomerPayBillOnline',
+  b2c: { shortcode: '600000', initiator_name: 'testapi', security_credential: 'c2VjdXJpdHktY3JlZGVudGlhbA==' },
 });
-after(async () => {
-  await app.close();
-  await fake.stop();
-});
+after(async () => app.close());
+const t = app.t;
 
 let numbers = 0;
 const phone = (): string => `+2547220${String(100_000 + (numbers += 1)).slice(-5)}`;
 const msisdn = (p: string): string => p.slice(1);
 const collect = (p: string, amount = 1500) =>
   createCollection(t, t.demoToken, { amount, customer: { phone_number: p } });
+const mpesa: Operator = { t, fake, phone, collect, prompts: (p) => fake.prompts(msisdn(p)) };
 /** The STK pushes that reached the fake for a number. */
 const pushes = (p: string) =>
   fake.requests('POST', '/mpesa/stkpush/v1/processrequest').filter((r) => (r.json as any)?.PhoneNumber === msisdn(p));
@@ -60,11 +57,9 @@ describe('M-Pesa collections by STK Push', () => {
   it('a payment reaches successful with its M-Pesa receipt kept on the collection and in its events', async () => {
     const p = phone();
     const start = performance.now();
-    const created = await collect(p);
-    assert.equal(created.status, 201, created.text);
-    const id = created.body.collection_id as string;
-    const done = await waitStatus(t, t.demoToken, 'collection', id, 'successful');
+    const done = await collectionReaching(mpesa, p, 'successful');
     const elapsed = since(start);
+    const id = done.collection_id as string;
     const push = [...fake.stk.values()].find((s) => s.phone === msisdn(p));
     assert.ok(push);
     assert.match(done.provider_receipt, /^[A-Z0-9]{10}$/);
@@ -81,12 +76,7 @@ describe('M-Pesa collections by STK Push', () => {
     );
     assert.ok(String(sent.AccountReference).length <= 12);
     assert.equal(pushes(p).length, 1);
-    const events = await eventsAbout(t, t.demoToken, id);
-    assert.deepEqual(
-      events.map((e) => e.type),
-      ['collection.created', 'collection.pending', 'collection.processing', 'collection.successful'],
-    );
-    assert.equal(events.at(-1)?.data.provider_receipt, push.receipt);
+    await assertPaidEvents(t, id, push.receipt);
     process.stdout.write(`# Daraja: create → successful with the callback on time: ${elapsed} ms\n`);
   });
 
@@ -105,8 +95,7 @@ describe('M-Pesa collections by STK Push', () => {
     it(`STK result ${code} fails the collection with ${expected}`, async () => {
       const p = phone();
       fake.outcomes.set(msisdn(p), code);
-      const created = await collect(p);
-      const failed = await waitStatus(t, t.demoToken, 'collection', created.body.collection_id, 'failed');
+      const failed = await collectionReaching(mpesa, p, 'failed');
       assert.equal(failed.failure_reason, expected);
     });
   }
@@ -114,10 +103,8 @@ describe('M-Pesa collections by STK Push', () => {
   it('a second push to a payer already prompted fails at once as payer_busy (Daraja cannot lock the subscriber)', async () => {
     const p = phone();
     fake.outcomes.set(msisdn(p), 'never');
-    const first = await collect(p);
-    await waitStatus(t, t.demoToken, 'collection', first.body.collection_id, 'pending');
-    const second = await collect(p);
-    const failed = await waitStatus(t, t.demoToken, 'collection', second.body.collection_id, 'failed');
+    await collectionReaching(mpesa, p, 'pending');
+    const failed = await collectionReaching(mpesa, p, 'failed');
     assert.equal(failed.failure_reason, 'payer_busy');
   });
 
@@ -133,31 +120,24 @@ describe('M-Pesa collections by STK Push', () => {
   it('a lost callback: the collection still completes, by STK Push Query', async () => {
     fake.callbacksPlan({ drop: 1 });
     const start = performance.now();
-    const created = await collect(phone());
-    await waitStatus(t, t.demoToken, 'collection', created.body.collection_id, 'successful');
+    await collectionReaching(mpesa, phone(), 'successful');
     process.stdout.write(
       `# Daraja: create → successful with the callback lost (RECONCILE_AFTER_SECONDS=2): ${since(start)} ms\n`,
     );
   });
 
   it('a callback received twice makes one transition', async () => {
-    fake.callbacksPlan({ duplicate: 1 });
-    const created = await collect(phone());
-    const id = created.body.collection_id as string;
-    await waitStatus(t, t.demoToken, 'collection', id, 'successful');
-    await waitFor('both callbacks', async () =>
-      fake.callbacks.filter((c) => c.url.endsWith(`/stk/${id}`)).length === 2 ? true : undefined,
+    await assertOneTransitionForTwoCallbacks(
+      mpesa,
+      (id) => fake.callbacks.filter((c) => c.url.endsWith(`/stk/${id}`)).length,
     );
-    await new Promise((r) => setTimeout(r, 300));
-    assert.equal((await eventsAbout(t, t.demoToken, id)).filter((e) => e.type === 'collection.successful').length, 1);
   });
 
   it('a forged callback changes nothing: a wrong token is 404, and one the STK query contradicts is ignored', async () => {
     const p = phone();
     fake.outcomes.set(msisdn(p), 'never');
-    const created = await collect(p);
-    const id = created.body.collection_id as string;
-    const pending = await waitStatus(t, t.demoToken, 'collection', id, 'pending');
+    const pending = await collectionReaching(mpesa, p, 'pending');
+    const id = pending.collection_id as string;
     assert.equal(pending.provider_receipt, null);
     const push = [...fake.stk.values()].find((s) => s.phone === msisdn(p));
     const forged = {
@@ -209,35 +189,20 @@ describe('M-Pesa collections by STK Push', () => {
   });
 
   it('a token expiring in flight: one new token ("Invalid Access Token" once), and the payer is prompted once', async () => {
-    await collect(phone());
-    await new Promise((r) => setTimeout(r, 300));
-    const before = fake.requests('GET', '/oauth/v1/generate').length;
-    fake.expireTokens();
-    const p = phone();
-    const created = await collect(p);
-    await waitStatus(t, t.demoToken, 'collection', created.body.collection_id, 'successful');
-    assert.equal(fake.requests('GET', '/oauth/v1/generate').length, before + 1);
-    assert.equal(fake.prompts(msisdn(p)), 1);
+    await assertOneNewTokenOnExpiry(mpesa, () => fake.requests('GET', '/oauth/v1/generate').length);
   });
 
   it('Daraja refusing an STK push with its gateway’s 500 (spike arrest) before looking at it: retried, and the payer prompted once', async () => {
-    const p = phone();
-    fake.inject({
+    const { phone: p } = await assertPromptedOnceDespite(mpesa, {
       path: '/stkpush/',
       status: 500,
       body: { requestId: 'x', errorCode: '500.003.02', errorMessage: 'Error Occurred: Spike Arrest Violation' },
     });
-    const created = await collect(p);
-    await waitStatus(t, t.demoToken, 'collection', created.body.collection_id, 'successful', 20_000);
     assert.equal(pushes(p).length, 2, 'sent again after the 500');
-    assert.equal(fake.prompts(msisdn(p)), 1);
   });
 
   it('an internal 500 from Daraja after it prompted the payer: not sent again; the callback completes it, with one prompt', async () => {
-    const p = phone();
-    fake.inject({ path: '/stkpush/', status: 500, processed: true });
-    const created = await collect(p);
-    await waitStatus(t, t.demoToken, 'collection', created.body.collection_id, 'successful');
+    const { phone: p } = await assertPromptedOnceDespite(mpesa, { path: '/stkpush/', status: 500, processed: true });
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(pushes(p).length, 1);
     assert.equal(fake.prompts(msisdn(p)), 1);
@@ -247,9 +212,8 @@ describe('M-Pesa collections by STK Push', () => {
     const p = phone();
     fake.inject({ path: '/stkpush/', timeout: { processed: true } });
     fake.callbacksPlan({ delayMs: 1500 });
-    const created = await collect(p);
-    const id = created.body.collection_id as string;
-    const waiting = await waitStatus(t, t.demoToken, 'collection', id, 'pending');
+    const waiting = await collectionReaching(mpesa, p, 'pending');
+    const id = waiting.collection_id as string;
     assert.equal(waiting.status, 'pending');
     await waitStatus(t, t.demoToken, 'collection', id, 'successful');
     // The sweep's STK query may see the success before Transaction Status confirms the receipt: it follows.
@@ -268,9 +232,7 @@ describe('M-Pesa late payments (issue 21)', () => {
   it('a payer who approves after the collection expired is paid back by Reversal, under the default policy', async () => {
     const p = phone();
     fake.outcomes.set(msisdn(p), 'never'); // the payer leaves the prompt on screen
-    const created = await collect(p, 3000);
-    const id = created.body.collection_id as string;
-    await waitStatus(t, t.demoToken, 'collection', id, 'pending');
+    const { collection_id: id } = await collectionReaching(mpesa, p, 'pending', 3000);
     // Our expiry comes before the operator's prompt times out: bring it forward rather than wait the rail's.
     await t.db.query('UPDATE collections SET expires_at = now() WHERE id = $1', [id]);
     await waitStatus(t, t.demoToken, 'collection', id, 'expired');
@@ -304,18 +266,8 @@ describe('M-Pesa late payments (issue 21)', () => {
 
 describe('M-Pesa refunds by Reversal and payouts by B2C', () => {
   it('a refund reverses the collection’s receipt and reaches successful once Transaction Status confirms it', async () => {
-    const created = await collect(phone(), 2500);
-    const id = created.body.collection_id as string;
-    const paid = await waitStatus(t, t.demoToken, 'collection', id, 'successful');
-    const refund = await request(t, 'POST', `/v1/collections/${id}/refund`, {
-      token: t.demoToken,
-      body: { amount: 2500 },
-      idempotencyKey: newKey(),
-    });
-    assert.equal(refund.status, 201, refund.text);
-    const done = await waitStatus(t, t.demoToken, 'refund', refund.body.refund_id, 'successful');
+    const { paid, refund: done } = await refundInFull(mpesa, 2500);
     assert.match(done.provider_receipt, /^[A-Z0-9]{10}$/);
-    assert.equal((await read(t, t.demoToken, 'collection', id)).status, 'refunded');
     const reversal = fake.requests('POST', '/mpesa/reversal/v1/request').at(-1)?.json as any;
     assert.equal(reversal.TransactionID, paid.provider_receipt);
     assert.equal(reversal.CommandID, 'TransactionReversal');
@@ -333,18 +285,13 @@ describe('M-Pesa refunds by Reversal and payouts by B2C', () => {
   });
 
   it('a B2C payout reaches successful; one M-Pesa refuses releases its reservation', async () => {
-    const funding = await collect(phone(), 10_000);
-    await waitStatus(t, t.demoToken, 'collection', funding.body.collection_id, 'successful');
-    const { beneficiary, balance, commit } = await payoutDesk(t, 'KE', 'mpesa', 'KES');
-
+    const { beneficiary, balance, commit, payout } = await payoutDesk(mpesa, 'KE', 'mpesa', 'KES');
     const before = await balance();
     const good = phone();
-    const paid = await commit(await beneficiary(good), 3000);
-    assert.equal(paid.status, 201, paid.text);
-    const done = await waitStatus(t, t.demoToken, 'payout', paid.body.transaction_id, 'successful');
+    const done = await payout(good, 3000, 'successful');
     assert.match(done.provider_receipt, /^[A-Z0-9]{10}$/);
     const b2c = fake.requests('POST', '/mpesa/b2c/v3/paymentrequest').at(-1)?.json as any;
-    assert.equal(b2c.OriginatorConversationID, paid.body.transaction_id);
+    assert.equal(b2c.OriginatorConversationID, done.transaction_id);
     assert.equal(b2c.PartyB, msisdn(good));
     assert.equal(b2c.Amount, 30);
     assert.equal(await balance(), before - 3000);
@@ -354,8 +301,7 @@ describe('M-Pesa refunds by Reversal and payouts by B2C', () => {
 
     const bad = phone();
     fake.outcomes.set(msisdn(bad), '2040');
-    const refused = await commit(await beneficiary(bad), 2000);
-    const failed = await waitStatus(t, t.demoToken, 'payout', refused.body.transaction_id, 'failed');
+    const failed = await payout(bad, 2000, 'failed');
     assert.equal(failed.failure_reason, 'invalid_account');
     assert.equal(await balance(), before - 3000, 'the reservation is released');
     assert.deepEqual(await verifyLedger(t.db), []);

@@ -2,52 +2,47 @@
 // MoMo's failure reasons, callbacks lost, repeated or forged, a token that expires in flight, and a MoMo outage at
 // initiation, with the payer prompted once throughout.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { MomoFake } from '../fakes/mtn-momo.js';
 import { momoReferenceId } from '../src/modules/providers/mtn-momo/momo.connector.js';
 import { verifyLedger } from '../src/modules/ledger/ledger.verify.js';
 import {
-  eventsAbout,
+  assertOneNewTokenOnExpiry,
+  assertOneTransitionForTwoCallbacks,
+  assertPaidEvents,
+  assertPromptedOnceDespite,
+  collectionReaching,
   payoutDesk,
   read,
+  refundInFull,
   since,
   startConnectorApp,
   waitStatus,
-  type ConnectorApp,
+  type Operator,
 } from './helpers/connectors.js';
-import { assertProblem, createCollection, newKey, request, waitFor, type TestApp } from './helpers/harness.js';
+import { assertProblem, createCollection, request, waitFor } from './helpers/harness.js';
 
 const fake = new MomoFake({ actAfterMs: 150, targetEnvironment: 'mtnghana' });
-let app: ConnectorApp;
-let t: TestApp;
-
-before(async () => {
-  await fake.start();
-  app = await startConnectorApp({
-    type: 'mtn_momo',
-    name: 'mtn',
-    rails: ['GH/mtn_momo'],
-    base_url: fake.url,
-    target_environment: 'mtnghana',
-    poll_seconds: 1,
-    collection: {
-      subscription_key: 'fake-collection-key',
-      api_user: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a01',
-      api_key: { env: 'TEST_MOMO_COLLECTION_KEY' },
-    },
-    disbursement: {
-      subscription_key: 'fake-disbursement-key',
-      api_user: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a02',
-      api_key: 'fake-disbursement-api-key',
-    },
-  });
-  t = app.t;
-});
-after(async () => {
-  await app.close();
-  await fake.stop();
-});
 process.env.TEST_MOMO_COLLECTION_KEY = 'fake-collection-api-key';
+const app = await startConnectorApp(fake, {
+  type: 'mtn_momo',
+  name: 'mtn',
+  rails: ['GH/mtn_momo'],
+  target_environment: 'mtnghana',
+  poll_seconds: 1,
+  collection: {
+    subscription_key: 'fake-collection-key',
+    api_user: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a01',
+    api_key: { env: 'TEST_MOMO_COLLECTION_KEY' },
+  },
+  disbursement: {
+    subscription_key: 'fake-disbursement-key',
+    api_user: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a02',
+    api_key: 'fake-disbursement-api-key',
+  },
+});
+after(async () => app.close());
+const t = app.t;
 
 let numbers = 0;
 /** A Ghanaian number of its own per test, so outcomes set for one never touch another. */
@@ -60,16 +55,15 @@ const collect = (p: string, amount = 1500) =>
     { currency: 'GHS', amount, customer: { phone_number: p } },
     '/v1/collections/GH/rails/mtn_momo',
   );
+const mtn: Operator = { t, fake, phone, collect, prompts: (p) => fake.prompts(digits(p)) };
 
 describe('MTN MoMo collections', () => {
   it('a payment reaches successful with MoMo’s financialTransactionId kept on the collection and in its events', async () => {
     const p = phone();
     const start = performance.now();
-    const created = await collect(p);
-    assert.equal(created.status, 201, created.text);
-    const id = created.body.collection_id as string;
-    const done = await waitStatus(t, t.demoToken, 'collection', id, 'successful');
+    const done = await collectionReaching(mtn, p, 'successful');
     const elapsed = since(start);
+    const id = done.collection_id as string;
     const op = fake.operations.get(momoReferenceId(id));
     assert.ok(op, 'MoMo has the RequestToPay under our id (as UUID v4)');
     assert.match(done.provider_receipt, /^[0-9]{10}$/);
@@ -82,16 +76,11 @@ describe('MTN MoMo collections', () => {
       currency: 'GHS',
       externalId: id,
       payer: { partyIdType: 'MSISDN', partyId: digits(p) },
-      payerMessage: created.body.reference,
-      payeeNote: created.body.reference,
+      payerMessage: done.reference,
+      payeeNote: done.reference,
     });
     assert.equal(fake.prompts(digits(p)), 1);
-    const events = await eventsAbout(t, t.demoToken, id);
-    assert.deepEqual(
-      events.map((e) => e.type),
-      ['collection.created', 'collection.pending', 'collection.processing', 'collection.successful'],
-    );
-    assert.equal(events.at(-1)?.data.provider_receipt, op.financialTransactionId);
+    await assertPaidEvents(t, id, op.financialTransactionId);
     process.stdout.write(`# MoMo: create → successful with the callback on time: ${elapsed} ms\n`);
   });
 
@@ -107,49 +96,35 @@ describe('MTN MoMo collections', () => {
     it(`MoMo's FAILED ${reason} fails the collection with ${expected}`, async () => {
       const p = phone();
       fake.outcomes.set(digits(p), { status: 'FAILED', reason });
-      const created = await collect(p);
-      const failed = await waitStatus(t, t.demoToken, 'collection', created.body.collection_id, 'failed');
+      const failed = await collectionReaching(mtn, p, 'failed');
       assert.equal(failed.failure_reason, expected);
       assert.equal(failed.provider_receipt, null);
     });
   }
 
   it('a lost callback: the collection still completes, by the poll of its status', async () => {
-    const p = phone();
     fake.callbacksPlan({ drop: 1 });
     const start = performance.now();
-    const created = await collect(p);
-    const done = await waitStatus(t, t.demoToken, 'collection', created.body.collection_id, 'successful');
+    const done = await collectionReaching(mtn, phone(), 'successful');
     process.stdout.write(`# MoMo: create → successful with the callback lost (poll every 1 s): ${since(start)} ms\n`);
     assert.ok(done.provider_receipt);
     assert.ok(
-      !fake.callbacks.some((c) => (c.body as { externalId?: string }).externalId === created.body.collection_id),
+      !fake.callbacks.some((c) => (c.body as { externalId?: string }).externalId === done.collection_id),
       'no callback was sent',
     );
   });
 
   it('a callback received twice makes one transition', async () => {
-    const p = phone();
-    fake.callbacksPlan({ duplicate: 1, delayMs: 0 });
-    const created = await collect(p);
-    const id = created.body.collection_id as string;
-    await waitStatus(t, t.demoToken, 'collection', id, 'successful');
-    await waitFor('both callbacks', async () =>
-      fake.callbacks.filter((c) => (c.body as { externalId?: string }).externalId === id).length === 2
-        ? true
-        : undefined,
+    await assertOneTransitionForTwoCallbacks(
+      mtn,
+      (id) => fake.callbacks.filter((c) => (c.body as { externalId?: string }).externalId === id).length,
     );
-    await new Promise((r) => setTimeout(r, 300));
-    const events = await eventsAbout(t, t.demoToken, id);
-    assert.equal(events.filter((e) => e.type === 'collection.successful').length, 1);
   });
 
   it('a forged callback changes nothing: a wrong token is 404, and one MoMo contradicts is ignored', async () => {
     const p = phone();
     fake.outcomes.set(digits(p), { status: 'PENDING' });
-    const created = await collect(p);
-    const id = created.body.collection_id as string;
-    await waitStatus(t, t.demoToken, 'collection', id, 'pending');
+    const { collection_id: id } = await collectionReaching(mtn, p, 'pending');
     const forged = {
       externalId: id,
       amount: '15',
@@ -186,72 +161,41 @@ describe('MTN MoMo collections', () => {
   });
 
   it('a token expiring in flight: one new token, and the payer is prompted once', async () => {
-    await collect(phone()); // a token is cached
-    await new Promise((r) => setTimeout(r, 300));
-    const tokensBefore = fake.requests('POST', '/collection/token/').length;
-    fake.expireTokens();
-    const p = phone();
-    const created = await collect(p);
-    await waitStatus(t, t.demoToken, 'collection', created.body.collection_id, 'successful');
-    assert.equal(fake.requests('POST', '/collection/token/').length, tokensBefore + 1);
-    assert.equal(fake.prompts(digits(p)), 1);
+    await assertOneNewTokenOnExpiry(mtn, () => fake.requests('POST', '/collection/token/').length);
   });
 
   it('MoMo answering 500, or not at all, at initiation: retried under the same X-Reference-Id, and the payer prompted once', async () => {
-    const p1 = phone();
-    fake.inject({ path: '/requesttopay', status: 500 });
-    const first = await collect(p1);
-    await waitStatus(t, t.demoToken, 'collection', first.body.collection_id, 'successful', 20_000);
-    assert.equal(fake.prompts(digits(p1)), 1);
+    await assertPromptedOnceDespite(mtn, { path: '/requesttopay', status: 500 });
 
     // The answer is lost after MoMo created it (and so is its callback): the retry finds it there (409) and prompts
     // nobody again.
-    const p2 = phone();
-    fake.inject({ path: '/requesttopay', timeout: { processed: true } });
     fake.callbacksPlan({ drop: 1 });
-    const second = await collect(p2);
-    await waitStatus(t, t.demoToken, 'collection', second.body.collection_id, 'successful', 20_000);
-    assert.equal(fake.prompts(digits(p2)), 1);
+    const second = await assertPromptedOnceDespite(mtn, { path: '/requesttopay', timeout: { processed: true } });
     // Sent again under its X-Reference-Id (MoMo answers 409: it has it), unless the status poll, asking by that same
     // id, found it successful first: either way one prompt, and never another reference.
-    const sent = fake.requests('POST', '/requesttopay').filter((r) => (r.json as any)?.payer?.partyId === digits(p2));
+    const sent = fake
+      .requests('POST', '/requesttopay')
+      .filter((r) => (r.json as any)?.payer?.partyId === digits(second.phone));
     assert.ok(sent.length >= 1);
-    for (const r of sent) assert.equal(r.headers['x-reference-id'], momoReferenceId(second.body.collection_id));
+    for (const r of sent) assert.equal(r.headers['x-reference-id'], momoReferenceId(second.id));
   });
 });
 
 describe('MTN MoMo refunds and payouts', () => {
   it('a refund is sent as a MoMo Refund of the collection and reaches successful; the collection becomes refunded', async () => {
-    const created = await collect(phone(), 2500);
-    const id = created.body.collection_id as string;
-    await waitStatus(t, t.demoToken, 'collection', id, 'successful');
-    const refund = await request(t, 'POST', `/v1/collections/${id}/refund`, {
-      token: t.demoToken,
-      body: { amount: 2500 },
-      idempotencyKey: newKey(),
-    });
-    assert.equal(refund.status, 201, refund.text);
-    const done = await waitStatus(t, t.demoToken, 'refund', refund.body.refund_id, 'successful');
-    assert.ok(done.provider_receipt);
-    assert.equal((await read(t, t.demoToken, 'collection', id)).status, 'refunded');
-    const sent = fake.operations.get(momoReferenceId(refund.body.refund_id));
-    assert.equal(sent?.body.referenceIdToRefund, momoReferenceId(id));
+    const { paid, refund } = await refundInFull(mtn, 2500);
+    assert.ok(refund.provider_receipt);
+    const sent = fake.operations.get(momoReferenceId(refund.refund_id));
+    assert.equal(sent?.body.referenceIdToRefund, momoReferenceId(paid.collection_id));
     assert.equal(sent?.body.amount, '25');
   });
 
   it('a payout reaches successful; a payout MoMo fails releases its reservation', async () => {
-    // Funds: a collection of 100 GHS through MoMo.
-    const funding = await collect(phone(), 10_000);
-    await waitStatus(t, t.demoToken, 'collection', funding.body.collection_id, 'successful');
-    const { beneficiary, balance, commit } = await payoutDesk(t, 'GH', 'mtn_momo', 'GHS');
-
-    const good = phone();
+    const { beneficiary, balance, commit, payout } = await payoutDesk(mtn, 'GH', 'mtn_momo', 'GHS');
     const before = await balance();
-    const paid = await commit(await beneficiary(good), 3000);
-    assert.equal(paid.status, 201, paid.text);
-    const done = await waitStatus(t, t.demoToken, 'payout', paid.body.transaction_id, 'successful');
+    const done = await payout(phone(), 3000, 'successful');
     assert.ok(done.provider_receipt);
-    assert.equal(fake.operations.get(momoReferenceId(paid.body.transaction_id))?.body.amount, '30');
+    assert.equal(fake.operations.get(momoReferenceId(done.transaction_id))?.body.amount, '30');
     assert.equal(await balance(), before - 3000);
 
     const bad = phone();

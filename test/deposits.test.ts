@@ -2,34 +2,23 @@
 // provider's pool and ingestion; the sandbox's deposits; crediting in the asset or converted at a current rate.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { verifyLedger } from '../src/modules/ledger/ledger.verify.js';
 import {
   assertProblem,
   createWorkspace,
   FAST_LIFECYCLE,
+  liquidityProviderToken,
   newKey,
   request,
   startTestApp,
   waitFor,
-  type TestApp,
 } from './helpers/harness.js';
 
-let t: TestApp;
-let lpToken: string;
-let other: { id: string; token: string };
-
-before(async () => {
-  t = await startTestApp({ ...FAST_LIFECYCLE, RATE_MAX_AGE_SECONDS: '60' }, { workers: true });
-  const lp = await request(t, 'POST', `/v1/admin/workspaces/${t.demoWorkspaceId}/credentials`, {
-    token: t.adminToken,
-    body: { audience: 'liquidity_provider' },
-  });
-  assert.equal(lp.status, 201, lp.text);
-  lpToken = lp.body.token;
-  other = await createWorkspace(t, 'Other deposits workspace');
-});
+const t = await startTestApp({ ...FAST_LIFECYCLE, RATE_MAX_AGE_SECONDS: '60' }, { workers: true });
 after(async () => t.close());
+const lpToken = await liquidityProviderToken(t);
+const other = await createWorkspace(t, 'Other deposits workspace');
 
 const TRON = /^T[1-9A-HJ-NP-Za-km-z]{33}$/;
 const EVM = /^0x[0-9a-f]{40}$/;

@@ -633,36 +633,105 @@ async function simulate(run: Run, attempt: SimAttempt): Promise<void> {
     return;
   }
   const reason = attempt.body.reason ?? null;
+  let accepted: boolean;
   if (attempt.target === 'collection') {
     const c = run.collection(attempt.id);
     const steps = walk(COLLECTION_EDGES, c.status, attempt.body.outcome as CStatus, ['successful']);
-    if (steps === undefined) {
-      assertProblem(res, 409, 'transition_not_allowed');
-      run.count('simulate collection: 409');
-      return;
-    }
-    run.moveCollection(c, steps, reason);
-    assert.equal(res.status, 200, res.text);
-    assert.equal(res.body.collection_id, c.id);
-    assert.equal(res.body.status, c.status);
-    assert.equal(res.body.failure_reason, c.status === 'failed' ? c.failureReason : null);
-    run.count(steps.length === 0 ? 'simulate collection: 200 unchanged' : 'simulate collection: 200 moved');
+    if (steps) run.moveCollection(c, steps, reason);
+    accepted = expectSimulated(run, res, 'collection', steps, {
+      collection_id: c.id,
+      status: c.status,
+      failure_reason: c.status === 'failed' ? c.failureReason : null,
+    });
   } else {
     const r = run.refunds.find((x) => x.id === attempt.id);
     assert.ok(r);
     const steps = walk(REFUND_EDGES, r.status, attempt.body.outcome as RStatus);
-    if (steps === undefined) {
-      assertProblem(res, 409, 'transition_not_allowed');
-      run.count('simulate refund: 409');
-      return;
-    }
-    run.moveRefund(r, steps, reason);
-    assert.equal(res.status, 200, res.text);
-    assert.equal(res.body.refund_id, r.id);
-    assert.equal(res.body.status, r.status);
-    run.count(steps.length === 0 ? 'simulate refund: 200 unchanged' : 'simulate refund: 200 moved');
+    if (steps) run.moveRefund(r, steps, reason);
+    accepted = expectSimulated(run, res, 'refund', steps, { refund_id: r.id, status: r.status });
   }
-  if (attempt.key) attempt.stored = res.text;
+  if (accepted && attempt.key) attempt.stored = res.text;
+}
+
+/**
+ * A simulate answer against the model: 409 where the contract has no move to the outcome (`steps` undefined),
+ * otherwise 200 showing the object as the model now has it (`shown`, after the steps). Returns whether it was 200.
+ */
+function expectSimulated(
+  run: Run,
+  res: ApiResponse,
+  kind: SimAttempt['target'],
+  steps: readonly string[] | undefined,
+  shown: Record<string, unknown>,
+): boolean {
+  if (steps === undefined) {
+    assertProblem(res, 409, 'transition_not_allowed');
+    run.count(`simulate ${kind}: 409`);
+    return false;
+  }
+  assert.equal(res.status, 200, res.text);
+  for (const [field, value] of Object.entries(shown)) assert.equal(res.body[field], value, field);
+  run.count(`simulate ${kind}: 200 ${steps.length === 0 ? 'unchanged' : 'moved'}`);
+  return true;
+}
+
+/**
+ * Sends `op.copies` copies of one provider notice about the object at once (under its recorded reference, or another
+ * when the op says so) and checks the answers against the model: refused for another reference, or for a move the
+ * contract does not have (`steps` undefined; a disagreement about money also records reconciliation.mismatch);
+ * otherwise a duplicate, or applied with `move` taking the steps.
+ */
+async function noticeCopies<S extends string>(
+  run: Run,
+  kind: 'collection' | 'refund',
+  object: { id: string; status: S; reference: string | null; events: string[] },
+  op: { status: NoticeStatus; otherReference: boolean; reason: string | null; copies: number },
+  steps: S[] | undefined,
+  move: (steps: S[], reason: string | null) => void,
+): Promise<{ reference: string; outcome: Outcome }> {
+  const reference = op.otherReference || object.reference === null ? newReference() : object.reference;
+  const n = notice(kind, object.id, reference, op.status, op.status === 'failed' ? op.reason : null);
+  const answers = await Promise.all(Array.from({ length: op.copies }, () => sendNotice(n)));
+  let outcome: Outcome;
+  if (object.reference !== null && reference !== object.reference) outcome = 'refused';
+  else {
+    outcome = steps === undefined ? 'refused' : steps.length === 0 ? 'duplicate' : 'applied';
+    if (steps === undefined && moneyDisagreement(kind, object.status, op.status)) {
+      object.events.push('reconciliation.mismatch');
+      run.count('edge: reconciliation mismatch');
+    }
+    if (steps) {
+      // The provider's reference is recorded by a notice that is applied (or repeats the status), never by a refused one.
+      object.reference ??= reference;
+      move(steps, n.reason);
+    }
+  }
+  expectOutcomes(answers, outcome);
+  run.notices.push(n);
+  run.count(`${kind} notice: ${outcome}`);
+  if (op.copies > 1) run.count(`${kind} notice: concurrent copies`);
+  return { reference, outcome };
+}
+
+/** A first simulate request for the object; one sent with a key is kept, for a later retry to replay. */
+async function simulateFirst(
+  run: Run,
+  target: SimAttempt['target'],
+  id: string,
+  op: { outcome: string; reason: string | null; withKey: boolean },
+): Promise<void> {
+  const attempt: SimAttempt = {
+    target,
+    id,
+    key: op.withKey ? newKey() : '',
+    body:
+      op.outcome === 'failed' && op.reason !== null
+        ? { outcome: op.outcome, reason: op.reason }
+        : { outcome: op.outcome },
+    stored: undefined,
+  };
+  await simulate(run, attempt);
+  if (attempt.key) run.simAttempts.push(attempt);
 }
 
 /** Runs one operation and checks the service's answer against the model; returns a line for the trace. */
@@ -724,59 +793,22 @@ async function apply(run: Run, op: Op): Promise<string> {
     case 'collectionNotice': {
       const c = choosePreferring(run.collections, op.pick, op.open, isOpenCollection);
       if (!c) return 'collectionNotice: no collection';
-      const reference = op.otherReference || c.reference === null ? newReference() : c.reference;
-      const n = notice('collection', c.id, reference, op.status, op.status === 'failed' ? op.reason : null);
-      const answers = await Promise.all(Array.from({ length: op.copies }, () => sendNotice(n)));
       const from = c.status;
-      let outcome: Outcome;
-      if (c.reference !== null && reference !== c.reference) outcome = 'refused';
-      else {
-        const steps = walk(COLLECTION_EDGES, c.status, op.status, ['successful']);
-        outcome = steps === undefined ? 'refused' : steps.length === 0 ? 'duplicate' : 'applied';
-        if (steps === undefined && moneyDisagreement('collection', c.status, op.status)) {
-          c.events.push('reconciliation.mismatch');
-          run.count('edge: reconciliation mismatch');
-        }
-        if (steps) {
-          // The provider's reference is recorded by a notice that is applied (or repeats the status), never by a refused one.
-          c.reference ??= reference;
-          run.moveCollection(c, steps, n.reason);
-        }
-      }
-      expectOutcomes(answers, outcome);
-      run.notices.push(n);
-      run.count(`collection notice: ${outcome}`);
-      if (op.copies > 1) run.count('collection notice: concurrent copies');
+      const steps = walk(COLLECTION_EDGES, c.status, op.status, ['successful']);
+      const { reference, outcome } = await noticeCopies(run, 'collection', c, op, steps, (s, reason) =>
+        run.moveCollection(c, s, reason),
+      );
       return `collection notice ${c.id} ${from} → ${op.status}${reference === c.reference ? '' : ' (other reference)'}: ${outcome}`;
     }
 
     case 'refundNotice': {
       const r = choosePreferring(run.refunds, op.pick, op.open, isOpenRefund);
       if (!r) return 'refundNotice: no refund';
-      const reference = op.otherReference || r.reference === null ? newReference() : r.reference;
-      const n = notice('refund', r.id, reference, op.status, op.status === 'failed' ? op.reason : null);
-      const answers = await Promise.all(Array.from({ length: op.copies }, () => sendNotice(n)));
       const from = r.status;
-      let outcome: Outcome;
-      if (!REFUND_NOTICE_STATUSES.includes(op.status)) outcome = 'refused';
-      else if (r.reference !== null && reference !== r.reference) outcome = 'refused';
-      else {
-        const steps = walk(REFUND_EDGES, r.status, op.status as RStatus);
-        outcome = steps === undefined ? 'refused' : steps.length === 0 ? 'duplicate' : 'applied';
-        if (steps === undefined && moneyDisagreement('refund', r.status, op.status)) {
-          r.events.push('reconciliation.mismatch');
-          run.count('edge: reconciliation mismatch');
-        }
-        if (steps) {
-          // Recorded by a notice that is applied (or repeats the status), never by a refused one.
-          r.reference ??= reference;
-          run.moveRefund(r, steps, n.reason);
-        }
-      }
-      expectOutcomes(answers, outcome);
-      run.notices.push(n);
-      run.count(`refund notice: ${outcome}`);
-      if (op.copies > 1) run.count('refund notice: concurrent copies');
+      const steps = REFUND_NOTICE_STATUSES.includes(op.status)
+        ? walk(REFUND_EDGES, r.status, op.status as RStatus)
+        : undefined;
+      const { outcome } = await noticeCopies(run, 'refund', r, op, steps, (s, reason) => run.moveRefund(r, s, reason));
       return `refund notice ${r.id} ${from} → ${op.status}: ${outcome}`;
     }
 
@@ -829,18 +861,7 @@ async function apply(run: Run, op: Op): Promise<string> {
       const c = choosePreferring(run.collections, op.pick, op.open, isOpenCollection);
       if (!c) return 'simulateCollection: no collection';
       const from = c.status;
-      const attempt: SimAttempt = {
-        target: 'collection',
-        id: c.id,
-        key: op.withKey ? newKey() : '',
-        body:
-          op.outcome === 'failed' && op.reason !== null
-            ? { outcome: op.outcome, reason: op.reason }
-            : { outcome: op.outcome },
-        stored: undefined,
-      };
-      await simulate(run, attempt);
-      if (attempt.key) run.simAttempts.push(attempt);
+      await simulateFirst(run, 'collection', c.id, op);
       return `simulate collection ${c.id} ${from} → ${op.outcome}: now ${c.status}`;
     }
 
@@ -848,18 +869,7 @@ async function apply(run: Run, op: Op): Promise<string> {
       const r = choosePreferring(run.refunds, op.pick, op.open, isOpenRefund);
       if (!r) return 'simulateRefund: no refund';
       const from = r.status;
-      const attempt: SimAttempt = {
-        target: 'refund',
-        id: r.id,
-        key: op.withKey ? newKey() : '',
-        body:
-          op.outcome === 'failed' && op.reason !== null
-            ? { outcome: op.outcome, reason: op.reason }
-            : { outcome: op.outcome },
-        stored: undefined,
-      };
-      await simulate(run, attempt);
-      if (attempt.key) run.simAttempts.push(attempt);
+      await simulateFirst(run, 'refund', r.id, op);
       return `simulate refund ${r.id} ${from} → ${op.outcome}: now ${r.status}`;
     }
 
@@ -967,15 +977,7 @@ async function apply(run: Run, op: Op): Promise<string> {
         run.count('submit collection: nothing to do');
         return `submit collection ${c.id} (${from}): nothing to do`;
       }
-      const reference = await waitFor(`submission of ${c.id}`, async () => {
-        const { rows } = await t.db.query<{ provider_reference: string | null; submitted_at: Date | null }>(
-          'SELECT provider_reference, submitted_at FROM collections WHERE id = $1',
-          [c.id],
-        );
-        return rows[0]?.submitted_at ? (rows[0].provider_reference ?? '') : undefined;
-      });
-      assert.ok(reference.length > 0, 'a submitted collection has the provider reference');
-      c.reference = reference;
+      c.reference = await submittedReference('collections', c.id);
       // Contract §6: 0002 fails at once (insufficient funds); everything else is pending with the payer.
       if (c.digits === '0002') run.moveCollection(c, ['failed'], 'insufficient_funds');
       else run.moveCollection(c, ['pending'], null);
@@ -992,15 +994,7 @@ async function apply(run: Run, op: Op): Promise<string> {
         run.count('submit refund: nothing to do');
         return `submit refund ${r.id} (${from}): nothing to do`;
       }
-      const reference = await waitFor(`submission of refund ${r.id}`, async () => {
-        const { rows } = await t.db.query<{ provider_reference: string | null; submitted_at: Date | null }>(
-          'SELECT provider_reference, submitted_at FROM refunds WHERE id = $1',
-          [r.id],
-        );
-        return rows[0]?.submitted_at ? (rows[0].provider_reference ?? '') : undefined;
-      });
-      assert.ok(reference.length > 0, 'a submitted refund has the provider reference');
-      r.reference = reference;
+      r.reference = await submittedReference('refunds', r.id);
       run.moveRefund(r, ['pending'], null);
       run.count('submit refund: submitted');
       return `submit refund ${r.id}: pending`;
@@ -1027,24 +1021,37 @@ async function apply(run: Run, op: Op): Promise<string> {
 
 /** After every operation: the database holds exactly the model's objects, statuses and provider references. */
 async function checkpoint(run: Run): Promise<void> {
-  const collections = await t.db.query<{ id: string; status: string; provider_reference: string | null }>(
-    'SELECT id, status, provider_reference FROM collections WHERE workspace_id = $1 ORDER BY id',
+  await assertRowsAreModel(run, 'collections', run.collections);
+  await assertRowsAreModel(run, 'refunds', run.refunds);
+}
+
+async function assertRowsAreModel(
+  run: Run,
+  table: 'collections' | 'refunds',
+  model: readonly { id: string; status: string; reference: string | null }[],
+): Promise<void> {
+  const { rows } = await t.db.query<{ id: string; status: string; provider_reference: string | null }>(
+    `SELECT id, status, provider_reference FROM ${table} WHERE workspace_id = $1 ORDER BY id`,
     [run.workspace.id],
   );
   assert.deepEqual(
-    collections.rows.map((r) => `${r.id} ${r.status} ${r.provider_reference}`),
-    [...run.collections].sort((a, b) => (a.id < b.id ? -1 : 1)).map((c) => `${c.id} ${c.status} ${c.reference}`),
-    'collections (id, status, provider reference) differ from the model',
+    rows.map((r) => `${r.id} ${r.status} ${r.provider_reference}`),
+    [...model].sort((a, b) => (a.id < b.id ? -1 : 1)).map((m) => `${m.id} ${m.status} ${m.reference}`),
+    `${table} (id, status, provider reference) differ from the model`,
   );
-  const refunds = await t.db.query<{ id: string; status: string; provider_reference: string | null }>(
-    'SELECT id, status, provider_reference FROM refunds WHERE workspace_id = $1 ORDER BY id',
-    [run.workspace.id],
-  );
-  assert.deepEqual(
-    refunds.rows.map((r) => `${r.id} ${r.status} ${r.provider_reference}`),
-    [...run.refunds].sort((a, b) => (a.id < b.id ? -1 : 1)).map((r) => `${r.id} ${r.status} ${r.reference}`),
-    'refunds (id, status, provider reference) differ from the model',
-  );
+}
+
+/** The provider reference the submitter recorded for the row, once it has submitted it. */
+async function submittedReference(table: 'collections' | 'refunds', id: string): Promise<string> {
+  const reference = await waitFor(`submission of ${table} ${id}`, async () => {
+    const { rows } = await t.db.query<{ provider_reference: string | null; submitted_at: Date | null }>(
+      `SELECT provider_reference, submitted_at FROM ${table} WHERE id = $1`,
+      [id],
+    );
+    return rows[0]?.submitted_at ? (rows[0].provider_reference ?? '') : undefined;
+  });
+  assert.ok(reference.length > 0, `a submitted row of ${table} has the provider reference`);
+  return reference;
 }
 
 /** Runs `fn` over `items`, at most `limit` at once. */

@@ -15,8 +15,8 @@ import {
   createCollection,
   createWorkspace,
   FAST_LIFECYCLE,
-  newKey,
   request,
+  requestRefund,
   startTestApp,
   type ApiResponse,
   type TestApp,
@@ -194,6 +194,13 @@ async function get(c: Made): Promise<any> {
   return res.body;
 }
 
+/** Asserts the collection, read through the API, has the status and the failure_reason. */
+async function assertStatus(c: Made, status: string, failureReason: string | null): Promise<void> {
+  const api = await get(c);
+  assert.equal(api.status, status);
+  assert.equal(api.failure_reason, failureReason);
+}
+
 /**
  * The collection's events are exactly `collection.<s>` for each s, in strictly increasing created_at, each
  * carrying the collection as the API shows it: its status at that step and the metadata it was created with.
@@ -285,9 +292,7 @@ describe('sandbox outcomes by the last four digits (contract §6)', () => {
   it('0001: pending, then failed with payer_declined', async () => {
     const c = await make('0001');
     await atRest(c.id, 'failed');
-    const api = await get(c);
-    assert.equal(api.status, 'failed');
-    assert.equal(api.failure_reason, 'payer_declined');
+    await assertStatus(c, 'failed', 'payer_declined');
     await assertEvents(c, ['created', 'pending', 'failed']);
     assert.deepEqual(await postings(c.id), []);
   });
@@ -295,9 +300,7 @@ describe('sandbox outcomes by the last four digits (contract §6)', () => {
   it('0002: failed at once with insufficient_funds', async () => {
     const c = await make('0002');
     await atRest(c.id, 'failed');
-    const api = await get(c);
-    assert.equal(api.status, 'failed');
-    assert.equal(api.failure_reason, 'insufficient_funds');
+    await assertStatus(c, 'failed', 'insufficient_funds');
     await assertEvents(c, ['created', 'failed']);
     assert.deepEqual(await postings(c.id), []);
   });
@@ -321,9 +324,7 @@ describe('sandbox outcomes by the last four digits (contract §6)', () => {
   it('0004: successful, then reversed: credited, then debited', async () => {
     const c = await make('0004');
     await atRest(c.id, 'reversed');
-    const api = await get(c);
-    assert.equal(api.status, 'reversed');
-    assert.equal(api.failure_reason, null);
+    await assertStatus(c, 'reversed', null);
     await assertEvents(c, ['created', 'pending', 'processing', 'successful', 'reversed']);
     assert.deepEqual(await postings(c.id), ['collection_successful', 'collection_reversed']);
   });
@@ -331,9 +332,7 @@ describe('sandbox outcomes by the last four digits (contract §6)', () => {
   it('0005: pending → processing, and stays there', async () => {
     const c = await make('0005');
     await atRest(c.id, 'processing');
-    const api = await get(c);
-    assert.equal(api.status, 'processing');
-    assert.equal(api.failure_reason, null);
+    await assertStatus(c, 'processing', null);
     await assertEvents(c, ['created', 'pending', 'processing']);
     assert.deepEqual(await postings(c.id), []);
   });
@@ -385,9 +384,7 @@ describe('every row of the transition table, through the service (contract §5)'
     const c = await makeHeld();
     const res = await callback(await notice(c.id, 'failed', { reason: 'payer_declined' }));
     assert.deepEqual(res.body, { received: true, outcome: 'applied' });
-    const api = await get(c);
-    assert.equal(api.status, 'failed');
-    assert.equal(api.failure_reason, 'payer_declined');
+    await assertStatus(c, 'failed', 'payer_declined');
     await assertEvents(c, ['created', 'failed']);
   });
 
@@ -413,9 +410,7 @@ describe('every row of the transition table, through the service (contract §5)'
     const c = await makePending();
     const res = await callback(await notice(c.id, 'failed', { reason: 'insufficient_funds' }));
     assert.deepEqual(res.body, { received: true, outcome: 'applied' });
-    const api = await get(c);
-    assert.equal(api.status, 'failed');
-    assert.equal(api.failure_reason, 'insufficient_funds');
+    await assertStatus(c, 'failed', 'insufficient_funds');
     await assertEvents(c, ['created', 'pending', 'failed']);
   });
 
@@ -441,9 +436,7 @@ describe('every row of the transition table, through the service (contract §5)'
     const c = await makeProcessing();
     const res = await callback(await notice(c.id, 'failed', { reason: 'gateway exploded' }));
     assert.deepEqual(res.body, { received: true, outcome: 'applied' });
-    const api = await get(c);
-    assert.equal(api.status, 'failed');
-    assert.equal(api.failure_reason, 'provider_error');
+    await assertStatus(c, 'failed', 'provider_error');
     await assertEvents(c, ['created', 'pending', 'processing', 'failed']);
     assert.deepEqual(await postings(c.id), []);
   });
@@ -452,9 +445,7 @@ describe('every row of the transition table, through the service (contract §5)'
     const c = await makeProcessing();
     const res = await callback(await notice(c.id, 'successful'));
     assert.deepEqual(res.body, { received: true, outcome: 'applied' });
-    const api = await get(c);
-    assert.equal(api.status, 'successful');
-    assert.equal(api.failure_reason, null);
+    await assertStatus(c, 'successful', null);
     await assertEvents(c, ['created', 'pending', 'processing', 'successful']);
     assert.deepEqual(await postings(c.id), ['collection_successful']);
   });
@@ -470,11 +461,7 @@ describe('every row of the transition table, through the service (contract §5)'
 
   it('successful → refunded (a refund that succeeds): the refund is debited, the collection refunded', async () => {
     const c = await makeProcessing({ successful: true });
-    const res = await request(t, 'POST', `/v1/collections/${c.id}/refund`, {
-      token: c.token,
-      body: { amount: c.amount },
-      idempotencyKey: newKey(),
-    });
+    const res = await requestRefund(t, c.token, c.id, c.amount);
     assert.equal(res.status, 201, res.text);
     assert.equal(res.body.status, 'requested');
     const refundId: string = res.body.refund_id;
@@ -545,9 +532,7 @@ describe('refused transitions change nothing', () => {
       [['failed', 'successful']],
       'a person is told: the provider says it was paid',
     );
-    const api = await get(c);
-    assert.equal(api.status, 'failed');
-    assert.equal(api.failure_reason, 'insufficient_funds');
+    await assertStatus(c, 'failed', 'insufficient_funds');
   });
 
   it('an expired collection receiving processing answers refused and changes nothing', async () => {
@@ -704,11 +689,7 @@ describe('late payments (contract §5, issue 21)', () => {
     const c = await expiredCollection('refusals');
     for (const outcome of ['failed', 'reversed'])
       assertProblem(await simulate(c, outcome), 409, 'transition_not_allowed');
-    const refund = await request(t, 'POST', `/v1/collections/${c.id}/refund`, {
-      token: c.token,
-      body: { amount: c.amount },
-      idempotencyKey: newKey(),
-    });
+    const refund = await requestRefund(t, c.token, c.id, c.amount);
     assertProblem(refund, 409, 'collection_not_refundable');
     assert.equal((await get(c)).status, 'expired');
   });

@@ -1,22 +1,12 @@
 // Market data: rate sources kept by the admin (row 14 lists the active ones) and rate records posted by
 // liquidity providers (row 13 lists them, newest first, by pair); a stale rate is never current.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { assertProblem, newKey, request, startTestApp, type TestApp } from './helpers/harness.js';
+import { after, describe, it } from 'node:test';
+import { assertProblem, liquidityProviderToken, newKey, request, startTestApp } from './helpers/harness.js';
 
-let t: TestApp;
-let lpToken: string;
-
-before(async () => {
-  t = await startTestApp({ RATE_MAX_AGE_SECONDS: '60' });
-  const lp = await request(t, 'POST', `/v1/admin/workspaces/${t.demoWorkspaceId}/credentials`, {
-    token: t.adminToken,
-    body: { audience: 'liquidity_provider' },
-  });
-  assert.equal(lp.status, 201, lp.text);
-  lpToken = lp.body.token;
-});
+const t = await startTestApp({ RATE_MAX_AGE_SECONDS: '60' });
 after(async () => t.close());
+const lpToken = await liquidityProviderToken(t);
 
 let n = 0;
 const source = async (overrides: Record<string, unknown> = {}) => {
@@ -28,6 +18,9 @@ const source = async (overrides: Record<string, unknown> = {}) => {
   assert.equal(res.status, 201, res.text);
   return res.body as { source_id: string; name: string };
 };
+/** The admin's change to a rate source (its status). */
+const changeSource = (id: string, body: unknown) =>
+  request(t, 'PATCH', `/v1/api/markets/sources/${id}`, { token: t.adminToken, body });
 const postRate = (body: Record<string, unknown>, token = lpToken) =>
   request(t, 'POST', '/v1/api/markets/rates', { token, body });
 
@@ -39,10 +32,7 @@ describe('rate sources (row 14)', () => {
         (x: { source_id: string }) => x.source_id,
       );
     assert.ok((await listed()).includes(s.source_id));
-    const off = await request(t, 'PATCH', `/v1/api/markets/sources/${s.source_id}`, {
-      token: t.adminToken,
-      body: { status: 'inactive' },
-    });
+    const off = await changeSource(s.source_id, { status: 'inactive' });
     assert.equal(off.status, 200, off.text);
     assert.equal(off.body.status, 'inactive');
     assert.equal(off.body.url, 'https://example.org/prices');
@@ -64,19 +54,8 @@ describe('rate sources (row 14)', () => {
       400,
       'validation_failed',
     );
-    assertProblem(
-      await request(t, 'PATCH', `/v1/api/markets/sources/${s.source_id}`, { token: t.adminToken, body: {} }),
-      400,
-      'validation_failed',
-    );
-    assertProblem(
-      await request(t, 'PATCH', '/v1/api/markets/sources/01890a5d-ac96-774b-bcce-b302099a8057', {
-        token: t.adminToken,
-        body: { status: 'inactive' },
-      }),
-      404,
-      'not_found',
-    );
+    assertProblem(await changeSource(s.source_id, {}), 400, 'validation_failed');
+    assertProblem(await changeSource('01890a5d-ac96-774b-bcce-b302099a8057', { status: 'inactive' }), 404, 'not_found');
     assertProblem(
       await request(t, 'POST', '/v1/api/markets/sources', { token: lpToken, body: { name: 'mine', kind: 'exchange' } }),
       403,
@@ -144,10 +123,7 @@ describe('rate records (row 13)', () => {
       422,
       'rate_source_unavailable',
     );
-    await request(t, 'PATCH', `/v1/api/markets/sources/${s.source_id}`, {
-      token: t.adminToken,
-      body: { status: 'inactive' },
-    });
+    await changeSource(s.source_id, { status: 'inactive' });
     assertProblem(await postRate({ ...base, rate: '1' }), 422, 'rate_source_unavailable');
     assertProblem(await postRate({ ...base, rate: '1' }, t.demoToken), 403, 'forbidden');
   });
@@ -180,10 +156,7 @@ describe('the rate used to convert', () => {
       undefined,
       'stale a minute later',
     );
-    await request(t, 'PATCH', `/v1/api/markets/sources/${s.source_id}`, {
-      token: t.adminToken,
-      body: { status: 'inactive' },
-    });
+    await changeSource(s.source_id, { status: 'inactive' });
     assert.equal(await t.services.marketData.currentRate('USDT', 'ZMW'), undefined, 'a deactivated source is not used');
   });
 });

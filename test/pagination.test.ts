@@ -61,6 +61,18 @@ async function createMany(token: string, count: number, concurrency = 10): Promi
 }
 
 /** Follows next_cursor from the first page to the last; returns every page body. */
+/** Asserts the pages hold `lengths` items, and every page but the last says has_more. */
+function assertPages(pages: PageBody[], lengths: number[]): void {
+  assert.deepEqual(
+    pages.map((p) => p.data.length),
+    lengths,
+  );
+  assert.deepEqual(
+    pages.map((p) => p.has_more),
+    lengths.map((_, i) => i < lengths.length - 1),
+  );
+}
+
 async function walk(token: string, query: string, maxPages = 1000): Promise<PageBody[]> {
   const pages: PageBody[] = [];
   let cursor: string | null = null;
@@ -123,14 +135,7 @@ describe('row 3: walking 250 collections', () => {
 
   it('limit=100 gives pages of 100, 100, 50 with has_more true, true, false and next_cursor null on the last', async () => {
     const pages = await walk(ws.token, 'limit=100');
-    assert.deepEqual(
-      pages.map((p) => p.data.length),
-      [100, 100, 50],
-    );
-    assert.deepEqual(
-      pages.map((p) => p.has_more),
-      [true, true, false],
-    );
+    assertPages(pages, [100, 100, 50]);
     assert.equal(typeof pages[0]?.next_cursor, 'string');
     assert.equal(typeof pages[1]?.next_cursor, 'string');
     assert.notEqual(pages[0]?.next_cursor, pages[1]?.next_cursor);
@@ -275,14 +280,7 @@ describe('row 3: status filter', () => {
 
   it('status=failed with limit=7 crosses pages (7, 7, 1) and still returns each exactly once', async () => {
     const pages = await walk(ws.token, 'status=failed&limit=7');
-    assert.deepEqual(
-      pages.map((p) => p.data.length),
-      [7, 7, 1],
-    );
-    assert.deepEqual(
-      pages.map((p) => p.has_more),
-      [true, true, false],
-    );
+    assertPages(pages, [7, 7, 1]);
     const items = pages.flatMap((p) => p.data);
     assert.ok(items.every((c) => c.status === 'failed'));
     assertEachOnce(items, await expectedIds(ws.id, `status = 'failed'`));
@@ -290,14 +288,7 @@ describe('row 3: status filter', () => {
 
   it('status=failed with limit=5 (an exact divisor) ends with has_more false, not an empty page', async () => {
     const pages = await walk(ws.token, 'status=failed&limit=5');
-    assert.deepEqual(
-      pages.map((p) => p.data.length),
-      [5, 5, 5],
-    );
-    assert.deepEqual(
-      pages.map((p) => p.has_more),
-      [true, true, false],
-    );
+    assertPages(pages, [5, 5, 5]);
   });
 
   it('other statuses filter too; a status with no collections gives an empty last page', async () => {

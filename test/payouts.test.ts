@@ -2,33 +2,24 @@
 // reservation from the ledger balance under concurrency, idempotent commits, the sandbox lifecycle that
 // settles or releases the reservation, conversion from an asset, and the large-payout risk rule.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { verifyLedger } from '../src/modules/ledger/ledger.verify.js';
 import {
   assertProblem,
   createCollection,
   createWorkspace,
   FAST_LIFECYCLE,
+  liquidityProviderToken,
   newKey,
   request,
+  requestRefund,
   startTestApp,
   waitFor,
-  type TestApp,
 } from './helpers/harness.js';
 
-let t: TestApp;
-let lpToken: string;
-
-before(async () => {
-  t = await startTestApp(FAST_LIFECYCLE, { workers: true });
-  const lp = await request(t, 'POST', `/v1/admin/workspaces/${t.demoWorkspaceId}/credentials`, {
-    token: t.adminToken,
-    body: { audience: 'liquidity_provider' },
-  });
-  assert.equal(lp.status, 201, lp.text);
-  lpToken = lp.body.token;
-});
+const t = await startTestApp(FAST_LIFECYCLE, { workers: true });
 after(async () => t.close());
+const lpToken = await liquidityProviderToken(t);
 
 const route = (overrides: Record<string, unknown> = {}) => ({
   source: 'KES',
@@ -63,6 +54,37 @@ async function fund(token: string, amount: number): Promise<void> {
     body: { outcome: 'successful' },
   });
   assert.equal(s.status, 200, s.text);
+}
+
+/** Credits `amount` of an asset to the workspace: a sandbox deposit to an address of its own, confirmed. */
+async function deposit(token: string, asset: string, network: string, amount: number): Promise<void> {
+  const address = await request(t, 'POST', '/v1/api/deposit-addresses', { token, body: { asset, network } });
+  assert.equal(address.status, 201, address.text);
+  const dep = await request(t, 'POST', '/v1/sandbox/deposits', {
+    token,
+    body: { deposit_address_id: address.body.deposit_address_id, amount },
+  });
+  assert.equal(dep.status, 201, dep.text);
+  const confirmed = await request(t, 'POST', `/v1/sandbox/deposits/${dep.body.deposit_id}/simulate`, {
+    token,
+    body: { outcome: 'confirmed' },
+  });
+  assert.equal(confirmed.body.status, 'credited', confirmed.text);
+}
+
+/** A current `base`/KES rate, from a source of its own, posted by the liquidity provider; returns its id. */
+async function postRate(base: string, rate: string): Promise<string> {
+  const source = await request(t, 'POST', '/v1/api/markets/sources', {
+    token: t.adminToken,
+    body: { name: `payouts-${newKey()}`, kind: 'exchange' },
+  });
+  assert.equal(source.status, 201, source.text);
+  const res = await request(t, 'POST', '/v1/api/markets/rates', {
+    token: lpToken,
+    body: { source_id: source.body.source_id, base, quote: 'KES', rate },
+  });
+  assert.equal(res.status, 201, res.text);
+  return res.body.rate_id as string;
 }
 
 async function available(token: string, currency: string): Promise<number> {
@@ -333,13 +355,7 @@ describe('refunds reserve from the same balance (issue 21)', () => {
     assert.equal(await available(ws.token, 'KES'), 6_500);
 
     const results = await Promise.all([
-      ...collections.map((id) =>
-        request(t, 'POST', `/v1/collections/${id}/refund`, {
-          token: ws.token,
-          body: { amount: 1_000 },
-          idempotencyKey: newKey(),
-        }),
-      ),
+      ...collections.map((id) => requestRefund(t, ws.token, id, 1_000)),
       ...Array.from({ length: 5 }, (_, i) =>
         commit(ws.token, { route_id: r.route_id, beneficiary_id: b, amount: 1_000, reference: `mixed-${i}` }),
       ),
@@ -432,21 +448,7 @@ describe('the sandbox settles or releases', () => {
 describe('from an asset', () => {
   it('converts at the current rate (rounded down) from the USDT balance; without a current rate the commit is 422 rate_unavailable', async () => {
     const ws = await createWorkspace(t, 'payouts-usdt');
-    const address = await request(t, 'POST', '/v1/api/deposit-addresses', {
-      token: ws.token,
-      body: { asset: 'USDT', network: 'tron' },
-    });
-    assert.equal(address.status, 201, address.text);
-    const dep = await request(t, 'POST', '/v1/sandbox/deposits', {
-      token: ws.token,
-      body: { deposit_address_id: address.body.deposit_address_id, amount: 50_000_000 },
-    });
-    assert.equal(dep.status, 201, dep.text);
-    const confirmed = await request(t, 'POST', `/v1/sandbox/deposits/${dep.body.deposit_id}/simulate`, {
-      token: ws.token,
-      body: { outcome: 'confirmed' },
-    });
-    assert.equal(confirmed.body.status, 'credited', confirmed.text);
+    await deposit(ws.token, 'USDT', 'tron', 50_000_000);
     assert.equal(await available(ws.token, 'USDT'), 50_000_000);
 
     const r = await createRoute({ source: 'USDT', min_amount: 1_000_000, max_amount: 100_000_000, fee_bps: 50 });
@@ -455,22 +457,13 @@ describe('from an asset', () => {
     const body = { route_id: r.route_id, beneficiary_id: b, amount: 12_345_679, reference: 'usdt-out' };
     assertProblem(await commit(ws.token, body), 422, 'rate_unavailable');
 
-    const source = await request(t, 'POST', '/v1/api/markets/sources', {
-      token: t.adminToken,
-      body: { name: `payout-desk-${newKey()}`, kind: 'liquidity_provider' },
-    });
-    assert.equal(source.status, 201, source.text);
-    const rate = await request(t, 'POST', '/v1/api/markets/rates', {
-      token: lpToken,
-      body: { source_id: source.body.source_id, base: 'USDT', quote: 'KES', rate: '129.45' },
-    });
-    assert.equal(rate.status, 201, rate.text);
+    const rateId = await postRate('USDT', '129.45');
     const res = await commit(ws.token, body);
     assert.equal(res.status, 201, res.text);
     // 12.345679 USDT × 129.45 = 1,598.148...; KES has 2 places: 159,814.8 cents → 159,814; fee 0.5 % → 799.
     assert.deepEqual([res.body.gross_amount, res.body.fee, res.body.amount], [159_814, 799, 159_015]);
     assert.equal(res.body.rate, '129.45');
-    assert.equal(res.body.rate_id, rate.body.rate_id);
+    assert.equal(res.body.rate_id, rateId);
     assert.equal(await available(ws.token, 'USDT'), 50_000_000 - 12_345_679);
     await waitFor('converted payout settled', async () =>
       (await request(t, 'GET', `/v1/api/transactions/${res.body.transaction_id}`, { token: ws.token })).body.status ===
@@ -488,31 +481,8 @@ describe('from an asset', () => {
 describe('conversions beyond what can be paid (from review)', () => {
   it('a commit whose converted amount would pass 2^53 minor units is 422 amount_out_of_range, not a 500', async () => {
     const ws = await createWorkspace(t, 'payouts-overflow');
-    const address = await request(t, 'POST', '/v1/api/deposit-addresses', {
-      token: ws.token,
-      body: { asset: 'USDC', network: 'polygon' },
-    });
-    const dep = await request(t, 'POST', '/v1/sandbox/deposits', {
-      token: ws.token,
-      body: { deposit_address_id: address.body.deposit_address_id, amount: 1_000_000_000_000 },
-    });
-    await request(t, 'POST', `/v1/sandbox/deposits/${dep.body.deposit_id}/simulate`, {
-      token: ws.token,
-      body: { outcome: 'confirmed' },
-    });
-    const source = await request(t, 'POST', '/v1/api/markets/sources', {
-      token: t.adminToken,
-      body: { name: `absurd-${newKey()}`, kind: 'exchange' },
-    });
-    assert.equal(
-      (
-        await request(t, 'POST', '/v1/api/markets/rates', {
-          token: lpToken,
-          body: { source_id: source.body.source_id, base: 'USDC', quote: 'KES', rate: '99999999999999999999' },
-        })
-      ).status,
-      201,
-    );
+    await deposit(ws.token, 'USDC', 'polygon', 1_000_000_000_000);
+    await postRate('USDC', '99999999999999999999');
     const r = await createRoute({ source: 'USDC', min_amount: 1, max_amount: 1_000_000_000_000 });
     const res = await commit(ws.token, {
       route_id: r.route_id,
@@ -529,13 +499,10 @@ describe('who changes a route (from review)', () => {
   it('a liquidity provider changes only the routes its workspace added; the admin changes any', async () => {
     const mine = await createRoute();
     const lpWorkspace = await createWorkspace(t, 'another-lp');
-    const otherLp = await request(t, 'POST', `/v1/admin/workspaces/${lpWorkspace.id}/credentials`, {
-      token: t.adminToken,
-      body: { audience: 'liquidity_provider' },
-    });
+    const otherLpToken = await liquidityProviderToken(t, lpWorkspace.id);
     assertProblem(
       await request(t, 'PATCH', `/v1/api/routes/${mine.route_id}`, {
-        token: otherLp.body.token,
+        token: otherLpToken,
         body: { fee_bps: 9_000 },
       }),
       403,

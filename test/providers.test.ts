@@ -18,8 +18,10 @@ import { expireDue } from '../src/modules/lifecycle/sweeps.js';
 import {
   assertProblem,
   createCollection,
+  liquidityProviderToken,
   newKey,
   request,
+  requestRefund,
   startTestApp,
   type TestApp,
   waitFor,
@@ -36,6 +38,14 @@ interface Received {
   url: string;
   headers: http.IncomingHttpHeaders;
   body: any;
+}
+
+/** A PROVIDERS_FILE in `dir` with one gateway, acme, at `baseUrl` for `rails`; returns its path. */
+async function acmeGatewayFile(dir: string, baseUrl: string, apiKey: string, rails: string[]): Promise<string> {
+  const file = path.join(dir, 'providers.json');
+  const gateway = { name: 'acme', base_url: baseUrl, api_key: apiKey, callback_secret: CALLBACK_SECRET, rails };
+  await writeFile(file, JSON.stringify({ gateways: [gateway] }));
+  return file;
 }
 
 /** A rail gateway on loopback speaking our provider protocol; its answers are set per test. */
@@ -105,21 +115,7 @@ describe('the start is refused when a rail has no provider', () => {
   it('a gateway covering only some rails leaves the others named', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'providers-'));
     try {
-      const file = path.join(dir, 'providers.json');
-      await writeFile(
-        file,
-        JSON.stringify({
-          gateways: [
-            {
-              name: 'acme',
-              base_url: 'https://gw.example',
-              api_key: 'k',
-              callback_secret: CALLBACK_SECRET,
-              rails: ['KE/*'],
-            },
-          ],
-        }),
-      );
+      const file = await acmeGatewayFile(dir, 'https://gw.example', 'k', ['KE/*']);
       const config = loadConfig({ PAYMENTS_ENV: 'production', PROVIDERS_FILE: file });
       assert.throws(
         () => planProviders(config, catalogue),
@@ -190,21 +186,7 @@ describe('production with an HTTP gateway', () => {
   before(async () => {
     await gateway.start();
     dir = await mkdtemp(path.join(os.tmpdir(), 'providers-'));
-    const file = path.join(dir, 'providers.json');
-    await writeFile(
-      file,
-      JSON.stringify({
-        gateways: [
-          {
-            name: 'acme',
-            base_url: gateway.url,
-            api_key: API_KEY,
-            callback_secret: CALLBACK_SECRET,
-            rails: ALL_MARKETS,
-          },
-        ],
-      }),
-    );
+    const file = await acmeGatewayFile(dir, gateway.url, API_KEY, ALL_MARKETS);
     // KE/airtel_money expires after 2 s here, for the expiry test; everything else keeps the built-in expiry.
     t = await startTestApp(
       { PAYMENTS_ENV: 'production', PROVIDERS_FILE: file, WORKER_INTERVAL_MS: '20', RECONCILE_AFTER_SECONDS: '1' },
@@ -226,6 +208,56 @@ describe('production with an HTTP gateway', () => {
       headers: signCallback(secret, raw),
     });
   };
+  /** The collection once it reaches `want`, read through the API. */
+  const reaching = (id: string, want: string, timeoutMs?: number): Promise<any> =>
+    waitFor(
+      `collection ${id} ${want}`,
+      async () => {
+        const c = await status(id);
+        return c.status === want ? c : undefined;
+      },
+      timeoutMs,
+    );
+  /** A new collection of the demo workspace, once the gateway has it pending; returns its id. */
+  async function pendingCollection(): Promise<string> {
+    const created = await createCollection(t, t.demoToken);
+    assert.equal(created.status, 201, created.text);
+    const id = created.body.collection_id as string;
+    await reaching(id, 'pending');
+    return id;
+  }
+  /** The gateway answers `first` to the next initiation and as usual after it; `count` counts the initiations. */
+  function answerFirst(first: { status: number; body: unknown }): { count: number } {
+    const initiations = { count: 0 };
+    gateway.answer = (req) => {
+      initiations.count += 1;
+      return initiations.count <= 1 ? first : new FakeGateway().answer(req);
+    };
+    return initiations;
+  }
+  /** The gateway's notice `noticeId` that the object it knows as `gw_<id>` reached `status`. */
+  const gatewayNotice = (noticeId: string, objectType: string, id: string, status: string) => ({
+    notice_id: noticeId,
+    object_type: objectType,
+    merchant_reference: id,
+    reference: `gw_${id}`,
+    status,
+  });
+  /** The demo workspace's available KES. */
+  const balance = async (): Promise<number> =>
+    (await request(t, 'GET', '/v1/balances', { token: t.demoToken })).body.data.find((b: any) => b.currency === 'KES')
+      ?.available;
+  /** Funds for a payout: a collection of `amount` the gateway initiated and reports successful. */
+  async function fund(amount: number): Promise<void> {
+    const c = await createCollection(t, t.demoToken, { amount });
+    assert.equal(c.status, 201, c.text);
+    const cid = c.body.collection_id as string;
+    await waitFor('collection at the gateway', async () =>
+      gateway.initiations('collections', cid).length === 1 ? true : undefined,
+    );
+    const paid = await callback(gatewayNotice(`fund-${cid}`, 'collection', cid, 'successful'));
+    assert.equal(paid.status, 200, paid.text);
+  }
 
   it('sandbox routes are unknown in production', async () => {
     const created = await createCollection(t, t.demoToken);
@@ -262,7 +294,7 @@ describe('production with an HTTP gateway', () => {
     const created = await createCollection(t, t.demoToken, { customer: { phone_number: '+254712345678' } });
     assert.equal(created.status, 201);
     const id = created.body.collection_id as string;
-    await waitFor('pending', async () => ((await status(id)).status === 'pending' ? true : undefined));
+    await reaching(id, 'pending');
     const initiations = gateway.initiations('collections', id);
     assert.equal(initiations.length, 1);
     const sent = initiations[0] as Received;
@@ -276,37 +308,16 @@ describe('production with an HTTP gateway', () => {
     assert.equal(sent.body.callback_url, `${t.config.publicBaseUrl}/v1/providers/acme/callbacks`);
 
     // Signed with another secret: refused, nothing moves.
-    const forged = await callback(
-      {
-        notice_id: 'n-forged',
-        object_type: 'collection',
-        merchant_reference: id,
-        reference: `gw_${id}`,
-        status: 'successful',
-      },
-      'y'.repeat(32),
-    );
+    const forged = await callback(gatewayNotice('n-forged', 'collection', id, 'successful'), 'y'.repeat(32));
     assertProblem(forged, 401, 'invalid_signature');
     assert.equal((await status(id)).status, 'pending');
 
     // The gateway reports only the final outcome: the collection passes through processing to successful.
-    const done = await callback({
-      notice_id: 'n-1',
-      object_type: 'collection',
-      merchant_reference: id,
-      reference: `gw_${id}`,
-      status: 'successful',
-    });
+    const done = await callback(gatewayNotice('n-1', 'collection', id, 'successful'));
     assert.equal(done.status, 200, done.text);
     assert.deepEqual(done.body, { received: true, outcome: 'applied' });
     assert.equal((await status(id)).status, 'successful');
-    const again = await callback({
-      notice_id: 'n-1',
-      object_type: 'collection',
-      merchant_reference: id,
-      reference: `gw_${id}`,
-      status: 'successful',
-    });
+    const again = await callback(gatewayNotice('n-1', 'collection', id, 'successful'));
     assert.deepEqual(again.body, { received: true, outcome: 'duplicate' });
     const events = await t.db.query<{ type: string }>(
       'SELECT type FROM events WHERE object_id = $1 ORDER BY created_at, id',
@@ -319,20 +330,13 @@ describe('production with an HTTP gateway', () => {
 
     // A notice whose reference is not the one the gateway gave: refused.
     const misrouted = await callback({
-      notice_id: 'n-2',
-      object_type: 'collection',
-      merchant_reference: id,
+      ...gatewayNotice('n-2', 'collection', id, 'reversed'),
       reference: 'someone-else',
-      status: 'reversed',
     });
     assert.deepEqual(misrouted.body, { received: true, outcome: 'refused' });
     assert.equal((await status(id)).status, 'successful');
 
-    const refund = await request(t, 'POST', `/v1/collections/${id}/refund`, {
-      token: t.demoToken,
-      body: { amount: 1500 },
-      idempotencyKey: newKey(),
-    });
+    const refund = await requestRefund(t, t.demoToken, id, 1500);
     assert.equal(refund.status, 201, refund.text);
     const refundId = refund.body.refund_id as string;
     await waitFor('refund initiation', async () =>
@@ -347,13 +351,7 @@ describe('production with an HTTP gateway', () => {
         ? true
         : undefined,
     );
-    const refunded = await callback({
-      notice_id: 'r-1',
-      object_type: 'refund',
-      merchant_reference: refundId,
-      reference: `gw_${refundId}`,
-      status: 'successful',
-    });
+    const refunded = await callback(gatewayNotice('r-1', 'refund', refundId, 'successful'));
     assert.deepEqual(refunded.body, { received: true, outcome: 'applied' });
     assert.equal((await status(id)).status, 'refunded');
     assert.deepEqual(await verifyLedger(t.db), []);
@@ -364,10 +362,7 @@ describe('production with an HTTP gateway', () => {
     try {
       const created = await createCollection(t, t.demoToken);
       const id = created.body.collection_id as string;
-      const failed = await waitFor('failed', async () => {
-        const c = await status(id);
-        return c.status === 'failed' ? c : undefined;
-      });
+      const failed = await reaching(id, 'failed');
       assert.equal(failed.failure_reason, 'provider_refused');
     } finally {
       gateway.answer = new FakeGateway().answer;
@@ -375,23 +370,13 @@ describe('production with an HTTP gateway', () => {
   });
 
   it('a gateway outage (5xx) leaves the collection created; the initiation is retried once the gateway answers', async () => {
-    let calls = 0;
-    gateway.answer = (req) => {
-      calls += 1;
-      return calls <= 1
-        ? { status: 503, body: {} }
-        : { status: 201, body: { reference: `gw_${req.body.merchant_reference}`, status: 'pending' } };
-    };
+    const initiations = answerFirst({ status: 503, body: {} });
     try {
       const created = await createCollection(t, t.demoToken);
       const id = created.body.collection_id as string;
-      await waitFor('first attempt', async () => (calls >= 1 ? true : undefined));
+      await waitFor('first attempt', async () => (initiations.count >= 1 ? true : undefined));
       assert.equal((await status(id)).status, 'created');
-      await waitFor(
-        'pending after retry',
-        async () => ((await status(id)).status === 'pending' ? true : undefined),
-        15_000,
-      );
+      await reaching(id, 'pending', 15_000);
       // Every attempt carried the same Idempotency-Key, so the gateway can tell it is one payment.
       const keys = new Set(gateway.initiations('collections', id).map((r) => r.headers['idempotency-key']));
       assert.deepEqual([...keys], [id]);
@@ -402,17 +387,11 @@ describe('production with an HTTP gateway', () => {
   });
 
   it('a collection in flight with no news is reconciled by asking the gateway', async () => {
-    const created = await createCollection(t, t.demoToken);
-    const id = created.body.collection_id as string;
-    await waitFor('pending', async () => ((await status(id)).status === 'pending' ? true : undefined));
+    const id = await pendingCollection();
     gateway.query = (asked) =>
       asked === id ? { status: 200, body: { reference: `gw_${id}`, status: 'successful' } } : { status: 404, body: {} };
     try {
-      await waitFor(
-        'reconciled to successful',
-        async () => ((await status(id)).status === 'successful' ? true : undefined),
-        15_000,
-      );
+      await reaching(id, 'successful', 15_000);
       assert.ok(gateway.received.some((r) => r.method === 'GET' && r.url === `/collections/${id}`));
     } finally {
       gateway.query = () => ({ status: 404, body: {} });
@@ -420,21 +399,11 @@ describe('production with an HTTP gateway', () => {
   });
 
   it('a 401 from the gateway (a rotated key, say) is retried, not taken as a refusal of the payment', async () => {
-    let calls = 0;
-    gateway.answer = (req) => {
-      calls += 1;
-      return calls <= 1
-        ? { status: 401, body: { error: 'bad key' } }
-        : { status: 201, body: { reference: `gw_${req.body.merchant_reference}`, status: 'pending' } };
-    };
+    answerFirst({ status: 401, body: { error: 'bad key' } });
     try {
       const created = await createCollection(t, t.demoToken);
       const id = created.body.collection_id as string;
-      await waitFor(
-        'pending after retry',
-        async () => ((await status(id)).status === 'pending' ? true : undefined),
-        15_000,
-      );
+      await reaching(id, 'pending', 15_000);
       assert.equal((await status(id)).failure_reason, null);
     } finally {
       gateway.answer = new FakeGateway().answer;
@@ -442,34 +411,16 @@ describe('production with an HTTP gateway', () => {
   });
 
   it('a refund not yet sent when the provider reverses the collection fails as collection_reversed and is never sent', async () => {
-    const created = await createCollection(t, t.demoToken);
-    const id = created.body.collection_id as string;
-    await waitFor('pending', async () => ((await status(id)).status === 'pending' ? true : undefined));
-    await callback({
-      notice_id: `ok-${id}`,
-      object_type: 'collection',
-      merchant_reference: id,
-      reference: `gw_${id}`,
-      status: 'successful',
-    });
+    const id = await pendingCollection();
+    await callback(gatewayNotice(`ok-${id}`, 'collection', id, 'successful'));
     let refundCalls = 0;
     gateway.answer = (req) =>
       req.url === '/refunds' ? ((refundCalls += 1), { status: 503, body: {} }) : new FakeGateway().answer(req);
     try {
-      const refund = await request(t, 'POST', `/v1/collections/${id}/refund`, {
-        token: t.demoToken,
-        body: { amount: 1500 },
-        idempotencyKey: newKey(),
-      });
+      const refund = await requestRefund(t, t.demoToken, id, 1500);
       assert.equal(refund.status, 201, refund.text);
       await waitFor('the first refund attempt', async () => (refundCalls >= 1 ? true : undefined));
-      const reversed = await callback({
-        notice_id: `rev-${id}`,
-        object_type: 'collection',
-        merchant_reference: id,
-        reference: `gw_${id}`,
-        status: 'reversed',
-      });
+      const reversed = await callback(gatewayNotice(`rev-${id}`, 'collection', id, 'reversed'));
       assert.deepEqual(reversed.body, { received: true, outcome: 'applied' });
       const after = (await request(t, 'GET', `/v1/refunds/${refund.body.refund_id}`, { token: t.demoToken })).body;
       assert.equal(after.status, 'failed');
@@ -509,19 +460,9 @@ describe('production with an HTTP gateway', () => {
         ? { status: 200, body: { reference: `gw_${lateId}`, status: 'processing' } }
         : { status: 200, body: { reference: `gw_${asked}`, status: 'pending' } };
     try {
-      await waitFor(
-        'quiet expired',
-        async () => ((await status(quietId)).status === 'expired' ? true : undefined),
-        10_000,
-      );
+      await reaching(quietId, 'expired', 10_000);
       assert.equal((await status(lateId)).status, 'processing');
-      const paid = await callback({
-        notice_id: `late-${lateId}`,
-        object_type: 'collection',
-        merchant_reference: lateId,
-        reference: `gw_${lateId}`,
-        status: 'successful',
-      });
+      const paid = await callback(gatewayNotice(`late-${lateId}`, 'collection', lateId, 'successful'));
       assert.deepEqual(paid.body, { received: true, outcome: 'applied' });
       assert.equal((await status(lateId)).status, 'successful');
     } finally {
@@ -530,31 +471,10 @@ describe('production with an HTTP gateway', () => {
   });
 
   it("payouts are handed to the gateway once; its signed callbacks settle one and release the other; deposits come from the pool and the LP's reports", async () => {
-    const lp = await request(t, 'POST', `/v1/admin/workspaces/${t.demoWorkspaceId}/credentials`, {
-      token: t.adminToken,
-      body: { audience: 'liquidity_provider' },
-    });
-    assert.equal(lp.status, 201, lp.text);
-    // Funds: a collection the gateway reports successful.
-    const c = await createCollection(t, t.demoToken, { amount: 10_000 });
-    const cid = c.body.collection_id as string;
-    await waitFor('collection at the gateway', async () =>
-      gateway.initiations('collections', cid).length === 1 ? true : undefined,
-    );
-    assert.equal(
-      (
-        await callback({
-          notice_id: `fund-${cid}`,
-          object_type: 'collection',
-          merchant_reference: cid,
-          reference: `gw_${cid}`,
-          status: 'successful',
-        })
-      ).status,
-      200,
-    );
+    const lpToken = await liquidityProviderToken(t);
+    await fund(10_000);
     const route = await request(t, 'POST', '/v1/api/routes', {
-      token: lp.body.token,
+      token: lpToken,
       body: { source: 'KES', market: 'KE', rail: 'mpesa', min_amount: 100, max_amount: 1_000_000, fee_fixed: 25 },
     });
     assert.equal(route.status, 201, route.text);
@@ -562,9 +482,6 @@ describe('production with an HTTP gateway', () => {
       token: t.demoToken,
       body: { name: 'Otieno Odhiambo', market: 'KE', rail: 'mpesa', phone_number: '+254712345678' },
     });
-    const balance = async () =>
-      (await request(t, 'GET', '/v1/balances', { token: t.demoToken })).body.data.find((b: any) => b.currency === 'KES')
-        ?.available as number;
     const before = await balance();
     const commit = (amount: number) =>
       request(t, 'POST', '/api/transactions/commit', {
@@ -605,29 +522,10 @@ describe('production with an HTTP gateway', () => {
     assert.equal(await balance(), before - 7_000);
     const pid = paid.body.transaction_id as string;
     const rid = refused.body.transaction_id as string;
+    assert.equal((await callback(gatewayNotice(`p-${pid}`, 'payout', pid, 'successful'))).body.outcome, 'applied');
     assert.equal(
-      (
-        await callback({
-          notice_id: `p-${pid}`,
-          object_type: 'payout',
-          merchant_reference: pid,
-          reference: `gw_${pid}`,
-          status: 'successful',
-        })
-      ).body.outcome,
-      'applied',
-    );
-    assert.equal(
-      (
-        await callback({
-          notice_id: `p-${rid}`,
-          object_type: 'payout',
-          merchant_reference: rid,
-          reference: `gw_${rid}`,
-          status: 'failed',
-          reason: 'invalid_account',
-        })
-      ).body.outcome,
+      (await callback({ ...gatewayNotice(`p-${rid}`, 'payout', rid, 'failed'), reason: 'invalid_account' })).body
+        .outcome,
       'applied',
     );
     const failed = (await request(t, 'GET', `/v1/api/transactions/${rid}`, { token: t.demoToken })).body;
@@ -653,7 +551,7 @@ describe('production with an HTTP gateway', () => {
     assert.equal(empty.headers.get('retry-after'), '60');
     const addr = `T${'A'.repeat(33)}`;
     const stocked = await request(t, 'POST', '/v1/api/deposit-addresses/pool', {
-      token: lp.body.token,
+      token: lpToken,
       body: { ...want, addresses: [addr] },
     });
     assert.deepEqual([stocked.status, stocked.body.added, stocked.body.available], [200, 1, 1]);
@@ -662,12 +560,11 @@ describe('production with an HTTP gateway', () => {
     assert.equal(address.body.address, addr);
     const report = { network: 'tron', address: addr, asset: 'USDT', amount: 5_000_000, tx_hash: 'f'.repeat(64) };
     assert.equal(
-      (await request(t, 'POST', '/v1/api/deposits', { token: lp.body.token, body: { ...report, status: 'pending' } }))
-        .status,
+      (await request(t, 'POST', '/v1/api/deposits', { token: lpToken, body: { ...report, status: 'pending' } })).status,
       201,
     );
     const confirmed = await request(t, 'POST', '/v1/api/deposits', {
-      token: lp.body.token,
+      token: lpToken,
       body: { ...report, status: 'confirmed', confirmations: 20 },
     });
     assert.equal(confirmed.status, 200, confirmed.text);
@@ -687,24 +584,10 @@ describe('production with an HTTP gateway', () => {
   });
 
   it('a payout whose initiation was never answered is failed (and released) only once the gateway says it does not have it', async () => {
-    const lp = await request(t, 'POST', `/v1/admin/workspaces/${t.demoWorkspaceId}/credentials`, {
-      token: t.adminToken,
-      body: { audience: 'liquidity_provider' },
-    });
-    const c = await createCollection(t, t.demoToken, { amount: 9_000 });
-    const cid = c.body.collection_id as string;
-    await waitFor('collection at the gateway', async () =>
-      gateway.initiations('collections', cid).length === 1 ? true : undefined,
-    );
-    await callback({
-      notice_id: `fund2-${cid}`,
-      object_type: 'collection',
-      merchant_reference: cid,
-      reference: `gw_${cid}`,
-      status: 'successful',
-    });
+    const lpToken = await liquidityProviderToken(t);
+    await fund(9_000);
     const route = await request(t, 'POST', '/v1/api/routes', {
-      token: lp.body.token,
+      token: lpToken,
       body: { source: 'KES', market: 'KE', rail: 'mpesa', min_amount: 100, max_amount: 1_000_000 },
     });
     const ben = await request(t, 'POST', '/v1/api/beneficiaries', {
@@ -760,19 +643,14 @@ describe('production with an HTTP gateway', () => {
       // 3. The gateway does not know it: failed with provider_error, and the reservation is released.
       const never = await payout();
       gateway.query = () => ({ status: 404, body: {} });
-      const before = (await request(t, 'GET', '/v1/balances', { token: t.demoToken })).body.data.find(
-        (b: any) => b.currency === 'KES',
-      ).available as number;
+      const before = await balance();
       await giveUp(never);
       const failed = await waitFor('the payout failed', async () => {
         const body = await read(never);
         return body.status === 'failed' ? body : undefined;
       });
       assert.deepEqual([failed.status, failed.failure_reason], ['failed', 'provider_error']);
-      const after = (await request(t, 'GET', '/v1/balances', { token: t.demoToken })).body.data.find(
-        (b: any) => b.currency === 'KES',
-      ).available as number;
-      assert.equal(after, before + 1_000);
+      assert.equal(await balance(), before + 1_000);
     } finally {
       gateway.answer = normal;
       gateway.query = normalQuery;

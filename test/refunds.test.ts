@@ -720,3 +720,80 @@ describe('a refund that fails (no workers: it stays requested until simulated)',
     assert.deepEqual(await verifyLedger(held.db), []);
   });
 });
+
+describe("GET /v1/refunds: the workspace's refunds of every collection (no workers: statuses set by hand)", () => {
+  let held: TestApp;
+  before(async () => {
+    held = await startTestApp();
+  });
+  after(async () => held?.close());
+
+  /** A successful collection of `token`'s workspace with metadata `{ n }`; its id. */
+  async function paidCollection(token: string, n: number): Promise<string> {
+    const res = await createCollection(held, token, { metadata: { n } });
+    assert.equal(res.status, 201, res.text);
+    const paid = await simulateCollection(held, token, res.body.collection_id, { outcome: 'successful' });
+    assert.equal(paid.status, 200, paid.text);
+    return res.body.collection_id as string;
+  }
+  const list = (token: string, query = '') => request(held, 'GET', `/v1/refunds${query ? `?${query}` : ''}`, { token });
+  const refundIds = (res: ApiResponse) => res.body.data.map((r: { refund_id: string }) => r.refund_id);
+
+  it('newest first, with each collection’s metadata, filtered by status and time, paged; never another workspace’s', async () => {
+    const ws = await createWorkspace(held, 'refunds-list');
+    const [c1, c2, c3] = [
+      await paidCollection(ws.token, 1),
+      await paidCollection(ws.token, 2),
+      await paidCollection(ws.token, 3),
+    ];
+    const refund = async (collectionId: string): Promise<string> => {
+      const res = await postRefund(held, ws.token, collectionId);
+      assert.equal(res.status, 201, res.text);
+      return res.body.refund_id as string;
+    };
+    const failedId = await refund(c1 ?? '');
+    assert.equal((await simulateRefund(held, ws.token, failedId, { outcome: 'failed' })).status, 200);
+    const againId = await refund(c1 ?? '');
+    const secondId = await refund(c2 ?? '');
+    const successfulId = await refund(c3 ?? '');
+    assert.equal((await simulateRefund(held, ws.token, successfulId, { outcome: 'successful' })).status, 200);
+    // Another workspace's refund, made while these were.
+    const theirs = await postRefund(held, held.demoToken, await paidCollection(held.demoToken, 9));
+    assert.equal(theirs.status, 201, theirs.text);
+
+    const all = await list(ws.token);
+    assert.equal(all.status, 200, all.text);
+    assert.deepEqual(refundIds(all), [successfulId, secondId, againId, failedId]);
+    for (const r of all.body.data) assert.deepEqual(Object.keys(r).sort(), REFUND_FIELDS);
+    assert.deepEqual(
+      all.body.data.map((r: { metadata: unknown }) => r.metadata),
+      [{ n: 3 }, { n: 2 }, { n: 1 }, { n: 1 }],
+    );
+    assert.deepEqual(refundIds(await list(held.demoToken)), [theirs.body.refund_id]);
+
+    assert.deepEqual(refundIds(await list(ws.token, 'status=failed')), [failedId]);
+    assert.deepEqual(refundIds(await list(ws.token, 'status=requested')), [secondId, againId]);
+    assert.deepEqual(refundIds(await list(ws.token, 'status=successful')), [successfulId]);
+
+    const seen: string[] = [];
+    let query = 'limit=1';
+    for (let pages = 0; pages < 10; pages++) {
+      const page = await list(ws.token, query);
+      assert.equal(page.status, 200, page.text);
+      seen.push(...refundIds(page));
+      if (page.body.next_cursor === null) break;
+      query = `limit=1&cursor=${encodeURIComponent(page.body.next_cursor)}`;
+    }
+    assert.deepEqual(seen, [successfulId, secondId, againId, failedId]);
+
+    const second = await getRefund(held, ws.token, secondId);
+    const at = encodeURIComponent(second.body.requested_at);
+    assert.deepEqual(refundIds(await list(ws.token, `from=${at}`)), [successfulId, secondId]);
+    assert.deepEqual(refundIds(await list(ws.token, `to=${at}`)), [secondId, againId, failedId]);
+    assert.deepEqual(refundIds(await list(ws.token, 'from=2999-01-01')), []);
+
+    assertProblem(await list(ws.token, 'status=refunded'), 400, 'validation_failed');
+    assertProblem(await list(ws.token, 'from=yesterday'), 400, 'validation_failed');
+    assertProblem(await request(held, 'GET', '/v1/refunds'), 401, 'unauthorized');
+  });
+});

@@ -11,8 +11,8 @@ import {
   assertProblem,
   createCollection,
   createWorkspace,
-  newKey,
   request,
+  requestRefund,
   startTestApp,
   type TestApp,
 } from './helpers/harness.js';
@@ -52,11 +52,7 @@ describe('the settlement report', () => {
     failedId = await collection(700, 'failed');
     await collection(4_000, 'successful', 'airtel_money');
     const refunded = await collection(1_000, 'successful');
-    const refund = await request(t, 'POST', `/v1/collections/${refunded}/refund`, {
-      token: ws.token,
-      body: { amount: 1_000 },
-      idempotencyKey: newKey(),
-    });
+    const refund = await requestRefund(t, ws.token, refunded, 1_000);
     assert.equal(refund.status, 201, refund.text);
     const settled = await request(t, 'POST', `/v1/sandbox/refunds/${refund.body.refund_id}/simulate`, {
       token: ws.token,

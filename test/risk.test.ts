@@ -8,8 +8,10 @@ import {
   createCollection,
   createWorkspace,
   FAST_LIFECYCLE,
+  liquidityProviderToken,
   newKey,
   request,
+  requestRefund,
   startTestApp,
   waitFor,
   type TestApp,
@@ -31,6 +33,9 @@ const report = (overrides: Record<string, unknown> = {}) => ({
 });
 const create = (token: string, body: unknown, key?: string) =>
   request(t, 'POST', '/v1/api/risk/signals', { token, body, ...(key === undefined ? {} : { idempotencyKey: key }) });
+/** The admin's review of a signal: a PATCH of its status (and note). */
+const review = (id: string, body: unknown) =>
+  request(t, 'PATCH', `/v1/api/risk/signals/${id}`, { token: t.adminToken, body });
 const openSignals = async (token: string) =>
   (await request(t, 'GET', '/v1/api/risk/signals/open?limit=100', { token })).body.data as Record<string, any>[];
 
@@ -143,44 +148,17 @@ describe('rows 7 and 6: read one, list the open ones', () => {
       403,
       'forbidden',
     );
-    const ack = await request(t, 'PATCH', `/v1/api/risk/signals/${a.signal_id}`, {
-      token: t.adminToken,
-      body: { status: 'acknowledged', note: 'looking' },
-    });
+    const ack = await review(a.signal_id, { status: 'acknowledged', note: 'looking' });
     assert.equal(ack.status, 200, ack.text);
     assert.equal(ack.body.status, 'acknowledged');
     assert.ok(ack.body.acknowledged_at);
-    const done = await request(t, 'PATCH', `/v1/api/risk/signals/${a.signal_id}`, {
-      token: t.adminToken,
-      body: { status: 'resolved', note: 'false alarm' },
-    });
+    const done = await review(a.signal_id, { status: 'resolved', note: 'false alarm' });
     assert.equal(done.body.status, 'resolved');
     assert.equal(done.body.resolution_note, 'false alarm');
     assert.ok(done.body.resolved_at);
-    assertProblem(
-      await request(t, 'PATCH', `/v1/api/risk/signals/${a.signal_id}`, {
-        token: t.adminToken,
-        body: { status: 'acknowledged' },
-      }),
-      409,
-      'transition_not_allowed',
-    );
-    assertProblem(
-      await request(t, 'PATCH', `/v1/api/risk/signals/${a.signal_id}`, {
-        token: t.adminToken,
-        body: { status: 'closed' },
-      }),
-      400,
-      'validation_failed',
-    );
-    assertProblem(
-      await request(t, 'PATCH', '/v1/api/risk/signals/0190a5f4-0000-7000-8000-000000000000', {
-        token: t.adminToken,
-        body: { status: 'resolved' },
-      }),
-      404,
-      'not_found',
-    );
+    assertProblem(await review(a.signal_id, { status: 'acknowledged' }), 409, 'transition_not_allowed');
+    assertProblem(await review(a.signal_id, { status: 'closed' }), 400, 'validation_failed');
+    assertProblem(await review('0190a5f4-0000-7000-8000-000000000000', { status: 'resolved' }), 404, 'not_found');
     assert.deepEqual(
       (await openSignals(ws.token)).map((s) => s.signal_id),
       [b.signal_id],
@@ -233,11 +211,7 @@ describe('built-in rules', () => {
     const refundAll = async (token: string, n: number): Promise<void> => {
       for (let i = 0; i < n; i++) {
         const id = await collectAndWait(token, `+2547555500${10 + i}`, 'successful');
-        const res = await request(t, 'POST', `/v1/collections/${id}/refund`, {
-          token,
-          body: { amount: 1500 },
-          idempotencyKey: newKey(),
-        });
+        const res = await requestRefund(t, token, id, 1500);
         assert.equal(res.status, 201, res.text);
       }
     };
@@ -262,15 +236,7 @@ describe('built-in rules', () => {
     const ids = await Promise.all(
       [0, 1, 2, 3, 4].map((i) => collectAndWait(ws.token, `+2547666600${20 + i}`, 'successful')),
     );
-    const answers = await Promise.all(
-      ids.map((id) =>
-        request(t, 'POST', `/v1/collections/${id}/refund`, {
-          token: ws.token,
-          body: { amount: 1500 },
-          idempotencyKey: newKey(),
-        }),
-      ),
-    );
+    const answers = await Promise.all(ids.map((id) => requestRefund(t, ws.token, id, 1500)));
     assert.deepEqual(
       answers.map((a) => a.status),
       [201, 201, 201, 201, 201],
@@ -293,16 +259,7 @@ describe('built-in rules', () => {
     const refunded: string[] = [];
     for (let i = 0; i < 4; i++) {
       const id = await collectAndWait(ws.token, `+2547777700${30 + i}`, 'successful');
-      assert.equal(
-        (
-          await request(t, 'POST', `/v1/collections/${id}/refund`, {
-            token: ws.token,
-            body: { amount: 1500 },
-            idempotencyKey: newKey(),
-          })
-        ).status,
-        201,
-      );
+      assert.equal((await requestRefund(t, ws.token, id, 1500)).status, 201);
       refunded.push(id);
     }
     await t.db.query(
@@ -310,16 +267,7 @@ describe('built-in rules', () => {
       [refunded],
     );
     const last = await collectAndWait(ws.token, '+254777770040', 'successful');
-    assert.equal(
-      (
-        await request(t, 'POST', `/v1/collections/${last}/refund`, {
-          token: ws.token,
-          body: { amount: 1500 },
-          idempotencyKey: newKey(),
-        })
-      ).status,
-      201,
-    );
+    assert.equal((await requestRefund(t, ws.token, last, 1500)).status, 201);
     assert.deepEqual(await openSignals(ws.token), [], 'four of the five refunds are outside ten minutes');
   });
 
@@ -341,10 +289,7 @@ describe('built-in rules', () => {
     for (let i = 0; i < 3; i++) await collectAndWait(ws.token, '+254799990002', 'failed');
     const [signal] = await openSignals(ws.token);
     assert.ok(signal);
-    const done = await request(t, 'PATCH', `/v1/api/risk/signals/${signal.signal_id}`, {
-      token: t.adminToken,
-      body: { status: 'resolved', note: 'payer confirmed' },
-    });
+    const done = await review(signal.signal_id, { status: 'resolved', note: 'payer confirmed' });
     assert.equal(done.status, 200);
     await collectAndWait(ws.token, '+254799990002', 'failed');
     assert.deepEqual(await openSignals(ws.token), [], 'the failures before the signal were already seen');
@@ -371,12 +316,7 @@ describe('liquidity providers see payer phone numbers masked', () => {
 
   it('an LP token lists and reads a signal about a phone masked everywhere; integrator and admin see it whole', async () => {
     const ws = await createWorkspace(t, 'risk-lp-privacy');
-    const lp = await request(t, 'POST', `/v1/admin/workspaces/${ws.id}/credentials`, {
-      token: t.adminToken,
-      body: { audience: 'liquidity_provider' },
-    });
-    assert.equal(lp.status, 201, lp.text);
-    const lpToken = lp.body.token as string;
+    const lpToken = await liquidityProviderToken(t, ws.id);
     const phone = '+254712345678';
     const reported = await create(
       ws.token,
@@ -387,10 +327,7 @@ describe('liquidity providers see payer phone numbers masked', () => {
     );
     assert.equal(reported.status, 201, reported.text);
     const id = reported.body.signal_id as string;
-    const note = await request(t, 'PATCH', `/v1/api/risk/signals/${id}`, {
-      token: t.adminToken,
-      body: { status: 'acknowledged', note: `Called ${phone}, no answer.` },
-    });
+    const note = await review(id, { status: 'acknowledged', note: `Called ${phone}, no answer.` });
     assert.equal(note.status, 200, note.text);
 
     const masked = {
@@ -445,11 +382,7 @@ describe('liquidity providers see payer phone numbers masked', () => {
 
   it('an LP cannot look a signal up by the full number: the list has no subject filter (400), and its own report comes back masked', async () => {
     const ws = await createWorkspace(t, 'risk-lp-filter');
-    const lp = await request(t, 'POST', `/v1/admin/workspaces/${ws.id}/credentials`, {
-      token: t.adminToken,
-      body: { audience: 'liquidity_provider' },
-    });
-    const lpToken = lp.body.token as string;
+    const lpToken = await liquidityProviderToken(t, ws.id);
     assert.equal((await create(ws.token, report())).status, 201);
     for (const query of ['subject_id=%2B254712345678', 'subject=%2B254712345678', 'phone_number=%2B254712345678']) {
       assertProblem(

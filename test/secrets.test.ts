@@ -36,6 +36,7 @@ import {
   waitFor,
 } from './helpers/harness.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
+import { DARAJA_ENTRY } from './helpers/connectors.js';
 import { npmStartArgs, PROJECT_ROOT } from './helpers/start-command.js';
 
 const catalogue = new MarketCatalogue(loadCatalogue(undefined));
@@ -659,20 +660,7 @@ describe('PROVIDERS_FILE: sealed connector credentials', () => {
   });
   after(async () => rm(dir, { recursive: true, force: true }));
 
-  const daraja = (secrets: Record<string, unknown>) => ({
-    type: 'mpesa_daraja',
-    name: 'mkopo',
-    rails: ['KE/mpesa'],
-    base_url: 'https://sandbox.example.co.ke',
-    callback_token: 'a'.repeat(24),
-    consumer_key: 'k',
-    consumer_secret: 's',
-    shortcode: '174379',
-    passkey: 'p',
-    transaction_type: 'CustomerPayBillOnline',
-    b2c: { shortcode: '600000', initiator_name: 'testapi', security_credential: 'c' },
-    ...secrets,
-  });
+  const daraja = (secrets: Record<string, unknown>) => ({ ...DARAJA_ENTRY, ...secrets });
 
   async function providersFile(entry: unknown): Promise<string> {
     const file = path.join(dir, `${randomUUID()}.json`);

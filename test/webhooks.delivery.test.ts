@@ -18,6 +18,7 @@ import {
   FAST_LIFECYCLE,
   newKey,
   request,
+  requestRefund,
   startTestApp,
   type TestApp,
   waitFor,
@@ -41,6 +42,13 @@ const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 // Helpers
 
 type Api = { baseUrl: string };
+
+/** An app whose workers deliver webhooks on `schedule` (WEBHOOK_RETRY_SCHEDULE), polling for them every 20 ms. */
+const startWebhookApp = (schedule: string, env: Record<string, string> = {}): Promise<TestApp> =>
+  startTestApp(
+    { ...FAST_LIFECYCLE, WEBHOOK_POLL_MS: '20', WEBHOOK_RETRY_SCHEDULE: schedule, ...env },
+    { workers: true },
+  );
 
 interface Endpoint {
   id: string;
@@ -137,6 +145,17 @@ async function waitDelivery(
   }
 }
 
+/** An endpoint at `url` for collection.created only, and that event of a new collection, once recorded. */
+async function createdEventAt(t: Api, token: string, url: string): Promise<{ endpoint: Endpoint; event: any }> {
+  const endpoint = await addEndpoint(t, token, url, ['collection.created']);
+  const event = await eventOf(t, token, await newCollection(t, token), 'collection.created');
+  return { endpoint, event };
+}
+
+/** The event's one delivery to the endpoint, once it succeeded. */
+const waitSucceeded = (t: Api, token: string, eventId: string, endpointId: string): Promise<any> =>
+  waitDelivery(t, token, eventId, endpointId, 'succeeded', (d) => d.status === 'succeeded');
+
 /** Checks the Standard Webhooks signature with the package integrators use; returns the parsed body. */
 function verified(secret: string, r: ReceivedRequest): any {
   assert.equal(r.method, 'POST');
@@ -170,15 +189,7 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
   const SCHEDULE_MS = [0, 300, 600, 300, 300];
   let t: TestApp;
   before(async () => {
-    t = await startTestApp(
-      {
-        ...FAST_LIFECYCLE,
-        WEBHOOK_POLL_MS: '20',
-        WEBHOOK_RETRY_SCHEDULE: '0s,300ms,600ms,300ms,300ms',
-        WEBHOOK_TIMEOUT_MS: '3000',
-      },
-      { workers: true },
-    );
+    t = await startWebhookApp('0s,300ms,600ms,300ms,300ms', { WEBHOOK_TIMEOUT_MS: '3000' });
   });
   after(async () => t?.close());
 
@@ -189,11 +200,7 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
       const endpoint = await addEndpoint(t, ws.token, receiver.url);
       const collectionId = await newCollection(t, ws.token, { metadata: METADATA });
       await waitCollection(t, ws.token, collectionId, 'successful');
-      const refund = await request(t, 'POST', `/v1/collections/${collectionId}/refund`, {
-        token: ws.token,
-        body: { amount: 1500 },
-        idempotencyKey: newKey(),
-      });
+      const refund = await requestRefund(t, ws.token, collectionId, 1500);
       assert.equal(refund.status, 201, refund.text);
       const refundId = refund.body.refund_id as string;
       await waitCollection(t, ws.token, collectionId, 'refunded');
@@ -249,17 +256,8 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
       return n <= 3 ? { status: 500, body: `failure #${n}` } : { status: 200, body: 'finally' };
     });
     try {
-      const endpoint = await addEndpoint(t, ws.token, receiver.url, ['collection.created']);
-      const collectionId = await newCollection(t, ws.token);
-      const event = await eventOf(t, ws.token, collectionId, 'collection.created');
-      const delivery = await waitDelivery(
-        t,
-        ws.token,
-        event.id,
-        endpoint.id,
-        'succeeded',
-        (d) => d.status === 'succeeded',
-      );
+      const { endpoint, event } = await createdEventAt(t, ws.token, receiver.url);
+      const delivery = await waitSucceeded(t, ws.token, event.id, endpoint.id);
       await sleep(700); // more than a retry delay: nothing more may come
       const got = receiver.requests;
       assert.equal(got.length, 4, 'three failures, then one success, then nothing');
@@ -311,17 +309,8 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
     const ws = await createWorkspace(t, 'webhooks resend');
     const receiver = await startReceiver(() => ({ status: 200, body: 'ok' }));
     try {
-      const endpoint = await addEndpoint(t, ws.token, receiver.url, ['collection.created']);
-      const collectionId = await newCollection(t, ws.token);
-      const event = await eventOf(t, ws.token, collectionId, 'collection.created');
-      const original = await waitDelivery(
-        t,
-        ws.token,
-        event.id,
-        endpoint.id,
-        'succeeded',
-        (d) => d.status === 'succeeded',
-      );
+      const { endpoint, event } = await createdEventAt(t, ws.token, receiver.url);
+      const original = await waitSucceeded(t, ws.token, event.id, endpoint.id);
       assert.equal(receiver.requests.length, 1);
 
       const resend = await request(t, 'POST', `/v1/events/${event.id}/resend`, {
@@ -410,14 +399,7 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
       assert.equal(attempt.response_body, null);
       assert.equal(attempt.succeeded, false);
       assert.ok(attempt.duration_ms >= 2990 && attempt.duration_ms < 6000, `duration ${attempt.duration_ms} ms`);
-      const onFast = await waitDelivery(
-        t,
-        ws.token,
-        created.id,
-        fastEndpoint.id,
-        'succeeded',
-        (d) => d.status === 'succeeded',
-      );
+      const onFast = await waitSucceeded(t, ws.token, created.id, fastEndpoint.id);
       assert.equal(onFast.attempts.length, 1);
     } finally {
       // Stop the slow endpoint's retries before letting its held connections go.
@@ -583,17 +565,8 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
       index === 0 ? { status: 500, body: long(0) } : { status: 200, body: long(7) },
     );
     try {
-      const endpoint = await addEndpoint(t, ws.token, receiver.url, ['collection.created']);
-      const collectionId = await newCollection(t, ws.token);
-      const event = await eventOf(t, ws.token, collectionId, 'collection.created');
-      const delivery = await waitDelivery(
-        t,
-        ws.token,
-        event.id,
-        endpoint.id,
-        'succeeded',
-        (d) => d.status === 'succeeded',
-      );
+      const { endpoint, event } = await createdEventAt(t, ws.token, receiver.url);
+      const delivery = await waitSucceeded(t, ws.token, event.id, endpoint.id);
       assert.equal(delivery.attempts.length, 2);
       const [failed, ok] = delivery.attempts;
       assert.equal(failed.status_code, 500);
@@ -610,10 +583,7 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
 describe('webhooks on a short schedule (0s,100ms: three attempts in all)', () => {
   let t: TestApp;
   before(async () => {
-    t = await startTestApp(
-      { ...FAST_LIFECYCLE, WEBHOOK_POLL_MS: '20', WEBHOOK_RETRY_SCHEDULE: '0s,100ms' },
-      { workers: true },
-    );
+    t = await startWebhookApp('0s,100ms');
   });
   after(async () => t?.close());
 
@@ -621,9 +591,7 @@ describe('webhooks on a short schedule (0s,100ms: three attempts in all)', () =>
     const ws = await createWorkspace(t, 'webhooks exhausted');
     const receiver = await startReceiver(() => ({ status: 500, body: 'down' }));
     try {
-      const endpoint = await addEndpoint(t, ws.token, receiver.url, ['collection.created']);
-      const collectionId = await newCollection(t, ws.token);
-      const event = await eventOf(t, ws.token, collectionId, 'collection.created');
+      const { endpoint, event } = await createdEventAt(t, ws.token, receiver.url);
       const delivery = await waitDelivery(t, ws.token, event.id, endpoint.id, 'failed', (d) => d.status === 'failed');
       await sleep(600); // several times the last delay: a fourth attempt would come now
       assert.equal(receiver.requests.length, 3);
@@ -661,17 +629,8 @@ describe('webhooks on a short schedule (0s,100ms: three attempts in all)', () =>
       return { status: 200, body: 'ok' };
     });
     try {
-      const endpoint = await addEndpoint(t, ws.token, receiver.url, ['collection.created']);
-      const collectionId = await newCollection(t, ws.token);
-      const event = await eventOf(t, ws.token, collectionId, 'collection.created');
-      const delivery = await waitDelivery(
-        t,
-        ws.token,
-        event.id,
-        endpoint.id,
-        'succeeded',
-        (d) => d.status === 'succeeded',
-      );
+      const { endpoint, event } = await createdEventAt(t, ws.token, receiver.url);
+      const delivery = await waitSucceeded(t, ws.token, event.id, endpoint.id);
       assert.equal(receiver.requests.length, 3);
       for (const r of receiver.requests) assert.deepEqual(verified(endpoint.secret, r), event);
       const between = gaps(receiver.requests);
@@ -702,10 +661,7 @@ describe('webhooks on a short schedule (0s,100ms: three attempts in all)', () =>
 describe('webhooks: 410 Gone (schedule 0s,30s)', () => {
   let t: TestApp;
   before(async () => {
-    t = await startTestApp(
-      { ...FAST_LIFECYCLE, WEBHOOK_POLL_MS: '20', WEBHOOK_RETRY_SCHEDULE: '0s,30s' },
-      { workers: true },
-    );
+    t = await startWebhookApp('0s,30s');
   });
   after(async () => t?.close());
 

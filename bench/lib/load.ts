@@ -2,6 +2,7 @@
 // the last is answered, for a fixed time (the maximum rate). A fixed rate is paced.ts.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type { IncomingHttpHeaders } from 'node:http';
 import autocannon from 'autocannon';
 
 /** Both cores' time since boot, busy and in all, from /proc/stat (zeros where there is none). */
@@ -63,6 +64,8 @@ export interface LoadOptions {
   body?: string;
   /** A fresh `Idempotency-Key` (UUID v4) on every request. */
   freshKey?: boolean;
+  /** `Authorization` values: each request takes one of them at random (load spread over several workspaces). */
+  authorizations?: string[];
   /** The status every response must have; anything else fails the run. */
   expect: number;
 }
@@ -76,6 +79,14 @@ export function load(options: LoadOptions): Promise<LoadResult> {
 async function run(options: LoadOptions): Promise<Omit<LoadResult, 'machine_busy_pct'>> {
   let unexpected = 0;
   let firstUnexpected: string | undefined;
+  const { freshKey, authorizations } = options;
+  const perRequest = (headers: IncomingHttpHeaders | undefined): IncomingHttpHeaders => ({
+    ...headers,
+    ...(freshKey ? { 'idempotency-key': randomUUID() } : {}),
+    ...(authorizations?.length
+      ? { authorization: authorizations[Math.floor(Math.random() * authorizations.length)] }
+      : {}),
+  });
   const result = await autocannon({
     url: options.url,
     connections: options.connections,
@@ -85,8 +96,8 @@ async function run(options: LoadOptions): Promise<Omit<LoadResult, 'machine_busy
     ...(options.body === undefined ? {} : { body: options.body }),
     requests: [
       {
-        ...(options.freshKey
-          ? { setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'idempotency-key': randomUUID() } }) }
+        ...(freshKey || authorizations?.length
+          ? { setupRequest: (req) => ({ ...req, headers: perRequest(req.headers) }) }
           : {}),
         onResponse: (status, body) => {
           if (status === options.expect) return;

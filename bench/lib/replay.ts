@@ -10,6 +10,7 @@ import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
 import { createPool } from '../../src/db/pool.js';
 import { uuidv7 } from '../../src/platform/ids.js';
+import { runSimulatorStep } from '../../src/modules/providers/sandbox.simulator.js';
 import { createService } from '../../src/service.js';
 import { summarise, withCpu } from './load.js';
 
@@ -56,8 +57,9 @@ async function withRecordingApp<T>(
   dataDir: string,
   token: string,
   work: (r: Recording) => Promise<T>,
+  env: Record<string, string> = {},
 ): Promise<T> {
-  const config = loadConfig({ DATABASE_URL: databaseUrl, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent' });
+  const config = loadConfig({ DATABASE_URL: databaseUrl, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent', ...env });
   const pool = createPool(databaseUrl, 2);
   const { app, services } = await createService(config, pool, { logger: false });
   const statements: Statement[] = [];
@@ -151,24 +153,143 @@ export function captureList(databaseUrl: string, dataDir: string, token: string,
   });
 }
 
+/** The statements of one round trip (several when sent together), whitespace collapsed. */
+function parts(text: string): string[] {
+  return text
+    .replace(/\s+/g, ' ')
+    .split(/;(?=\s*(?:BEGIN|COMMIT|ROLLBACK|SELECT|INSERT|UPDATE|DELETE|WITH)\b)/)
+    .map((part) => part.trim());
+}
+
+/** A short name for a statement: its verb and table, or the writes of a data-modifying WITH. */
+function statementName(t: string): string {
+  const table = /(?:INSERT INTO|FROM|UPDATE) (\w+)/.exec(t)?.[1];
+  const verb = t.split(' ')[0] ?? '';
+  if (/pg_try_advisory_xact_lock/.test(t)) return 'SELECT pg_try_advisory_xact_lock';
+  if (verb === 'WITH')
+    return `WITH … ${[...t.matchAll(/(INSERT INTO|(?<!DO )UPDATE) (\w+)/g)].map((m) => `${m[1]} ${m[2]}`).join(', ')}`;
+  return table ? `${verb} ${table}` : verb;
+}
+
+/** A short name for each round trip (statements sent together are joined by +). */
+function roundTripName(s: Statement): string {
+  return parts(s.text).map(statementName).join(' + ');
+}
+
 /** A short name for each round trip (statements sent together are joined by +), for the report. */
 export function describe(capture: Capture): { handler: string[]; initiation: string[] } {
-  const name = (t: string): string => {
-    const table = /(?:INSERT INTO|FROM|UPDATE) (\w+)/.exec(t)?.[1];
-    const verb = t.split(' ')[0] ?? '';
-    if (/pg_try_advisory_xact_lock/.test(t)) return 'SELECT pg_try_advisory_xact_lock';
-    if (verb === 'WITH')
-      return `WITH … ${[...t.matchAll(/(INSERT INTO|UPDATE) (\w+)/g)].map((m) => `${m[1]} ${m[2]}`).join(', ')}`;
-    return table ? `${verb} ${table}` : verb;
-  };
-  const named = capture.statements.map((s) =>
-    s.text
-      .replace(/\s+/g, ' ')
-      .split(/;(?=\s*(?:BEGIN|COMMIT|SELECT|INSERT|UPDATE|DELETE|WITH)\b)/)
-      .map((part) => name(part.trim()))
-      .join(' + '),
-  );
+  const named = capture.statements.map(roundTripName);
   return { handler: named.slice(0, capture.handler), initiation: named.slice(capture.handler) };
+}
+
+/** What one step of a collection's life costs the database: counted from the statements the service sent. */
+export interface StepCost {
+  step: string;
+  /** Queries sent, each waiting for its answer (pg sends one at a time on a connection). */
+  round_trips: number;
+  /** SQL statements in them. */
+  statements: number;
+  /** Transactions that write, each a commit PostgreSQL makes durable: BEGIN … COMMIT blocks and writes on their own. */
+  commits: number;
+  /** Round trips that are the sandbox simulator's own bookkeeping (its `sandbox_operations`), not a real provider's. */
+  simulator_round_trips: number;
+  names: string[];
+}
+
+function stepCost(step: string, statements: Statement[]): StepCost {
+  let commits = 0;
+  let inTransaction = false;
+  for (const s of statements) {
+    for (const part of parts(s.text)) {
+      const verb = (part.split(' ')[0] ?? '').toUpperCase();
+      if (verb === 'BEGIN') inTransaction = true;
+      else if (verb === 'COMMIT') {
+        commits++;
+        inTransaction = false;
+      } else if (verb === 'ROLLBACK') inTransaction = false;
+      else if (!inTransaction && /\b(INSERT INTO|UPDATE|DELETE FROM)\b/.test(part)) commits++;
+    }
+  }
+  return {
+    step,
+    round_trips: statements.length,
+    statements: statements.reduce((n, s) => n + parts(s.text).length, 0),
+    commits,
+    simulator_round_trips: statements.filter((s) => /\bsandbox_operations\b/.test(s.text)).length,
+    names: statements.map(roundTripName),
+  };
+}
+
+/**
+ * The statements of a collection's whole life through the real app (in this process, the running service frozen):
+ * its create request; its initiation (the claim, the sandbox provider's operation, the move to pending); then each
+ * step of the sandbox simulator as its worker sends it (the claim of due steps, the signed callback applied through
+ * the provider-notice path, the step marked done), to processing, then to successful. `body` must name a payer
+ * the sandbox takes to successful. Nothing else may be due at the simulator meanwhile: the capture checks.
+ */
+export function captureLifecycle(
+  databaseUrl: string,
+  dataDir: string,
+  token: string,
+  path_: string,
+  body: string,
+): Promise<StepCost[]> {
+  return withRecordingApp(
+    databaseUrl,
+    dataDir,
+    token,
+    async ({ app, services, statements, start, stop }) => {
+      const simulator = services.providers.sandbox;
+      if (!simulator) throw new Error('the recording app has no sandbox simulator');
+      const marks: number[] = [];
+      start();
+      const res = await app.inject({
+        method: 'POST',
+        url: path_,
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'idempotency-key': randomUUID(),
+        },
+        payload: body,
+      });
+      if (res.statusCode !== 201) throw new Error(`the captured create answered ${res.statusCode}: ${res.body}`);
+      const created = JSON.parse(res.body) as { collection_id: string; integrator_id: string };
+      marks.push(statements.length);
+      services.submitter.kick('collection', created.integrator_id, created.collection_id);
+      await services.submitter.stop();
+      marks.push(statements.length);
+      for (let step = 0; step < 2; step++) {
+        await new Promise((r) => setTimeout(r, 10)); // the step is due 1 ms after the last (SANDBOX_STEP_MS=1 here)
+        await runSimulatorStep(simulator, services.notices, app.log);
+        marks.push(statements.length);
+      }
+      stop();
+      const [createdAt = 0, initiated = 0, processing = 0, successful = 0] = marks;
+      const steps = [
+        stepCost('create request', statements.slice(0, createdAt)),
+        stepCost('initiation: to pending', statements.slice(createdAt, initiated)),
+        stepCost('to processing', statements.slice(initiated, processing)),
+        stepCost('to successful', statements.slice(processing, successful)),
+      ];
+      for (const s of steps.slice(2)) {
+        const notices = s.names.filter((n) => n.includes('provider_notices')).length;
+        if (notices !== 1)
+          throw new Error(
+            `the capture of '${s.step}' applied ${notices} provider notices, not one: ${s.names.join(' | ')}`,
+          );
+      }
+      const after = await app.inject({
+        method: 'GET',
+        url: `/v1/collections/${created.collection_id}`,
+        headers: { authorization: `Bearer ${token}` },
+      });
+      const status = (JSON.parse(after.body) as { status?: string }).status;
+      if (status !== 'successful') throw new Error(`the captured collection ended ${status}, not successful`);
+      return steps;
+    },
+    { SANDBOX_STEP_MS: '1' },
+  );
 }
 
 /** The captured statements with this replay's own ids, key, sandbox references and times in place of the captured ones. */
@@ -228,17 +349,19 @@ async function replayFor(
   seconds: number,
   withInitiation: boolean,
 ): Promise<Omit<ReplayResult, 'machine_busy_pct'>> {
-  const clients = await Promise.all(
-    Array.from({ length: connections }, async () => {
-      const c = new pg.Client({ connectionString: databaseUrl, application_name: 'payments-bench-replay' });
-      await c.connect();
-      return c;
-    }),
-  );
+  const clients: pg.Client[] = [];
   const latencies: number[] = [];
-  const started = performance.now();
-  const until = started + seconds * 1000;
+  let started: number;
   try {
+    // One after another, so that a server out of connections fails the run cleanly, closing those already open.
+    for (let i = 0; i < connections; i++) {
+      const c = new pg.Client({ connectionString: databaseUrl, application_name: 'payments-bench-replay' });
+      c.on('error', () => undefined); // a connection the server ends fails its next query instead
+      await c.connect();
+      clients.push(c);
+    }
+    started = performance.now();
+    const until = started + seconds * 1000;
     await Promise.all(
       clients.map(async (client) => {
         while (performance.now() < until) {

@@ -17,6 +17,8 @@ export interface RunningService {
   dataDir: string;
   demoToken: string;
   demoWorkspaceId: string;
+  /** The operator's admin token (creates workspaces through the admin API). */
+  adminToken: string;
   /** The child's peak resident set size so far, from /proc (VmHWM), in bytes. */
   peakRss(): Promise<number>;
   /** Freezes the service process (SIGSTOP; an embedded database, a process of its own, keeps running) and thaws it. */
@@ -126,6 +128,7 @@ async function describeStarted(
   exited: () => number | null | undefined,
 ): Promise<RunningService> {
   const credentials = JSON.parse(await readFile(path.join(options.dataDir, 'credentials.json'), 'utf8')) as {
+    admin: { token: string };
     workspaces: { id: string; name: string; integrator: { token: string } }[];
   };
   const demo = credentials.workspaces.find((w) => w.name === 'demo');
@@ -148,6 +151,7 @@ async function describeStarted(
     dataDir: options.dataDir,
     demoToken: demo.integrator.token,
     demoWorkspaceId: demo.id,
+    adminToken: credentials.admin.token,
     async peakRss() {
       const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
       const kb = /VmHWM:\s+(\d+) kB/.exec(status)?.[1];

@@ -1,9 +1,10 @@
-// Forward-only SQL migrations from migrations/NNN_name.sql, applied in order under an advisory lock.
+// Forward-only SQL migrations from migrations/NNN_name.sql, applied in order, each under a transaction's advisory lock.
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type pg from 'pg';
 import { PROJECT_ROOT } from '../platform/project-root.js';
+import { withTransaction } from './pool.js';
 
 export const MIGRATIONS_DIR = path.join(PROJECT_ROOT, 'migrations');
 
@@ -34,53 +35,63 @@ export async function loadMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]>
   return migrations;
 }
 
-/** Applies every migration not yet applied; returns the versions it applied. */
+/**
+ * Applies every migration not yet applied; returns the versions it applied. Each transaction here takes the lock for
+ * itself (a transaction-level advisory lock), and a migration is applied only after checking, under the lock, that no
+ * other process applied it meanwhile: several nodes may start at once. A session-level lock would not do behind
+ * PgBouncer in transaction mode, which may run the unlock (and the statements between) in another server session.
+ */
 export async function migrate(pool: pg.Pool, dir = MIGRATIONS_DIR): Promise<number[]> {
   const migrations = await loadMigrations(dir);
-  const client = await pool.connect();
-  try {
-    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
-    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+  const applied = await withTransaction(pool, async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await tx.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version integer PRIMARY KEY,
       name text NOT NULL,
       checksum text NOT NULL,
       applied_at timestamptz NOT NULL DEFAULT now()
     )`);
-    const { rows } = await client.query<{ version: number; checksum: string }>(
+    const { rows } = await tx.query<{ version: number; checksum: string }>(
       'SELECT version, checksum FROM schema_migrations',
     );
-    const applied = new Map(rows.map((r) => [r.version, r.checksum]));
-    const done: number[] = [];
-    for (const m of migrations) {
-      const previous = applied.get(m.version);
-      if (previous !== undefined) {
-        if (previous !== m.checksum) {
-          throw new Error(
-            `migration ${m.version}_${m.name} was changed after it was applied; add a new migration instead`,
-          );
-        }
-        continue;
+    return new Map(rows.map((r) => [r.version, r.checksum]));
+  });
+  const done: number[] = [];
+  for (const m of migrations) {
+    if (applied.has(m.version)) {
+      checkUnchanged(m, applied.get(m.version));
+      continue;
+    }
+    const ran = await withTransaction(pool, async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+      const { rows } = await tx.query<{ checksum: string }>(
+        'SELECT checksum FROM schema_migrations WHERE version = $1',
+        [m.version],
+      );
+      if (rows[0]) {
+        checkUnchanged(m, rows[0].checksum);
+        return false;
       }
-      await client.query('BEGIN');
       try {
-        await client.query(m.sql);
-        await client.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [
-          m.version,
-          m.name,
-          m.checksum,
-        ]);
-        await client.query('COMMIT');
+        await tx.query(m.sql);
       } catch (err) {
-        await client.query('ROLLBACK');
         throw new Error(`migration ${m.version}_${m.name} failed: ${(err as Error).message}`, { cause: err });
       }
-      done.push(m.version);
-    }
-    return done;
-  } finally {
-    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
-    client.release();
+      await tx.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [
+        m.version,
+        m.name,
+        m.checksum,
+      ]);
+      return true;
+    });
+    if (ran) done.push(m.version);
   }
+  return done;
+}
+
+function checkUnchanged(m: Migration, checksum: string | undefined): void {
+  if (checksum !== m.checksum)
+    throw new Error(`migration ${m.version}_${m.name} was changed after it was applied; add a new migration instead`);
 }
 
 /** True when every migration on disk has been applied (used by /readyz). */

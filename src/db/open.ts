@@ -35,8 +35,8 @@ export async function openDatabase(
     url = embedded.url;
     notice(`embedded PostgreSQL is serving ${embedded.clusterDir} on 127.0.0.1:${embedded.port}`);
   }
-  const pool = createPool(url, config.dbPoolSize);
-  const workerPool = createPool(url, config.workerDbPoolSize);
+  const pool = createPool(url, config.dbPoolSize, config.dbPreparedStatements);
+  const workerPool = createPool(url, config.workerDbPoolSize, config.dbPreparedStatements);
   try {
     await pool.query('SELECT 1');
   } catch (err) {

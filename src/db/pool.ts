@@ -19,7 +19,9 @@ export type Queryable = pg.Pool | pg.PoolClient;
  * connection under a name kept for its text, so later runs skip PostgreSQL's parse and, after a few runs, its
  * planning (measured: PostgreSQL's CPU per created collection down by about a third). Statements without
  * parameters (BEGIN, COMMIT) go as they are. Our SQL is written in the code, so its texts are few; past
- * MAX_PREPARED texts, new ones run unprepared.
+ * MAX_PREPARED texts, new ones run unprepared. A named statement lives in one server session, so a pooler that
+ * hands each transaction another session (PgBouncer in transaction mode before 1.21) needs them off
+ * (`DB_PREPARED_STATEMENTS=false`, docs/operations.md#pgbouncer).
  */
 const statementNames = new Map<string, string>();
 const MAX_PREPARED = 1000;
@@ -38,12 +40,13 @@ class PreparingClient extends pg.Client {
   }
 }
 
-export function createPool(connectionString: string, max: number): pg.Pool {
+/** `prepare`: name the statements (above); false sends each one unnamed, as pg does by default. */
+export function createPool(connectionString: string, max: number, prepare = true): pg.Pool {
   const pool = new pg.Pool({
     connectionString,
     max,
     application_name: 'payments-service',
-    Client: PreparingClient,
+    Client: prepare ? PreparingClient : pg.Client,
     idleTimeoutMillis: 60_000,
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.

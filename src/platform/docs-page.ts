@@ -13,6 +13,14 @@ const esc = (s: unknown): string =>
 /** Inline `code` in descriptions. */
 const prose = (s: unknown): string => esc(s).replace(/`([^`]+)`/g, '<code>$1</code>');
 
+/** A reference into the document (#/components/…) resolved: shared parameters and responses are written once there. */
+function resolve(doc: Json, value: Json): Json {
+  if (typeof value.$ref !== 'string' || !value.$ref.startsWith('#/')) return value;
+  let at: unknown = doc;
+  for (const part of value.$ref.slice(2).split('/')) at = (at as Json | undefined)?.[part];
+  return (at as Json | undefined) ?? value;
+}
+
 function typeOf(schema: Json): string {
   if (Array.isArray(schema.anyOf)) return (schema.anyOf as Json[]).map(typeOf).join(' | ');
   if (schema.const !== undefined) return JSON.stringify(schema.const);
@@ -75,6 +83,7 @@ export function renderDocs(doc: Json): string {
     body += `<section><h2 id="tag-${esc(tag)}">${esc(tag)}</h2>`;
     for (const o of ops.filter((x) => x.tag === tag)) {
       const params = ((o.op.parameters as Json[] | undefined) ?? [])
+        .map((p) => resolve(doc, p))
         .map(
           (p) =>
             `<tr><td><code>${esc(p.name)}</code> (${esc(p.in)})</td><td>${esc(typeOf((p.schema ?? {}) as Json))}</td><td>${p.required ? 'yes' : 'no'}</td><td>${prose(p.description ?? (p.schema as Json | undefined)?.description)}</td></tr>`,
@@ -83,7 +92,9 @@ export function renderDocs(doc: Json): string {
       const reqBody = ((o.op.requestBody as Json | undefined)?.content as Record<string, Json> | undefined)?.[
         'application/json'
       ]?.schema as Json | undefined;
-      const responses = Object.entries((o.op.responses ?? {}) as Record<string, Json>);
+      const responses = Object.entries((o.op.responses ?? {}) as Record<string, Json>).map(
+        ([s, r]) => [s, resolve(doc, r)] as const,
+      );
       const ok = responses.find(([s]) => s.startsWith('2'));
       const okSchema = ((ok?.[1].content as Record<string, Json> | undefined)?.['application/json']?.schema ??
         undefined) as Json | undefined;

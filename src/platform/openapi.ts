@@ -2,7 +2,9 @@
 // and the routes do not each repeat: the problem responses (defined once per status), the statuses any operation
 // can answer (400 for a path id over its length, 413 and 415 for a body, 503 while the service drains), and the
 // response headers the service sends (X-Request-Id, API-Version, RateLimit-*, Retry-After, Location,
-// Idempotent-Replayed). The tests check the suite's real responses against the result (test/helpers/conformance.ts).
+// Idempotent-Replayed). What many operations declare alike is named once and referred to: the list and
+// Idempotency-Key parameters (components.parameters) and a success response several operations give identically
+// (components.responses). The tests check the suite's real responses against the result (test/helpers/conformance.ts).
 import { API_VERSION } from './version.js';
 import { describeStatus, PROBLEM_SCHEMA_ID } from './schemas.js';
 
@@ -12,15 +14,26 @@ interface Response {
   content?: unknown;
   headers?: Record<string, unknown>;
 }
+interface Parameter {
+  in: string;
+  name: string;
+  required?: boolean;
+}
+interface Reference {
+  $ref: string;
+}
 interface Operation {
-  parameters?: { in: string; name: string }[];
+  parameters?: (Parameter | Reference)[];
   requestBody?: unknown;
   security?: unknown[];
   responses?: Record<string, Response>;
 }
 interface Document {
   paths?: Record<string, Record<string, Operation>>;
-  components?: { responses?: Record<string, Response> } & Record<string, unknown>;
+  components?: { responses?: Record<string, Response>; parameters?: Record<string, Parameter> } & Record<
+    string,
+    unknown
+  >;
 }
 type Headers = Record<string, unknown>;
 
@@ -58,12 +71,39 @@ function headersOf(status: string, o: { rateLimited: boolean; idempotent: boolea
   return h;
 }
 
+/**
+ * The parameters many operations declare, by `in`, name and whether required, with their name in
+ * components.parameters: the list query (src/platform/pagination.ts) and the Idempotency-Key header, optional or
+ * required. One is referred to where it is declared exactly like the first; a route that words it otherwise keeps
+ * its own.
+ */
+const SHARED_PARAMETERS: Record<string, string> = {
+  'query cursor optional': 'Cursor',
+  'query limit optional': 'Limit',
+  'query from optional': 'From',
+  'query to optional': 'To',
+  'header idempotency-key optional': 'IdempotencyKey',
+  'header idempotency-key required': 'IdempotencyKeyRequired',
+};
+
+/** A shared success response is named after its body's schema, with the status when not 200: Collection, DepositCreated. */
+const STATUS_SUFFIX: Record<string, string> = { '200': '', '201': 'Created', '202': 'Accepted' };
+
+/** The name of the component schema that is a response's whole body, if it is one. */
+function bodySchemaName(response: Response): string | undefined {
+  const content = response.content as Record<string, { schema?: { $ref?: unknown } }> | undefined;
+  if (Object.keys(content ?? {}).join() !== 'application/json') return undefined;
+  const ref = content?.['application/json']?.schema?.$ref;
+  return typeof ref === 'string' ? /^#\/components\/schemas\/(\w+)$/.exec(ref)?.[1] : undefined;
+}
+
 const PROBLEM_CONTENT = JSON.stringify({
   'application/problem+json': { schema: { $ref: `#/components/schemas/${PROBLEM_SCHEMA_ID}` } },
 });
 
 export function completeDocument<D extends Document>(document: D): D {
   const responses: Record<string, Response> = { ...(document.components?.responses ?? {}) };
+  const parameters: Record<string, Parameter> = { ...(document.components?.parameters ?? {}) };
   const problem = (status: string): Response => {
     const name = `Problem${status}`;
     responses[name] ??= {
@@ -73,28 +113,53 @@ export function completeDocument<D extends Document>(document: D): D {
     };
     return { $ref: `#/components/responses/${name}` };
   };
-  for (const operations of Object.values(document.paths ?? {})) {
-    for (const op of Object.values(operations)) {
-      const opResponses = (op.responses ??= {});
-      const params = op.parameters ?? [];
-      const o = {
-        rateLimited: Array.isArray(op.security) && op.security.length > 0,
-        idempotent: params.some((p) => p.in === 'header' && String(p.name).toLowerCase() === 'idempotency-key'),
-      };
-      if (params.some((p) => p.in === 'path')) opResponses['400'] ??= problem('400');
-      if (op.requestBody) {
-        opResponses['413'] ??= problem('413');
-        opResponses['415'] ??= problem('415');
-      }
-      opResponses['503'] ??= problem('503');
-      for (const [status, response] of Object.entries(opResponses)) {
-        if (JSON.stringify(response.content) === PROBLEM_CONTENT) {
-          opResponses[status] = problem(status);
-        } else if (response.$ref === undefined) {
-          response.headers = { ...headersOf(status, o), ...(response.headers ?? {}) };
-        }
+  /** The parameter, or a reference to the shared one when it is declared exactly alike. */
+  const shared = (p: Parameter | Reference): Parameter | Reference => {
+    if ('$ref' in p) return p;
+    const name = SHARED_PARAMETERS[`${p.in} ${p.name} ${p.required ? 'required' : 'optional'}`];
+    if (name === undefined) return p;
+    parameters[name] ??= p;
+    return JSON.stringify(parameters[name]) === JSON.stringify(p) ? { $ref: `#/components/parameters/${name}` } : p;
+  };
+  const operations = Object.values(document.paths ?? {}).flatMap((path) => Object.values(path));
+  for (const op of operations) {
+    const opResponses = (op.responses ??= {});
+    const params = (op.parameters ?? []).filter((p): p is Parameter => !('$ref' in p));
+    const o = {
+      rateLimited: Array.isArray(op.security) && op.security.length > 0,
+      idempotent: params.some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key'),
+    };
+    if (params.some((p) => p.in === 'path')) opResponses['400'] ??= problem('400');
+    if (op.requestBody) {
+      opResponses['413'] ??= problem('413');
+      opResponses['415'] ??= problem('415');
+    }
+    opResponses['503'] ??= problem('503');
+    for (const [status, response] of Object.entries(opResponses)) {
+      if (JSON.stringify(response.content) === PROBLEM_CONTENT) {
+        opResponses[status] = problem(status);
+      } else if (response.$ref === undefined) {
+        response.headers = { ...headersOf(status, o), ...(response.headers ?? {}) };
       }
     }
+    if (op.parameters) op.parameters = op.parameters.map(shared);
   }
-  return { ...document, components: { ...document.components, responses, headers: HEADERS } };
+  // A success response that several operations give identically (description, body and headers) is written once.
+  const uses = new Map<string, number>();
+  for (const op of operations) {
+    for (const response of Object.values(op.responses ?? {}))
+      uses.set(JSON.stringify(response), (uses.get(JSON.stringify(response)) ?? 0) + 1);
+  }
+  for (const op of operations) {
+    for (const [status, response] of Object.entries(op.responses ?? {})) {
+      const schema = bodySchemaName(response);
+      const suffix = STATUS_SUFFIX[status];
+      if (schema === undefined || suffix === undefined || (uses.get(JSON.stringify(response)) ?? 0) < 2) continue;
+      const name = schema + suffix;
+      responses[name] ??= response;
+      if (JSON.stringify(responses[name]) === JSON.stringify(response) && op.responses)
+        op.responses[status] = { $ref: `#/components/responses/${name}` };
+    }
+  }
+  return { ...document, components: { ...document.components, parameters, responses, headers: HEADERS } };
 }

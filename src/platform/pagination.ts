@@ -2,6 +2,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Type, type Static } from 'typebox';
 import { ApiError } from './errors.js';
+import { component } from './schemas.js';
 
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
@@ -159,16 +160,21 @@ export class CursorCodec {
   }
 }
 
+const NextCursor = component(
+  'NextCursor',
+  Type.Union([Type.String(), Type.Null()], {
+    description: 'Pass as `cursor` to fetch the next page; null on the last page.',
+  }),
+);
+
 export function pageSchema<T extends import('typebox').TSchema>(item: T, description: string) {
   return Type.Object(
     {
       data: Type.Array(item, { description }),
       has_more: Type.Boolean({ description: 'True when another page follows this one.' }),
-      next_cursor: Type.Union([Type.String(), Type.Null()], {
-        description: 'Pass as `cursor` to fetch the next page; null on the last page.',
-      }),
+      next_cursor: NextCursor,
     },
-    { additionalProperties: false },
+    { additionalProperties: false, description: `${description} One page of them.` },
   );
 }
 

@@ -3,6 +3,8 @@
 // range scan (src/platform/purge.ts); the SQL is in each module's repository. Maintenance: they span workspaces.
 import type { Config } from '../config.js';
 import type { Db } from '../db/pool.js';
+import { purgeIdleSessions } from '../modules/dashboard/dashboard.repository.js';
+import { IDLE_LIMIT_MS } from '../modules/dashboard/sessions.js';
 import { purgeNotices } from '../modules/lifecycle/notices.repository.js';
 import { purgeOldQueries } from '../modules/providers/mpesa-daraja/daraja.repository.js';
 import { purgeFinishedDeliveries, purgePublishedOutbox } from '../modules/webhooks/webhooks.repository.js';
@@ -44,6 +46,11 @@ export function purgeConnectorQueries(db: Db, batchSize: number): Promise<PurgeR
   return deleteInBatches(batchSize, (limit) => purgeOldQueries(db, CONNECTOR_QUERY_RETENTION_SECONDS, limit));
 }
 
+/** Dashboard sessions past their idle limit: they can no longer be used. */
+export function purgeDashboardSessions(db: Db, batchSize: number): Promise<PurgeResult> {
+  return deleteInBatches(batchSize, (limit) => purgeIdleSessions(db, IDLE_LIMIT_MS / 1000, limit));
+}
+
 export interface Purge {
   /** The job's name in logs. */
   name: string;
@@ -62,6 +69,7 @@ export function retentionPurges(
     { name: 'idempotency-purge', run: () => idempotency.purgeExpired(batch) },
     { name: 'outbox-purge', run: () => purgeOutbox(db, batch) },
     { name: 'connector-queries-purge', run: () => purgeConnectorQueries(db, batch) },
+    { name: 'dashboard-sessions-purge', run: () => purgeDashboardSessions(db, batch) },
     {
       name: 'webhook-deliveries-purge',
       run: () => purgeWebhookDeliveries(db, config.webhookDeliveryRetentionDays, batch),

@@ -1,11 +1,23 @@
 // The service with one operator connector pointed at that operator's local fake (fakes/), its workers running, and
-// PUBLIC_BASE_URL naming its real port so the fake's callbacks reach it. Plus the waits the connector tests share.
+// PUBLIC_BASE_URL naming its real port so the fake's callbacks reach it. Plus the waits and the steps the connector
+// tests share (every operator must survive an expired token, a repeated callback, a failed initiation, and refund
+// and pay out), and a Daraja entry in the documented shape for the tests of PROVIDERS_FILE itself.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { newKey, request, startTestApp, waitFor, type ApiResponse, type TestApp } from './harness.js';
+import type { Fault, FakeOperator } from '../../fakes/fake-server.js';
+import {
+  liquidityProviderToken,
+  newKey,
+  request,
+  requestRefund,
+  startTestApp,
+  waitFor,
+  type ApiResponse,
+  type TestApp,
+} from './harness.js';
 
 /** A port free on loopback right now. */
 export async function freePort(): Promise<number> {
@@ -25,14 +37,22 @@ export interface ConnectorApp {
   close(): Promise<void>;
 }
 
-/** Starts the service (sandbox: other rails keep the simulator) with `entry` as its one connector. */
+/**
+ * Starts `fake`, then the service (sandbox: other rails keep the simulator) with `entry` as its one connector, its
+ * base_url the fake's. `close` stops both.
+ */
 export async function startConnectorApp(
+  fake: FakeOperator,
   entry: Record<string, unknown>,
   env: Record<string, string> = {},
 ): Promise<ConnectorApp> {
+  await fake.start();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'connector-'));
   const file = path.join(dir, 'providers.json');
-  await writeFile(file, JSON.stringify({ connectors: [{ callback_token: CALLBACK_TOKEN, ...entry }] }));
+  await writeFile(
+    file,
+    JSON.stringify({ connectors: [{ callback_token: CALLBACK_TOKEN, ...entry, base_url: fake.url }] }),
+  );
   const port = await freePort();
   const t = await startTestApp(
     {
@@ -52,6 +72,7 @@ export async function startConnectorApp(
     async close() {
       await t.close();
       await rm(dir, { recursive: true, force: true });
+      await fake.stop();
     },
   };
 }
@@ -111,26 +132,112 @@ export async function eventsAbout(
 /** Milliseconds since `start`, for the figures the connector tests report. */
 export const since = (start: number): number => Math.round(performance.now() - start);
 
+/** One operator's test file as the shared steps below see it: the app, the fake, its payers, and a collection. */
+export interface Operator {
+  t: TestApp;
+  fake: FakeOperator;
+  /** A payer's number of its own per test, so outcomes set for one never touch another. */
+  phone(): string;
+  collect(phone: string, amount?: number): Promise<ApiResponse>;
+  /** How many times the operator prompted the payer. */
+  prompts(phone: string): number;
+}
+
+/** A collection from `phone` (accepted), once it reaches `status`. */
+export async function collectionReaching(
+  op: Operator,
+  phone: string,
+  status: string,
+  amount?: number,
+  timeoutMs?: number,
+): Promise<Record<string, any>> {
+  const created = await op.collect(phone, amount);
+  assert.equal(created.status, 201, created.text);
+  return waitStatus(op.t, op.t.demoToken, 'collection', created.body.collection_id, status, timeoutMs);
+}
+
+/** Asserts the events of a collection paid in one go: created → pending → processing → successful, with the receipt. */
+export async function assertPaidEvents(t: TestApp, id: string, receipt: unknown): Promise<void> {
+  const events = await eventsAbout(t, t.demoToken, id);
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['collection.created', 'collection.pending', 'collection.processing', 'collection.successful'],
+  );
+  assert.equal(events.at(-1)?.data.provider_receipt, receipt);
+}
+
+/** Asserts that once a cached token expires, the next collection costs one new token and prompts its payer once. */
+export async function assertOneNewTokenOnExpiry(op: Operator, tokensIssued: () => number): Promise<void> {
+  await op.collect(op.phone()); // a token is cached
+  await new Promise((r) => setTimeout(r, 300));
+  const before = tokensIssued();
+  op.fake.expireTokens();
+  const p = op.phone();
+  await collectionReaching(op, p, 'successful');
+  assert.equal(tokensIssued(), before + 1);
+  assert.equal(op.prompts(p), 1);
+}
+
+/** Asserts that a callback the operator sends twice makes one transition; `callbacksAbout` counts those sent. */
+export async function assertOneTransitionForTwoCallbacks(
+  op: Operator,
+  callbacksAbout: (id: string) => number,
+): Promise<void> {
+  op.fake.callbacksPlan({ duplicate: 1 });
+  const { collection_id: id } = await collectionReaching(op, op.phone(), 'successful');
+  await waitFor('both callbacks', async () => (callbacksAbout(id) === 2 ? true : undefined));
+  await new Promise((r) => setTimeout(r, 300));
+  const events = await eventsAbout(op.t, op.t.demoToken, id);
+  assert.equal(events.filter((e) => e.type === 'collection.successful').length, 1);
+}
+
+/** Asserts that a collection whose initiation meets `fault` still reaches successful, its payer prompted once. */
+export async function assertPromptedOnceDespite(
+  op: Operator,
+  fault: Fault,
+  timeoutMs = 20_000,
+): Promise<{ phone: string; id: string }> {
+  const p = op.phone();
+  op.fake.inject(fault);
+  const done = await collectionReaching(op, p, 'successful', undefined, timeoutMs);
+  assert.equal(op.prompts(p), 1);
+  return { phone: p, id: done.collection_id };
+}
+
+/** A paid collection of `amount` refunded in full: the refund reaches successful and the collection refunded. */
+export async function refundInFull(
+  op: Operator,
+  amount: number,
+): Promise<{ paid: Record<string, any>; refund: Record<string, any> }> {
+  const { t } = op;
+  const paid = await collectionReaching(op, op.phone(), 'successful', amount);
+  const res = await requestRefund(t, t.demoToken, paid.collection_id, amount);
+  assert.equal(res.status, 201, res.text);
+  const refund = await waitStatus(t, t.demoToken, 'refund', res.body.refund_id, 'successful');
+  assert.equal((await read(t, t.demoToken, 'collection', paid.collection_id)).status, 'refunded');
+  return { paid, refund };
+}
+
 /** What the payout tests need: an offramp route of the rail, beneficiaries on it, the balance, and commits. */
 export interface PayoutDesk {
   beneficiary(phone: string): Promise<string>;
   /** The demo workspace's available balance in the route's currency. */
   balance(): Promise<number>;
   commit(beneficiaryId: string, amount: number): Promise<ApiResponse>;
+  /** A payout of `amount` to a new beneficiary of that phone (committed), once it reaches `status`. */
+  payout(phone: string, amount: number, status: string): Promise<Record<string, any>>;
 }
 
-export async function payoutDesk(t: TestApp, market: string, rail: string, currency: string): Promise<PayoutDesk> {
-  const lp = await request(t, 'POST', `/v1/admin/workspaces/${t.demoWorkspaceId}/credentials`, {
-    token: t.adminToken,
-    body: { audience: 'liquidity_provider' },
-  });
-  assert.equal(lp.status, 201, lp.text);
+/** Funds the demo workspace with a collection of 100.00 through the operator, then opens a desk on its rail. */
+export async function payoutDesk(op: Operator, market: string, rail: string, currency: string): Promise<PayoutDesk> {
+  const { t } = op;
+  await collectionReaching(op, op.phone(), 'successful', 10_000);
   const route = await request(t, 'POST', '/v1/api/routes', {
-    token: lp.body.token,
+    token: await liquidityProviderToken(t),
     body: { source: currency, market, rail, min_amount: 100, max_amount: 1_000_000 },
   });
   assert.equal(route.status, 201, route.text);
-  return {
+  const desk: PayoutDesk = {
     async beneficiary(phone) {
       const res = await request(t, 'POST', '/v1/api/beneficiaries', {
         token: t.demoToken,
@@ -153,5 +260,26 @@ export async function payoutDesk(t: TestApp, market: string, rail: string, curre
         idempotencyKey: newKey(),
       });
     },
+    async payout(phone, amount, status) {
+      const res = await desk.commit(await desk.beneficiary(phone), amount);
+      assert.equal(res.status, 201, res.text);
+      return waitStatus(t, t.demoToken, 'payout', res.body.transaction_id, status);
+    },
   };
+  return desk;
 }
+
+/** A Daraja connector entry in the documented shape, for the tests of PROVIDERS_FILE itself (nothing runs it). */
+export const DARAJA_ENTRY = {
+  type: 'mpesa_daraja',
+  name: 'mkopo',
+  rails: ['KE/mpesa'],
+  base_url: 'https://sandbox.example.co.ke',
+  callback_token: 'a'.repeat(24),
+  consumer_key: 'k',
+  consumer_secret: 's',
+  shortcode: '174379',
+  passkey: 'p',
+  transaction_type: 'CustomerPayBillOnline',
+  b2c: { shortcode: '600000', initiator_name: 'testapi', security_credential: 'c' },
+};

@@ -201,6 +201,16 @@ export async function createWorkspace(t: TestApp, name: string): Promise<{ id: s
   return { id: res.body.workspace.id, token: res.body.credential.token };
 }
 
+/** A liquidity-provider token for a workspace (the demo one unless named), minted through the admin API. */
+export async function liquidityProviderToken(t: TestApp, workspaceId = t.demoWorkspaceId): Promise<string> {
+  const res = await request(t, 'POST', `/v1/admin/workspaces/${workspaceId}/credentials`, {
+    token: t.adminToken,
+    body: { audience: 'liquidity_provider' },
+  });
+  assert.equal(res.status, 201, res.text);
+  return res.body.token as string;
+}
+
 export const validCollection = (overrides: Record<string, unknown> = {}) => ({
   amount: 1500,
   currency: 'KES',
@@ -219,6 +229,15 @@ export async function createCollection(
   path = '/v1/collections/KE/rails/mpesa',
 ) {
   return request(t, 'POST', path, { token, body: validCollection(overrides), idempotencyKey: newKey() });
+}
+
+/** A refund of `amount` requested for the collection under a new Idempotency-Key; the answer, whatever it is. */
+export function requestRefund(t: { baseUrl: string }, token: string, collectionId: string, amount: number) {
+  return request(t, 'POST', `/v1/collections/${collectionId}/refund`, {
+    token,
+    body: { amount },
+    idempotencyKey: newKey(),
+  });
 }
 
 /** The contract's error shape: RFC 9457 problem+json with the stable code, matching status and the request id. */

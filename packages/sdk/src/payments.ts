@@ -46,12 +46,17 @@ export interface Page<T> {
   next_cursor: string | null;
 }
 
-/** Every item of a list, page after page, as `for await (const x of list)`; `firstPage()` for one page only. */
+/** Every item of a list, page after page, as `for await (const x of list)`; `firstPage()` or `page(cursor)` for one. */
 export class PagedList<T> implements AsyncIterable<T> {
   constructor(private readonly fetchPage: (cursor: string | undefined) => Promise<Page<T>>) {}
 
   firstPage(): Promise<Page<T>> {
     return this.fetchPage(undefined);
+  }
+
+  /** One page: the first, or the one after the page whose `next_cursor` this is (a UI pages this way). */
+  page(cursor?: string): Promise<Page<T>> {
+    return this.fetchPage(cursor);
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<T> {
@@ -162,6 +167,13 @@ export class Payments {
   readonly refunds = {
     get: (id: string, options?: CallOptions) =>
       unwrap(this.client.GET('/v1/refunds/{id}', { params: { path: { id } }, ...Payments.call(options) })),
+    /** The workspace's refunds of every collection, newest first; iterate for every page. */
+    list: (filters: Omit<Query<'listRefunds'>, 'cursor'> = {}, options?: CallOptions) =>
+      new PagedList<Schemas['Refund']>((cursor) =>
+        unwrap(
+          this.client.GET('/v1/refunds', { params: { query: { ...filters, cursor } }, ...Payments.call(options) }),
+        ),
+      ),
   };
 
   readonly checkoutSessions = {
@@ -263,6 +275,28 @@ export class Payments {
           params: { path: { id } },
           ...Payments.call(options, true),
         }),
+      ),
+    /** Sends a `webhook.test` event to this endpoint only: one attempt, right away; answers the delivery queued. */
+    test: (id: string, options?: CallOptions) =>
+      unwrap(
+        this.client.POST('/v1/webhooks/endpoints/{id}/test', {
+          params: { path: { id } },
+          ...Payments.call(options, true),
+        }),
+      ),
+    /** The endpoint's delivery log: its deliveries of every event, newest first, each with its attempts. */
+    deliveries: (
+      id: string,
+      filters: Omit<Query<'listWebhookEndpointDeliveries'>, 'cursor'> = {},
+      options?: CallOptions,
+    ) =>
+      new PagedList<Schemas['Delivery']>((cursor) =>
+        unwrap(
+          this.client.GET('/v1/webhooks/endpoints/{id}/deliveries', {
+            params: { path: { id }, query: { ...filters, cursor } },
+            ...Payments.call(options),
+          }),
+        ),
       ),
   };
 

@@ -31,7 +31,9 @@ export type WebhookEvent =
   | Delivered<`deposit.${Schemas['Deposit']['status']}`, Schemas['Deposit']>
   | Delivered<'checkout.session.completed' | 'checkout.session.expired', Schemas['CheckoutSession']>
   | Delivered<'risk_signal.created', Schemas['RiskSignal']>
-  | Delivered<'reconciliation.mismatch', ReconciliationMismatch>;
+  | Delivered<'reconciliation.mismatch', ReconciliationMismatch>
+  // Sent by `webhookEndpoints.test` to that endpoint only.
+  | Delivered<'webhook.test', Schemas['WebhookEndpoint']>;
 
 /** The event of a delivery whose signature `secret` (whsec_…) verifies; throws on a forged, altered or stale one. */
 export function verifyWebhook(

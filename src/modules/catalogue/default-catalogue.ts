@@ -1,5 +1,17 @@
 // The built-in market and rail catalogue. Data only: an operator replaces it with CATALOGUE_FILE.
-import type { Catalogue } from './catalogue.schema.js';
+import type { Catalogue, Rail } from './catalogue.schema.js';
+
+/** The common mobile-money rail: the payer approves a prompt on the phone within ten minutes. A fresh object each
+ * time, so a copy of the catalogue can change one market's rail without touching another's. */
+function pushPromptRail(name: string): Rail {
+  return {
+    name,
+    type: 'mobile_money',
+    customer_fields: ['phone_number'],
+    expiry_seconds: 600,
+    instruction: { type: 'push_prompt' },
+  };
+}
 
 export const DEFAULT_CATALOGUE: Catalogue = {
   currencies: {
@@ -19,20 +31,8 @@ export const DEFAULT_CATALOGUE: Catalogue = {
       language: 'en',
       phone: { country_code: '254', national_digits: 9 },
       rails: {
-        mpesa: {
-          name: 'M-Pesa',
-          type: 'mobile_money',
-          customer_fields: ['phone_number'],
-          expiry_seconds: 600,
-          instruction: { type: 'push_prompt' },
-        },
-        airtel_money: {
-          name: 'Airtel Money',
-          type: 'mobile_money',
-          customer_fields: ['phone_number'],
-          expiry_seconds: 600,
-          instruction: { type: 'push_prompt' },
-        },
+        mpesa: pushPromptRail('M-Pesa'),
+        airtel_money: pushPromptRail('Airtel Money'),
       },
     },
     GH: {
@@ -41,13 +41,7 @@ export const DEFAULT_CATALOGUE: Catalogue = {
       language: 'en',
       phone: { country_code: '233', national_digits: 9 },
       rails: {
-        mtn_momo: {
-          name: 'MTN MoMo',
-          type: 'mobile_money',
-          customer_fields: ['phone_number'],
-          expiry_seconds: 600,
-          instruction: { type: 'push_prompt' },
-        },
+        mtn_momo: pushPromptRail('MTN MoMo'),
         vodafone_cash: {
           name: 'Telecel Cash',
           type: 'mobile_money',
@@ -63,20 +57,8 @@ export const DEFAULT_CATALOGUE: Catalogue = {
       language: 'en',
       phone: { country_code: '256', national_digits: 9 },
       rails: {
-        mtn_momo: {
-          name: 'MTN MoMo',
-          type: 'mobile_money',
-          customer_fields: ['phone_number'],
-          expiry_seconds: 600,
-          instruction: { type: 'push_prompt' },
-        },
-        airtel_money: {
-          name: 'Airtel Money',
-          type: 'mobile_money',
-          customer_fields: ['phone_number'],
-          expiry_seconds: 600,
-          instruction: { type: 'push_prompt' },
-        },
+        mtn_momo: pushPromptRail('MTN MoMo'),
+        airtel_money: pushPromptRail('Airtel Money'),
       },
     },
     TZ: {
@@ -85,20 +67,8 @@ export const DEFAULT_CATALOGUE: Catalogue = {
       language: 'en',
       phone: { country_code: '255', national_digits: 9 },
       rails: {
-        mpesa: {
-          name: 'M-Pesa',
-          type: 'mobile_money',
-          customer_fields: ['phone_number'],
-          expiry_seconds: 600,
-          instruction: { type: 'push_prompt' },
-        },
-        airtel_money: {
-          name: 'Airtel Money',
-          type: 'mobile_money',
-          customer_fields: ['phone_number'],
-          expiry_seconds: 600,
-          instruction: { type: 'push_prompt' },
-        },
+        mpesa: pushPromptRail('M-Pesa'),
+        airtel_money: pushPromptRail('Airtel Money'),
       },
     },
     RW: {
@@ -107,13 +77,7 @@ export const DEFAULT_CATALOGUE: Catalogue = {
       language: 'en',
       phone: { country_code: '250', national_digits: 9 },
       rails: {
-        mtn_momo: {
-          name: 'MTN MoMo',
-          type: 'mobile_money',
-          customer_fields: ['phone_number'],
-          expiry_seconds: 600,
-          instruction: { type: 'push_prompt' },
-        },
+        mtn_momo: pushPromptRail('MTN MoMo'),
       },
     },
     ZM: {
@@ -122,20 +86,8 @@ export const DEFAULT_CATALOGUE: Catalogue = {
       language: 'en',
       phone: { country_code: '260', national_digits: 9 },
       rails: {
-        mtn_momo: {
-          name: 'MTN MoMo',
-          type: 'mobile_money',
-          customer_fields: ['phone_number'],
-          expiry_seconds: 600,
-          instruction: { type: 'push_prompt' },
-        },
-        airtel_money: {
-          name: 'Airtel Money',
-          type: 'mobile_money',
-          customer_fields: ['phone_number'],
-          expiry_seconds: 600,
-          instruction: { type: 'push_prompt' },
-        },
+        mtn_momo: pushPromptRail('MTN MoMo'),
+        airtel_money: pushPromptRail('Airtel Money'),
       },
     },
     NG: {
@@ -166,13 +118,7 @@ export const DEFAULT_CATALOGUE: Catalogue = {
           expiry_seconds: 1800,
           instruction: { type: 'ussd_code', ussd_code: '#144*82#' },
         },
-        mtn_momo: {
-          name: 'MTN MoMo',
-          type: 'mobile_money',
-          customer_fields: ['phone_number'],
-          expiry_seconds: 600,
-          instruction: { type: 'push_prompt' },
-        },
+        mtn_momo: pushPromptRail('MTN MoMo'),
         // Wave notifies the payer in its own app and reports back later: nothing for the payer to act on here.
         wave: {
           name: 'Wave',

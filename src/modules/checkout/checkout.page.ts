@@ -1,9 +1,8 @@
 // The hosted payment page at /checkout/{token}: one HTML document served by the service itself, with its
 // style and script (page/) inline and pinned by hash in a strict Content-Security-Policy. No CDN, no third-party
 // asset, nothing secret: the page knows what the payer view (row 18) shows and talks only to those endpoints.
-import { buildSync } from 'esbuild';
-import { createHash } from 'node:crypto';
 import path from 'node:path';
+import { bundlePageAssets, cspHash as hash } from '../../platform/page-assets.js';
 import { PROJECT_ROOT } from '../../platform/project-root.js';
 import type { PayerView } from './checkout.schemas.js';
 import { STRINGS, type Lang, type Strings } from './page/checkout.strings.js';
@@ -15,35 +14,14 @@ const esc = (s: string): string =>
 const fill = (template: string, vars: Record<string, string | number>): string =>
   template.replace(/\{(\w+)\}/g, (whole, k: string) => (vars[k] === undefined ? whole : String(vars[k])));
 
-/**
- * The page's script and styles: page/checkout.client.ts and page/checkout.css, bundled and minified by esbuild once,
- * when this module loads (0.15 s at most), and inlined into every page.
- */
-function bundleAssets(): { script: string; style: string } {
-  const dir = path.join(PROJECT_ROOT, 'src', 'modules', 'checkout', 'page');
-  const { outputFiles } = buildSync({
-    entryPoints: [path.join(dir, 'checkout.client.ts'), path.join(dir, 'checkout.css')],
-    bundle: true,
-    minify: true,
-    format: 'iife',
-    platform: 'browser',
-    // ES2016: what KaiOS 2.5 feature phones (Gecko 48) run; optional chaining and `??` are rewritten for them.
-    target: 'es2016',
-    outdir: 'out',
-    write: false,
-    logLevel: 'silent',
-  });
-  const output = (ext: string): string => {
-    const file = outputFiles.find((f) => f.path.endsWith(ext));
-    if (!file) throw new Error(`esbuild wrote no ${ext} for the checkout page`);
-    return file.text.trim();
-  };
-  return { script: output('.js'), style: output('.css') };
-}
-
-const { script: SCRIPT, style: STYLE } = bundleAssets();
-
-const hash = (s: string): string => `'sha256-${createHash('sha256').update(s).digest('base64')}'`;
+// The page's script and styles (page/checkout.client.ts and page/checkout.css), bundled once when this module loads.
+// ES2016: what KaiOS 2.5 feature phones (Gecko 48) run; optional chaining and `??` are rewritten for them.
+const PAGE_DIR = path.join(PROJECT_ROOT, 'src', 'modules', 'checkout', 'page');
+const { script: SCRIPT, style: STYLE } = bundlePageAssets(
+  path.join(PAGE_DIR, 'checkout.client.ts'),
+  path.join(PAGE_DIR, 'checkout.css'),
+  'es2016',
+);
 
 /**
  * Only this page's own style and script run (by hash); it may fetch only from this origin, submits no form anywhere,

@@ -25,19 +25,25 @@ export const EXPIRES_IN_MIN = 300;
 export const EXPIRES_IN_MAX = 86_400;
 export const EXPIRES_IN_DEFAULT = 3_600;
 
-const SessionStatusSchema = Type.Enum(SESSION_STATUSES, {
-  description:
-    '`open` (waiting for the payer, also again after a failed attempt), `processing` (the payer submitted; a collection runs), ' +
-    '`complete` (paid: final) or `expired` (final: not paid by `expires_at`, or 5 attempts failed). A session still `processing` at ' +
-    '`expires_at` ends with its attempt: `complete` if it succeeds, else `expired`.',
-});
+const SessionStatusSchema = component(
+  'CheckoutSessionStatus',
+  Type.Enum(SESSION_STATUSES, {
+    description:
+      '`open` (waiting for the payer, also again after a failed attempt), `processing` (the payer submitted; a collection runs), ' +
+      '`complete` (paid: final) or `expired` (final: not paid by `expires_at`, or 5 attempts failed). A session still `processing` at ' +
+      '`expires_at` ends with its attempt: `complete` if it succeeds, else `expired`.',
+  }),
+);
 
-const AttemptFailureSchema = Type.Union([Type.Enum(ATTEMPT_FAILURE_REASONS), Type.Null()], {
-  description:
-    "Why the latest payment attempt did not succeed: the collection's `failure_reason` (see the Collection), `expired` (the payer " +
-    'did not authorise it in time) or `late_payment_refunded` (the payer authorised it after it expired, and the money is being ' +
-    'returned by a refund of the collection). Null when no attempt has failed.',
-});
+const AttemptFailureSchema = component(
+  'CheckoutFailureReason',
+  Type.Union([Type.Enum(ATTEMPT_FAILURE_REASONS), Type.Null()], {
+    description:
+      "Why the latest payment attempt did not succeed: the collection's `failure_reason` (see the Collection), `expired` (the payer " +
+      'did not authorise it in time) or `late_payment_refunded` (the payer authorised it after it expired, and the money is being ' +
+      'returned by a refund of the collection). Null when no attempt has failed.',
+  }),
+);
 
 export const CreateSessionBody = component(
   'CreateCheckoutSessionRequest',
@@ -133,7 +139,11 @@ export type Session = Static<typeof SessionSchema>;
 export const SessionIdParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'The session id.' }) });
 
 export const ListSessionsQuery = Type.Object(
-  { ...ListQuery.properties, status: Type.Optional(SessionStatusSchema) },
+  // Inline: a query parameter's schema keeps its description only when it is not a reference.
+  {
+    ...ListQuery.properties,
+    status: Type.Optional(Type.Enum(SESSION_STATUSES, { description: 'Only sessions in this status.' })),
+  },
   { additionalProperties: false },
 );
 export type ListSessionsQuery = Static<typeof ListSessionsQuery>;

@@ -99,21 +99,6 @@ export async function saveStatus(tx: Queryable, c: CollectionRow): Promise<void>
   await tx.query(text, values);
 }
 
-/**
- * Provider callbacks name our object id but not its workspace: the one lookup by id alone outside
- * maintenance. Everything after it is scoped by the workspace found here.
- */
-export async function collectionOwner(
-  db: Queryable,
-  id: string,
-): Promise<{ workspace_id: string; provider: string; provider_reference: string | null } | undefined> {
-  const { rows } = await db.query<{ workspace_id: string; provider: string; provider_reference: string | null }>(
-    'SELECT workspace_id, provider, provider_reference FROM collections WHERE id = $1',
-    [id],
-  );
-  return rows[0];
-}
-
 export async function findCollection(
   db: Queryable,
   workspaceId: string,
@@ -126,13 +111,41 @@ export async function findCollection(
   return rows[0];
 }
 
+/** The metadata of several collections (a page of refunds shows each refunded collection's), by collection id. */
+export async function collectionMetadata(
+  db: Queryable,
+  workspaceId: string,
+  ids: string[],
+): Promise<Map<string, Record<string, unknown>>> {
+  const { rows } = await db.query<{ id: string; metadata: Record<string, unknown> }>(
+    'SELECT id, metadata FROM collections WHERE workspace_id = $1 AND id = ANY($2::uuid[])',
+    [workspaceId, ids],
+  );
+  return new Map(rows.map((r) => [r.id, r.metadata]));
+}
+
+/** The exact-match filters of the collections list, each served by an index of migration 020. */
+export interface CollectionMatch {
+  market?: string | undefined;
+  rail?: string | undefined;
+  reference?: string | undefined;
+  phone_number?: string | undefined;
+}
+
 /** A page of collections, newest first. */
 export async function listCollections(
   db: Queryable,
   workspaceId: string,
   f: ListFilter<CollectionStatus>,
+  match: CollectionMatch = {},
 ): Promise<CollectionRow[]> {
-  const { text, values } = listQuery('collections', COLUMNS, { workspace_id: workspaceId }, f);
+  const scope: Record<string, unknown> = { workspace_id: workspaceId };
+  if (match.market !== undefined) scope.market = match.market;
+  if (match.rail !== undefined) scope.rail = match.rail;
+  if (match.reference !== undefined) scope.reference = match.reference;
+  // The expression of the collections_list_phone index, written the same way so that the index serves it.
+  if (match.phone_number !== undefined) scope["(customer->>'phone_number')"] = match.phone_number;
+  const { text, values } = listQuery('collections', COLUMNS, scope, f);
   return (await db.query<CollectionRow>(text, values)).rows;
 }
 

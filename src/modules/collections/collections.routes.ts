@@ -59,7 +59,8 @@ export function collectionsRoutes(app: App, service: CollectionsService): void {
         tags: ['Collections'],
         summary: 'List collections',
         description:
-          "The workspace's collections, newest first, filtered by status and creation time, paged by cursor.",
+          "The workspace's collections, newest first, paged by cursor. Filters combine: status, creation time, market, rail, " +
+          'and an exact reference or payer phone number (E.164).',
         querystring: ListCollectionsQuery,
         response: { 200: CollectionPage, ...problemResponses(400, 401, 403, 429) },
       },

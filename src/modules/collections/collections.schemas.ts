@@ -43,9 +43,17 @@ export function failureReason(reason: string | undefined): FailureReason {
   return (FAILURE_REASONS as readonly string[]).includes(reason ?? '') ? (reason as FailureReason) : 'provider_error';
 }
 
-const StatusSchema = Type.Enum(COLLECTION_STATUSES, {
-  description: 'Lifecycle status: created, pending, processing, successful, failed, expired, refunded or reversed.',
-});
+const StatusSchema = component(
+  'CollectionStatus',
+  Type.Enum(COLLECTION_STATUSES, {
+    description: 'Lifecycle status: created, pending, processing, successful, failed, expired, refunded or reversed.',
+  }),
+);
+
+const FailureReasonSchema = component(
+  'CollectionFailureReason',
+  Type.Enum(FAILURE_REASONS, { description: 'Why a collection failed (the Collection explains each code).' }),
+);
 
 /** The operator's receipt field of collections, refunds and payouts. */
 export const ProviderReceipt = (what: string) =>
@@ -173,7 +181,7 @@ export const CollectionSchema = component(
       customer: CustomerSchema,
       metadata: MetadataSchema,
       payment_instruction: PaymentInstructionSchema,
-      failure_reason: Type.Union([Type.Enum(FAILURE_REASONS), Type.Null()], {
+      failure_reason: Type.Union([FailureReasonSchema, Type.Null()], {
         description: `Why the collection failed, once it has: ${describeReasons(FAILURE_REASON_MEANINGS)}. Null otherwise.`,
       }),
       provider_receipt: ProviderReceipt('payment'),
@@ -189,7 +197,26 @@ export type Collection = Static<typeof CollectionSchema>;
 export const ListCollectionsQuery = Type.Object(
   {
     ...ListQuery.properties,
-    status: Type.Optional(StatusSchema),
+    // Inline: a query parameter's schema keeps its description only when it is not a reference.
+    status: Type.Optional(Type.Enum(COLLECTION_STATUSES, { description: 'Only collections in this status.' })),
+    market: Type.Optional(
+      Type.String({ pattern: '^[A-Z]{2}$', description: 'Only collections in this market (KE, GH, …).' }),
+    ),
+    rail: Type.Optional(
+      Type.String({
+        pattern: '^[a-z][a-z0-9_]{0,39}$',
+        description: 'Only collections on this rail (mpesa, mtn_momo, …), in any market unless `market` is given too.',
+      }),
+    ),
+    reference: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 128, description: 'Only collections with exactly this reference.' }),
+    ),
+    phone_number: Type.Optional(
+      Type.String({
+        pattern: '^\\+[1-9][0-9]{6,14}$',
+        description: 'Only collections whose payer has exactly this phone number, in E.164 form (+254712345678).',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -220,6 +220,8 @@ export class CollectionsService {
 
   async list(workspaceId: string, query: ListCollectionsQuery): Promise<Page<Collection>> {
     const { limit, filter } = this.cursors.filterOf(query);
-    return this.cursors.page(await repo.listCollections(this.db, workspaceId, filter), limit, toApi);
+    const { market, rail, reference, phone_number } = query;
+    const rows = await repo.listCollections(this.db, workspaceId, filter, { market, rail, reference, phone_number });
+    return this.cursors.page(rows, limit, toApi);
   }
 }

@@ -1,7 +1,8 @@
 // Routes for a workspace's own credentials and the admin workspace API (contract §3).
 import { Type } from 'typebox';
 import type { PaymentsEnv } from '../../config.js';
-import type { Db } from '../../db/pool.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Db, Tx } from '../../db/pool.js';
 import { requireAuth } from '../../platform/auth.js';
 import { notFound } from '../../platform/errors.js';
 import { sendStored, type App } from '../../platform/http.js';
@@ -42,6 +43,20 @@ export function credentialsRoutes(
   deps: { db: Db; credentials: CredentialsService; idempotency: IdempotencyEngine; env: PaymentsEnv },
 ): void {
   const { db, credentials, idempotency, env } = deps;
+
+  /**
+   * Answers `issue` once per Idempotency-Key. Its answer holds a new token: only the credential that asked can
+   * replay it, and the copy kept for replays is sealed.
+   */
+  async function issueOnce(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    issue: (tx: Tx) => Promise<StoredResponse>,
+  ): Promise<FastifyReply> {
+    const auth = requireAuth(request);
+    const { key, fingerprint } = idempotencyOf(request, false, auth.credentialId);
+    return sendStored(reply, await idempotency.maybe(auth.workspaceId, key, fingerprint, issue, SECRET_ANSWER));
+  }
 
   app.get(
     '/v1/workspace',
@@ -95,7 +110,7 @@ export function credentialsRoutes(
         response: {
           200: Type.Object(
             { data: Type.Array(CredentialSchema, { description: 'Credentials, newest first.' }) },
-            { additionalProperties: false },
+            { additionalProperties: false, description: "The workspace's credentials." },
           ),
           ...problemResponses(401, 429),
         },
@@ -123,18 +138,10 @@ export function credentialsRoutes(
       const auth = requireAuth(request);
       const audience = request.body.audience ?? auth.audience;
       credentials.assertMayManage(auth.audience, audience, 'create');
-      const { key, fingerprint } = idempotencyOf(request, false, auth.credentialId);
-      const result = await idempotency.maybe(
-        auth.workspaceId,
-        key,
-        fingerprint,
-        async (tx) => {
-          const issued = await credentials.create(tx, auth.workspaceId, audience, request.body.name ?? audience);
-          return issuedResponse(201, issued);
-        },
-        SECRET_ANSWER,
-      );
-      return sendStored(reply, result);
+      return issueOnce(request, reply, async (tx) => {
+        const issued = await credentials.create(tx, auth.workspaceId, audience, request.body.name ?? audience);
+        return issuedResponse(201, issued);
+      });
     },
   );
 
@@ -158,18 +165,10 @@ export function credentialsRoutes(
       const id = request.params.id;
       if (!isUuid(id)) throw notFound('credential');
       await credentials.assertMayRotate(db, auth.workspaceId, auth.audience, id);
-      const { key, fingerprint } = idempotencyOf(request, false, auth.credentialId);
-      const result = await idempotency.maybe(
-        auth.workspaceId,
-        key,
-        fingerprint,
-        async (tx) => {
-          const issued = await credentials.rotate(tx, auth.workspaceId, auth.audience, id);
-          return issuedResponse(200, issued);
-        },
-        SECRET_ANSWER,
-      );
-      return sendStored(reply, result);
+      return issueOnce(request, reply, async (tx) => {
+        const issued = await credentials.rotate(tx, auth.workspaceId, auth.audience, id);
+        return issuedResponse(200, issued);
+      });
     },
   );
 
@@ -205,7 +204,7 @@ export function credentialsRoutes(
         response: {
           200: Type.Object(
             { data: Type.Array(WorkspaceSchema, { description: 'Workspaces, newest first (at most 1000).' }) },
-            { additionalProperties: false },
+            { additionalProperties: false, description: 'The integrator workspaces.' },
           ),
           ...problemResponses(401, 403, 429),
         },
@@ -228,29 +227,19 @@ export function credentialsRoutes(
         response: { 201: CreatedWorkspaceSchema, ...problemResponses(400, 401, 403, 409, 415, 422, 429) },
       },
     },
-    async (request, reply) => {
-      const auth = requireAuth(request);
-      const { key, fingerprint } = idempotencyOf(request, false, auth.credentialId);
-      const result = await idempotency.maybe(
-        auth.workspaceId,
-        key,
-        fingerprint,
-        async (tx) => {
-          const { workspace, issued } = await createWorkspace(tx, credentials, {
-            name: request.body.name,
-            displayName: request.body.display_name ?? request.body.name,
-            environment: env,
-            kind: 'integrator',
-            firstAudience: 'integrator',
-            latePayment: request.body.late_payment,
-          });
-          const body = { workspace: workspaceToApi(workspace), credential: issuedToApi(issued) };
-          return { status: 201, headers: {}, body: JSON.stringify(body) };
-        },
-        SECRET_ANSWER,
-      );
-      return sendStored(reply, result);
-    },
+    async (request, reply) =>
+      issueOnce(request, reply, async (tx) => {
+        const { workspace, issued } = await createWorkspace(tx, credentials, {
+          name: request.body.name,
+          displayName: request.body.display_name ?? request.body.name,
+          environment: env,
+          kind: 'integrator',
+          firstAudience: 'integrator',
+          latePayment: request.body.late_payment,
+        });
+        const body = { workspace: workspaceToApi(workspace), credential: issuedToApi(issued) };
+        return { status: 201, headers: {}, body: JSON.stringify(body) };
+      }),
   );
 
   app.post(
@@ -268,26 +257,17 @@ export function credentialsRoutes(
       },
     },
     async (request, reply) => {
-      const auth = requireAuth(request);
       const target = isUuid(request.params.id) ? await findWorkspace(db, request.params.id) : undefined;
       if (!target) throw notFound('workspace');
-      const { key, fingerprint } = idempotencyOf(request, false, auth.credentialId);
-      const result = await idempotency.maybe(
-        auth.workspaceId,
-        key,
-        fingerprint,
-        async (tx) => {
-          const issued = await credentials.create(
-            tx,
-            target.id,
-            request.body.audience,
-            request.body.name ?? request.body.audience,
-          );
-          return issuedResponse(201, issued);
-        },
-        SECRET_ANSWER,
-      );
-      return sendStored(reply, result);
+      return issueOnce(request, reply, async (tx) => {
+        const issued = await credentials.create(
+          tx,
+          target.id,
+          request.body.audience,
+          request.body.name ?? request.body.audience,
+        );
+        return issuedResponse(201, issued);
+      });
     },
   );
 }

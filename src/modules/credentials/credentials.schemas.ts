@@ -5,9 +5,10 @@ import { component, DateTime, Uuid } from '../../platform/schemas.js';
 import type { CredentialRow } from './credentials.repository.js';
 import { LATE_PAYMENT_POLICIES, type WorkspaceRow } from '../workspaces/workspaces.repository.js';
 
-export const AudienceSchema = Type.Enum(AUDIENCES, {
-  description: 'Who the token speaks for: `integrator`, `admin` or `liquidity_provider`.',
-});
+export const AudienceSchema = component(
+  'Audience',
+  Type.Enum(AUDIENCES, { description: 'Who the token speaks for: `integrator`, `admin` or `liquidity_provider`.' }),
+);
 
 const credentialFields = {
   id: Uuid("Identifier of the credential (the token's `sub`)."),
@@ -76,13 +77,16 @@ export const AdminCreateCredentialBody = component(
   ),
 );
 
-const LatePayment = Type.Enum(LATE_PAYMENT_POLICIES, {
-  description:
-    'What a payment the provider confirms after its collection expired becomes (a `collection.late_payment` event tells you ' +
-    'either way): `refund` (the default) sends it back to the payer at once, with a refund whose `reason` is `late_payment`; ' +
-    '`accept` keeps it as a successful collection and credits it. A late payment of a checkout attempt the payer already ' +
-    'retried, or of a session already paid, is always refunded.',
-});
+const LatePayment = component(
+  'LatePaymentPolicy',
+  Type.Enum(LATE_PAYMENT_POLICIES, {
+    description:
+      'What a payment the provider confirms after its collection expired becomes (a `collection.late_payment` event tells you ' +
+      'either way): `refund` (the default) sends it back to the payer at once, with a refund whose `reason` is `late_payment`; ' +
+      '`accept` keeps it as a successful collection and credits it. A late payment of a checkout attempt the payer already ' +
+      'retried, or of a session already paid, is always refunded.',
+  }),
+);
 
 export const WorkspaceSchema = component(
   'Workspace',

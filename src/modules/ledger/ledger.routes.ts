@@ -24,7 +24,7 @@ const BalanceList = Type.Object(
       { description: 'One entry per currency the workspace has ever been credited in.' },
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, description: "The workspace's balances, one per currency." },
 );
 
 export function ledgerRoutes(app: App, db: Db): void {

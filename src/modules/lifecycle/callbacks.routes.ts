@@ -37,7 +37,7 @@ export function providersRoutes(app: App, notices: ProviderNotices): void {
               received: Type.Literal(true, { description: 'Always true: the notice was verified and recorded.' }),
               outcome: Type.Enum(['applied', 'duplicate', 'refused'], { description: 'What the notice did.' }),
             },
-            { additionalProperties: false },
+            { additionalProperties: false, description: 'The notice was verified and recorded.' },
           ),
           ...problemResponses(400, 401, 404, 413, 415),
         },

@@ -5,6 +5,29 @@ import type { NoticeObjectType } from '../providers/provider.js';
 
 const TABLES: Record<NoticeObjectType, string> = { collection: 'collections', refund: 'refunds', payout: 'payouts' };
 
+export interface ObjectOwner {
+  workspace_id: string;
+  provider: string;
+  provider_reference: string | null;
+}
+
+/**
+ * Who owns a collection, refund or payout and which provider runs it. Provider callbacks name our object id but not
+ * its workspace: the one lookup by id alone outside maintenance. Everything after it is scoped by the workspace
+ * found here.
+ */
+export async function objectOwner(
+  db: Queryable,
+  objectType: NoticeObjectType,
+  id: string,
+): Promise<ObjectOwner | undefined> {
+  const { rows } = await db.query<ObjectOwner>(
+    `SELECT workspace_id, provider, provider_reference FROM ${TABLES[objectType]} WHERE id = $1`,
+    [id],
+  );
+  return rows[0];
+}
+
 /** Records a notice as applied (or refused); false when the same notice id was recorded before. */
 export async function recordNotice(
   db: Queryable,

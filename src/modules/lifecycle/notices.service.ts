@@ -5,17 +5,20 @@ import type { FastifyBaseLogger } from 'fastify';
 import { withTransaction, type Db, type Tx } from '../../db/pool.js';
 import { ApiError } from '../../platform/errors.js';
 import { isUuid } from '../../platform/ids.js';
-import * as collections from '../collections/collections.repository.js';
 import type { CollectionStatus } from '../collections/collections.schemas.js';
 import type { Lifecycle, MoveOutcome } from './lifecycle.service.js';
 import type { RefundStatus } from '../refunds/refunds.states.js';
-import * as payouts from '../payouts/payouts.repository.js';
 import type { PayoutStatus } from '../payouts/payouts.schemas.js';
-import * as refunds from '../refunds/refunds.repository.js';
 import { timingSafeEqual } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { recordEvent } from '../events/events.repository.js';
-import { noteClaimedReference, noticeRecorded, recordNotice } from './notices.repository.js';
+import {
+  noteClaimedReference,
+  noticeRecorded,
+  objectOwner,
+  recordNotice,
+  type ObjectOwner,
+} from './notices.repository.js';
 import {
   ANSWER_BY_CALLBACK,
   type CallbackClaim,
@@ -201,18 +204,10 @@ export class ProviderNotices {
   private async owner(
     objectType: NoticeObjectType | undefined,
     id: string,
-  ): Promise<
-    | { objectType: NoticeObjectType; workspace_id: string; provider: string; provider_reference: string | null }
-    | undefined
-  > {
+  ): Promise<(ObjectOwner & { objectType: NoticeObjectType }) | undefined> {
     if (!isUuid(id)) return undefined;
     for (const type of objectType === undefined ? (['collection', 'payout', 'refund'] as const) : [objectType]) {
-      const found =
-        type === 'collection'
-          ? await collections.collectionOwner(this.db, id)
-          : type === 'refund'
-            ? await refunds.refundOwner(this.db, id)
-            : await payouts.payoutOwner(this.db, id);
+      const found = await objectOwner(this.db, type, id);
       if (found) return { objectType: type, ...found };
     }
     return undefined;

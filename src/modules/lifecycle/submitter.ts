@@ -123,12 +123,16 @@ export class Submitter {
   private async giveUp(job: Job, why: string): Promise<void> {
     if (job.kind === 'payout') return this.giveUpPayout(job, why);
     this.log.error({ kind: job.kind, id: job.id }, `giving up on the provider initiation: ${why}`);
-    const options = { cause: `initiation abandoned: ${why}`, reason: 'provider_error' };
+    await this.move(job, 'failed', { cause: `initiation abandoned: ${why}`, reason: 'provider_error' });
+  }
+
+  /** Moves the job's object through the lifecycle, in a transaction of its own. */
+  private async move(job: Job, to: ProviderAck['status'], options: MoveOptions): Promise<void> {
+    const { kind, workspaceId, id } = job;
     await withTransaction(this.db, async (tx) => {
-      if (job.kind === 'collection')
-        await this.lifecycle.moveCollection(tx, job.workspaceId, job.id, 'failed', options);
-      else if (job.kind === 'payout') await this.lifecycle.movePayout(tx, job.workspaceId, job.id, 'failed', options);
-      else await this.lifecycle.moveRefund(tx, job.workspaceId, job.id, 'failed', options);
+      if (kind === 'collection') await this.lifecycle.moveCollection(tx, workspaceId, id, to, options);
+      else if (kind === 'refund') await this.lifecycle.moveRefund(tx, workspaceId, id, to, options);
+      else await this.lifecycle.movePayout(tx, workspaceId, id, to, options);
     });
   }
 
@@ -192,9 +196,7 @@ export class Submitter {
       customer: row.customer,
       expiresAt: row.expires_at,
     });
-    await withTransaction(this.db, (tx) =>
-      this.lifecycle.moveCollection(tx, workspaceId, id, ack.status, ackOptions(provider.name, ack)),
-    );
+    await this.move(job, ack.status, ackOptions(provider.name, ack));
   }
 
   private async submitRefund(job: Job): Promise<void> {
@@ -207,13 +209,7 @@ export class Submitter {
     // Reversed (or otherwise no longer successful) since the refund was requested: the payer already has the
     // money back, so the refund must not be sent. (Normally the reversal has failed it already.)
     if (collection?.status !== 'successful') {
-      await withTransaction(this.db, (tx) =>
-        this.lifecycle.moveRefund(tx, workspaceId, id, 'failed', {
-          cause: 'collection no longer successful',
-          reason: 'collection_reversed',
-        }),
-      );
-      return;
+      return this.move(job, 'failed', { cause: 'collection no longer successful', reason: 'collection_reversed' });
     }
     const ack = await provider.initiateRefund({
       id,
@@ -224,9 +220,7 @@ export class Submitter {
       amount: row.amount,
       currency: row.currency,
     });
-    await withTransaction(this.db, (tx) =>
-      this.lifecycle.moveRefund(tx, workspaceId, id, ack.status, ackOptions(provider.name, ack)),
-    );
+    await this.move(job, ack.status, ackOptions(provider.name, ack));
   }
 
   private async submitPayout(job: Job): Promise<void> {
@@ -252,8 +246,6 @@ export class Submitter {
         account_number: beneficiary.account_number,
       },
     });
-    await withTransaction(this.db, (tx) =>
-      this.lifecycle.movePayout(tx, workspaceId, id, ack.status, ackOptions(provider.name, ack)),
-    );
+    await this.move(job, ack.status, ackOptions(provider.name, ack));
   }
 }

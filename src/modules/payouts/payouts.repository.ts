@@ -1,6 +1,7 @@
 // SQL for offramp routes (shared reference data) and payouts (the workspace id first).
 import type { Queryable } from '../../db/pool.js';
 import { listQuery, type ListFilter } from '../../platform/pagination.js';
+import type { BeneficiaryRow } from '../beneficiaries/beneficiaries.repository.js';
 import type { PayoutStatus } from './payouts.schemas.js';
 
 export interface RouteRow {
@@ -167,18 +168,6 @@ export async function lockPayout(db: Queryable, workspaceId: string, id: string)
   return rows[0];
 }
 
-/** Who owns a payout and which provider runs it (spans workspaces: a provider notice names only our id). */
-export async function payoutOwner(
-  db: Queryable,
-  id: string,
-): Promise<{ workspace_id: string; provider: string; provider_reference: string | null } | undefined> {
-  const { rows } = await db.query<{ workspace_id: string; provider: string; provider_reference: string | null }>(
-    'SELECT workspace_id, provider, provider_reference FROM payouts WHERE id = $1',
-    [id],
-  );
-  return rows[0];
-}
-
 export async function saveStatus(db: Queryable, p: PayoutRow): Promise<void> {
   await db.query(
     `UPDATE payouts SET status = $3, failure_reason = $4, provider_reference = $5, submitted_at = $6, updated_at = $7, completed_at = $8,
@@ -207,34 +196,19 @@ export async function listPayouts(
   return (await db.query<PayoutRow>(text, values)).rows;
 }
 
+/** What a payout needs of its beneficiary. */
+type PayoutBeneficiary = Pick<
+  BeneficiaryRow,
+  'id' | 'name' | 'market' | 'rail' | 'status' | 'phone_number' | 'bank_code' | 'account_number'
+>;
+
 /** The beneficiary a payout goes to, held against deactivation until the commit ends. */
 export async function shareBeneficiary(
   db: Queryable,
   workspaceId: string,
   id: string,
-): Promise<
-  | {
-      id: string;
-      name: string;
-      market: string;
-      rail: string;
-      status: string;
-      phone_number: string | null;
-      bank_code: string | null;
-      account_number: string | null;
-    }
-  | undefined
-> {
-  const { rows } = await db.query<{
-    id: string;
-    name: string;
-    market: string;
-    rail: string;
-    status: string;
-    phone_number: string | null;
-    bank_code: string | null;
-    account_number: string | null;
-  }>(
+): Promise<PayoutBeneficiary | undefined> {
+  const { rows } = await db.query<PayoutBeneficiary>(
     'SELECT id, name, market, rail, status, phone_number, bank_code, account_number FROM beneficiaries WHERE workspace_id = $1 AND id = $2 FOR SHARE',
     [workspaceId, id],
   );

@@ -56,7 +56,6 @@ export class HttpGatewayProvider implements RailProvider {
 
   async initiateCollection(order: CollectionOrder): Promise<ProviderAck> {
     return this.initiate('collections', order.id, {
-      merchant_reference: order.id,
       market: order.market,
       rail: order.rail,
       amount: order.amount,
@@ -64,31 +63,26 @@ export class HttpGatewayProvider implements RailProvider {
       reference: order.reference,
       customer: order.customer,
       expires_at: order.expiresAt.toISOString(),
-      callback_url: this.callbackUrl,
     });
   }
 
   async initiateRefund(order: RefundOrder): Promise<ProviderAck> {
     return this.initiate('refunds', order.id, {
-      merchant_reference: order.id,
       collection_merchant_reference: order.collectionId,
       collection_reference: order.collectionReference,
       amount: order.amount,
       currency: order.currency,
-      callback_url: this.callbackUrl,
     });
   }
 
   async initiatePayout(order: PayoutOrder): Promise<ProviderAck> {
     return this.initiate('payouts', order.id, {
-      merchant_reference: order.id,
       market: order.market,
       rail: order.rail,
       amount: order.amount,
       currency: order.currency,
       reference: order.reference,
       beneficiary: order.beneficiary,
-      callback_url: this.callbackUrl,
     });
   }
 
@@ -112,7 +106,9 @@ export class HttpGatewayProvider implements RailProvider {
     };
   }
 
-  private async initiate(path: string, id: string, body: unknown): Promise<ProviderAck> {
+  /** Every initiation names our id (`merchant_reference`, also the Idempotency-Key) and where to call back. */
+  private async initiate(path: string, id: string, fields: Record<string, unknown>): Promise<ProviderAck> {
+    const body = { merchant_reference: id, ...fields, callback_url: this.callbackUrl };
     const res = await this.call('POST', path, body, id);
     // 400 and 422 are the gateway refusing this payment for good: it fails. Anything else that is not a success
     // (401/403 a rotated key, 404 a wrong base_url, 408, 409, 429, 5xx) is ours or transient: retried, then given up.

@@ -127,9 +127,24 @@ export async function withToken(
 }
 
 /** An `expires_in` as operators send it: a number, or a number in a string ("3599"). */
-export function expiresIn(value: unknown, fallbackSeconds: number): number {
+function expiresIn(value: unknown, fallbackSeconds: number): number {
   const n = typeof value === 'string' ? Number(value) : value;
   return typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : fallbackSeconds;
+}
+
+/**
+ * An OAuth token answer: its access_token and how long it lasts (`fallbackSeconds` when it does not say). Any other
+ * answer is a ProviderError: `what answered 401 …`.
+ */
+export function readToken(
+  what: string,
+  res: OperatorResponse,
+  fallbackSeconds: number,
+): { token: string; expiresInSeconds: number } {
+  const token = text(res.json, 'access_token');
+  if (res.status !== 200 || token === undefined)
+    throw new ProviderError(`${what} answered ${res.status} ${res.text.slice(0, 200)}`);
+  return { token, expiresInSeconds: expiresIn(field(res.json, 'expires_in'), fallbackSeconds) };
 }
 
 /** A phone number in E.164 (+254712345678) as operators write it: digits only (254712345678). */

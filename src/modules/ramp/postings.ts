@@ -68,35 +68,28 @@ export interface PayoutMoney {
   amount: number;
 }
 
+/** A posting of payout `p`, in `currency`. */
+function payoutPosting(kind: Posting['kind'], p: PayoutMoney, currency: string, lines: Posting['lines']): Posting {
+  return { kind, objectType: 'payout', objectId: p.id, currency, lines };
+}
+
 /** Committed: the source amount leaves the available balance for the payouts in flight. */
 export function payoutReservePostings(p: PayoutMoney): Posting[] {
   return [
-    {
-      kind: 'payout_reserved',
-      objectType: 'payout',
-      objectId: p.id,
-      currency: p.source_currency,
-      lines: [
-        { account: WORKSPACE_AVAILABLE, amount: p.source_amount },
-        { account: PAYOUTS_IN_FLIGHT, amount: -p.source_amount },
-      ],
-    },
+    payoutPosting('payout_reserved', p, p.source_currency, [
+      { account: WORKSPACE_AVAILABLE, amount: p.source_amount },
+      { account: PAYOUTS_IN_FLIGHT, amount: -p.source_amount },
+    ]),
   ];
 }
 
 /** Failed: the reservation goes back to the available balance. */
 export function payoutReleasePostings(p: PayoutMoney): Posting[] {
   return [
-    {
-      kind: 'payout_released',
-      objectType: 'payout',
-      objectId: p.id,
-      currency: p.source_currency,
-      lines: [
-        { account: PAYOUTS_IN_FLIGHT, amount: p.source_amount },
-        { account: WORKSPACE_AVAILABLE, amount: -p.source_amount },
-      ],
-    },
+    payoutPosting('payout_released', p, p.source_currency, [
+      { account: PAYOUTS_IN_FLIGHT, amount: p.source_amount },
+      { account: WORKSPACE_AVAILABLE, amount: -p.source_amount },
+    ]),
   ];
 }
 
@@ -111,32 +104,20 @@ export function payoutSettlePostings(p: PayoutMoney): Posting[] {
   ];
   if (p.source_currency === p.currency) {
     return [
-      {
-        kind: 'payout_settled',
-        objectType: 'payout',
-        objectId: p.id,
-        currency: p.currency,
-        lines: [{ account: PAYOUTS_IN_FLIGHT, amount: p.source_amount }, ...payoutSide],
-      },
+      payoutPosting('payout_settled', p, p.currency, [
+        { account: PAYOUTS_IN_FLIGHT, amount: p.source_amount },
+        ...payoutSide,
+      ]),
     ];
   }
   return [
-    {
-      kind: 'payout_settled',
-      objectType: 'payout',
-      objectId: p.id,
-      currency: p.source_currency,
-      lines: [
-        { account: PAYOUTS_IN_FLIGHT, amount: p.source_amount },
-        { account: FX_CONVERSION, amount: -p.source_amount },
-      ],
-    },
-    {
-      kind: 'payout_converted',
-      objectType: 'payout',
-      objectId: p.id,
-      currency: p.currency,
-      lines: [{ account: FX_CONVERSION, amount: p.gross_amount }, ...payoutSide],
-    },
+    payoutPosting('payout_settled', p, p.source_currency, [
+      { account: PAYOUTS_IN_FLIGHT, amount: p.source_amount },
+      { account: FX_CONVERSION, amount: -p.source_amount },
+    ]),
+    payoutPosting('payout_converted', p, p.currency, [
+      { account: FX_CONVERSION, amount: p.gross_amount },
+      ...payoutSide,
+    ]),
   ];
 }

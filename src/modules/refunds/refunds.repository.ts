@@ -110,32 +110,17 @@ export async function unsentRefunds(db: Queryable, workspaceId: string, collecti
   return rows.map((r) => r.id);
 }
 
-/** See collectionOwner: provider callbacks carry our id without its workspace. */
-export async function refundOwner(
-  db: Queryable,
-  id: string,
-): Promise<{ workspace_id: string; provider: string; provider_reference: string | null } | undefined> {
-  const { rows } = await db.query<{ workspace_id: string; provider: string; provider_reference: string | null }>(
-    'SELECT workspace_id, provider, provider_reference FROM refunds WHERE id = $1',
-    [id],
-  );
-  return rows[0];
-}
-
+/** A page of refunds, newest first: of one collection, or (`collectionId` undefined) of the whole workspace. */
 export async function listRefunds(
   db: Queryable,
   workspaceId: string,
-  collectionId: string,
+  collectionId: string | undefined,
   f: ListFilter<RefundStatus>,
 ): Promise<(RefundRow & { created_at: Date })[]> {
   // requested_at is the refund's creation time; the pager reads it as created_at.
-  const { text, values } = listQuery(
-    'refunds',
-    COLUMNS,
-    { workspace_id: workspaceId, collection_id: collectionId },
-    f,
-    'requested_at',
-  );
+  const scope: Record<string, unknown> = { workspace_id: workspaceId };
+  if (collectionId !== undefined) scope.collection_id = collectionId;
+  const { text, values } = listQuery('refunds', COLUMNS, scope, f, 'requested_at');
   return (await db.query<RefundRow & { created_at: Date }>(text, values)).rows;
 }
 

@@ -1,4 +1,4 @@
-// Routes for refunds: row 2 (refund a collection), read one, list a collection's. No SQL here.
+// Routes for refunds: row 2 (refund a collection), read one, list the workspace's or a collection's. No SQL here.
 import { Type } from 'typebox';
 import { requireAuth } from '../../platform/auth.js';
 import { sendStored, type App } from '../../platform/http.js';
@@ -37,6 +37,23 @@ export function refundsRoutes(app: App, service: RefundsService): void {
         await service.create(auth.workspaceId, request.params.id, request.body, key, fingerprint),
       );
     },
+  );
+
+  app.get(
+    '/v1/refunds',
+    {
+      config: { auth: INTEGRATOR },
+      schema: {
+        operationId: 'listRefunds',
+        tags: ['Refunds'],
+        summary: 'List refunds',
+        description:
+          "The workspace's refunds of every collection, newest first (by `requested_at`), filtered by status and request time, paged by cursor.",
+        querystring: ListRefundsQuery,
+        response: { 200: RefundPage, ...problemResponses(400, 401, 403, 429) },
+      },
+    },
+    async (request) => service.list(requireAuth(request).workspaceId, request.query),
   );
 
   app.get(

@@ -89,7 +89,7 @@ export const ListRefundsQuery = Type.Object(
 );
 export type ListRefundsQuery = Static<typeof ListRefundsQuery>;
 
-export const RefundPage = component('RefundPage', pageSchema(RefundSchema, "The collection's refunds, newest first."));
+export const RefundPage = component('RefundPage', pageSchema(RefundSchema, 'Refunds, newest first.'));
 
 /** The API's view of a refund row; `metadata` is the refunded collection's. */
 export function toRefundApi(

@@ -103,6 +103,16 @@ export class RefundsService {
     return this.cursors.page(rows, limit, (row) => toRefundApi(row, collection.metadata));
   }
 
+  /** The workspace's refunds, newest first, each with its collection's metadata. */
+  async list(workspaceId: string, query: ListRefundsQuery): Promise<Page<Refund>> {
+    const { limit, filter } = this.cursors.filterOf(query);
+    const rows = await repo.listRefunds(this.db, workspaceId, undefined, filter);
+    const metadata = await collections.collectionMetadata(this.db, workspaceId, [
+      ...new Set(rows.map((r) => r.collection_id)),
+    ]);
+    return this.cursors.page(rows, limit, (row) => toRefundApi(row, metadata.get(row.collection_id) ?? {}));
+  }
+
   private async metadataOf(workspaceId: string, collectionId: string): Promise<Record<string, unknown>> {
     return (await collections.findCollection(this.db, workspaceId, collectionId))?.metadata ?? {};
   }

@@ -1,6 +1,6 @@
 // The settlement report's query and answer (GET /v1/reports/settlement); descriptions write the reference docs.
 import { Type, type Static } from 'typebox';
-import { component, DateTime, Uuid } from '../../platform/schemas.js';
+import { component, DateTime, describedAs, Uuid } from '../../platform/schemas.js';
 
 export const SettlementQuery = Type.Object(
   {
@@ -18,15 +18,18 @@ export const SettlementQuery = Type.Object(
 );
 export type SettlementQuery = Static<typeof SettlementQuery>;
 
-/** How many reached `status` that day, and their amounts. */
-const Tally = (status: string) =>
+const TallySchema = component(
+  'SettlementTally',
   Type.Object(
     {
       count: Type.Integer({ description: 'How many reached this status that day.' }),
       amount: Type.Integer({ description: 'Their amounts, in minor units.' }),
     },
-    { additionalProperties: false, description: `Those that became ${status} that day.` },
-  );
+    { additionalProperties: false, description: 'How many reached a status that day, and their amounts.' },
+  ),
+);
+/** How many reached `status` that day, and their amounts. */
+const Tally = (status: string) => describedAs(TallySchema, `Those that became ${status} that day.`);
 
 const RailReport = Type.Object(
   {

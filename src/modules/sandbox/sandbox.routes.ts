@@ -76,10 +76,9 @@ export function sandboxRoutes(app: App, service: SandboxService): void {
     async (request, reply) => {
       const auth = requireAuth(request);
       const { key, fingerprint } = idempotencyOf(request, false);
-      const { outcome, reason } = request.body;
       return sendStored(
         reply,
-        await service.simulateCollection(auth.workspaceId, request.params.id, outcome, reason, key, fingerprint),
+        await service.simulateCollection(auth.workspaceId, request.params.id, request.body, key, fingerprint),
       );
     },
   );
@@ -102,10 +101,9 @@ export function sandboxRoutes(app: App, service: SandboxService): void {
     async (request, reply) => {
       const auth = requireAuth(request);
       const { key, fingerprint } = idempotencyOf(request, false);
-      const { outcome, reason } = request.body;
       return sendStored(
         reply,
-        await service.simulateRefund(auth.workspaceId, request.params.id, outcome, reason, key, fingerprint),
+        await service.simulateRefund(auth.workspaceId, request.params.id, request.body, key, fingerprint),
       );
     },
   );
@@ -129,10 +127,9 @@ export function sandboxRoutes(app: App, service: SandboxService): void {
     async (request, reply) => {
       const auth = requireAuth(request);
       const { key, fingerprint } = idempotencyOf(request, false);
-      const { outcome, reason } = request.body;
       return sendStored(
         reply,
-        await service.simulatePayout(auth.workspaceId, request.params.transactionId, outcome, reason, key, fingerprint),
+        await service.simulatePayout(auth.workspaceId, request.params.transactionId, request.body, key, fingerprint),
       );
     },
   );

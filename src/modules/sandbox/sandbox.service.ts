@@ -3,6 +3,7 @@
 import type { IdempotencyEngine, IdempotentResult } from '../../platform/idempotency.js';
 import { ApiError, notFound } from '../../platform/errors.js';
 import { isUuid } from '../../platform/ids.js';
+import type { Plan } from '../../platform/state-machine.js';
 import * as collections from '../collections/collections.repository.js';
 import type { CollectionStatus } from '../collections/collections.schemas.js';
 import { toApi } from '../collections/collections.service.js';
@@ -16,6 +17,20 @@ import { SANDBOX_PROVIDER, type SandboxProvider } from '../providers/sandbox.pro
 import * as refunds from '../refunds/refunds.repository.js';
 import { toRefundApi } from '../refunds/refunds.schemas.js';
 
+/** 409 unless the simulator runs this object and its lifecycle can take it to `outcome` (`route`: how, from its status). */
+function checkSimulatable(
+  kind: 'collection' | 'refund' | 'payout',
+  row: { provider: string; status: string },
+  outcome: string,
+  route: Plan<string>,
+): void {
+  if (row.provider !== SANDBOX_PROVIDER) {
+    throw new ApiError('transition_not_allowed', `This ${kind} runs on provider '${row.provider}', not the simulator.`);
+  }
+  if (route.kind === 'refused')
+    throw new ApiError('transition_not_allowed', `A ${row.status} ${kind} cannot become ${outcome}.`);
+}
+
 export class SandboxService {
   constructor(
     private readonly idempotency: IdempotencyEngine,
@@ -26,23 +41,14 @@ export class SandboxService {
   simulateCollection(
     workspaceId: string,
     id: string,
-    outcome: CollectionStatus,
-    reason: string | undefined,
+    { outcome, reason }: { outcome: CollectionStatus; reason?: string | undefined },
     key: string | undefined,
     requestFingerprint: string,
   ): Promise<IdempotentResult> {
     return this.idempotency.maybe(workspaceId, key, requestFingerprint, async (tx) => {
       const row = isUuid(id) ? await collections.lockCollection(tx, workspaceId, id) : undefined;
       if (!row) throw notFound('collection');
-      if (row.provider !== SANDBOX_PROVIDER) {
-        throw new ApiError(
-          'transition_not_allowed',
-          `This collection runs on provider '${row.provider}', not the simulator.`,
-        );
-      }
-      if (planCollection(row.status, outcome).kind === 'refused') {
-        throw new ApiError('transition_not_allowed', `A ${row.status} collection cannot become ${outcome}.`);
-      }
+      checkSimulatable('collection', row, outcome, planCollection(row.status, outcome));
       await this.simulator.driveByHand(tx, workspaceId, 'collection', id, outcome === 'expired' ? undefined : outcome);
       const moved = await this.lifecycle.moveCollection(tx, workspaceId, id, outcome, {
         cause: 'sandbox simulation',
@@ -55,23 +61,14 @@ export class SandboxService {
   simulateRefund(
     workspaceId: string,
     id: string,
-    outcome: RefundStatus,
-    reason: string | undefined,
+    { outcome, reason }: { outcome: RefundStatus; reason?: string | undefined },
     key: string | undefined,
     requestFingerprint: string,
   ): Promise<IdempotentResult> {
     return this.idempotency.maybe(workspaceId, key, requestFingerprint, async (tx) => {
       const row = isUuid(id) ? await refunds.findRefund(tx, workspaceId, id) : undefined;
       if (!row) throw notFound('refund');
-      if (row.provider !== SANDBOX_PROVIDER) {
-        throw new ApiError(
-          'transition_not_allowed',
-          `This refund runs on provider '${row.provider}', not the simulator.`,
-        );
-      }
-      if (planRefund(row.status, outcome).kind === 'refused') {
-        throw new ApiError('transition_not_allowed', `A ${row.status} refund cannot become ${outcome}.`);
-      }
+      checkSimulatable('refund', row, outcome, planRefund(row.status, outcome));
       const moved = await this.lifecycle.moveRefund(tx, workspaceId, id, outcome, {
         cause: 'sandbox simulation',
         reason,
@@ -89,23 +86,14 @@ export class SandboxService {
   simulatePayout(
     workspaceId: string,
     id: string,
-    outcome: 'successful' | 'failed',
-    reason: string | undefined,
+    { outcome, reason }: { outcome: 'successful' | 'failed'; reason?: string | undefined },
     key: string | undefined,
     requestFingerprint: string,
   ): Promise<IdempotentResult> {
     return this.idempotency.maybe(workspaceId, key, requestFingerprint, async (tx) => {
       const row = isUuid(id) ? await payouts.lockPayout(tx, workspaceId, id) : undefined;
       if (!row) throw notFound('payout transaction');
-      if (row.provider !== SANDBOX_PROVIDER) {
-        throw new ApiError(
-          'transition_not_allowed',
-          `This payout runs on provider '${row.provider}', not the simulator.`,
-        );
-      }
-      if (planPayout(row.status, outcome).kind === 'refused') {
-        throw new ApiError('transition_not_allowed', `A ${row.status} payout cannot become ${outcome}.`);
-      }
+      checkSimulatable('payout', row, outcome, planPayout(row.status, outcome));
       await this.simulator.driveByHand(tx, workspaceId, 'payout', id, outcome);
       const moved = await this.lifecycle.movePayout(tx, workspaceId, id, outcome, {
         cause: 'sandbox simulation',

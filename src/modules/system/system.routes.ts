@@ -21,7 +21,10 @@ export function systemRoutes(
         tags: ['Operations'],
         summary: 'Liveness: the process is up',
         response: {
-          200: Type.Object({ status: Type.Literal('ok', { description: 'Always ok when the process answers.' }) }),
+          200: Type.Object(
+            { status: Type.Literal('ok', { description: 'Always ok when the process answers.' }) },
+            { description: 'The process is up.' },
+          ),
         },
       },
     },
@@ -37,7 +40,10 @@ export function systemRoutes(
         tags: ['Operations'],
         summary: 'Readiness: database reachable and migrations applied',
         response: {
-          200: Type.Object({ status: Type.Literal('ready', { description: 'The service can take traffic.' }) }),
+          200: Type.Object(
+            { status: Type.Literal('ready', { description: 'The service can take traffic.' }) },
+            { description: 'The service is ready.' },
+          ),
           ...problemResponses(503),
         },
       },

@@ -18,6 +18,12 @@ export const EVENT_TYPES: readonly string[] = [
   ...PAYOUT_STATUSES.map((s) => `payout.${s}`),
 ];
 
+/**
+ * The type of a test event (POST /v1/webhooks/endpoints/{id}/test): sent to the one endpoint asked for, never fanned
+ * out, so it is not a type an endpoint subscribes to.
+ */
+export const TEST_EVENT_TYPE = 'webhook.test';
+
 /** Subscribes to every type, including ones added later. */
 export const ALL_EVENTS = '*';
 

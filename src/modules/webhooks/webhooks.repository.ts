@@ -1,6 +1,7 @@
 // SQL for webhook endpoints, deliveries and attempts. The workspace id is always the first argument.
 import type { Queryable } from '../../db/pool.js';
 import { listQuery, type ListFilter } from '../../platform/pagination.js';
+import { TEST_EVENT_TYPE } from './event-types.js';
 
 export interface PreviousSecret {
   /** Sealed, as `secret` is. */
@@ -185,7 +186,7 @@ export interface DeliveryRow {
   workspace_id: string;
   event_id: string;
   endpoint_id: string;
-  kind: 'event' | 'resend';
+  kind: 'event' | 'resend' | 'test';
   status: 'pending' | 'succeeded' | 'failed';
   next_attempt_at: Date | null;
   last_error: string | null;
@@ -240,6 +241,45 @@ export async function listDeliveries(
   return (await db.query<DeliveryRow>(text, values)).rows;
 }
 
+/**
+ * A test event (`webhook.test`, about the endpoint) and its one delivery to that endpoint, due now. No outbox row:
+ * the relay sends the delivery but never fans the event out to other endpoints.
+ */
+export async function insertTestEvent(
+  db: Queryable,
+  workspaceId: string,
+  t: { eventId: string; deliveryId: string; endpointId: string; data: unknown; at: Date },
+): Promise<DeliveryRow> {
+  const { rows } = await db.query<DeliveryRow>(
+    `WITH e AS (
+       INSERT INTO events (id, workspace_id, type, object_type, object_id, data, created_at)
+       VALUES ($2, $1, $7, 'webhook_endpoint', $4, $5, $6) RETURNING id)
+     INSERT INTO webhook_deliveries (id, workspace_id, event_id, endpoint_id, kind, status, attempts, max_attempts, next_attempt_at, created_at, updated_at)
+     SELECT $3, $1, e.id, $4, 'test', 'pending', 0, 1, $6, $6, $6 FROM e
+     RETURNING ${DELIVERY_COLUMNS}`,
+    [workspaceId, t.eventId, t.deliveryId, t.endpointId, JSON.stringify(t.data), t.at, TEST_EVENT_TYPE],
+  );
+  const row = rows[0];
+  if (!row) throw new Error('the test delivery was not written');
+  return row;
+}
+
+/** One endpoint's deliveries of every event, newest first (its delivery log). */
+export async function listEndpointDeliveries(
+  db: Queryable,
+  workspaceId: string,
+  endpointId: string,
+  f: ListFilter<'pending' | 'succeeded' | 'failed'>,
+): Promise<DeliveryRow[]> {
+  const { text, values } = listQuery(
+    'webhook_deliveries',
+    DELIVERY_COLUMNS,
+    { workspace_id: workspaceId, endpoint_id: endpointId },
+    f,
+  );
+  return (await db.query<DeliveryRow>(text, values)).rows;
+}
+
 export async function attemptsOf(db: Queryable, workspaceId: string, deliveryIds: string[]): Promise<AttemptRow[]> {
   if (deliveryIds.length === 0) return [];
   const { rows } = await db.query<AttemptRow>(
@@ -258,7 +298,7 @@ export interface ClaimedDelivery {
   workspace_id: string;
   event_id: string;
   endpoint_id: string;
-  kind: 'event' | 'resend';
+  kind: 'event' | 'resend' | 'test';
   attempts: number;
   max_attempts: number;
   lease_token: string;

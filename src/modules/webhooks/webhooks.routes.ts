@@ -5,10 +5,12 @@ import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
 import { ListQuery } from '../../platform/pagination.js';
 import { problemResponses } from '../../platform/schemas.js';
-import { EVENT_TYPES } from './event-types.js';
+import { EVENT_TYPES, TEST_EVENT_TYPE } from './event-types.js';
 import {
   CreateEndpointBody,
   DeliveryPage,
+  DeliverySchema,
+  EndpointDeliveryPage,
   EndpointIdParams,
   EndpointPage,
   EndpointSchema,
@@ -16,6 +18,7 @@ import {
   EventIdParams,
   EventPage,
   EventSchema,
+  ListEndpointDeliveriesQuery,
   ListEndpointsQuery,
   ListEventsQuery,
   MAX_ENDPOINTS,
@@ -150,6 +153,52 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
       const { key, fingerprint } = idempotencyOf(request, false, auth.credentialId);
       return sendStored(reply, await service.rotateSecret(auth.workspaceId, request.params.id, key, fingerprint));
     },
+  );
+
+  app.post(
+    '/v1/webhooks/endpoints/:id/test',
+    {
+      config: { auth: INTEGRATOR },
+      schema: {
+        operationId: 'testWebhookEndpoint',
+        tags: ['Webhooks'],
+        summary: 'Send a test event',
+        description:
+          `202 with the delivery queued: one attempt, right away, of a new \`${TEST_EVENT_TYPE}\` event whose \`data\` is the endpoint, ` +
+          'to this endpoint only, whatever event types it subscribes to. It is signed and sent like any delivery; follow it in ' +
+          '`GET /v1/webhooks/endpoints/{id}/deliveries`. The event is listed by the events API and can be resent. ' +
+          'A disabled endpoint is 409 `webhook_endpoint_disabled`. An Idempotency-Key is honoured.',
+        params: EndpointIdParams,
+        response: { 202: DeliverySchema, ...problemResponses(401, 403, 404, 409, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const { key, fingerprint } = idempotencyOf(request, false, auth.credentialId);
+      return sendStored(reply, await service.sendTest(auth.workspaceId, request.params.id, key, fingerprint));
+    },
+  );
+
+  app.get(
+    '/v1/webhooks/endpoints/:id/deliveries',
+    {
+      config: { auth: INTEGRATOR },
+      schema: {
+        operationId: 'listWebhookEndpointDeliveries',
+        tags: ['Webhooks'],
+        summary: "An endpoint's delivery log",
+        description:
+          "The endpoint's deliveries of every event (sent because it subscribes, resends and tests), newest first, paged by " +
+          'cursor, filtered by `status` and creation time; each lists its attempts: status code, duration, the first 4 KB of the ' +
+          'answer, the error. Each attempt POSTed the event (`GET /v1/events/{event_id}`) as its body, with `webhook-id` the ' +
+          "event id and `webhook-timestamp` the attempt's `created_at` in seconds. Finished deliveries are deleted after 30 days " +
+          '(`WEBHOOK_DELIVERY_RETENTION_DAYS`). A deleted endpoint is 404: its deliveries stay readable from the events API.',
+        params: EndpointIdParams,
+        querystring: ListEndpointDeliveriesQuery,
+        response: { 200: EndpointDeliveryPage, ...problemResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request) => service.endpointDeliveries(requireAuth(request).workspaceId, request.params.id, request.query),
   );
 
   app.get(

@@ -3,12 +3,13 @@ import { UUID_PATTERN } from '../../platform/ids.js';
 import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
 import { component, DateTime, Uuid } from '../../platform/schemas.js';
-import { ALL_EVENTS, EVENT_TYPES } from './event-types.js';
+import { ALL_EVENTS, EVENT_TYPES, TEST_EVENT_TYPE } from './event-types.js';
 import { MAX_URL_LENGTH } from './url-guard.js';
 
 export const ENDPOINT_STATUSES = ['enabled', 'disabled'] as const;
 export const DISABLED_REASONS = ['disabled_by_user', 'endpoint_gone'] as const;
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+export const DELIVERY_KINDS = ['event', 'resend', 'test'] as const;
 /** How many endpoints (not deleted) one workspace may have. */
 export const MAX_ENDPOINTS = 16;
 /** Earlier secrets still signing after rotations (the newest ones); an older one stops signing at once. */
@@ -16,9 +17,12 @@ export const MAX_PREVIOUS_SECRETS = 2;
 /** How long a secret keeps signing after a rotation. */
 export const PREVIOUS_SECRET_SECONDS = 24 * 3600;
 
-const EventTypeSchema = Type.Enum([ALL_EVENTS, ...EVENT_TYPES], {
-  description: `An event type, or \`${ALL_EVENTS}\` for every type (including types added later).`,
-});
+const EventTypeSchema = component(
+  'EnabledEventType',
+  Type.Enum([ALL_EVENTS, ...EVENT_TYPES], {
+    description: `An event type, or \`${ALL_EVENTS}\` for every type (including types added later).`,
+  }),
+);
 
 // No length bounds here: an empty or over-long URL is refused by the URL check, as 400 invalid_webhook_url.
 const Url = Type.String({
@@ -138,7 +142,9 @@ export const EventSchema = component(
   Type.Object(
     {
       id: Uuid('Identifier of the event; also the `webhook-id` of every delivery of it.'),
-      type: Type.String({ description: `The event type: ${EVENT_TYPES.map((t) => `\`${t}\``).join(', ')}.` }),
+      type: Type.String({
+        description: `The event type: ${EVENT_TYPES.map((t) => `\`${t}\``).join(', ')}; or \`${TEST_EVENT_TYPE}\`, sent by POST /v1/webhooks/endpoints/{id}/test (its \`data\` is the endpoint).`,
+      }),
       timestamp: DateTime('When the change happened.'),
       data: Type.Record(Type.String(), Type.Unknown(), {
         description:
@@ -159,7 +165,8 @@ export const EventIdParams = Type.Object({ id: Type.String({ maxLength: 64, desc
 export const ListEventsQuery = Type.Object(
   {
     ...ListQuery.properties,
-    type: Type.Optional(Type.Enum(EVENT_TYPES, { description: 'Only events of this type.' })),
+    type: Type.Optional(Type.Enum([...EVENT_TYPES, TEST_EVENT_TYPE], { description: 'Only events of this type.' })),
+    // Inline, not the Uuid component: a query parameter's schema keeps its description only when it is not a reference.
     object_id: Type.Optional(
       Type.String({
         format: 'uuid',
@@ -189,7 +196,9 @@ export const AttemptSchema = component(
           'Why no answer came: `connection refused`, `timed out after 15000 ms`, `refused: …` (a forbidden address in production), …',
       }),
       succeeded: Type.Boolean({ description: 'True when the endpoint answered 2xx.' }),
-      created_at: DateTime('When the attempt was made.'),
+      created_at: DateTime(
+        'When the attempt was made; its `webhook-timestamp` header is this time in whole seconds since the epoch.',
+      ),
     },
     { additionalProperties: false },
   ),
@@ -202,9 +211,10 @@ export const DeliverySchema = component(
       id: Uuid('Identifier of the delivery.'),
       event_id: Uuid('The event delivered; the `webhook-id` header of every attempt.'),
       endpoint_id: Uuid('The endpoint delivered to.'),
-      kind: Type.Enum(['event', 'resend'], {
+      kind: Type.Enum(DELIVERY_KINDS, {
         description:
-          '`event`: sent because the endpoint subscribes, retried on the schedule; `resend`: asked for with POST /v1/events/{id}/resend, one attempt.',
+          '`event`: sent because the endpoint subscribes, retried on the schedule; `resend`: asked for with POST /v1/events/{id}/resend, one attempt; ' +
+          '`test`: a `webhook.test` event asked for with POST /v1/webhooks/endpoints/{id}/test, one attempt.',
       }),
       status: Type.Enum(DELIVERY_STATUSES, {
         description:
@@ -230,17 +240,26 @@ export const DeliveryPage = component(
   pageSchema(DeliverySchema, 'Deliveries of the event, newest first, each with its attempts.'),
 );
 
+export const ListEndpointDeliveriesQuery = Type.Object(
+  {
+    ...ListQuery.properties,
+    status: Type.Optional(Type.Enum(DELIVERY_STATUSES, { description: 'Only deliveries in this status.' })),
+  },
+  { additionalProperties: false },
+);
+export type ListEndpointDeliveriesQuery = Static<typeof ListEndpointDeliveriesQuery>;
+
+export const EndpointDeliveryPage = component(
+  'EndpointDeliveryPage',
+  pageSchema(DeliverySchema, "The endpoint's deliveries of every event, newest first, each with its attempts."),
+);
+
 export const ResendBody = component(
   'ResendEventRequest',
   Type.Object(
     {
       endpoint_id: Type.Optional(
-        Type.String({
-          format: 'uuid',
-          pattern: UUID_PATTERN,
-          description:
-            'Send to this endpoint only. Without it: every enabled endpoint that subscribes to the event type.',
-        }),
+        Uuid('Send to this endpoint only. Without it: every enabled endpoint that subscribes to the event type.'),
       ),
     },
     { additionalProperties: false },
@@ -256,6 +275,6 @@ export const ResendResponse = component(
         description: 'The deliveries queued, one per endpoint; each makes one attempt right away.',
       }),
     },
-    { additionalProperties: false },
+    { additionalProperties: false, description: 'The deliveries this resend queued.' },
   ),
 );

@@ -20,6 +20,7 @@ import {
   type EndpointWithSecret,
   type Event,
   type ListEndpointsQuery,
+  type ListEndpointDeliveriesQuery,
   type ListEventsQuery,
   type ResendBody,
   type UpdateEndpointBody,
@@ -325,7 +326,11 @@ export class WebhooksService {
     const event = isUuid(eventId) ? await repo.findEvent(this.db, workspaceId, eventId) : undefined;
     if (!event) throw notFound('event');
     const { limit, filter } = this.cursors.filterOf(query);
-    const rows = await repo.listDeliveries(this.db, workspaceId, eventId, filter);
+    return this.deliveryPage(workspaceId, await repo.listDeliveries(this.db, workspaceId, eventId, filter), limit);
+  }
+
+  /** A page of deliveries, each with its attempts. */
+  private async deliveryPage(workspaceId: string, rows: repo.DeliveryRow[], limit: number): Promise<Page<Delivery>> {
     const attempts = await repo.attemptsOf(
       this.db,
       workspaceId,
@@ -337,6 +342,54 @@ export class WebhooksService {
         attempts.filter((a) => a.delivery_id === r.id),
       ),
     );
+  }
+
+  /** An endpoint's delivery log: its deliveries of every event, newest first. */
+  async endpointDeliveries(
+    workspaceId: string,
+    endpointId: string,
+    query: ListEndpointDeliveriesQuery,
+  ): Promise<Page<Delivery>> {
+    const endpoint = isUuid(endpointId) ? await repo.findEndpoint(this.db, workspaceId, endpointId) : undefined;
+    if (!endpoint) throw notFound('webhook endpoint');
+    const { limit, filter } = this.cursors.filterOf(query);
+    const rows = await repo.listEndpointDeliveries(this.db, workspaceId, endpointId, filter);
+    return this.deliveryPage(workspaceId, rows, limit);
+  }
+
+  /**
+   * A `webhook.test` event, whose data is the endpoint, and one attempt of it to that endpoint only, whatever types it
+   * subscribes to. The event is listed with the others and can be resent.
+   */
+  async sendTest(
+    workspaceId: string,
+    endpointId: string,
+    key: string | undefined,
+    fingerprint: string,
+  ): Promise<IdempotentResult> {
+    if (!isUuid(endpointId)) throw notFound('webhook endpoint');
+    const result = await this.idempotency.maybe(workspaceId, key, fingerprint, async (tx) => {
+      // Locked as resend locks it, so a concurrent disable or delete fails this delivery too.
+      const endpoint = await repo.findEndpoint(tx, workspaceId, endpointId, true);
+      if (!endpoint) throw notFound('webhook endpoint');
+      if (endpoint.status !== 'enabled') {
+        throw new ApiError(
+          'webhook_endpoint_disabled',
+          'That endpoint is disabled; enable it (PATCH status: enabled) before sending it a test event.',
+        );
+      }
+      const at = new Date();
+      const row = await repo.insertTestEvent(tx, workspaceId, {
+        eventId: uuidv7(at.getTime()),
+        deliveryId: uuidv7(),
+        endpointId,
+        data: toEndpointApi(endpoint, at),
+        at,
+      });
+      return { status: 202, headers: {}, body: JSON.stringify(toDeliveryApi(row, [])) };
+    });
+    if (!result.replayed) this.afterCommit.emit({ kind: 'events' });
+    return result;
   }
 
   /** Queues one new attempt of the event to one endpoint, or to every enabled endpoint subscribed to its type. */

@@ -279,7 +279,7 @@ export interface paths {
         };
         /**
          * List collections
-         * @description The workspace's collections, newest first, filtered by status and creation time, paged by cursor.
+         * @description The workspace's collections, newest first, paged by cursor. Filters combine: status, creation time, market, rail, and an exact reference or payer phone number (E.164).
          *
          *     Tokens of audience `integrator` may call this; any other audience gets 403 `forbidden`.
          */
@@ -444,6 +444,28 @@ export interface paths {
          *     Tokens of audience `integrator` may call this; any other audience gets 403 `forbidden`.
          */
         post: operations["refundCollection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List refunds
+         * @description The workspace's refunds of every collection, newest first (by `requested_at`), filtered by status and request time, paged by cursor.
+         *
+         *     Tokens of audience `integrator` may call this; any other audience gets 403 `forbidden`.
+         */
+        get: operations["listRefunds"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1226,6 +1248,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/endpoints/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description 202 with the delivery queued: one attempt, right away, of a new `webhook.test` event whose `data` is the endpoint, to this endpoint only, whatever event types it subscribes to. It is signed and sent like any delivery; follow it in `GET /v1/webhooks/endpoints/{id}/deliveries`. The event is listed by the events API and can be resent. A disabled endpoint is 409 `webhook_endpoint_disabled`. An Idempotency-Key is honoured.
+         *
+         *     Tokens of audience `integrator` may call this; any other audience gets 403 `forbidden`.
+         */
+        post: operations["testWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/endpoints/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An endpoint's delivery log
+         * @description The endpoint's deliveries of every event (sent because it subscribes, resends and tests), newest first, paged by cursor, filtered by `status` and creation time; each lists its attempts: status code, duration, the first 4 KB of the answer, the error. Each attempt POSTed the event (`GET /v1/events/{event_id}`) as its body, with `webhook-id` the event id and `webhook-timestamp` the attempt's `created_at` in seconds. Finished deliveries are deleted after 30 days (`WEBHOOK_DELIVERY_RETENTION_DAYS`). A deleted endpoint is 404: its deliveries stay readable from the events API.
+         *
+         *     Tokens of audience `integrator` may call this; any other audience gets 403 `forbidden`.
+         */
+        get: operations["listWebhookEndpointDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -1410,26 +1476,21 @@ export interface components {
             }[];
         };
         AdminCreateCredentialRequest: {
-            /**
-             * @description Who the token speaks for: `integrator`, `admin` or `liquidity_provider`.
-             * @enum {unknown}
-             */
-            audience: "integrator" | "admin" | "liquidity_provider";
+            audience: components["schemas"]["Audience"];
             /** @description A label for people (default: the audience). */
             name?: string;
         };
+        /**
+         * @description Who the token speaks for: `integrator`, `admin` or `liquidity_provider`.
+         * @enum {unknown}
+         */
+        Audience: "integrator" | "admin" | "liquidity_provider";
         /** @description A confirmed deposit converted to fiat and credited to the balance. */
         AutoconvertCredit: {
-            /**
-             * Format: uuid
-             * @description Identifier of the credit.
-             */
-            credit_id: string;
-            /**
-             * Format: uuid
-             * @description The deposit it converted.
-             */
-            deposit_id: string;
+            /** @description Identifier of the credit. */
+            credit_id: components["schemas"]["Uuid"];
+            /** @description The deposit it converted. */
+            deposit_id: components["schemas"]["Uuid"];
             /** @description The asset received. */
             source_asset: string;
             /** @description Minor units of the asset received (10^-6). */
@@ -1446,16 +1507,10 @@ export interface components {
             amount: number;
             /** @description Units of target_currency per unit of the asset, exact decimal string. */
             rate: string;
-            /**
-             * Format: uuid
-             * @description The rate record used.
-             */
-            rate_id: string;
-            /**
-             * Format: uuid
-             * @description Its source.
-             */
-            rate_source_id: string;
+            /** @description The rate record used. */
+            rate_id: components["schemas"]["Uuid"];
+            /** @description Its source. */
+            rate_source_id: components["schemas"]["Uuid"];
             /** @description The source's name. */
             rate_source_name: string;
             /**
@@ -1471,11 +1526,8 @@ export interface components {
         };
         /** @description A payout destination: a mobile-money wallet or a bank account in one market. */
         Beneficiary: {
-            /**
-             * Format: uuid
-             * @description Identifier of the beneficiary.
-             */
-            beneficiary_id: string;
+            /** @description Identifier of the beneficiary. */
+            beneficiary_id: components["schemas"]["Uuid"];
             /** @description The account holder's name. */
             name: string;
             /** @description Market code. */
@@ -1511,21 +1563,19 @@ export interface components {
             /** @description When it was deactivated; null while active. */
             deactivated_at: string | null;
         };
+        /** @description Beneficiaries, newest first. One page of them. */
         BeneficiaryPage: {
             /** @description Beneficiaries, newest first. */
             data: components["schemas"]["Beneficiary"][];
             /** @description True when another page follows this one. */
             has_more: boolean;
-            /** @description Pass as `cursor` to fetch the next page; null on the last page. */
-            next_cursor: string | null;
+            next_cursor: components["schemas"]["NextCursor"];
         };
+        /** @description Why the latest payment attempt did not succeed: the collection's `failure_reason` (see the Collection), `expired` (the payer did not authorise it in time) or `late_payment_refunded` (the payer authorised it after it expired, and the money is being returned by a refund of the collection). Null when no attempt has failed. */
+        CheckoutFailureReason: ("payer_declined" | "insufficient_funds" | "wrong_pin" | "prompt_expired" | "payer_unreachable" | "payer_busy" | "payer_limit_reached" | "payer_not_found" | "provider_error" | "provider_refused" | "expired" | "late_payment_refunded") | null;
         /** @description What the payer's page needs, and nothing more. */
         CheckoutPayerView: {
-            /**
-             * @description `open` (waiting for the payer, also again after a failed attempt), `processing` (the payer submitted; a collection runs), `complete` (paid: final) or `expired` (final: not paid by `expires_at`, or 5 attempts failed). A session still `processing` at `expires_at` ends with its attempt: `complete` if it succeeds, else `expired`.
-             * @enum {unknown}
-             */
-            status: "open" | "processing" | "complete" | "expired";
+            status: components["schemas"]["CheckoutSessionStatus"];
             /** @description The display name of the workspace being paid. */
             merchant_name: string;
             /** @description Amount in minor units. */
@@ -1580,8 +1630,7 @@ export interface components {
                  */
                 status: "created" | "pending" | "processing" | "successful" | "failed" | "expired" | "refunded" | "reversed";
                 payment_instruction: components["schemas"]["PaymentInstruction"];
-                /** @description Why the latest payment attempt did not succeed: the collection's `failure_reason` (see the Collection), `expired` (the payer did not authorise it in time) or `late_payment_refunded` (the payer authorised it after it expired, and the money is being returned by a refund of the collection). Null when no attempt has failed. */
-                failure_reason: ("payer_declined" | "insufficient_funds" | "wrong_pin" | "prompt_expired" | "payer_unreachable" | "payer_busy" | "payer_limit_reached" | "payer_not_found" | "provider_error" | "provider_refused" | "expired" | "late_payment_refunded") | null;
+                failure_reason: components["schemas"]["CheckoutFailureReason"];
             } | null;
             /** @description Once the session is complete or expired: the redirect_url with `session_id` and `status` added. Null before. */
             return_url: string | null;
@@ -1595,16 +1644,9 @@ export interface components {
         };
         /** @description A hosted checkout session: one amount for the payer to pay on the hosted page. */
         CheckoutSession: {
-            /**
-             * Format: uuid
-             * @description Identifier of the checkout session.
-             */
-            id: string;
-            /**
-             * @description `open` (waiting for the payer, also again after a failed attempt), `processing` (the payer submitted; a collection runs), `complete` (paid: final) or `expired` (final: not paid by `expires_at`, or 5 attempts failed). A session still `processing` at `expires_at` ends with its attempt: `complete` if it succeeds, else `expired`.
-             * @enum {unknown}
-             */
-            status: "open" | "processing" | "complete" | "expired";
+            /** @description Identifier of the checkout session. */
+            id: components["schemas"]["Uuid"];
+            status: components["schemas"]["CheckoutSessionStatus"];
             /** @description Amount in minor units. */
             amount: number;
             /** @description ISO 4217 currency code. */
@@ -1620,11 +1662,10 @@ export interface components {
             customer: components["schemas"]["Customer"];
             metadata: components["schemas"]["Metadata"];
             /** @description The collection of the latest payment attempt; null until the payer submits. Read it at GET /v1/collections/{id}. */
-            collection_id: string | null;
+            collection_id: components["schemas"]["Uuid"] | null;
             /** @description The rail of the latest payment attempt; null until the payer submits. */
             rail: string | null;
-            /** @description Why the latest payment attempt did not succeed: the collection's `failure_reason` (see the Collection), `expired` (the payer did not authorise it in time) or `late_payment_refunded` (the payer authorised it after it expired, and the money is being returned by a refund of the collection). Null when no attempt has failed. */
-            failure_reason: ("payer_declined" | "insufficient_funds" | "wrong_pin" | "prompt_expired" | "payer_unreachable" | "payer_busy" | "payer_limit_reached" | "payer_not_found" | "provider_error" | "provider_refused" | "expired" | "late_payment_refunded") | null;
+            failure_reason: components["schemas"]["CheckoutFailureReason"];
             /** @description How many payment attempts the payer has made. */
             attempts: number;
             /**
@@ -1645,26 +1686,25 @@ export interface components {
              */
             updated_at: string;
         };
+        /** @description Checkout sessions, newest first. One page of them. */
         CheckoutSessionPage: {
             /** @description Checkout sessions, newest first. */
             data: components["schemas"]["CheckoutSession"][];
             /** @description True when another page follows this one. */
             has_more: boolean;
-            /** @description Pass as `cursor` to fetch the next page; null on the last page. */
-            next_cursor: string | null;
+            next_cursor: components["schemas"]["NextCursor"];
         };
+        /**
+         * @description `open` (waiting for the payer, also again after a failed attempt), `processing` (the payer submitted; a collection runs), `complete` (paid: final) or `expired` (final: not paid by `expires_at`, or 5 attempts failed). A session still `processing` at `expires_at` ends with its attempt: `complete` if it succeeds, else `expired`.
+         * @enum {unknown}
+         */
+        CheckoutSessionStatus: "open" | "processing" | "complete" | "expired";
         /** @description A collection: an inbound payment on one rail of one market. */
         Collection: {
-            /**
-             * Format: uuid
-             * @description Identifier of the collection.
-             */
-            collection_id: string;
-            /**
-             * Format: uuid
-             * @description Identifier of the owning integrator (the workspace).
-             */
-            integrator_id: string;
+            /** @description Identifier of the collection. */
+            collection_id: components["schemas"]["Uuid"];
+            /** @description Identifier of the owning integrator (the workspace). */
+            integrator_id: components["schemas"]["Uuid"];
             /** @description Market code from the request path. */
             market: string;
             /** @description Payment rail from the request path. */
@@ -1675,16 +1715,12 @@ export interface components {
             currency: string;
             /** @description Echo of the request reference. */
             reference: string;
-            /**
-             * @description Lifecycle status: created, pending, processing, successful, failed, expired, refunded or reversed.
-             * @enum {unknown}
-             */
-            status: "created" | "pending" | "processing" | "successful" | "failed" | "expired" | "refunded" | "reversed";
+            status: components["schemas"]["CollectionStatus"];
             customer: components["schemas"]["Customer"];
             metadata: components["schemas"]["Metadata"];
             payment_instruction: components["schemas"]["PaymentInstruction"];
             /** @description Why the collection failed, once it has: `payer_declined` (the payer declined or cancelled the prompt), `insufficient_funds` (not enough money in the payer’s account), `wrong_pin` (the payer entered a wrong PIN), `prompt_expired` (the payer did not answer the prompt in time), `payer_unreachable` (the payer’s phone could not be reached), `payer_busy` (the payer already had a payment in progress), `payer_limit_reached` (the payer reached a transaction limit), `payer_not_found` (the number has no mobile-money account), `provider_error` (the provider could not run it), `provider_refused` (the provider refused the initiation). Null otherwise. */
-            failure_reason: ("payer_declined" | "insufficient_funds" | "wrong_pin" | "prompt_expired" | "payer_unreachable" | "payer_busy" | "payer_limit_reached" | "payer_not_found" | "provider_error" | "provider_refused") | null;
+            failure_reason: components["schemas"]["CollectionFailureReason"] | null;
             /** @description The operator's own receipt of the payment (an M-Pesa receipt number, MTN's financialTransactionId, an Airtel Money id), once the operator has confirmed it; quote it to the operator and the payer. Null until then, and on the sandbox simulator. */
             provider_receipt: string | null;
             /**
@@ -1703,25 +1739,29 @@ export interface components {
              */
             expires_at: string;
         };
+        /**
+         * @description Why a collection failed (the Collection explains each code).
+         * @enum {unknown}
+         */
+        CollectionFailureReason: "payer_declined" | "insufficient_funds" | "wrong_pin" | "prompt_expired" | "payer_unreachable" | "payer_busy" | "payer_limit_reached" | "payer_not_found" | "provider_error" | "provider_refused";
+        /** @description Collections, newest first. One page of them. */
         CollectionPage: {
             /** @description Collections, newest first. */
             data: components["schemas"]["Collection"][];
             /** @description True when another page follows this one. */
             has_more: boolean;
-            /** @description Pass as `cursor` to fetch the next page; null on the last page. */
-            next_cursor: string | null;
+            next_cursor: components["schemas"]["NextCursor"];
         };
+        /**
+         * @description Lifecycle status: created, pending, processing, successful, failed, expired, refunded or reversed.
+         * @enum {unknown}
+         */
+        CollectionStatus: "created" | "pending" | "processing" | "successful" | "failed" | "expired" | "refunded" | "reversed";
         CommitPayoutRequest: {
-            /**
-             * Format: uuid
-             * @description An active route (row 12).
-             */
-            route_id: string;
-            /**
-             * Format: uuid
-             * @description An active beneficiary of yours on the route's market and rail.
-             */
-            beneficiary_id: string;
+            /** @description An active route (row 12). */
+            route_id: components["schemas"]["Uuid"];
+            /** @description An active beneficiary of yours on the route's market and rail. */
+            beneficiary_id: components["schemas"]["Uuid"];
             /** @description What to pay from the route's source, in its minor units (10^-6 of an asset; cents of a currency). It is reserved from your balance at once. */
             amount: number;
             /** @description Your reference for the payout, shown to the recipient where the rail allows. */
@@ -1783,11 +1823,7 @@ export interface components {
             metadata?: components["schemas"]["Metadata"];
         };
         CreateCredentialRequest: {
-            /**
-             * @description Who the token speaks for: `integrator`, `admin` or `liquidity_provider`.
-             * @enum {unknown}
-             */
-            audience?: "integrator" | "admin" | "liquidity_provider";
+            audience?: components["schemas"]["Audience"];
             /** @description A label for people (default: the audience). */
             name?: string;
         };
@@ -1808,11 +1844,8 @@ export interface components {
             credential: components["schemas"]["IssuedCredential"];
         };
         CreateMarketRateRequest: {
-            /**
-             * Format: uuid
-             * @description The active source this price comes from.
-             */
-            source_id: string;
+            /** @description The active source this price comes from. */
+            source_id: components["schemas"]["Uuid"];
             /** @description What one unit is priced: an asset or currency code (USDT, USDC, USD). */
             base: string;
             /** @description The currency the price is in (KES, NGN, …). */
@@ -1886,17 +1919,14 @@ export interface components {
             details?: {
                 [key: string]: unknown;
             };
-            /**
-             * Format: uuid
-             * @description Admin only: the workspace the signal concerns (default: the caller’s own).
-             */
-            workspace_id?: string;
+            /** @description Admin only: the workspace the signal concerns (default: the caller’s own). */
+            workspace_id?: components["schemas"]["Uuid"];
         };
         CreateWebhookEndpointRequest: {
             /** @description Where deliveries are POSTed: an absolute http(s) URL of at most 2048 characters, without credentials or a fragment. In production: https, and the host must not resolve to a loopback, private or link-local address (checked now and again at every delivery). The sandbox also accepts http and local addresses. */
             url: string;
             /** @description The event types this endpoint receives. Default `["*"]`. */
-            enabled_events?: ("*" | "collection.created" | "collection.pending" | "collection.processing" | "collection.successful" | "collection.failed" | "collection.expired" | "collection.refunded" | "collection.reversed" | "collection.late_payment" | "refund.requested" | "refund.pending" | "refund.successful" | "refund.failed" | "checkout.session.completed" | "checkout.session.expired" | "risk_signal.created" | "reconciliation.mismatch" | "deposit.pending" | "deposit.confirmed" | "deposit.credited" | "deposit.failed" | "payout.created" | "payout.pending" | "payout.successful" | "payout.failed")[];
+            enabled_events?: components["schemas"]["EnabledEventType"][];
             /** @description Your own note about this endpoint. */
             description?: string;
         };
@@ -1905,29 +1935,15 @@ export interface components {
             name: string;
             /** @description Name shown to payers (default: name). */
             display_name?: string;
-            /**
-             * @description What a payment the provider confirms after its collection expired becomes (a `collection.late_payment` event tells you either way): `refund` (the default) sends it back to the payer at once, with a refund whose `reason` is `late_payment`; `accept` keeps it as a successful collection and credits it. A late payment of a checkout attempt the payer already retried, or of a session already paid, is always refunded.
-             * @enum {unknown}
-             */
-            late_payment?: "refund" | "accept";
+            late_payment?: components["schemas"]["LatePaymentPolicy"];
         };
         /** @description An API credential. Its token is shown only when created or rotated. */
         Credential: {
-            /**
-             * Format: uuid
-             * @description Identifier of the credential (the token's `sub`).
-             */
-            id: string;
-            /**
-             * Format: uuid
-             * @description Workspace the credential belongs to (the token's `wsp`).
-             */
-            workspace_id: string;
-            /**
-             * @description Who the token speaks for: `integrator`, `admin` or `liquidity_provider`.
-             * @enum {unknown}
-             */
-            audience: "integrator" | "admin" | "liquidity_provider";
+            /** @description Identifier of the credential (the token's `sub`). */
+            id: components["schemas"]["Uuid"];
+            /** @description Workspace the credential belongs to (the token's `wsp`). */
+            workspace_id: components["schemas"]["Uuid"];
+            audience: components["schemas"]["Audience"];
             /** @description Environment the token works in (its `env`). */
             environment: "sandbox" | "production";
             /** @description A label for people, e.g. "checkout server". */
@@ -1958,26 +1974,17 @@ export interface components {
         };
         /** @description One event on its way to one endpoint, with its attempt log. */
         Delivery: {
+            /** @description Identifier of the delivery. */
+            id: components["schemas"]["Uuid"];
+            /** @description The event delivered; the `webhook-id` header of every attempt. */
+            event_id: components["schemas"]["Uuid"];
+            /** @description The endpoint delivered to. */
+            endpoint_id: components["schemas"]["Uuid"];
             /**
-             * Format: uuid
-             * @description Identifier of the delivery.
-             */
-            id: string;
-            /**
-             * Format: uuid
-             * @description The event delivered; the `webhook-id` header of every attempt.
-             */
-            event_id: string;
-            /**
-             * Format: uuid
-             * @description The endpoint delivered to.
-             */
-            endpoint_id: string;
-            /**
-             * @description `event`: sent because the endpoint subscribes, retried on the schedule; `resend`: asked for with POST /v1/events/{id}/resend, one attempt.
+             * @description `event`: sent because the endpoint subscribes, retried on the schedule; `resend`: asked for with POST /v1/events/{id}/resend, one attempt; `test`: a `webhook.test` event asked for with POST /v1/webhooks/endpoints/{id}/test, one attempt.
              * @enum {unknown}
              */
-            kind: "event" | "resend";
+            kind: "event" | "resend" | "test";
             /**
              * @description `pending` (an attempt is due or in progress), `succeeded` (a 2xx came back) or `failed` (attempts exhausted, 410, or the endpoint was disabled).
              * @enum {unknown}
@@ -2017,30 +2024,24 @@ export interface components {
             succeeded: boolean;
             /**
              * Format: date-time
-             * @description When the attempt was made.
+             * @description When the attempt was made; its `webhook-timestamp` header is this time in whole seconds since the epoch.
              */
             created_at: string;
         };
+        /** @description Deliveries of the event, newest first, each with its attempts. One page of them. */
         DeliveryPage: {
             /** @description Deliveries of the event, newest first, each with its attempts. */
             data: components["schemas"]["Delivery"][];
             /** @description True when another page follows this one. */
             has_more: boolean;
-            /** @description Pass as `cursor` to fetch the next page; null on the last page. */
-            next_cursor: string | null;
+            next_cursor: components["schemas"]["NextCursor"];
         };
         /** @description A transfer that arrived on one of your deposit addresses. */
         Deposit: {
-            /**
-             * Format: uuid
-             * @description Identifier of the deposit.
-             */
-            deposit_id: string;
-            /**
-             * Format: uuid
-             * @description The address it arrived on.
-             */
-            deposit_address_id: string;
+            /** @description Identifier of the deposit. */
+            deposit_id: components["schemas"]["Uuid"];
+            /** @description The address it arrived on. */
+            deposit_address_id: components["schemas"]["Uuid"];
             /** @description That address. */
             address: string;
             /** @description The asset. */
@@ -2067,7 +2068,7 @@ export interface components {
             /** @description Minor units credited to the balance; null until credited. */
             credited_amount: number | null;
             /** @description The autoconvert credit (row 5) when it was converted; null otherwise. */
-            credit_id: string | null;
+            credit_id: components["schemas"]["Uuid"] | null;
             /**
              * Format: date-time
              * @description When it was first reported.
@@ -2085,11 +2086,8 @@ export interface components {
         };
         /** @description An on-chain address of the workspace's, for one asset on one network. */
         DepositAddress: {
-            /**
-             * Format: uuid
-             * @description Identifier of the deposit address.
-             */
-            deposit_address_id: string;
+            /** @description Identifier of the deposit address. */
+            deposit_address_id: components["schemas"]["Uuid"];
             /** @description The asset it takes. */
             asset: string;
             /** @description The network it is on. */
@@ -2107,13 +2105,13 @@ export interface components {
              */
             created_at: string;
         };
+        /** @description Deposit addresses, newest first. One page of them. */
         DepositAddressPage: {
             /** @description Deposit addresses, newest first. */
             data: components["schemas"]["DepositAddress"][];
             /** @description True when another page follows this one. */
             has_more: boolean;
-            /** @description Pass as `cursor` to fetch the next page; null on the last page. */
-            next_cursor: string | null;
+            next_cursor: components["schemas"]["NextCursor"];
         };
         DepositAddressPoolRequest: {
             /** @description The asset: USDT, USDC. */
@@ -2136,22 +2134,32 @@ export interface components {
             /** @description Addresses of this asset and network now waiting in the pool. */
             available: number;
         };
+        /** @description Deposits, newest first. One page of them. */
         DepositPage: {
             /** @description Deposits, newest first. */
             data: components["schemas"]["Deposit"][];
             /** @description True when another page follows this one. */
             has_more: boolean;
-            /** @description Pass as `cursor` to fetch the next page; null on the last page. */
-            next_cursor: string | null;
+            next_cursor: components["schemas"]["NextCursor"];
+        };
+        /**
+         * @description An event type, or `*` for every type (including types added later).
+         * @enum {unknown}
+         */
+        EnabledEventType: "*" | "collection.created" | "collection.pending" | "collection.processing" | "collection.successful" | "collection.failed" | "collection.expired" | "collection.refunded" | "collection.reversed" | "collection.late_payment" | "refund.requested" | "refund.pending" | "refund.successful" | "refund.failed" | "checkout.session.completed" | "checkout.session.expired" | "risk_signal.created" | "reconciliation.mismatch" | "deposit.pending" | "deposit.confirmed" | "deposit.credited" | "deposit.failed" | "payout.created" | "payout.pending" | "payout.successful" | "payout.failed";
+        /** @description The endpoint's deliveries of every event, newest first, each with its attempts. One page of them. */
+        EndpointDeliveryPage: {
+            /** @description The endpoint's deliveries of every event, newest first, each with its attempts. */
+            data: components["schemas"]["Delivery"][];
+            /** @description True when another page follows this one. */
+            has_more: boolean;
+            next_cursor: components["schemas"]["NextCursor"];
         };
         /** @description Something that happened, exactly as webhook deliveries carry it in their body. */
         Event: {
-            /**
-             * Format: uuid
-             * @description Identifier of the event; also the `webhook-id` of every delivery of it.
-             */
-            id: string;
-            /** @description The event type: `collection.created`, `collection.pending`, `collection.processing`, `collection.successful`, `collection.failed`, `collection.expired`, `collection.refunded`, `collection.reversed`, `collection.late_payment`, `refund.requested`, `refund.pending`, `refund.successful`, `refund.failed`, `checkout.session.completed`, `checkout.session.expired`, `risk_signal.created`, `reconciliation.mismatch`, `deposit.pending`, `deposit.confirmed`, `deposit.credited`, `deposit.failed`, `payout.created`, `payout.pending`, `payout.successful`, `payout.failed`. */
+            /** @description Identifier of the event; also the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /** @description The event type: `collection.created`, `collection.pending`, `collection.processing`, `collection.successful`, `collection.failed`, `collection.expired`, `collection.refunded`, `collection.reversed`, `collection.late_payment`, `refund.requested`, `refund.pending`, `refund.successful`, `refund.failed`, `checkout.session.completed`, `checkout.session.expired`, `risk_signal.created`, `reconciliation.mismatch`, `deposit.pending`, `deposit.confirmed`, `deposit.credited`, `deposit.failed`, `payout.created`, `payout.pending`, `payout.successful`, `payout.failed`; or `webhook.test`, sent by POST /v1/webhooks/endpoints/{id}/test (its `data` is the endpoint). */
             type: string;
             /**
              * Format: date-time
@@ -2163,31 +2171,21 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /** @description The workspace's events, newest first. One page of them. */
         EventPage: {
             /** @description The workspace's events, newest first. */
             data: components["schemas"]["Event"][];
             /** @description True when another page follows this one. */
             has_more: boolean;
-            /** @description Pass as `cursor` to fetch the next page; null on the last page. */
-            next_cursor: string | null;
+            next_cursor: components["schemas"]["NextCursor"];
         };
         /** @description A credential with its new token. */
         IssuedCredential: {
-            /**
-             * Format: uuid
-             * @description Identifier of the credential (the token's `sub`).
-             */
-            id: string;
-            /**
-             * Format: uuid
-             * @description Workspace the credential belongs to (the token's `wsp`).
-             */
-            workspace_id: string;
-            /**
-             * @description Who the token speaks for: `integrator`, `admin` or `liquidity_provider`.
-             * @enum {unknown}
-             */
-            audience: "integrator" | "admin" | "liquidity_provider";
+            /** @description Identifier of the credential (the token's `sub`). */
+            id: components["schemas"]["Uuid"];
+            /** @description Workspace the credential belongs to (the token's `wsp`). */
+            workspace_id: components["schemas"]["Uuid"];
+            audience: components["schemas"]["Audience"];
             /** @description Environment the token works in (its `env`). */
             environment: "sandbox" | "production";
             /** @description A label for people, e.g. "checkout server". */
@@ -2206,18 +2204,17 @@ export interface components {
             /** @description The bearer token. Shown once: store it in a secrets manager, never in source control. */
             token: string;
         };
+        /**
+         * @description What a payment the provider confirms after its collection expired becomes (a `collection.late_payment` event tells you either way): `refund` (the default) sends it back to the payer at once, with a refund whose `reason` is `late_payment`; `accept` keeps it as a successful collection and credits it. A late payment of a checkout attempt the payer already retried, or of a session already paid, is always refunded.
+         * @enum {unknown}
+         */
+        LatePaymentPolicy: "refund" | "accept";
         /** @description One observed exchange rate. */
         MarketRate: {
-            /**
-             * Format: uuid
-             * @description Identifier of the rate record.
-             */
-            rate_id: string;
-            /**
-             * Format: uuid
-             * @description The source it came from.
-             */
-            source_id: string;
+            /** @description Identifier of the rate record. */
+            rate_id: components["schemas"]["Uuid"];
+            /** @description The source it came from. */
+            source_id: components["schemas"]["Uuid"];
             /** @description The source's name. */
             source_name: string;
             /** @description `BASE/QUOTE`, e.g. `USDT/KES`. */
@@ -2239,25 +2236,24 @@ export interface components {
              */
             created_at: string;
         };
+        /** @description Rate records, newest first. One page of them. */
         MarketRatePage: {
             /** @description Rate records, newest first. */
             data: components["schemas"]["MarketRate"][];
             /** @description True when another page follows this one. */
             has_more: boolean;
-            /** @description Pass as `cursor` to fetch the next page; null on the last page. */
-            next_cursor: string | null;
+            next_cursor: components["schemas"]["NextCursor"];
         };
         /** @description Your own key-value data (up to 50 keys of at most 40 characters, 16 KiB as JSON, 32 levels deep). Returned unchanged on the object and in every webhook payload. */
         Metadata: {
             [key: string]: unknown;
         };
+        /** @description Pass as `cursor` to fetch the next page; null on the last page. */
+        NextCursor: string | null;
         /** @description A way to pay out: from an asset or a balance, to a currency over one rail of one market, with limits and a fee. */
         OfframpRoute: {
-            /**
-             * Format: uuid
-             * @description Identifier of the route.
-             */
-            route_id: string;
+            /** @description Identifier of the route. */
+            route_id: components["schemas"]["Uuid"];
             /** @description What payouts are paid from: an asset or the payout currency. */
             source: string;
             /**
@@ -2295,13 +2291,13 @@ export interface components {
              */
             updated_at: string;
         };
+        /** @description Active offramp routes, newest first. One page of them. */
         OfframpRoutePage: {
             /** @description Active offramp routes, newest first. */
             data: components["schemas"]["OfframpRoute"][];
             /** @description True when another page follows this one. */
             has_more: boolean;
-            /** @description Pass as `cursor` to fetch the next page; null on the last page. */
-            next_cursor: string | null;
+            next_cursor: components["schemas"]["NextCursor"];
         };
         /** @description How the payer completes the payment; null when the rail is purely asynchronous. */
         PaymentInstruction: {
@@ -2339,21 +2335,12 @@ export interface components {
         } | null;
         /** @description A payout to a beneficiary, reserved from your balance when committed. */
         Payout: {
-            /**
-             * Format: uuid
-             * @description Identifier of the payout transaction.
-             */
-            transaction_id: string;
-            /**
-             * Format: uuid
-             * @description The route it was committed on.
-             */
-            route_id: string;
-            /**
-             * Format: uuid
-             * @description The recipient.
-             */
-            beneficiary_id: string;
+            /** @description Identifier of the payout transaction. */
+            transaction_id: components["schemas"]["Uuid"];
+            /** @description The route it was committed on. */
+            route_id: components["schemas"]["Uuid"];
+            /** @description The recipient. */
+            beneficiary_id: components["schemas"]["Uuid"];
             /** @description The market paid into. */
             market: string;
             /** @description The rail paid over. */
@@ -2373,7 +2360,7 @@ export interface components {
             /** @description Units of currency per unit of the source, exact decimal string; null when nothing is converted. */
             rate: string | null;
             /** @description The rate record used; null when nothing is converted. */
-            rate_id: string | null;
+            rate_id: components["schemas"]["Uuid"] | null;
             /** @description The rate's source; null when nothing is converted. */
             rate_source_name: string | null;
             /** @description Your reference. */
@@ -2401,21 +2388,18 @@ export interface components {
             /** @description When it became successful or failed; null before. */
             completed_at: string | null;
         };
+        /** @description Payout transactions, newest first. One page of them. */
         PayoutPage: {
             /** @description Payout transactions, newest first. */
             data: components["schemas"]["Payout"][];
             /** @description True when another page follows this one. */
             has_more: boolean;
-            /** @description Pass as `cursor` to fetch the next page; null on the last page. */
-            next_cursor: string | null;
+            next_cursor: components["schemas"]["NextCursor"];
         };
         /** @description A source of exchange rates. */
         RateSource: {
-            /**
-             * Format: uuid
-             * @description Identifier of the rate source.
-             */
-            source_id: string;
+            /** @description Identifier of the rate source. */
+            source_id: components["schemas"]["Uuid"];
             /** @description Its unique name. */
             name: string;
             /**
@@ -2441,26 +2425,20 @@ export interface components {
              */
             updated_at: string;
         };
+        /** @description Active rate sources, newest first. One page of them. */
         RateSourcePage: {
             /** @description Active rate sources, newest first. */
             data: components["schemas"]["RateSource"][];
             /** @description True when another page follows this one. */
             has_more: boolean;
-            /** @description Pass as `cursor` to fetch the next page; null on the last page. */
-            next_cursor: string | null;
+            next_cursor: components["schemas"]["NextCursor"];
         };
         /** @description A full refund of a successful collection. */
         Refund: {
-            /**
-             * Format: uuid
-             * @description Identifier of the refund.
-             */
-            refund_id: string;
-            /**
-             * Format: uuid
-             * @description Identifier of the refunded collection.
-             */
-            collection_id: string;
+            /** @description Identifier of the refund. */
+            refund_id: components["schemas"]["Uuid"];
+            /** @description Identifier of the refunded collection. */
+            collection_id: components["schemas"]["Uuid"];
             /** @description Minor units; equals the collection's amount. */
             amount: number;
             /** @description ISO 4217 currency code. */
@@ -2491,13 +2469,13 @@ export interface components {
             /** @description When the refund became successful or failed; an empty object `{}` until then. */
             resolved_at: string | Record<string, never>;
         };
+        /** @description Refunds, newest first. One page of them. */
         RefundPage: {
-            /** @description The collection's refunds, newest first. */
+            /** @description Refunds, newest first. */
             data: components["schemas"]["Refund"][];
             /** @description True when another page follows this one. */
             has_more: boolean;
-            /** @description Pass as `cursor` to fetch the next page; null on the last page. */
-            next_cursor: string | null;
+            next_cursor: components["schemas"]["NextCursor"];
         };
         ReportDepositRequest: {
             /** @description The network: tron, ethereum, polygon, base, solana (USDT: tron, ethereum, polygon; USDC: ethereum, polygon, base, solana). */
@@ -2523,12 +2501,10 @@ export interface components {
             reason?: string;
         };
         ResendEventRequest: {
-            /**
-             * Format: uuid
-             * @description Send to this endpoint only. Without it: every enabled endpoint that subscribes to the event type.
-             */
-            endpoint_id?: string;
+            /** @description Send to this endpoint only. Without it: every enabled endpoint that subscribes to the event type. */
+            endpoint_id?: components["schemas"]["Uuid"];
         };
+        /** @description The deliveries this resend queued. */
         ResendResult: {
             /** @description The deliveries queued, one per endpoint; each makes one attempt right away. */
             data: components["schemas"]["Delivery"][];
@@ -2544,16 +2520,10 @@ export interface components {
         };
         /** @description A risk signal: something about a workspace’s traffic that a person should look at. */
         RiskSignal: {
-            /**
-             * Format: uuid
-             * @description Identifier of the signal.
-             */
-            signal_id: string;
-            /**
-             * Format: uuid
-             * @description The workspace the signal concerns.
-             */
-            workspace_id: string;
+            /** @description Identifier of the signal. */
+            signal_id: components["schemas"]["Uuid"];
+            /** @description The workspace the signal concerns. */
+            workspace_id: components["schemas"]["Uuid"];
             /** @description A built-in rule (`repeated_failed_collections`, `refund_burst`, `large_payout`)) or a reported kind (`fraud_suspected`, `account_takeover`, `chargeback`, `sanctions_match`, `other`). */
             type: string;
             /**
@@ -2604,20 +2574,17 @@ export interface components {
              */
             updated_at: string;
         };
+        /** @description Open signals, newest first. One page of them. */
         RiskSignalPage: {
             /** @description Open signals, newest first. */
             data: components["schemas"]["RiskSignal"][];
             /** @description True when another page follows this one. */
             has_more: boolean;
-            /** @description Pass as `cursor` to fetch the next page; null on the last page. */
-            next_cursor: string | null;
+            next_cursor: components["schemas"]["NextCursor"];
         };
         SandboxDepositRequest: {
-            /**
-             * Format: uuid
-             * @description One of your deposit addresses.
-             */
-            deposit_address_id: string;
+            /** @description One of your deposit addresses. */
+            deposit_address_id: components["schemas"]["Uuid"];
             /** @description Minor units of the asset (10^-6): 25000000 is 25 USDT. */
             amount: number;
             /** @description The transaction hash on the network: 64 hex digits (with or without 0x, any case) on EVM networks and TRON, a base58 signature on Solana. */
@@ -2638,74 +2605,29 @@ export interface components {
                 /** @description Collections that reached each status that day. */
                 collections: {
                     /** @description Those that became successful that day. */
-                    successful: {
-                        /** @description How many reached this status that day. */
-                        count: number;
-                        /** @description Their amounts, in minor units. */
-                        amount: number;
-                    };
+                    successful: components["schemas"]["SettlementTally"];
                     /** @description Those that became failed that day. */
-                    failed: {
-                        /** @description How many reached this status that day. */
-                        count: number;
-                        /** @description Their amounts, in minor units. */
-                        amount: number;
-                    };
+                    failed: components["schemas"]["SettlementTally"];
                     /** @description Those that became expired that day. */
-                    expired: {
-                        /** @description How many reached this status that day. */
-                        count: number;
-                        /** @description Their amounts, in minor units. */
-                        amount: number;
-                    };
+                    expired: components["schemas"]["SettlementTally"];
                     /** @description Those that became refunded that day. */
-                    refunded: {
-                        /** @description How many reached this status that day. */
-                        count: number;
-                        /** @description Their amounts, in minor units. */
-                        amount: number;
-                    };
+                    refunded: components["schemas"]["SettlementTally"];
                     /** @description Those that became reversed that day. */
-                    reversed: {
-                        /** @description How many reached this status that day. */
-                        count: number;
-                        /** @description Their amounts, in minor units. */
-                        amount: number;
-                    };
+                    reversed: components["schemas"]["SettlementTally"];
                 };
                 /** @description Refunds of collections on this rail that resolved that day. */
                 refunds: {
                     /** @description Those that became successful that day. */
-                    successful: {
-                        /** @description How many reached this status that day. */
-                        count: number;
-                        /** @description Their amounts, in minor units. */
-                        amount: number;
-                    };
+                    successful: components["schemas"]["SettlementTally"];
                     /** @description Those that became failed that day. */
-                    failed: {
-                        /** @description How many reached this status that day. */
-                        count: number;
-                        /** @description Their amounts, in minor units. */
-                        amount: number;
-                    };
+                    failed: components["schemas"]["SettlementTally"];
                 };
                 /** @description Payouts delivered in this currency on this rail that resolved that day (`amount`: what the recipients got). */
                 payouts: {
                     /** @description Those that became successful that day. */
-                    successful: {
-                        /** @description How many reached this status that day. */
-                        count: number;
-                        /** @description Their amounts, in minor units. */
-                        amount: number;
-                    };
+                    successful: components["schemas"]["SettlementTally"];
                     /** @description Those that became failed that day. */
-                    failed: {
-                        /** @description How many reached this status that day. */
-                        count: number;
-                        /** @description Their amounts, in minor units. */
-                        amount: number;
-                    };
+                    failed: components["schemas"]["SettlementTally"];
                     /** @description The fees of the payouts that succeeded that day, in minor units. */
                     fees: number;
                 };
@@ -2730,18 +2652,12 @@ export interface components {
             };
             /** @description Disagreements the sweeps' status queries found that day: the provider says successful and we say failed, or the reverse. A person must look. */
             reconciliation_mismatches: {
-                /**
-                 * Format: uuid
-                 * @description The `reconciliation.mismatch` event.
-                 */
-                event_id: string;
+                /** @description The `reconciliation.mismatch` event. */
+                event_id: components["schemas"]["Uuid"];
                 /** @description `collection`, `refund` or `payout`. */
                 object_type: string;
-                /**
-                 * Format: uuid
-                 * @description The object the provider disagrees about.
-                 */
-                object_id: string;
+                /** @description The object the provider disagrees about. */
+                object_id: components["schemas"]["Uuid"];
                 /** @description Its status here. */
                 our_status: string;
                 /** @description What the provider answered. */
@@ -2754,6 +2670,13 @@ export interface components {
                  */
                 detected_at: string;
             }[];
+        };
+        /** @description How many reached a status that day, and their amounts. */
+        SettlementTally: {
+            /** @description How many reached this status that day. */
+            count: number;
+            /** @description Their amounts, in minor units. */
+            amount: number;
         };
         SimulateCollectionRequest: {
             /**
@@ -2828,7 +2751,7 @@ export interface components {
             /** @description Where deliveries are POSTed: an absolute http(s) URL of at most 2048 characters, without credentials or a fragment. In production: https, and the host must not resolve to a loopback, private or link-local address (checked now and again at every delivery). The sandbox also accepts http and local addresses. */
             url?: string;
             /** @description The event types this endpoint receives. Default `["*"]`. */
-            enabled_events?: ("*" | "collection.created" | "collection.pending" | "collection.processing" | "collection.successful" | "collection.failed" | "collection.expired" | "collection.refunded" | "collection.reversed" | "collection.late_payment" | "refund.requested" | "refund.pending" | "refund.successful" | "refund.failed" | "checkout.session.completed" | "checkout.session.expired" | "risk_signal.created" | "reconciliation.mismatch" | "deposit.pending" | "deposit.confirmed" | "deposit.credited" | "deposit.failed" | "payout.created" | "payout.pending" | "payout.successful" | "payout.failed")[];
+            enabled_events?: components["schemas"]["EnabledEventType"][];
             /** @description A new note, or null to remove it. */
             description?: string | null;
             /**
@@ -2838,19 +2761,17 @@ export interface components {
             status?: "enabled" | "disabled";
         };
         UpdateWorkspaceRequest: {
-            /**
-             * @description What a payment the provider confirms after its collection expired becomes (a `collection.late_payment` event tells you either way): `refund` (the default) sends it back to the payer at once, with a refund whose `reason` is `late_payment`; `accept` keeps it as a successful collection and credits it. A late payment of a checkout attempt the payer already retried, or of a session already paid, is always refunded.
-             * @enum {unknown}
-             */
-            late_payment: "refund" | "accept";
+            late_payment: components["schemas"]["LatePaymentPolicy"];
         };
+        /**
+         * Format: uuid
+         * @description A UUID in its hyphenated form of 36 characters.
+         */
+        Uuid: string;
         /** @description A URL that receives signed event deliveries. The signing secret is never shown here. */
         WebhookEndpoint: {
-            /**
-             * Format: uuid
-             * @description Identifier of the endpoint.
-             */
-            id: string;
+            /** @description Identifier of the endpoint. */
+            id: components["schemas"]["Uuid"];
             /** @description Where deliveries go. */
             url: string;
             /** @description Your note, if any. */
@@ -2877,21 +2798,18 @@ export interface components {
              */
             updated_at: string;
         };
+        /** @description The workspace's endpoints, newest first. One page of them. */
         WebhookEndpointPage: {
             /** @description The workspace's endpoints, newest first. */
             data: components["schemas"]["WebhookEndpoint"][];
             /** @description True when another page follows this one. */
             has_more: boolean;
-            /** @description Pass as `cursor` to fetch the next page; null on the last page. */
-            next_cursor: string | null;
+            next_cursor: components["schemas"]["NextCursor"];
         };
         /** @description The endpoint, with its signing secret: store the secret now, it is not shown again. */
         WebhookEndpointWithSecret: {
-            /**
-             * Format: uuid
-             * @description Identifier of the endpoint.
-             */
-            id: string;
+            /** @description Identifier of the endpoint. */
+            id: components["schemas"]["Uuid"];
             /** @description Where deliveries go. */
             url: string;
             /** @description Your note, if any. */
@@ -2922,22 +2840,15 @@ export interface components {
         };
         /** @description A workspace: one integrator's isolated space. */
         Workspace: {
-            /**
-             * Format: uuid
-             * @description Identifier of the workspace; collections show it as `integrator_id`.
-             */
-            id: string;
+            /** @description Identifier of the workspace; collections show it as `integrator_id`. */
+            id: components["schemas"]["Uuid"];
             /** @description Short name. */
             name: string;
             /** @description Name shown to payers (hosted checkout). */
             display_name: string;
             /** @description The deployment environment it lives in. */
             environment: "sandbox" | "production";
-            /**
-             * @description What a payment the provider confirms after its collection expired becomes (a `collection.late_payment` event tells you either way): `refund` (the default) sends it back to the payer at once, with a refund whose `reason` is `late_payment`; `accept` keeps it as a successful collection and credits it. A late payment of a checkout attempt the payer already retried, or of a session already paid, is always refunded.
-             * @enum {unknown}
-             */
-            late_payment: "refund" | "accept";
+            late_payment: components["schemas"]["LatePaymentPolicy"];
             /**
              * Format: date-time
              * @description When the workspace was created.
@@ -3058,8 +2969,192 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description A workspace: one integrator's isolated space. */
+        Workspace: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Workspace"];
+            };
+        };
+        /** @description A credential with its new token. */
+        IssuedCredentialCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                Location: components["headers"]["Location"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["IssuedCredential"];
+            };
+        };
+        /** @description A collection: an inbound payment on one rail of one market. */
+        Collection: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Collection"];
+            };
+        };
+        /** @description Refunds, newest first. One page of them. */
+        RefundPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["RefundPage"];
+            };
+        };
+        /** @description A full refund of a successful collection. */
+        Refund: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Refund"];
+            };
+        };
+        /** @description A payout destination: a mobile-money wallet or a bank account in one market. */
+        Beneficiary: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Beneficiary"];
+            };
+        };
+        /** @description A risk signal: something about a workspace’s traffic that a person should look at. */
+        RiskSignal: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["RiskSignal"];
+            };
+        };
+        /** @description A transfer that arrived on one of your deposit addresses. */
+        Deposit: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Deposit"];
+            };
+        };
+        /** @description A transfer that arrived on one of your deposit addresses. */
+        DepositCreated: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                Location: components["headers"]["Location"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Deposit"];
+            };
+        };
+        /** @description A way to pay out: from an asset or a balance, to a currency over one rail of one market, with limits and a fee. */
+        OfframpRoute: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["OfframpRoute"];
+            };
+        };
+        /** @description A payout to a beneficiary, reserved from your balance when committed. */
+        Payout: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Payout"];
+            };
+        };
+        /** @description A URL that receives signed event deliveries. The signing secret is never shown here. */
+        WebhookEndpoint: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["WebhookEndpoint"];
+            };
+        };
     };
-    parameters: never;
+    parameters: {
+        /** @description Unique per logical operation (a UUID v4 is a good choice), 1–255 visible ASCII characters. Outcomes are kept 24 hours. */
+        IdempotencyKey: string;
+        /** @description Unique per logical operation (a UUID v4 is a good choice), 1–255 visible ASCII characters. Outcomes are kept 24 hours. */
+        IdempotencyKeyRequired: string;
+        /** @description The `next_cursor` of the previous page. Opaque; do not build it yourself. */
+        Cursor: string;
+        /** @description Page size, 1 to 100 (default 20). */
+        Limit: number;
+        /** @description Only objects created at or after this ISO 8601 date or date-time (UTC when no offset is given). */
+        From: string;
+        /** @description Only objects created at or before this ISO 8601 date-time; a date alone includes that whole UTC day. */
+        To: string;
+    };
     requestBodies: never;
     headers: {
         /** @description The request id: a valid inbound `X-Request-Id` is echoed, else one is generated. Quote it to support. */
@@ -3092,7 +3187,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The process is up. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3121,7 +3216,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The service is ready. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3221,20 +3316,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A workspace: one integrator's isolated space. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "API-Version": components["headers"]["ApiVersion"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Workspace"];
-                };
-            };
+            200: components["responses"]["Workspace"];
             401: components["responses"]["Problem401"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
@@ -3253,20 +3335,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A workspace: one integrator's isolated space. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "API-Version": components["headers"]["ApiVersion"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Workspace"];
-                };
-            };
+            200: components["responses"]["Workspace"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -3285,7 +3354,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The workspace's credentials. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3312,7 +3381,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Unique per logical operation (a UUID v4 is a good choice), 1–255 visible ASCII characters. Outcomes are kept 24 hours. */
-                "idempotency-key"?: string;
+                "idempotency-key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -3323,22 +3392,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A credential with its new token. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "API-Version": components["headers"]["ApiVersion"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    Location: components["headers"]["Location"];
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IssuedCredential"];
-                };
-            };
+            201: components["responses"]["IssuedCredentialCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -3355,7 +3409,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Unique per logical operation (a UUID v4 is a good choice), 1–255 visible ASCII characters. Outcomes are kept 24 hours. */
-                "idempotency-key"?: string;
+                "idempotency-key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /** @description Identifier. */
@@ -3433,7 +3487,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The integrator workspaces. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3461,7 +3515,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Unique per logical operation (a UUID v4 is a good choice), 1–255 visible ASCII characters. Outcomes are kept 24 hours. */
-                "idempotency-key"?: string;
+                "idempotency-key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -3504,7 +3558,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Unique per logical operation (a UUID v4 is a good choice), 1–255 visible ASCII characters. Outcomes are kept 24 hours. */
-                "idempotency-key"?: string;
+                "idempotency-key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /** @description Identifier. */
@@ -3518,22 +3572,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A credential with its new token. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "API-Version": components["headers"]["ApiVersion"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    Location: components["headers"]["Location"];
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IssuedCredential"];
-                };
-            };
+            201: components["responses"]["IssuedCredentialCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -3551,7 +3590,7 @@ export interface operations {
             query?: never;
             header: {
                 /** @description Unique per logical operation (a UUID v4 is a good choice), 1–255 visible ASCII characters. Outcomes are kept 24 hours. */
-                "idempotency-key": string;
+                "idempotency-key": components["parameters"]["IdempotencyKeyRequired"];
             };
             path: {
                 /** @description ISO 3166-1 alpha-2 market code, uppercase (KE, GH, UG, TZ, RW, ZM, NG, CI). */
@@ -3598,15 +3637,23 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The `next_cursor` of the previous page. Opaque; do not build it yourself. */
-                cursor?: string;
+                cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100 (default 20). */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description Only objects created at or after this ISO 8601 date or date-time (UTC when no offset is given). */
-                from?: string;
+                from?: components["parameters"]["From"];
                 /** @description Only objects created at or before this ISO 8601 date-time; a date alone includes that whole UTC day. */
-                to?: string;
-                /** @description Lifecycle status: created, pending, processing, successful, failed, expired, refunded or reversed. */
+                to?: components["parameters"]["To"];
+                /** @description Only collections in this status. */
                 status?: "created" | "pending" | "processing" | "successful" | "failed" | "expired" | "refunded" | "reversed";
+                /** @description Only collections in this market (KE, GH, …). */
+                market?: string;
+                /** @description Only collections on this rail (mpesa, mtn_momo, …), in any market unless `market` is given too. */
+                rail?: string;
+                /** @description Only collections with exactly this reference. */
+                reference?: string;
+                /** @description Only collections whose payer has exactly this phone number, in E.164 form (+254712345678). */
+                phone_number?: string;
             };
             header?: never;
             path?: never;
@@ -3614,7 +3661,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Collections, newest first. One page of them. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3647,20 +3694,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A collection: an inbound payment on one rail of one market. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "API-Version": components["headers"]["ApiVersion"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Collection"];
-                };
-            };
+            200: components["responses"]["Collection"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -3673,14 +3707,14 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The `next_cursor` of the previous page. Opaque; do not build it yourself. */
-                cursor?: string;
+                cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100 (default 20). */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description Only objects created at or after this ISO 8601 date or date-time (UTC when no offset is given). */
-                from?: string;
+                from?: components["parameters"]["From"];
                 /** @description Only objects created at or before this ISO 8601 date-time; a date alone includes that whole UTC day. */
-                to?: string;
-                /** @description `open` (waiting for the payer, also again after a failed attempt), `processing` (the payer submitted; a collection runs), `complete` (paid: final) or `expired` (final: not paid by `expires_at`, or 5 attempts failed). A session still `processing` at `expires_at` ends with its attempt: `complete` if it succeeds, else `expired`. */
+                to?: components["parameters"]["To"];
+                /** @description Only sessions in this status. */
                 status?: "open" | "processing" | "complete" | "expired";
             };
             header?: never;
@@ -3689,7 +3723,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Checkout sessions, newest first. One page of them. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3715,7 +3749,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Unique per logical operation (a UUID v4 is a good choice), 1–255 visible ASCII characters. Outcomes are kept 24 hours. */
-                "idempotency-key"?: string;
+                "idempotency-key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -3821,7 +3855,7 @@ export interface operations {
             query?: never;
             header: {
                 /** @description Unique per logical operation (a UUID v4 is a good choice), 1–255 visible ASCII characters. Outcomes are kept 24 hours. */
-                "idempotency-key": string;
+                "idempotency-key": components["parameters"]["IdempotencyKeyRequired"];
             };
             path: {
                 /** @description The token from the session_url. */
@@ -3913,7 +3947,7 @@ export interface operations {
             query?: never;
             header: {
                 /** @description Unique per logical operation (a UUID v4 is a good choice), 1–255 visible ASCII characters. Outcomes are kept 24 hours. */
-                "idempotency-key": string;
+                "idempotency-key": components["parameters"]["IdempotencyKeyRequired"];
             };
             path: {
                 /** @description The collection_id. */
@@ -3955,6 +3989,34 @@ export interface operations {
             503: components["responses"]["Problem503"];
         };
     };
+    listRefunds: {
+        parameters: {
+            query?: {
+                /** @description The `next_cursor` of the previous page. Opaque; do not build it yourself. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Page size, 1 to 100 (default 20). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Only objects created at or after this ISO 8601 date or date-time (UTC when no offset is given). */
+                from?: components["parameters"]["From"];
+                /** @description Only objects created at or before this ISO 8601 date-time; a date alone includes that whole UTC day. */
+                to?: components["parameters"]["To"];
+                /** @description Only refunds in this status. */
+                status?: "requested" | "pending" | "successful" | "failed";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["RefundPage"];
+            400: components["responses"]["Problem400"];
+            401: components["responses"]["Problem401"];
+            403: components["responses"]["Problem403"];
+            429: components["responses"]["Problem429"];
+            503: components["responses"]["Problem503"];
+        };
+    };
     getRefund: {
         parameters: {
             query?: never;
@@ -3967,20 +4029,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A full refund of a successful collection. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "API-Version": components["headers"]["ApiVersion"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Refund"];
-                };
-            };
+            200: components["responses"]["Refund"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -3993,13 +4042,13 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The `next_cursor` of the previous page. Opaque; do not build it yourself. */
-                cursor?: string;
+                cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100 (default 20). */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description Only objects created at or after this ISO 8601 date or date-time (UTC when no offset is given). */
-                from?: string;
+                from?: components["parameters"]["From"];
                 /** @description Only objects created at or before this ISO 8601 date-time; a date alone includes that whole UTC day. */
-                to?: string;
+                to?: components["parameters"]["To"];
                 /** @description Only refunds in this status. */
                 status?: "requested" | "pending" | "successful" | "failed";
             };
@@ -4012,20 +4061,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "API-Version": components["headers"]["ApiVersion"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RefundPage"];
-                };
-            };
+            200: components["responses"]["RefundPage"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -4043,7 +4079,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The workspace's balances, one per currency. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4116,13 +4152,13 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The `next_cursor` of the previous page. Opaque; do not build it yourself. */
-                cursor?: string;
+                cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100 (default 20). */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description Only objects created at or after this ISO 8601 date or date-time (UTC when no offset is given). */
-                from?: string;
+                from?: components["parameters"]["From"];
                 /** @description Only objects created at or before this ISO 8601 date-time; a date alone includes that whole UTC day. */
-                to?: string;
+                to?: components["parameters"]["To"];
                 /** @description Only beneficiaries in this status. */
                 status?: "active" | "inactive";
             };
@@ -4132,7 +4168,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Beneficiaries, newest first. One page of them. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4204,20 +4240,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A payout destination: a mobile-money wallet or a bank account in one market. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "API-Version": components["headers"]["ApiVersion"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Beneficiary"];
-                };
-            };
+            200: components["responses"]["Beneficiary"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -4238,20 +4261,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A payout destination: a mobile-money wallet or a bank account in one market. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "API-Version": components["headers"]["ApiVersion"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Beneficiary"];
-                };
-            };
+            200: components["responses"]["Beneficiary"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -4264,13 +4274,13 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The `next_cursor` of the previous page. Opaque; do not build it yourself. */
-                cursor?: string;
+                cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100 (default 20). */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description Only objects created at or after this ISO 8601 date or date-time (UTC when no offset is given). */
-                from?: string;
+                from?: components["parameters"]["From"];
                 /** @description Only objects created at or before this ISO 8601 date-time; a date alone includes that whole UTC day. */
-                to?: string;
+                to?: components["parameters"]["To"];
             };
             header?: never;
             path?: never;
@@ -4278,7 +4288,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Active rate sources, newest first. One page of them. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4382,13 +4392,13 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The `next_cursor` of the previous page. Opaque; do not build it yourself. */
-                cursor?: string;
+                cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100 (default 20). */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description Only objects created at or after this ISO 8601 date or date-time (UTC when no offset is given). */
-                from?: string;
+                from?: components["parameters"]["From"];
                 /** @description Only objects created at or before this ISO 8601 date-time; a date alone includes that whole UTC day. */
-                to?: string;
+                to?: components["parameters"]["To"];
                 /** @description Only this pair, `BASE/QUOTE` (USDT/KES). */
                 pair?: string;
             };
@@ -4398,7 +4408,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Rate records, newest first. One page of them. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4462,13 +4472,13 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The `next_cursor` of the previous page. Opaque; do not build it yourself. */
-                cursor?: string;
+                cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100 (default 20). */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description Only objects created at or after this ISO 8601 date or date-time (UTC when no offset is given). */
-                from?: string;
+                from?: components["parameters"]["From"];
                 /** @description Only objects created at or before this ISO 8601 date-time; a date alone includes that whole UTC day. */
-                to?: string;
+                to?: components["parameters"]["To"];
             };
             header?: never;
             path?: never;
@@ -4476,7 +4486,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Open signals, newest first. One page of them. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4509,20 +4519,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A risk signal: something about a workspace’s traffic that a person should look at. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "API-Version": components["headers"]["ApiVersion"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RiskSignal"];
-                };
-            };
+            200: components["responses"]["RiskSignal"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -4547,20 +4544,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A risk signal: something about a workspace’s traffic that a person should look at. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "API-Version": components["headers"]["ApiVersion"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RiskSignal"];
-                };
-            };
+            200: components["responses"]["RiskSignal"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -4616,13 +4600,13 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The `next_cursor` of the previous page. Opaque; do not build it yourself. */
-                cursor?: string;
+                cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100 (default 20). */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description Only objects created at or after this ISO 8601 date or date-time (UTC when no offset is given). */
-                from?: string;
+                from?: components["parameters"]["From"];
                 /** @description Only objects created at or before this ISO 8601 date-time; a date alone includes that whole UTC day. */
-                to?: string;
+                to?: components["parameters"]["To"];
             };
             header?: never;
             path?: never;
@@ -4630,7 +4614,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Deposit addresses, newest first. One page of them. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4764,13 +4748,13 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The `next_cursor` of the previous page. Opaque; do not build it yourself. */
-                cursor?: string;
+                cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100 (default 20). */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description Only objects created at or after this ISO 8601 date or date-time (UTC when no offset is given). */
-                from?: string;
+                from?: components["parameters"]["From"];
                 /** @description Only objects created at or before this ISO 8601 date-time; a date alone includes that whole UTC day. */
-                to?: string;
+                to?: components["parameters"]["To"];
                 /** @description Only deposits in this status. */
                 status?: "pending" | "confirmed" | "credited" | "failed";
             };
@@ -4780,7 +4764,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Deposits, newest first. One page of them. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4814,35 +4798,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A transfer that arrived on one of your deposit addresses. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "API-Version": components["headers"]["ApiVersion"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Deposit"];
-                };
-            };
-            /** @description A transfer that arrived on one of your deposit addresses. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "API-Version": components["headers"]["ApiVersion"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    Location: components["headers"]["Location"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Deposit"];
-                };
-            };
+            200: components["responses"]["Deposit"];
+            201: components["responses"]["DepositCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -4866,20 +4823,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A transfer that arrived on one of your deposit addresses. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "API-Version": components["headers"]["ApiVersion"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Deposit"];
-                };
-            };
+            200: components["responses"]["Deposit"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -4935,21 +4879,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A transfer that arrived on one of your deposit addresses. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "API-Version": components["headers"]["ApiVersion"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    Location: components["headers"]["Location"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Deposit"];
-                };
-            };
+            201: components["responses"]["DepositCreated"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -4978,20 +4908,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A transfer that arrived on one of your deposit addresses. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "API-Version": components["headers"]["ApiVersion"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Deposit"];
-                };
-            };
+            200: components["responses"]["Deposit"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -5008,13 +4925,13 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The `next_cursor` of the previous page. Opaque; do not build it yourself. */
-                cursor?: string;
+                cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100 (default 20). */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description Only objects created at or after this ISO 8601 date or date-time (UTC when no offset is given). */
-                from?: string;
+                from?: components["parameters"]["From"];
                 /** @description Only objects created at or before this ISO 8601 date-time; a date alone includes that whole UTC day. */
-                to?: string;
+                to?: components["parameters"]["To"];
             };
             header?: never;
             path?: never;
@@ -5022,7 +4939,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Active offramp routes, newest first. One page of them. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5094,20 +5011,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A way to pay out: from an asset or a balance, to a currency over one rail of one market, with limits and a fee. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "API-Version": components["headers"]["ApiVersion"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["OfframpRoute"];
-                };
-            };
+            200: components["responses"]["OfframpRoute"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -5132,20 +5036,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A way to pay out: from an asset or a balance, to a currency over one rail of one market, with limits and a fee. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "API-Version": components["headers"]["ApiVersion"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["OfframpRoute"];
-                };
-            };
+            200: components["responses"]["OfframpRoute"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -5161,7 +5052,7 @@ export interface operations {
             query?: never;
             header: {
                 /** @description Unique per logical operation (a UUID v4 is a good choice), 1–255 visible ASCII characters. Outcomes are kept 24 hours. */
-                "idempotency-key": string;
+                "idempotency-key": components["parameters"]["IdempotencyKeyRequired"];
             };
             path?: never;
             cookie?: never;
@@ -5204,13 +5095,13 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The `next_cursor` of the previous page. Opaque; do not build it yourself. */
-                cursor?: string;
+                cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100 (default 20). */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description Only objects created at or after this ISO 8601 date or date-time (UTC when no offset is given). */
-                from?: string;
+                from?: components["parameters"]["From"];
                 /** @description Only objects created at or before this ISO 8601 date-time; a date alone includes that whole UTC day. */
-                to?: string;
+                to?: components["parameters"]["To"];
                 /** @description Only payouts in this status. */
                 status?: "created" | "pending" | "successful" | "failed";
             };
@@ -5220,7 +5111,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Payout transactions, newest first. One page of them. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5253,20 +5144,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A payout to a beneficiary, reserved from your balance when committed. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "API-Version": components["headers"]["ApiVersion"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Payout"];
-                };
-            };
+            200: components["responses"]["Payout"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -5321,7 +5199,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The notice was verified and recorded. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5527,13 +5405,13 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The `next_cursor` of the previous page. Opaque; do not build it yourself. */
-                cursor?: string;
+                cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100 (default 20). */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description Only objects created at or after this ISO 8601 date or date-time (UTC when no offset is given). */
-                from?: string;
+                from?: components["parameters"]["From"];
                 /** @description Only objects created at or before this ISO 8601 date-time; a date alone includes that whole UTC day. */
-                to?: string;
+                to?: components["parameters"]["To"];
                 /** @description Only endpoints in this status. */
                 status?: "enabled" | "disabled";
             };
@@ -5543,7 +5421,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The workspace's endpoints, newest first. One page of them. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5615,20 +5493,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A URL that receives signed event deliveries. The signing secret is never shown here. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "API-Version": components["headers"]["ApiVersion"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookEndpoint"];
-                };
-            };
+            200: components["responses"]["WebhookEndpoint"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -5685,20 +5550,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A URL that receives signed event deliveries. The signing secret is never shown here. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "API-Version": components["headers"]["ApiVersion"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookEndpoint"];
-                };
-            };
+            200: components["responses"]["WebhookEndpoint"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -5744,19 +5596,100 @@ export interface operations {
             503: components["responses"]["Problem503"];
         };
     };
+    testWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One event on its way to one endpoint, with its attempt log. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Delivery"];
+                };
+            };
+            400: components["responses"]["Problem400"];
+            401: components["responses"]["Problem401"];
+            403: components["responses"]["Problem403"];
+            404: components["responses"]["Problem404"];
+            409: components["responses"]["Problem409"];
+            422: components["responses"]["Problem422"];
+            429: components["responses"]["Problem429"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    listWebhookEndpointDeliveries: {
+        parameters: {
+            query?: {
+                /** @description The `next_cursor` of the previous page. Opaque; do not build it yourself. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Page size, 1 to 100 (default 20). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Only objects created at or after this ISO 8601 date or date-time (UTC when no offset is given). */
+                from?: components["parameters"]["From"];
+                /** @description Only objects created at or before this ISO 8601 date-time; a date alone includes that whole UTC day. */
+                to?: components["parameters"]["To"];
+                /** @description Only deliveries in this status. */
+                status?: "pending" | "succeeded" | "failed";
+            };
+            header?: never;
+            path: {
+                /** @description The endpoint id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint's deliveries of every event, newest first, each with its attempts. One page of them. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndpointDeliveryPage"];
+                };
+            };
+            400: components["responses"]["Problem400"];
+            401: components["responses"]["Problem401"];
+            403: components["responses"]["Problem403"];
+            404: components["responses"]["Problem404"];
+            429: components["responses"]["Problem429"];
+            503: components["responses"]["Problem503"];
+        };
+    };
     listEvents: {
         parameters: {
             query?: {
                 /** @description The `next_cursor` of the previous page. Opaque; do not build it yourself. */
-                cursor?: string;
+                cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100 (default 20). */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description Only objects created at or after this ISO 8601 date or date-time (UTC when no offset is given). */
-                from?: string;
+                from?: components["parameters"]["From"];
                 /** @description Only objects created at or before this ISO 8601 date-time; a date alone includes that whole UTC day. */
-                to?: string;
+                to?: components["parameters"]["To"];
                 /** @description Only events of this type. */
-                type?: "collection.created" | "collection.pending" | "collection.processing" | "collection.successful" | "collection.failed" | "collection.expired" | "collection.refunded" | "collection.reversed" | "collection.late_payment" | "refund.requested" | "refund.pending" | "refund.successful" | "refund.failed" | "checkout.session.completed" | "checkout.session.expired" | "risk_signal.created" | "reconciliation.mismatch" | "deposit.pending" | "deposit.confirmed" | "deposit.credited" | "deposit.failed" | "payout.created" | "payout.pending" | "payout.successful" | "payout.failed";
+                type?: "collection.created" | "collection.pending" | "collection.processing" | "collection.successful" | "collection.failed" | "collection.expired" | "collection.refunded" | "collection.reversed" | "collection.late_payment" | "refund.requested" | "refund.pending" | "refund.successful" | "refund.failed" | "checkout.session.completed" | "checkout.session.expired" | "risk_signal.created" | "reconciliation.mismatch" | "deposit.pending" | "deposit.confirmed" | "deposit.credited" | "deposit.failed" | "payout.created" | "payout.pending" | "payout.successful" | "payout.failed" | "webhook.test";
                 /** @description Only events about this object (a collection_id or refund_id). */
                 object_id?: string;
             };
@@ -5766,7 +5699,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The workspace's events, newest first. One page of them. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5825,13 +5758,13 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description The `next_cursor` of the previous page. Opaque; do not build it yourself. */
-                cursor?: string;
+                cursor?: components["parameters"]["Cursor"];
                 /** @description Page size, 1 to 100 (default 20). */
-                limit?: number;
+                limit?: components["parameters"]["Limit"];
                 /** @description Only objects created at or after this ISO 8601 date or date-time (UTC when no offset is given). */
-                from?: string;
+                from?: components["parameters"]["From"];
                 /** @description Only objects created at or before this ISO 8601 date-time; a date alone includes that whole UTC day. */
-                to?: string;
+                to?: components["parameters"]["To"];
             };
             header?: never;
             path: {
@@ -5842,7 +5775,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Deliveries of the event, newest first, each with its attempts. One page of them. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5880,7 +5813,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The deliveries this resend queued. */
             202: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -5922,20 +5855,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A collection: an inbound payment on one rail of one market. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "API-Version": components["headers"]["ApiVersion"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Collection"];
-                };
-            };
+            200: components["responses"]["Collection"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -5964,20 +5884,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A full refund of a successful collection. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "API-Version": components["headers"]["ApiVersion"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Refund"];
-                };
-            };
+            200: components["responses"]["Refund"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];
@@ -6006,20 +5913,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A payout to a beneficiary, reserved from your balance when committed. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "API-Version": components["headers"]["ApiVersion"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Payout"];
-                };
-            };
+            200: components["responses"]["Payout"];
             400: components["responses"]["Problem400"];
             401: components["responses"]["Problem401"];
             403: components["responses"]["Problem403"];

@@ -16,7 +16,7 @@ import {
 } from '../connector-config.js';
 import {
   callOperator,
-  expiresIn,
+  readToken,
   field,
   msisdn,
   OperatorNoAnswer,
@@ -188,10 +188,7 @@ export class DarajaConnector implements OperatorConnector {
         },
         timeoutMs: deps.timeoutMs,
       });
-      const token = text(res.json, 'access_token');
-      if (res.status !== 200 || token === undefined)
-        throw new ProviderError(`${this.name}: the token request answered ${res.status} ${res.text.slice(0, 200)}`);
-      return { token, expiresInSeconds: expiresIn(field(res.json, 'expires_in'), 3599) };
+      return readToken(`${this.name}: the token request`, res, 3599);
     });
   }
 

@@ -16,7 +16,7 @@ import {
 import { majorUnits } from '../../../platform/money.js';
 import {
   callOperator,
-  expiresIn,
+  readToken,
   field,
   msisdn,
   text,
@@ -252,12 +252,7 @@ export class MomoConnector implements OperatorConnector {
         },
         timeoutMs: this.deps.timeoutMs,
       });
-      const token = text(res.json, 'access_token');
-      if (res.status !== 200 || token === undefined)
-        throw new ProviderError(
-          `${this.name}: the ${product} token request answered ${res.status} ${res.text.slice(0, 200)}`,
-        );
-      return { token, expiresInSeconds: expiresIn(field(res.json, 'expires_in'), 3600) };
+      return readToken(`${this.name}: the ${product} token request`, res, 3600);
     });
   }
 

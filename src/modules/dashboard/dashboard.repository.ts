@@ -1,0 +1,74 @@
+// SQL for dashboard sessions (migrations/017_dashboard_sessions.sql). A session is found by the hash of its cookie;
+// it is live only while its credential is active and still holds the token it was opened with.
+import type { Queryable } from '../../db/pool.js';
+import type { PaymentsEnv } from '../../config.js';
+import type { Audience } from '../../platform/tokens.js';
+
+export interface SessionRow {
+  workspace_id: string;
+  credential_id: string;
+  sealed_token: string;
+  csrf_token: string;
+  last_seen_at: Date;
+  audience: Audience;
+  environment: PaymentsEnv;
+  credential_name: string;
+  workspace_name: string;
+}
+
+export async function insertSession(
+  db: Queryable,
+  s: {
+    idHash: Buffer;
+    workspaceId: string;
+    credentialId: string;
+    tokenId: string;
+    sealedToken: string;
+    csrfToken: string;
+    now: Date;
+  },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO dashboard_sessions
+       (id_hash, workspace_id, credential_id, token_id, sealed_token, csrf_token, created_at, last_seen_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`,
+    [s.idHash, s.workspaceId, s.credentialId, s.tokenId, s.sealedToken, s.csrfToken, s.now],
+  );
+}
+
+/** The session with its credential and workspace, or undefined when it is unknown or its credential moved on. */
+export async function findLiveSession(db: Queryable, idHash: Buffer): Promise<SessionRow | undefined> {
+  const { rows } = await db.query<SessionRow>(
+    `SELECT s.workspace_id, s.credential_id, s.sealed_token, s.csrf_token, s.last_seen_at,
+            c.audience, c.environment, c.name AS credential_name, w.display_name AS workspace_name
+     FROM dashboard_sessions s
+     JOIN credentials c ON c.workspace_id = s.workspace_id AND c.id = s.credential_id
+       AND c.token_id = s.token_id AND c.status = 'active'
+     JOIN workspaces w ON w.id = s.workspace_id
+     WHERE s.id_hash = $1`,
+    [idHash],
+  );
+  return rows[0];
+}
+
+export async function touchSession(db: Queryable, idHash: Buffer, now: Date): Promise<void> {
+  await db.query('UPDATE dashboard_sessions SET last_seen_at = $2 WHERE id_hash = $1', [idHash, now]);
+}
+
+export async function deleteSession(db: Queryable, idHash: Buffer): Promise<void> {
+  await db.query('DELETE FROM dashboard_sessions WHERE id_hash = $1', [idHash]);
+}
+
+/**
+ * Deletes up to `limit` sessions unused for more than `olderThanSeconds` (they can no longer be used: see
+ * IDLE_LIMIT_MS), oldest first by `dashboard_sessions_last_seen`. Maintenance: spans workspaces.
+ */
+export async function purgeIdleSessions(db: Queryable, olderThanSeconds: number, limit: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM dashboard_sessions WHERE id_hash = ANY(ARRAY(
+       SELECT id_hash FROM dashboard_sessions WHERE last_seen_at < now() - make_interval(secs => $1)
+       ORDER BY last_seen_at LIMIT $2 FOR UPDATE SKIP LOCKED))`,
+    [olderThanSeconds, limit],
+  );
+  return rowCount ?? 0;
+}

@@ -1,0 +1,342 @@
+// The dashboard at /dashboard: server-rendered pages over the public API (through the SDK, in-process), for a
+// workspace's team and for the operator. Sign-in exchanges a pasted API token for a session cookie; every form
+// carries the session's CSRF token; pages work without their script. Not part of the API document.
+import cookie from '@fastify/cookie';
+import formbody from '@fastify/formbody';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../../config.js';
+import type { Db } from '../../db/pool.js';
+import type { SecretBox } from '../../platform/secret-box.js';
+import type { TokenService } from '../../platform/tokens.js';
+import { PaymentsError, type Payments } from '../../../packages/sdk/src/index.js';
+import type { MarketCatalogue } from '../catalogue/catalogue.js';
+import { ASSETS, isAsset } from '../ramp/assets.js';
+import { apiClient } from './api-client.js';
+import { formatMoney, html, time, type Html } from './html.js';
+import { DASHBOARD_HEADERS, layout, plainLayout } from './layout.js';
+import { adminPages } from './pages/admin.js';
+import { checkoutLinkPages } from './pages/checkout-links.js';
+import { developerPages } from './pages/developers.js';
+import { homePage } from './pages/home.js';
+import { paymentPages } from './pages/payments.js';
+import { reportPages } from './pages/reports.js';
+import { sandboxPages } from './pages/sandbox.js';
+import { DashboardSessions, newSecret, sameSecret, SESSION_COOKIE, type Session } from './sessions.js';
+
+export interface DashboardDeps {
+  db: Db;
+  box: SecretBox;
+  tokens: TokenService;
+  catalogue: MarketCatalogue;
+  config: Config;
+}
+
+/** What a page handler has to work with. */
+export interface PageContext {
+  request: FastifyRequest;
+  session: Session;
+  /** The public API with the session's token. */
+  api: Payments;
+  /** The hidden field every form must carry. */
+  csrf: Html;
+  /** A form's fields (POST), or the query string's (GET); repeated fields keep the first value. */
+  fields: Record<string, string>;
+  /** An amount in minor units, in its currency. */
+  money: (amount: number, currency: string) => string;
+  /** A time with its zone, in the browser's zone once it has told us. */
+  time: (iso: string | null | undefined) => Html;
+  /** The markets, rails and currencies on offer (no API lists them): what a form may offer, each currency's exponent. */
+  catalogue: MarketCatalogue;
+}
+
+export interface PageAnswer {
+  title: string;
+  content: Html;
+  status?: number;
+}
+export interface Redirect {
+  redirect: string;
+  /** Shown once on the page redirected to. */
+  notice?: string;
+}
+export interface Download {
+  download: { filename: string; contentType: string; body: string };
+}
+export type PageResult = PageAnswer | Redirect | Download;
+export type PageHandler = (ctx: PageContext) => Promise<PageResult>;
+
+/** How a page module adds its pages: paths are under /dashboard. */
+export interface Pages {
+  get(path: string, handler: PageHandler): void;
+  /** A form's target: refused without the session's CSRF token. */
+  post(path: string, handler: PageHandler): void;
+}
+
+const NOTICE_COOKIE = 'dashboard_notice';
+const SIGNIN_COOKIE = 'dashboard_signin';
+const TZ_COOKIE = 'dashboard_tz';
+
+/** Where to go after signing in: a dashboard path only (never another site). */
+function safeNext(next: unknown): string {
+  return typeof next === 'string' && /^\/dashboard(\/[^/\\]|$|\?)/.test(next) && !next.includes('//')
+    ? next
+    : '/dashboard';
+}
+
+function validTimeZone(zone: string | undefined): string {
+  if (!zone) return 'UTC';
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone });
+    return zone;
+  } catch {
+    return 'UTC';
+  }
+}
+
+function firstValues(input: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (input && typeof input === 'object') {
+    for (const [k, v] of Object.entries(input as Record<string, unknown>)) {
+      const value = Array.isArray(v) ? (v[0] as unknown) : v;
+      if (typeof value === 'string') out[k] = value;
+    }
+  }
+  return out;
+}
+
+export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void {
+  const sessions = new DashboardSessions(deps.db, deps.tokens, deps.box);
+  const secure = deps.config.paymentsEnv === 'production' || deps.config.publicBaseUrl.startsWith('https:');
+  const cookieOptions = { path: '/dashboard', httpOnly: true, sameSite: 'strict' as const, secure };
+  const route = { config: { auth: 'public' as const }, schema: { hide: true } };
+
+  // A currency's minor digits from the catalogue; a ramp asset's (USDT, USDC) from the ramp's list.
+  const money = (amount: number, currency: string): string =>
+    formatMoney(
+      amount,
+      currency,
+      deps.catalogue.currency(currency)?.exponent ?? (isAsset(currency) ? ASSETS[currency].exponent : undefined),
+    );
+
+  void app.register(
+    async (scope) => {
+      await scope.register(cookie);
+      await scope.register(formbody, { bodyLimit: 64 * 1024 });
+      scope.addHook('onRequest', async (_request, reply) => {
+        reply.headers(DASHBOARD_HEADERS);
+      });
+
+      const send = (reply: FastifyReply, status: number, page: string): FastifyReply =>
+        reply.code(status).type('text/html; charset=utf-8').send(page);
+
+      const errorPage = (reply: FastifyReply, status: number, title: string, detail: string): FastifyReply =>
+        send(
+          reply,
+          status,
+          plainLayout(
+            deps.config.paymentsEnv,
+            title,
+            html`<p class="error" role="alert">${detail}</p>
+              <p><a href="/dashboard">Dashboard home</a></p>`,
+          ),
+        );
+
+      /** The notice a redirect left for this page (shown once). */
+      const takeNotice = (request: FastifyRequest, reply: FastifyReply): string | undefined => {
+        const value = request.cookies[NOTICE_COOKIE];
+        if (value === undefined) return undefined;
+        reply.clearCookie(NOTICE_COOKIE, cookieOptions);
+        try {
+          return decodeURIComponent(value);
+        } catch {
+          return undefined;
+        }
+      };
+
+      const toSignIn = (reply: FastifyReply, next: string): FastifyReply =>
+        reply.redirect(`/dashboard/sign-in?next=${encodeURIComponent(safeNext(next))}`, 303);
+
+      /** The page a POST came from, to return to after signing in again. */
+      const pageOf = (request: FastifyRequest): string => {
+        if (request.method === 'GET') return request.url;
+        try {
+          const referer = new URL(request.headers.referer ?? '');
+          return referer.pathname + referer.search;
+        } catch {
+          return '/dashboard';
+        }
+      };
+
+      const handle =
+        (handler: PageHandler, post: boolean) =>
+        async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+          const session = await sessions.find(request.cookies[SESSION_COOKIE]);
+          if (!session) {
+            reply.clearCookie(SESSION_COOKIE, cookieOptions);
+            return toSignIn(reply, pageOf(request));
+          }
+          const fields = firstValues(post ? request.body : request.query);
+          if (post && !sameSecret(fields.csrf, session.csrf_token))
+            return errorPage(
+              reply,
+              403,
+              'Form expired',
+              'This form was not sent from this session. Go back, reload the page and try again.',
+            );
+          const timeZone = validTimeZone(request.cookies[TZ_COOKIE]);
+          const ctx: PageContext = {
+            request,
+            session,
+            api: apiClient(app, session.token, request.id),
+            csrf: html`<input type="hidden" name="csrf" value="${session.csrf_token}" />`,
+            fields,
+            money,
+            time: (iso) => time(iso, timeZone),
+            catalogue: deps.catalogue,
+          };
+          let result: PageResult;
+          try {
+            result = await handler(ctx);
+          } catch (error) {
+            if (!(error instanceof PaymentsError)) throw error;
+            if (error.status === 401) {
+              await sessions.end(session);
+              reply.clearCookie(SESSION_COOKIE, cookieOptions);
+              return toSignIn(reply, pageOf(request));
+            }
+            const title = error.status === 404 ? 'Not found' : error.status === 403 ? 'Not allowed' : 'Not done';
+            return send(
+              reply,
+              error.status,
+              layout(
+                { title, session, pathname: request.url.split('?')[0] ?? '', csrf: ctx.csrf },
+                html`<p class="error" role="alert">
+                    ${error.problem.detail}
+                    <span class="muted">(${error.code}; request ${error.requestId ?? request.id})</span>
+                  </p>
+                  <p>
+                    <a href="${pageOf(request) === request.url && post ? '/dashboard' : pageOf(request)}">Back</a>
+                  </p>`,
+              ),
+            );
+          }
+          if ('redirect' in result) {
+            if (result.notice)
+              reply.setCookie(NOTICE_COOKIE, encodeURIComponent(result.notice), { ...cookieOptions, maxAge: 60 });
+            return reply.redirect(result.redirect, 303);
+          }
+          if ('download' in result) {
+            const { filename, contentType, body } = result.download;
+            return reply
+              .header('content-disposition', `attachment; filename="${filename.replace(/[^\w.-]/g, '_')}"`)
+              .type(contentType)
+              .send(body);
+          }
+          const notice = takeNotice(request, reply);
+          return send(
+            reply,
+            result.status ?? 200,
+            layout(
+              { title: result.title, session, pathname: request.url.split('?')[0] ?? '', csrf: ctx.csrf, notice },
+              result.content,
+            ),
+          );
+        };
+
+      const pages: Pages = {
+        get: (path, handler) => scope.get(path, route, handle(handler, false)),
+        post: (path, handler) => scope.post(path, route, handle(handler, true)),
+      };
+
+      // Sign-in: the form carries a one-time value that must match a cookie set with it (a login form cannot be
+      // posted from another site into this one).
+      scope.get('/sign-in', route, async (request, reply) => {
+        const next = safeNext(firstValues(request.query).next);
+        if (await sessions.find(request.cookies[SESSION_COOKIE])) return reply.redirect(next, 303);
+        return signInForm(reply, next, { notice: takeNotice(request, reply) });
+      });
+
+      const signInForm = (
+        reply: FastifyReply,
+        next: string,
+        { problem, notice, status = 200 }: { problem?: string; notice?: string; status?: number } = {},
+      ): FastifyReply => {
+        const nonce = newSecret();
+        reply.setCookie(SIGNIN_COOKIE, nonce, { ...cookieOptions, maxAge: 3600 });
+        return send(
+          reply,
+          status,
+          plainLayout(
+            deps.config.paymentsEnv,
+            'Sign in to the dashboard',
+            html`${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
+              ${problem ? html`<p class="error" role="alert" id="signin-error">${problem}</p>` : ''}
+              <form method="post" action="/dashboard/sign-in" class="card">
+                <input type="hidden" name="csrf" value="${nonce}" /><input type="hidden" name="next" value="${next}" />
+                <div class="field">
+                  <label for="token">API token</label>
+                  <textarea
+                    id="token"
+                    name="token"
+                    required
+                    autocomplete="off"
+                    spellcheck="false"
+                    aria-describedby="token-hint${problem ? ' signin-error' : ''}"
+                  ></textarea>
+                  <p class="muted" id="token-hint">
+                    Paste a workspace's API token (or the operator's admin token). It stays on the server; your browser
+                    keeps only a session cookie, which ends after 12 hours without use, when you sign out, or when the
+                    key is rotated or revoked.
+                  </p>
+                </div>
+                <button type="submit">Sign in</button>
+              </form>`,
+          ),
+        );
+      };
+
+      scope.post('/sign-in', route, async (request, reply) => {
+        const fields = firstValues(request.body);
+        const next = safeNext(fields.next);
+        if (!sameSecret(fields.csrf, request.cookies[SIGNIN_COOKIE] ?? ''))
+          return signInForm(reply, next, { problem: 'The sign-in form expired. Paste the token again.', status: 403 });
+        const result = await sessions.signIn(fields.token ?? '');
+        if (!result.ok) return signInForm(reply, next, { problem: result.reason, status: 401 });
+        reply.clearCookie(SIGNIN_COOKIE, cookieOptions);
+        // No Max-Age: the cookie lasts while the browser does; the server ends the session after IDLE_LIMIT_MS unused.
+        reply.setCookie(SESSION_COOKIE, result.sessionId, cookieOptions);
+        return reply.redirect(next, 303);
+      });
+
+      pages.post('/sign-out', async (ctx) => {
+        await sessions.end(ctx.session);
+        return { redirect: '/dashboard/sign-in', notice: 'Signed out.' };
+      });
+
+      homePage(pages);
+      paymentPages(pages);
+      checkoutLinkPages(pages, deps.config);
+      developerPages(pages);
+      reportPages(pages);
+      sandboxPages(pages);
+      adminPages(pages);
+
+      scope.setNotFoundHandler((request, reply) =>
+        errorPage(reply, 404, 'Page not found', `There is no dashboard page at ${request.url.split('?')[0] ?? ''}.`),
+      );
+      scope.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
+        const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+        if (status === 500) request.log.error({ err: error }, 'dashboard page failed');
+        return errorPage(
+          reply,
+          status,
+          status === 500 ? 'Something went wrong' : 'Request not accepted',
+          status === 500
+            ? `Something went wrong on our side (request ${request.id}).`
+            : 'The request could not be read. Go back and try again.',
+        );
+      });
+    },
+    { prefix: '/dashboard' },
+  );
+}

@@ -1,0 +1,95 @@
+// Dashboard sessions: an API token pasted once is exchanged for a cookie holding a random session id. The token is
+// kept sealed server-side, so the pages call the public API with exactly that token's access. A session ends on
+// sign-out, after 12 hours without a request, and at once when its credential is rotated or revoked.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Db } from '../../db/pool.js';
+import type { SecretBox } from '../../platform/secret-box.js';
+import type { Audience, TokenService } from '../../platform/tokens.js';
+import { findLiveToken } from '../credentials/credentials.repository.js';
+import {
+  deleteSession,
+  findLiveSession,
+  insertSession,
+  touchSession,
+  type SessionRow,
+} from './dashboard.repository.js';
+
+export const SESSION_COOKIE = 'dashboard_session';
+/** A session unused this long is over. */
+export const IDLE_LIMIT_MS = 12 * 60 * 60 * 1000;
+/** last_seen_at is written at most this often per session (one write a minute, not one per page). */
+const TOUCH_EVERY_MS = 60 * 1000;
+
+/** Who may sign in: the dashboard is for a workspace's team and for the operator. */
+const DASHBOARD_AUDIENCES: readonly Audience[] = ['integrator', 'admin'];
+
+export interface Session extends SessionRow {
+  /** The API token the pages call with. */
+  token: string;
+  idHash: Buffer;
+}
+
+export type SignIn = { ok: true; sessionId: string } | { ok: false; reason: string };
+
+const hashOf = (sessionId: string): Buffer => createHash('sha256').update(sessionId).digest();
+
+/** Equal strings, compared in constant time (CSRF tokens). */
+export function sameSecret(a: string | undefined, b: string): boolean {
+  if (a === undefined) return false;
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+export const newSecret = (): string => randomBytes(32).toString('base64url');
+
+export class DashboardSessions {
+  constructor(
+    private readonly db: Db,
+    private readonly tokens: TokenService,
+    private readonly box: SecretBox,
+  ) {}
+
+  /** Checks a pasted token the way the API does (signature, live credential, claims) and opens a session for it. */
+  async signIn(token: string, now = new Date()): Promise<SignIn> {
+    const claims = await this.tokens.verify(token.trim());
+    const stored = claims && (await findLiveToken(this.db, claims.workspaceId, claims.credentialId, claims.tokenId));
+    if (!claims || !stored || stored.audience !== claims.audience || stored.environment !== claims.env)
+      return { ok: false, reason: 'This token is not valid here: it may be mistyped, rotated or revoked.' };
+    if (!DASHBOARD_AUDIENCES.includes(claims.audience))
+      return {
+        ok: false,
+        reason: `A ${claims.audience} token cannot sign in: use an integrator token, or the operator's admin token.`,
+      };
+    const sessionId = newSecret();
+    await insertSession(this.db, {
+      idHash: hashOf(sessionId),
+      workspaceId: claims.workspaceId,
+      credentialId: claims.credentialId,
+      tokenId: claims.tokenId,
+      sealedToken: this.box.seal(token.trim()),
+      csrfToken: newSecret(),
+      now,
+    });
+    return { ok: true, sessionId };
+  }
+
+  /** The live session of a cookie, or undefined (unknown, idle too long, or its credential rotated or revoked). */
+  async find(sessionId: string | undefined, now = new Date()): Promise<Session | undefined> {
+    if (!sessionId) return undefined;
+    const idHash = hashOf(sessionId);
+    const row = await findLiveSession(this.db, idHash);
+    if (!row) return undefined;
+    const idle = now.getTime() - row.last_seen_at.getTime();
+    if (idle > IDLE_LIMIT_MS) {
+      await deleteSession(this.db, idHash);
+      return undefined;
+    }
+    if (idle > TOUCH_EVERY_MS) await touchSession(this.db, idHash, now);
+    return { ...row, token: this.box.open(row.sealed_token), idHash };
+  }
+
+  async end(session: Pick<Session, 'idHash'>): Promise<void> {
+    await deleteSession(this.db, session.idHash);
+  }
+}
