@@ -116,6 +116,9 @@ describe('three nodes on one PostgreSQL behind HAProxy', { skip: missing }, () =
     const began = Date.now();
     database = await createTestDatabase();
     db = new pg.Pool({ connectionString: database.url, max: 4 });
+    // An idle connection the server closes (the database dropped at the end) is an error event on the pool, not a test
+    // failure: without a listener it would be thrown as an uncaught exception.
+    db.on('error', () => undefined);
     dir = await mkdtemp(path.join(os.tmpdir(), 'payments-multinode-'));
     receiver = await startReceiver();
     const catalogue = structuredClone(DEFAULT_CATALOGUE);
@@ -142,8 +145,10 @@ describe('three nodes on one PostgreSQL behind HAProxy', { skip: missing }, () =
       AUTH_FAILURES_PER_MINUTE: '1000000',
       SHUTDOWN_DRAIN_MS: '5000',
     };
-    for (const name of ['TEST_DATABASE_URL', 'PAYMENTS_ENV', 'PROVIDERS_FILE', 'WEBHOOK_RETRY_SCHEDULE', 'PORT'])
-      delete env[name];
+    for (const name of ['TEST_DATABASE_URL', 'PAYMENTS_ENV', 'PROVIDERS_FILE', 'PORT']) delete env[name];
+    // A delivery whose attempt fails (a receiver slow past WEBHOOK_TIMEOUT_MS on a loaded machine) is tried again
+    // within seconds rather than the default's minutes, so the test waits for it.
+    env.WEBHOOK_RETRY_SCHEDULE = '0s,1s,2s,5s,10s,20s';
     nodes = await makeNodes(NODES, env);
     // All three at once: migrations and the bootstrap take turns under their advisory locks.
     await Promise.all(nodes.map((n) => n.start()));
@@ -281,9 +286,18 @@ describe('three nodes on one PostgreSQL behind HAProxy', { skip: missing }, () =
       },
       // Generous: on a 2-core machine busy with other work this took minutes.
       300_000,
-    ).catch((err: Error) => {
+    ).catch(async (err: Error) => {
+      const { rows: unfinished } = await db.query(
+        `SELECT d.status, d.attempts, d.last_error, d.next_attempt_at, e.type,
+                (SELECT json_agg(json_build_object('status', a.status_code, 'error', a.error, 'ms', a.duration_ms))
+                 FROM webhook_attempts a WHERE a.delivery_id = d.id) AS tries
+         FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+         WHERE d.workspace_id = $1 AND d.status <> 'succeeded' LIMIT 5`,
+        [ws.id],
+      );
       throw new Error(
-        `${err.message} (${seen.final} of 1000 final, ${seen.delivered} of ${expectedEvents} deliveries)\n${output()}`,
+        `${err.message} (${seen.final} of 1000 final, ${seen.delivered} of ${expectedEvents} deliveries; ` +
+          `${receiver.requests.length} arrivals; not succeeded: ${JSON.stringify(unfinished)})\n${output()}`,
       );
     });
     const settledMs = Date.now() - began;
@@ -325,20 +339,30 @@ describe('three nodes on one PostgreSQL behind HAProxy', { skip: missing }, () =
     }
     assert.equal(events.length, expectedEvents);
 
-    // The receiver saw each event once, by webhook-id, on the first attempt.
-    const arrivals = receiver.requests.map((r) => r.headers['webhook-id']);
-    const unique = new Set(arrivals);
-    assert.equal(arrivals.length, unique.size, `${arrivals.length - unique.size} events were delivered twice`);
-    assert.deepEqual([...unique].sort(), events.map((e) => e.id).sort());
-    const { rows: retried } = await db.query(
-      'SELECT count(*)::int AS n FROM webhook_deliveries WHERE workspace_id = $1 AND attempts <> 1',
+    // One delivery per event, and no node sent an event the others had sent: the receiver saw each webhook-id at
+    // least once and never more often than its delivery made attempts (an attempt whose answer came too late, on a
+    // loaded machine, may still have arrived; it is then tried again, as Standard Webhooks' at-least-once allows).
+    const { rows: deliveries } = await db.query<{ event_id: string; attempts: number }>(
+      'SELECT event_id, attempts FROM webhook_deliveries WHERE workspace_id = $1',
       [ws.id],
     );
-    assert.equal(retried[0].n, 0, 'every delivery took one attempt');
+    assert.equal(deliveries.length, events.length, 'one delivery per event');
+    const arrivals = new Map<string, number>();
+    for (const r of receiver.requests) {
+      const id = String(r.headers['webhook-id']);
+      arrivals.set(id, (arrivals.get(id) ?? 0) + 1);
+    }
+    assert.deepEqual([...arrivals.keys()].sort(), events.map((e) => e.id).sort());
+    for (const d of deliveries) {
+      const seen = arrivals.get(d.event_id) ?? 0;
+      assert.ok(seen >= 1 && seen <= d.attempts, `event ${d.event_id} arrived ${seen} times in ${d.attempts} attempts`);
+    }
+    const retried = deliveries.filter((d) => d.attempts > 1).length;
     assert.deepEqual(await verifyLedger(db), [], 'the books balance');
     note(
       `1,000 collections: created through the balancer in ${createdMs} ms, all final and ${expectedEvents} events ` +
-        `delivered once each after ${settledMs} ms; ${sweptSends} initiations sent by a sweep rather than the kick, none twice`,
+        `delivered after ${settledMs} ms (${retried} needed a second attempt); ${sweptSends} initiations sent by a ` +
+        'sweep rather than the kick, none twice',
     );
   });
 
@@ -480,6 +504,7 @@ describe('the shared rate-limit buckets', () => {
   it('through PostgreSQL, three nodes together allow about what one bucket does', async () => {
     const database = await createTestDatabase();
     const pool = new pg.Pool({ connectionString: database.url, max: 4 });
+    pool.on('error', () => undefined);
     try {
       await migrate(pool);
       check(await hammerShared(() => postgresBucketStore(pool), 2000), 'PostgreSQL');

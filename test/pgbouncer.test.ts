@@ -4,7 +4,7 @@
 // delivered once, and the ledger verified through PgBouncer. Without pgbouncer the file is skipped with the reason,
 // unless REQUIRE_BROWSER=1 (CI sets it), when it fails.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -18,6 +18,7 @@ import { loadMigrations, migrate } from '../src/db/migrate.js';
 import { createPool } from '../src/db/pool.js';
 import type { ScratchDatabase } from './helpers/database.js';
 import { createTestDatabase, request, requestRefund, validCollection, waitFor } from './helpers/harness.js';
+import { killGroup, spawnGroup, type Child } from './helpers/processes.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { npmStartArgs, PROJECT_ROOT } from './helpers/start-command.js';
 
@@ -41,33 +42,13 @@ function pgbouncerMissing(): string | undefined {
 
 const skip = pgbouncerMissing();
 
-/** A process of ours with its output kept for failure messages; killed (its whole group) in `after`. */
-interface Child {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
+/** The processes this file started; each killed (its whole group) in `after`. */
 const children: Child[] = [];
 
 function spawnChild(command: string, args: string[], env: NodeJS.ProcessEnv): Child {
-  const child = spawn(command, args, { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let out = '';
-  child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr?.on('data', (c: Buffer) => (out += c.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const started = { child, output: () => out.slice(-20_000), exited };
+  const started = spawnGroup(command, args, env);
   children.push(started);
   return started;
-}
-
-function killGroup(child: ChildProcess): void {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  try {
-    process.kill(-child.pid, 'SIGKILL');
-  } catch {
-    child.kill('SIGKILL');
-  }
 }
 
 interface Bouncer {

@@ -11,6 +11,7 @@ import { migrate } from '../../src/db/migrate.js';
 import { createPool } from '../../src/db/pool.js';
 import { createScratchDatabase } from '../../test/helpers/database.js';
 import { roomFor } from './connections.js';
+import type { ReplayResult } from './replay.js';
 import { summarise, withCpu } from './load.js';
 import { sampleWaits, type WaitSample } from './waits.js';
 
@@ -20,14 +21,8 @@ const PGBENCH = process.env.PGBENCH ?? '/usr/bin/pgbench';
 /** How many workspaces the "many workspaces" runs spread over. */
 export const PGBENCH_WORKSPACES = 1000;
 
-export interface PgbenchResult {
-  /** Script transactions: a create, or a whole lifecycle (four durable transactions). */
-  transactions: number;
-  seconds: number;
-  per_second: number;
-  p50_ms: number;
-  p99_ms: number;
-  machine_busy_pct: number;
+/** `transactions` are script transactions: a create, or a whole lifecycle (four durable transactions). */
+export interface PgbenchResult extends ReplayResult {
   /** PostgreSQL's wait events during the run (with `--waits`). */
   waits?: WaitSample;
 }

@@ -1,12 +1,12 @@
 // Several service processes on one database behind HAProxy (Debian's package), for the multi-node test: each node is
 // `npm start`'s command in a process group of its own; HAProxy runs in the foreground on a generated config. Without
 // HAProxy the test is skipped with the reason, unless REQUIRE_BROWSER=1 (CI sets it), when it fails.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { freePort } from '../../src/db/embedded.js';
-import { npmStartArgs, PROJECT_ROOT } from './start-command.js';
+import { killGroup, spawnGroup, type Child } from './processes.js';
+import { npmStartArgs } from './start-command.js';
 
 export const HAPROXY_PATH = process.env.HAPROXY_PATH ?? '/usr/sbin/haproxy';
 
@@ -16,36 +16,6 @@ export function haproxyMissing(): string | undefined {
   const reason = `no HAProxy at ${HAPROXY_PATH} (install it with \`apt-get install -y haproxy\`, or set HAPROXY_PATH)`;
   if (process.env.REQUIRE_BROWSER === '1') throw new Error(`REQUIRE_BROWSER=1 but ${reason}`);
   return reason;
-}
-
-/** A child process in its own process group, with its output kept for failure messages. */
-interface Child {
-  child: ChildProcess;
-  output: () => string;
-  /** Resolves with the exit code (null when killed by a signal). */
-  exited: Promise<number | null>;
-}
-
-function spawnGroup(command: string, args: string[], env: NodeJS.ProcessEnv): Child {
-  const child = spawn(command, args, { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let out = '';
-  child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr?.on('data', (c: Buffer) => (out += c.toString()));
-  const exited = new Promise<number | null>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode);
-    else child.once('exit', (code) => resolve(code));
-  });
-  return { child, output: () => out.slice(-20_000), exited };
-}
-
-/** Kills the process group (the node and anything it started); a no-op once it has exited. */
-function killGroup(child: ChildProcess): void {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  try {
-    process.kill(-child.pid, 'SIGKILL');
-  } catch {
-    child.kill('SIGKILL');
-  }
 }
 
 async function sleep(ms: number): Promise<void> {
