@@ -10,8 +10,8 @@ import type { SecretBox } from '../../platform/secret-box.js';
 import type { TokenService } from '../../platform/tokens.js';
 import { PaymentsError, type Payments } from '../../../packages/sdk/src/index.js';
 import type { MarketCatalogue } from '../catalogue/catalogue.js';
-import { ASSETS, isAsset } from '../ramp/assets.js';
 import { apiClient } from './api-client.js';
+import { exponentOf } from './forms.js';
 import { formatMoney, html, time, type Html } from './html.js';
 import { DASHBOARD_HEADERS, layout, plainLayout } from './layout.js';
 import { adminPages } from './pages/admin.js';
@@ -110,13 +110,7 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
   const cookieOptions = { path: '/dashboard', httpOnly: true, sameSite: 'strict' as const, secure };
   const route = { config: { auth: 'public' as const }, schema: { hide: true } };
 
-  // A currency's minor digits from the catalogue; a ramp asset's (USDT, USDC) from the ramp's list.
-  const money = (amount: number, currency: string): string =>
-    formatMoney(
-      amount,
-      currency,
-      deps.catalogue.currency(currency)?.exponent ?? (isAsset(currency) ? ASSETS[currency].exponent : undefined),
-    );
+  const money = (amount: number, currency: string): string => formatMoney(amount, currency, exponentOf(deps, currency));
 
   void app.register(
     async (scope) => {

@@ -4,7 +4,7 @@ import type { components } from '../../../../packages/sdk/src/index.js';
 import { dataTable, facts, field, idempotencyField, selectField, shownOnce } from '../components.js';
 import type { PageContext, PageResult, Pages } from '../dashboard.routes.js';
 import { html, type Html } from '../html.js';
-import { choice, refusal, refusalAlert } from '../forms.js';
+import { choice, pathId, refusal, refusalAlert } from '../forms.js';
 
 type Schemas = components['schemas'];
 type Workspace = Schemas['Workspace'];
@@ -146,10 +146,10 @@ export function adminPages(pages: Pages): void {
     }
   });
 
-  pages.get('/admin/workspaces/:id', async (ctx) => workspacePage(ctx, (ctx.request.params as { id: string }).id));
+  pages.get('/admin/workspaces/:id', async (ctx) => workspacePage(ctx, pathId(ctx)));
 
   pages.post('/admin/workspaces/:id/keys', async (ctx) => {
-    const { id } = ctx.request.params as { id: string };
+    const id = pathId(ctx);
     const f = ctx.fields;
     const audience = choice(AUDIENCES, f.audience);
     if (!audience) return workspacePage(ctx, id, html`<p class="error" role="alert">Choose an audience.</p>`, 400);

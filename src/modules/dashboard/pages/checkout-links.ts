@@ -15,7 +15,7 @@ import {
   statusBadge,
 } from '../components.js';
 import type { PageContext, PageResult, Pages } from '../dashboard.routes.js';
-import { choice, exponentOf, minorUnits, refusal, refusalAlert } from '../forms.js';
+import { choice, exponentOf, minorUnits, pathId, refusal, refusalAlert } from '../forms.js';
 import { html, raw, type Html } from '../html.js';
 
 type SessionStatus = CheckoutSession['status'];
@@ -186,7 +186,7 @@ export function checkoutLinkPages(pages: Pages, config: Config): void {
   });
 
   pages.get('/checkout-links/:id', async (ctx) => {
-    const { id } = ctx.request.params as { id: string };
+    const id = pathId(ctx);
     const session = await ctx.api.checkoutSessions.get(id);
     const attempts = await attemptsOf(ctx, session);
     const payable = session.status === 'open' || session.status === 'processing';

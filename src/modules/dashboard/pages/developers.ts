@@ -14,7 +14,7 @@ import {
   statusBadge,
 } from '../components.js';
 import type { PageAnswer, PageContext, Pages } from '../dashboard.routes.js';
-import { refusal, refusalAlert } from '../forms.js';
+import { pathId, refusal, refusalAlert } from '../forms.js';
 import { html, raw, type Html } from '../html.js';
 
 type Schemas = components['schemas'];
@@ -49,9 +49,6 @@ function sectionNav(current: Section): Html {
     </ul>
   </nav>`;
 }
-
-/** The `:id` of the page's path. */
-const idOf = (ctx: PageContext): string => (ctx.request.params as { id: string }).id;
 
 /** The form's Idempotency-Key, so a double submit is answered from the first. */
 const once = (ctx: PageContext): { idempotencyKey?: string } =>
@@ -169,7 +166,7 @@ async function keysPage(ctx: PageContext, problem?: Html, name = ''): Promise<Pa
 
 /** The key of the page's path, from the workspace's list (there is no read of one key). */
 async function keyOf(ctx: PageContext): Promise<Credential | undefined> {
-  const id = idOf(ctx);
+  const id = pathId(ctx);
   return (await ctx.api.credentials.list()).data.find((k) => k.id === id);
 }
 
@@ -256,7 +253,7 @@ function keyPages(pages: Pages): void {
   });
 
   pages.post('/developers/keys/:id/rotate', async (ctx) => {
-    const id = idOf(ctx);
+    const id = pathId(ctx);
     const key = await ctx.api.credentials.rotate(id, once(ctx));
     const own = id === ctx.session.credential_id;
     return tokenShown(
@@ -300,7 +297,7 @@ function keyPages(pages: Pages): void {
   });
 
   pages.post('/developers/keys/:id/revoke', async (ctx) => {
-    const key = await ctx.api.credentials.revoke(idOf(ctx));
+    const key = await ctx.api.credentials.revoke(pathId(ctx));
     // When it was this session's key, the page redirected to is sign-in (then this list, with the notice).
     return { redirect: `${BASE}/keys`, notice: `The key “${key.name}” is revoked: its token no longer works.` };
   });
@@ -506,7 +503,7 @@ function webhookPages(pages: Pages): void {
   });
 
   pages.get('/developers/webhooks/:id', async (ctx) => {
-    const id = idOf(ctx);
+    const id = pathId(ctx);
     const status = ctx.fields.status as Delivery['status'] | undefined;
     const [endpoint, log] = await Promise.all([
       ctx.api.webhookEndpoints.get(id),
@@ -558,7 +555,7 @@ function webhookPages(pages: Pages): void {
   });
 
   pages.get('/developers/webhooks/:id/edit', async (ctx) => {
-    const e = await ctx.api.webhookEndpoints.get(idOf(ctx));
+    const e = await ctx.api.webhookEndpoints.get(pathId(ctx));
     return {
       title: 'Edit the webhook endpoint',
       content: html`${sectionNav('webhooks')}
@@ -572,7 +569,7 @@ function webhookPages(pages: Pages): void {
   });
 
   pages.post('/developers/webhooks/:id/edit', async (ctx) => {
-    const id = idOf(ctx);
+    const id = pathId(ctx);
     const values = sentValues(ctx);
     try {
       await ctx.api.webhookEndpoints.update(id, {
@@ -593,7 +590,7 @@ function webhookPages(pages: Pages): void {
   });
 
   pages.post('/developers/webhooks/:id/status', async (ctx) => {
-    const id = idOf(ctx);
+    const id = pathId(ctx);
     const status = ctx.fields.status === 'enabled' ? 'enabled' : 'disabled';
     await ctx.api.webhookEndpoints.update(id, { status });
     return {
@@ -606,7 +603,7 @@ function webhookPages(pages: Pages): void {
   });
 
   pages.get('/developers/webhooks/:id/roll-secret', async (ctx) => {
-    const e = await ctx.api.webhookEndpoints.get(idOf(ctx));
+    const e = await ctx.api.webhookEndpoints.get(pathId(ctx));
     return {
       title: 'Roll the signing secret?',
       content: html`${sectionNav('webhooks')} ${endpointFacts(ctx, e)}
@@ -625,7 +622,7 @@ function webhookPages(pages: Pages): void {
   });
 
   pages.post('/developers/webhooks/:id/roll-secret', async (ctx) => {
-    const rolled = await ctx.api.webhookEndpoints.rotateSecret(idOf(ctx), once(ctx));
+    const rolled = await ctx.api.webhookEndpoints.rotateSecret(pathId(ctx), once(ctx));
     return secretShown(
       ctx,
       'Secret rolled',
@@ -635,7 +632,7 @@ function webhookPages(pages: Pages): void {
   });
 
   pages.post('/developers/webhooks/:id/test', async (ctx) => {
-    const id = idOf(ctx);
+    const id = pathId(ctx);
     await ctx.api.webhookEndpoints.test(id, once(ctx));
     return {
       redirect: `${BASE}/webhooks/${id}`,
@@ -644,7 +641,7 @@ function webhookPages(pages: Pages): void {
   });
 
   pages.post('/developers/webhooks/:id/resend', async (ctx) => {
-    const id = idOf(ctx);
+    const id = pathId(ctx);
     await ctx.api.events.resend(ctx.fields.event_id ?? '', { endpoint_id: id }, once(ctx));
     return {
       redirect: `${BASE}/webhooks/${id}`,
@@ -690,7 +687,7 @@ function eventPages(pages: Pages): void {
   });
 
   pages.get('/developers/events/:id', async (ctx) => {
-    const id = idOf(ctx);
+    const id = pathId(ctx);
     const [event, deliveries] = await Promise.all([ctx.api.events.get(id), ctx.api.events.deliveries(id).firstPage()]);
     const cards = deliveries.data.map((d) => {
       const last = d.attempts[d.attempts.length - 1];
@@ -741,7 +738,7 @@ function eventPages(pages: Pages): void {
   });
 
   pages.post('/developers/events/:id/resend', async (ctx) => {
-    const id = idOf(ctx);
+    const id = pathId(ctx);
     const endpointId = ctx.fields.endpoint_id;
     const resent = await ctx.api.events.resend(id, endpointId ? { endpoint_id: endpointId } : {}, once(ctx));
     const n = resent.data.length;

@@ -15,7 +15,7 @@ import { PAYOUT_STATUSES } from '../../payouts/payouts.schemas.js';
 import { REFUND_STATUSES } from '../../refunds/refunds.states.js';
 import { dataTable, facts, field, idempotencyField, pager, selectField, statusBadge } from '../components.js';
 import type { PageAnswer, PageContext, Pages } from '../dashboard.routes.js';
-import { exponentOf, minorUnits } from '../forms.js';
+import { exponentOf, minorUnits, pathId } from '../forms.js';
 import { html, type Html } from '../html.js';
 
 type Delivery = components['schemas']['Delivery'];
@@ -26,7 +26,6 @@ const MAX_EXPORT_ROWS = 10_000;
 /** What the search box takes as a phone number rather than a reference: E.164, spaces and dashes allowed. */
 const PHONE_SEARCH = /^\+[\d\s-]{7,20}$/;
 
-const idParam = (ctx: PageContext): string => (ctx.request.params as { id?: string }).id ?? '';
 const query = (fields: Record<string, string>): string => new URLSearchParams(fields).toString();
 const orDash = (value: string | null | undefined): string => (value === null || value === undefined ? '—' : value);
 
@@ -309,7 +308,7 @@ function collectionPages(pages: Pages): void {
   });
 
   pages.get('/collections/:id', async (ctx) => {
-    const id = idParam(ctx);
+    const id = pathId(ctx);
     const [c, refunds] = await Promise.all([
       ctx.api.collections.get(id),
       ctx.api.collections.refunds(id, { limit: 100 }).firstPage(),
@@ -363,11 +362,11 @@ function collectionPages(pages: Pages): void {
   });
 
   pages.get('/collections/:id/refund', async (ctx) =>
-    refundConfirmation(ctx, await ctx.api.collections.get(idParam(ctx))),
+    refundConfirmation(ctx, await ctx.api.collections.get(pathId(ctx))),
   );
 
   pages.post('/collections/:id/refund', async (ctx) => {
-    const id = idParam(ctx);
+    const id = pathId(ctx);
     try {
       const refund = await ctx.api.collections.refund(
         id,
@@ -416,7 +415,7 @@ function refundPages(pages: Pages): void {
   );
 
   pages.get('/refunds/:id', async (ctx) => {
-    const r = await ctx.api.refunds.get(idParam(ctx));
+    const r = await ctx.api.refunds.get(pathId(ctx));
     const events = await timeline(ctx, [r.refund_id]);
     return {
       title: `Refund of ${ctx.money(r.amount, r.currency)}`,
@@ -625,7 +624,7 @@ function payoutPages(pages: Pages): void {
   });
 
   pages.get('/payouts/:id', async (ctx) => {
-    const p = await ctx.api.payouts.get(idParam(ctx));
+    const p = await ctx.api.payouts.get(pathId(ctx));
     const [beneficiary, events] = await Promise.all([
       ctx.api.beneficiaries.get(p.beneficiary_id),
       timeline(ctx, [p.transaction_id]),
@@ -700,7 +699,7 @@ function depositPages(pages: Pages): void {
   );
 
   pages.get('/deposits/:id', async (ctx) => {
-    const d = await ctx.api.deposits.get(idParam(ctx));
+    const d = await ctx.api.deposits.get(pathId(ctx));
     const events = await timeline(ctx, [d.deposit_id]);
     return {
       title: `Deposit of ${ctx.money(d.amount, d.asset)}`,
