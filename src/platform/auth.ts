@@ -5,7 +5,7 @@ import { findLiveToken } from '../modules/credentials/credentials.repository.js'
 import { describeAccess, type RouteAuth } from './access.js';
 import { ApiError } from './errors.js';
 import { clientKey, TokenBuckets } from './rate-limit.js';
-import type { Audience, TokenService } from './tokens.js';
+import type { Audience, TokenClaims, TokenService } from './tokens.js';
 
 export interface AuthContext {
   credentialId: string;
@@ -39,12 +39,15 @@ export function requireAuth(request: FastifyRequest): AuthContext {
 
 /**
  * Registers the authentication hook. `failuresPerMinute`: refused tokens one client address may present per minute
- * (and at once). Past that, every request of that address presenting a token is 429 until its bucket refills, valid
- * tokens included: an answer that told a valid guess from an invalid one would make the limit no limit.
+ * (and at once); past that, its refused tokens are answered 429 instead of 401 until its bucket refills. Only refused
+ * tokens are counted and only they are limited: a valid token is served as usual from an address over its limit (one
+ * integrator's forgotten process with a rotated-out key, or a neighbour behind the same NAT, must not stop its good
+ * traffic). That tells an attacker nothing: a signed token cannot be guessed, so a flood can only ever be refused.
  */
 export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService, failuresPerMinute: number): void {
   app.decorateRequest('authContext', undefined);
   const failures = new TokenBuckets({ perSecond: failuresPerMinute / 60, burst: failuresPerMinute });
+  const dead = new DeadTokens();
 
   // A route that declares no audiences is a mistake caught at boot, not an open door.
   app.decorate('accessRules', new Map<string, RouteAuth>());
@@ -66,23 +69,17 @@ export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService,
     const header = request.headers.authorization;
     if (header === undefined)
       throw new ApiError('unauthorized', 'Send your API token as "Authorization: Bearer <token>".');
-    const client = clientKey(request.ip);
-    const allowance = failures.peek(client);
-    if (!allowance.allowed) {
-      throw new ApiError(
-        'rate_limited',
-        `Too many refused tokens from this address; retry after ${allowance.retryAfterSeconds} s.`,
-        { headers: { 'Retry-After': String(allowance.retryAfterSeconds) } },
-      );
-    }
-    const refuse = (): ApiError => {
-      failures.take(client);
-      return invalidToken();
-    };
+    // The signature first: a forged token (a flood's usual load) is refused here, with no database query; a signed
+    // token that was once refused by the store (rotated or revoked: for good) is refused again without asking it.
+    const refuse = (): ApiError => refusal(failures, clientKey(request.ip));
     const match = BEARER.exec(header);
     const claims = match?.[1] ? await tokens.verify(match[1]) : undefined;
-    const stored = claims && (await findLiveToken(db, claims.workspaceId, claims.credentialId, claims.tokenId));
-    if (!claims || !stored) throw refuse();
+    if (!claims || dead.has(claims)) throw refuse();
+    const stored = await findLiveToken(db, claims.workspaceId, claims.credentialId, claims.tokenId);
+    if (!stored) {
+      dead.add(claims);
+      throw refuse();
+    }
     // A token is worth what its stored credential is, not what it says: a signed token whose audience or
     // environment differs from its credential's (a minting bug, or someone holding the signing key and one weaker
     // token) must not widen itself. It is refused like a forged one; which claim differed goes only to the log.
@@ -111,4 +108,45 @@ export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService,
       audience: claims.audience,
     };
   });
+}
+
+/**
+ * Charges a refused token to its client address: 401 while the address has refusals left, then 429 with Retry-After
+ * until its bucket refills. Never called for a valid token, so a valid token neither spends nor waits for the bucket.
+ */
+function refusal(failures: TokenBuckets, client: string): ApiError {
+  const allowance = failures.take(client);
+  if (allowance.allowed) return invalidToken();
+  return new ApiError(
+    'rate_limited',
+    `Too many refused tokens from this address; retry after ${allowance.retryAfterSeconds} s.`,
+    { headers: { 'Retry-After': String(allowance.retryAfterSeconds) } },
+  );
+}
+
+const DEAD_TOKENS_LIMIT = 10_000;
+
+/**
+ * Signed tokens the store refused because they are not their credential's live token. Rotation gives a credential a
+ * new token id and revocation is final, so such a token never becomes live again: remembering it (the oldest forgotten
+ * past DEAD_TOKENS_LIMIT) spares the database a query for each repeat of, say, a forgotten process's rotated-out key.
+ */
+class DeadTokens {
+  private readonly ids = new Set<string>();
+
+  has(claims: TokenClaims): boolean {
+    return this.ids.has(DeadTokens.key(claims));
+  }
+
+  add(claims: TokenClaims): void {
+    if (this.ids.size >= DEAD_TOKENS_LIMIT) {
+      const oldest = this.ids.values().next().value;
+      if (oldest !== undefined) this.ids.delete(oldest);
+    }
+    this.ids.add(DeadTokens.key(claims));
+  }
+
+  private static key(claims: TokenClaims): string {
+    return `${claims.workspaceId}/${claims.credentialId}/${claims.tokenId}`;
+  }
 }

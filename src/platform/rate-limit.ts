@@ -42,15 +42,6 @@ export class TokenBuckets {
     };
   }
 
-  /** Whether a token is there to take, without taking it; if not, in how many seconds there will be. */
-  peek(key: string, nowMs = Date.now()): { allowed: boolean; retryAfterSeconds: number } {
-    const bucket = this.buckets.get(key);
-    const tokens = bucket
-      ? Math.min(this.options.burst, bucket.tokens + ((nowMs - bucket.updatedMs) / 1000) * this.options.perSecond)
-      : this.options.burst;
-    return { allowed: tokens >= 1, retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens) / this.options.perSecond)) };
-  }
-
   /** Sets a bucket to `tokens` (what the shared store holds, less what was taken here since it answered). */
   set(key: string, tokens: number, nowMs = Date.now()): void {
     this.buckets.set(key, { tokens: Math.min(this.options.burst, tokens), updatedMs: nowMs });
