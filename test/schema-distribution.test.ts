@@ -24,6 +24,7 @@ const NOT_BY_WORKSPACE: Record<string, string> = {
   offramp_routes: 'reference table; drop the foreign key created_by → credentials',
   deposit_addresses: 'reference table (workspace_id is NULL until an address is assigned, then updated)',
   connector_queries: 'distributed by query_id, not co-located',
+  dashboard_signin_nonces: 'distributed by nonce_hash, not co-located',
 };
 
 /** Tables distributed by workspace_id whose primary key is the row's own id alone: on Citus, (workspace_id, id). */

@@ -1,6 +1,7 @@
 // The dashboard at /dashboard: server-rendered pages over the public API (through the SDK, in-process), for a
-// workspace's team and for the operator. Sign-in exchanges a pasted API token for a session cookie; every form
-// carries the session's CSRF token; pages work without their script. Not part of the API document.
+// workspace's team and for the operator. Sign-in exchanges a pasted API token for a session cookie (the form itself
+// carries a one-time value, sign-in-nonces.ts); every other form carries the session's CSRF token; pages work without
+// their script. Not part of the API document.
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -21,7 +22,8 @@ import { homePage } from './pages/home.js';
 import { paymentPages } from './pages/payments.js';
 import { reportPages } from './pages/reports.js';
 import { sandboxPages } from './pages/sandbox.js';
-import { DashboardSessions, newSecret, sameSecret, SESSION_COOKIE, type Session } from './sessions.js';
+import { DashboardSessions, sameSecret, SESSION_COOKIE, type Session } from './sessions.js';
+import { SIGNIN_COOKIE, SIGNIN_NONCE_TTL_SECONDS, SignInNonces } from './sign-in-nonces.js';
 
 export interface DashboardDeps {
   db: Db;
@@ -58,6 +60,8 @@ export interface Redirect {
   redirect: string;
   /** Shown once on the page redirected to. */
   notice?: string;
+  /** The session was ended (sign-out): its cookie is cleared too. */
+  signedOut?: true;
 }
 export interface Download {
   download: { filename: string; contentType: string; body: string };
@@ -73,14 +77,34 @@ export interface Pages {
 }
 
 const NOTICE_COOKIE = 'dashboard_notice';
-const SIGNIN_COOKIE = 'dashboard_signin';
 const TZ_COOKIE = 'dashboard_tz';
 
-/** Where to go after signing in: a dashboard path only (never another site). */
-function safeNext(next: unknown): string {
-  return typeof next === 'string' && /^\/dashboard(\/[^/\\]|$|\?)/.test(next) && !next.includes('//')
-    ? next
-    : '/dashboard';
+/** What the parser would quietly rewrite or drop (a backslash becomes a slash, a tab vanishes): refused anywhere. */
+const UNSAFE_CHARACTERS = /[\\\s\p{Cc}]/u;
+/**
+ * An encoded dot, slash, backslash or percent sign in the path: what a decoding further on (a proxy's, a router's)
+ * could turn into a way out of /dashboard. No dashboard path has one.
+ */
+const ENCODED_PATH_TRICKS = /%(2e|2f|5c|25)/i;
+
+/**
+ * Where to go after signing in: a page of this dashboard only. The value is resolved by the WHATWG URL parser
+ * against the service's own origin (so `..`, `%2e%2e` and the like are applied, as a browser would) and kept only
+ * when it stays on that origin and its normalised path is /dashboard or under /dashboard/; the answer is that path
+ * and query, never an absolute URL. Anything else is /dashboard.
+ */
+function safeNext(next: unknown, origin: string): string {
+  if (typeof next !== 'string' || next === '' || UNSAFE_CHARACTERS.test(next)) return '/dashboard';
+  if (ENCODED_PATH_TRICKS.test(next.split(/[?#]/, 1)[0] ?? '')) return '/dashboard';
+  let url: URL;
+  try {
+    url = new URL(next, origin);
+  } catch {
+    return '/dashboard';
+  }
+  if (url.origin !== origin) return '/dashboard';
+  if (url.pathname !== '/dashboard' && !url.pathname.startsWith('/dashboard/')) return '/dashboard';
+  return url.pathname + url.search;
 }
 
 function validTimeZone(zone: string | undefined): string {
@@ -106,8 +130,18 @@ function firstValues(input: unknown): Record<string, string> {
 
 export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void {
   const sessions = new DashboardSessions(deps.db, deps.tokens, deps.box);
+  const nonces = new SignInNonces(deps.db);
+  const origin = new URL(deps.config.publicBaseUrl).origin;
+  const next = (value: unknown): string => safeNext(value, origin);
   const secure = deps.config.paymentsEnv === 'production' || deps.config.publicBaseUrl.startsWith('https:');
+  /** The sign-in form's value and the one-time notice: only ever needed by this site's own requests. */
   const cookieOptions = { path: '/dashboard', httpOnly: true, sameSite: 'strict' as const, secure };
+  /**
+   * The session: SameSite=Lax, so a link from another site (an e-mail, a chat) opens the page signed in instead of
+   * looking signed out. A cross-site POST still carries no session cookie, every POST must also carry the session's
+   * CSRF token, and no GET page acts on anything (docs/guides/dashboard.md, "Why the session cookie is Lax").
+   */
+  const sessionCookieOptions = { ...cookieOptions, sameSite: 'lax' as const };
   const route = { config: { auth: 'public' as const }, schema: { hide: true } };
 
   const money = (amount: number, currency: string): string => formatMoney(amount, currency, exponentOf(deps, currency));
@@ -147,8 +181,8 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
         }
       };
 
-      const toSignIn = (reply: FastifyReply, next: string): FastifyReply =>
-        reply.redirect(`/dashboard/sign-in?next=${encodeURIComponent(safeNext(next))}`, 303);
+      const toSignIn = (reply: FastifyReply, page: string): FastifyReply =>
+        reply.redirect(`/dashboard/sign-in?next=${encodeURIComponent(next(page))}`, 303);
 
       /** The page a POST came from, to return to after signing in again. */
       const pageOf = (request: FastifyRequest): string => {
@@ -164,9 +198,12 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
       const handle =
         (handler: PageHandler, post: boolean) =>
         async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
-          const session = await sessions.find(request.cookies[SESSION_COOKIE]);
+          const cookie = request.cookies[SESSION_COOKIE];
+          const session = await sessions.find(cookie);
           if (!session) {
-            reply.clearCookie(SESSION_COOKIE, cookieOptions);
+            // Only a cookie naming no live session is cleared. A request without one (a first visit, or a cross-site
+            // one the browser sent without it) is sent to sign-in and ends nothing.
+            if (cookie !== undefined) reply.clearCookie(SESSION_COOKIE, sessionCookieOptions);
             return toSignIn(reply, pageOf(request));
           }
           const fields = firstValues(post ? request.body : request.query);
@@ -195,7 +232,7 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
             if (!(error instanceof PaymentsError)) throw error;
             if (error.status === 401) {
               await sessions.end(session);
-              reply.clearCookie(SESSION_COOKIE, cookieOptions);
+              reply.clearCookie(SESSION_COOKIE, sessionCookieOptions);
               return toSignIn(reply, pageOf(request));
             }
             const title = error.status === 404 ? 'Not found' : error.status === 403 ? 'Not allowed' : 'Not done';
@@ -215,6 +252,7 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
             );
           }
           if ('redirect' in result) {
+            if (result.signedOut) reply.clearCookie(SESSION_COOKIE, sessionCookieOptions);
             if (result.notice)
               reply.setCookie(NOTICE_COOKIE, encodeURIComponent(result.notice), { ...cookieOptions, maxAge: 60 });
             return reply.redirect(result.redirect, 303);
@@ -242,21 +280,21 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
         post: (path, handler) => scope.post(path, route, handle(handler, true)),
       };
 
-      // Sign-in: the form carries a one-time value that must match a cookie set with it (a login form cannot be
-      // posted from another site into this one).
+      // Sign-in: the form carries a one-time value, stored server-side and set in a cookie with it, so a login form
+      // cannot be posted from another site into this one (sign-in-nonces.ts).
       scope.get('/sign-in', route, async (request, reply) => {
-        const next = safeNext(firstValues(request.query).next);
-        if (await sessions.find(request.cookies[SESSION_COOKIE])) return reply.redirect(next, 303);
-        return signInForm(reply, next, { notice: takeNotice(request, reply) });
+        const back = next(firstValues(request.query).next);
+        if (await sessions.find(request.cookies[SESSION_COOKIE])) return reply.redirect(back, 303);
+        return signInForm(reply, back, { notice: takeNotice(request, reply) });
       });
 
-      const signInForm = (
+      const signInForm = async (
         reply: FastifyReply,
-        next: string,
+        back: string,
         { problem, notice, status = 200 }: { problem?: string; notice?: string; status?: number } = {},
-      ): FastifyReply => {
-        const nonce = newSecret();
-        reply.setCookie(SIGNIN_COOKIE, nonce, { ...cookieOptions, maxAge: 3600 });
+      ): Promise<FastifyReply> => {
+        const nonce = await nonces.issue();
+        reply.setCookie(SIGNIN_COOKIE, nonce, { ...cookieOptions, maxAge: SIGNIN_NONCE_TTL_SECONDS });
         return send(
           reply,
           status,
@@ -266,7 +304,7 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
             html`${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
               ${problem ? html`<p class="error" role="alert" id="signin-error">${problem}</p>` : ''}
               <form method="post" action="/dashboard/sign-in" class="card">
-                <input type="hidden" name="csrf" value="${nonce}" /><input type="hidden" name="next" value="${next}" />
+                <input type="hidden" name="csrf" value="${nonce}" /><input type="hidden" name="next" value="${back}" />
                 <div class="field">
                   <label for="token">API token</label>
                   <textarea
@@ -291,20 +329,21 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
 
       scope.post('/sign-in', route, async (request, reply) => {
         const fields = firstValues(request.body);
-        const next = safeNext(fields.next);
-        if (!sameSecret(fields.csrf, request.cookies[SIGNIN_COOKIE] ?? ''))
-          return signInForm(reply, next, { problem: 'The sign-in form expired. Paste the token again.', status: 403 });
+        const back = next(fields.next);
+        if (!(await nonces.redeem(fields.csrf, request.cookies[SIGNIN_COOKIE])))
+          return signInForm(reply, back, { problem: 'The sign-in form expired. Paste the token again.', status: 403 });
         const result = await sessions.signIn(fields.token ?? '');
-        if (!result.ok) return signInForm(reply, next, { problem: result.reason, status: 401 });
+        if (!result.ok) return signInForm(reply, back, { problem: result.reason, status: 401 });
         reply.clearCookie(SIGNIN_COOKIE, cookieOptions);
         // No Max-Age: the cookie lasts while the browser does; the server ends the session after IDLE_LIMIT_MS unused.
-        reply.setCookie(SESSION_COOKIE, result.sessionId, cookieOptions);
-        return reply.redirect(next, 303);
+        reply.setCookie(SESSION_COOKIE, result.sessionId, sessionCookieOptions);
+        return reply.redirect(back, 303);
       });
 
+      // A form with the session's CSRF token (a POST from another site carries neither it nor the Lax cookie).
       pages.post('/sign-out', async (ctx) => {
         await sessions.end(ctx.session);
-        return { redirect: '/dashboard/sign-in', notice: 'Signed out.' };
+        return { redirect: '/dashboard/sign-in', notice: 'Signed out.', signedOut: true };
       });
 
       homePage(pages);
