@@ -26,6 +26,7 @@ const SLOW = [
   /startup\.test\.ts$/, // npm start in child processes
   /multinode\.test\.ts$/, // three service processes behind HAProxy, restarted one by one
   /pgbouncer\.test\.ts$/, // PgBouncer and the service in child processes, the sandbox's lifecycle in real time
+  /failover\.test\.ts$/, // a Patroni pair (etcd, HAProxy) whose primary is killed twice and switched over under load
 ];
 
 const args = process.argv.slice(2);
