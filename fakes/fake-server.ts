@@ -39,6 +39,8 @@ export interface Fault {
    * answer was lost on the way back; false drops it before it is seen.
    */
   timeout?: { processed: boolean };
+  /** Answer as usual, but only after this many ms (an operator that is slow to answer). */
+  delayMs?: number;
   /** How many requests it applies to (default 1). */
   times?: number;
 }
@@ -202,6 +204,7 @@ export abstract class FakeOperator {
     const fault = this.faults.find((f) => f.left > 0 && (f.path === undefined || request.path.includes(f.path)));
     if (fault) fault.left -= 1;
     this.faults = this.faults.filter((f) => f.left > 0);
+    if (fault?.delayMs !== undefined) await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
     if (fault?.timeout) {
       if (fault.timeout.processed) await this.handle(request);
       this.stalled.add(res);

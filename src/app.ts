@@ -8,9 +8,10 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { compose, type Services } from './composition.js';
 import type { Config } from './config.js';
+import { isDatabaseUnavailable } from './db/errors.js';
 import type { Db } from './db/pool.js';
 import { registerAuth } from './platform/auth.js';
-import { ApiError, ERROR_CODES, problemBody, type ErrorCode } from './platform/errors.js';
+import { ApiError, databaseUnavailable, ERROR_CODES, problemBody, type ErrorCode } from './platform/errors.js';
 import type { App } from './platform/http.js';
 import { loggerOptions } from './platform/logging.js';
 import { registerMetrics } from './platform/metrics.js';
@@ -165,7 +166,9 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     const apiError = toApiError(error, request.routeOptions.config?.fieldCodes);
     // Only the error's own words: a database error's detail and context can quote the row (phone numbers).
-    if (apiError.status >= 500) {
+    if (apiError.code === 'database_unavailable') {
+      request.log.warn({ err: { type: error.name, message: error.message, code: error.code } }, 'database unavailable');
+    } else if (apiError.status >= 500) {
       request.log.error(
         { err: { type: error.name, message: error.message, code: error.code, stack: error.stack } },
         'request failed',
@@ -335,6 +338,9 @@ function sendProblem(reply: FastifyReply, error: ApiError, requestId: string): F
 /** Maps anything thrown in a request to the contract's error: framework errors get their stable codes. */
 function toApiError(error: FastifyError | ApiError, fieldCodes: Record<string, ErrorCode> | undefined): ApiError {
   if (error instanceof ApiError) return error;
+  // A restart, a failover, a network cut: nothing is wrong with the request, and a retry (with the same
+  // Idempotency-Key) gets the stored outcome if the write committed, or makes it once if it did not.
+  if (isDatabaseUnavailable(error)) return databaseUnavailable();
   if (error.validation) {
     const context = error.validationContext;
     const errors = fieldErrors(error.validation as Parameters<typeof fieldErrors>[0]);

@@ -36,6 +36,14 @@ export interface Config {
   workerDbPoolSize: number;
   /** Prepare statements under names, once per connection (src/db/pool.ts); off behind a pooler in transaction mode. */
   dbPreparedStatements: boolean;
+  /** A new database connection not open within this fails (503 database_unavailable), in ms. */
+  dbConnectTimeoutMs: number;
+  /** PostgreSQL's statement_timeout for the service's sessions, in ms (0: none). */
+  dbStatementTimeoutMs: number;
+  /** PostgreSQL's idle_in_transaction_session_timeout for the service's sessions, in ms (0: none). */
+  dbIdleInTransactionTimeoutMs: number;
+  /** At start, how long to keep trying a database that does not answer (a failover, a server still starting), in ms. */
+  dbStartTimeoutMs: number;
   /** How long an idempotency outcome is kept, in seconds (contract: 24 hours). */
   idempotencyRetentionSeconds: number;
   /** Finished webhook deliveries (succeeded or failed) and their attempts are deleted this many days after they finished. */
@@ -190,6 +198,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbPoolSize: integer(env, 'DB_POOL_SIZE', 12, 1, 1000),
     workerDbPoolSize: integer(env, 'WORKER_DB_POOL_SIZE', 16, 1, 1000),
     dbPreparedStatements: boolean(env, 'DB_PREPARED_STATEMENTS', true),
+    dbConnectTimeoutMs: integer(env, 'DB_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
+    dbStatementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 60_000, 0, 86_400_000),
+    dbIdleInTransactionTimeoutMs: integer(env, 'DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', 60_000, 0, 86_400_000),
+    dbStartTimeoutMs: integer(env, 'DB_START_TIMEOUT_MS', 60_000, 0, 3_600_000),
     embeddedPgPort: integer(env, 'EMBEDDED_PG_PORT', DEFAULT_EMBEDDED_PORT, 0, 65535),
     idempotencyRetentionSeconds: integer(env, 'IDEMPOTENCY_RETENTION_SECONDS', 86_400, 1, 30 * 86_400),
     webhookDeliveryRetentionDays: integer(env, 'WEBHOOK_DELIVERY_RETENTION_DAYS', 30, 1, 3650),

@@ -58,6 +58,7 @@ async function main(): Promise<void> {
       config,
       (m) => log.debug({ component: 'embedded-postgres' }, m),
       (m) => log.info({ component: 'embedded-postgres' }, m),
+      { retrying: (m) => log.warn({ component: 'database' }, m), stopped: () => signalled !== undefined },
     );
     if (signalled) return abandon();
     const { app, services, drain, applied, sealedEndpoints } = await createService(config, database.pool, {
@@ -119,6 +120,8 @@ async function main(): Promise<void> {
     };
     if (signalled) stop(signalled);
   } catch (err) {
+    // A stop asked for while the start was still waiting for the database is a clean stop, not a failed start.
+    if (signalled && database === undefined) return abandon();
     await database?.close();
     throw err;
   }

@@ -161,6 +161,12 @@ async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: numbe
   return check();
 }
 
+interface Launched {
+  child: ChildProcess;
+  exited: boolean;
+  exit: Promise<void>;
+}
+
 interface RunningServer {
   pid: number;
   port: number;
@@ -185,6 +191,7 @@ async function liveOwner(ownerFile: string): Promise<number | undefined> {
 
 async function ensureDatabase(adminUrl: string, database: string): Promise<void> {
   const admin = new pg.Client({ connectionString: adminUrl });
+  admin.on('error', () => undefined);
   await admin.connect();
   try {
     const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
@@ -278,71 +285,111 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
     port = chosen;
   }
 
-  const child: ChildProcess = spawn(
-    bins.postgres,
-    [
-      '-D',
-      clusterDir,
-      '-p',
-      String(port),
-      '-c',
-      'listen_addresses=127.0.0.1',
-      '-c',
-      'unix_socket_directories=',
-      '-c',
-      'max_connections=200',
-    ],
-    // Its own process group: a Ctrl-C in the terminal reaches the service, which drains and then stops the database.
-    { ...runAs, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C', LANG: 'C' } },
-  );
-  let output = '';
-  let exited = false;
-  const onData = (chunk: Buffer): void => {
-    const text = chunk.toString('utf8');
-    output = (output + text).slice(-8192);
-    for (const line of text.split('\n')) if (line.trim()) options.log(line.trim());
-  };
-  child.stdout?.on('data', onData);
-  child.stderr?.on('data', onData);
-  const exitedPromise = new Promise<void>((resolve) =>
-    child.once('exit', () => {
-      exited = true;
-      resolve();
-    }),
-  );
-
   const adminUrl = urlFor(port, 'postgres');
-  const ready = await waitFor(async () => {
-    if (exited) return true;
-    const client = new pg.Client({ connectionString: adminUrl });
-    client.on('error', () => undefined);
-    try {
-      await client.connect();
-      await client.end();
-      return true;
-    } catch {
-      return false;
+  const serverPort = port;
+  let stopping: Promise<void> | undefined;
+  let server = await launch();
+
+  /** Starts the postmaster and waits until it takes connections; throws with its output when it does not. */
+  async function launch(): Promise<Launched> {
+    const child: ChildProcess = spawn(
+      bins.postgres,
+      [
+        '-D',
+        clusterDir,
+        '-p',
+        String(serverPort),
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'unix_socket_directories=',
+        '-c',
+        'max_connections=200',
+      ],
+      // Its own process group: a Ctrl-C in the terminal reaches the service, which drains and then stops the database.
+      { ...runAs, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C', LANG: 'C' } },
+    );
+    let output = '';
+    const onData = (chunk: Buffer): void => {
+      const text = chunk.toString('utf8');
+      output = (output + text).slice(-8192);
+      for (const line of text.split('\n')) if (line.trim()) options.log(line.trim());
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    const launched: Launched = {
+      child,
+      exited: false,
+      exit: new Promise<void>((resolve) =>
+        child.once('exit', () => {
+          launched.exited = true;
+          resolve();
+        }),
+      ),
+    };
+    const ready = await waitFor(async () => {
+      if (launched.exited) return true;
+      const client = new pg.Client({ connectionString: adminUrl });
+      client.on('error', () => undefined);
+      try {
+        await client.connect();
+        await client.end();
+        return true;
+      } catch {
+        return false;
+      }
+    }, 60_000);
+    if (launched.exited || !ready) {
+      child.kill('SIGKILL');
+      throw new Error(`the embedded PostgreSQL server did not start: ${output}`);
     }
-  }, 60_000);
-  if (exited || !ready) {
-    child.kill('SIGKILL');
-    throw new Error(`the embedded PostgreSQL server did not start: ${output}`);
+    void launched.exit.then(() => {
+      if (!stopping) void restart(launched);
+    });
+    return launched;
+  }
+
+  /**
+   * The server died under us (killed, out of memory): the service stays up and starts it again, as a supervisor
+   * would, with a growing pause (its old backends must exit and free the shared memory first). Meanwhile requests
+   * get 503 database_unavailable and the workers wait.
+   */
+  async function restart(dead: Launched): Promise<void> {
+    notice(
+      `the embedded PostgreSQL server exited (${dead.child.signalCode ?? `code ${dead.child.exitCode}`}); starting it again`,
+    );
+    for (let pause = 250; !stopping; pause = Math.min(pause * 2, 5000)) {
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      if (stopping) return;
+      try {
+        server = await launch();
+        // A stop asked for while it was starting: stop() saw the dead server, so this one is stopped here.
+        if (stopping) {
+          server.child.kill('SIGINT');
+          return;
+        }
+        notice(`the embedded PostgreSQL server is back on port ${serverPort}`);
+        return;
+      } catch (err) {
+        notice(`the embedded PostgreSQL server did not start again yet: ${(err as Error).message.split('\n')[0]}`);
+      }
+    }
   }
 
   await writeFile(ownerFile, String(process.pid));
   await ensureDatabase(adminUrl, options.database);
 
-  let stopping: Promise<void> | undefined;
   return {
     url: urlFor(port, options.database),
     port,
     clusterDir,
     stop(): Promise<void> {
       stopping ??= (async () => {
-        if (exited) return;
-        child.kill('SIGINT'); // fast shutdown: ends sessions, checkpoints, exits
-        const timer = setTimeout(() => child.kill('SIGQUIT'), 20_000);
-        await exitedPromise;
+        const current = server;
+        if (current.exited) return;
+        current.child.kill('SIGINT'); // fast shutdown: ends sessions, checkpoints, exits
+        const timer = setTimeout(() => current.child.kill('SIGQUIT'), 20_000);
+        await current.exit;
         clearTimeout(timer);
         await rm(ownerFile, { force: true });
       })();

@@ -94,8 +94,10 @@ function checkUnchanged(m: Migration, checksum: string | undefined): void {
     throw new Error(`migration ${m.version}_${m.name} was changed after it was applied; add a new migration instead`);
 }
 
-/** True when every migration on disk has been applied (used by /readyz). */
-export async function migrationsApplied(pool: pg.Pool, expected: number): Promise<boolean> {
-  const { rows } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM schema_migrations');
-  return (rows[0]?.n ?? 0) >= expected;
+/** For /readyz: whether every migration on disk has been applied, and whether the server is a standby (read-only). */
+export async function readiness(pool: pg.Pool, expected: number): Promise<{ applied: boolean; standby: boolean }> {
+  const { rows } = await pool.query<{ n: number; standby: boolean }>(
+    'SELECT count(*)::int AS n, pg_is_in_recovery() AS standby FROM schema_migrations',
+  );
+  return { applied: (rows[0]?.n ?? 0) >= expected, standby: rows[0]?.standby ?? false };
 }

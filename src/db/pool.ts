@@ -1,5 +1,6 @@
 // The one connection pool and the transaction helper every module uses.
 import pg from 'pg';
+import { isConnectionLost } from './errors.js';
 
 // bigint columns (amounts in minor units) come back as JS numbers; amounts are bounded well
 // inside Number.MAX_SAFE_INTEGER by the catalogue, and counts never approach it.
@@ -40,32 +41,68 @@ class PreparingClient extends pg.Client {
   }
 }
 
-/** `prepare`: name the statements (above); false sends each one unnamed, as pg does by default. */
-export function createPool(connectionString: string, max: number, prepare = true): pg.Pool {
+/** How the service's connections behave when the database is slow, gone, or replaced (docs/operations.md#connections). */
+export interface PoolSettings {
+  /** Name the statements (above); false sends each one unnamed, as pg does by default. */
+  prepare: boolean;
+  /** A new connection that is not open within this fails (and the request gets 503) instead of waiting on a dead host. */
+  connectTimeoutMs: number;
+  /** PostgreSQL cancels a statement running longer than this (0: never). */
+  statementTimeoutMs: number;
+  /** PostgreSQL ends a session left idle inside a transaction this long (0: never), so it cannot hold locks forever. */
+  idleInTransactionTimeoutMs: number;
+}
+
+export const DEFAULT_POOL_SETTINGS: PoolSettings = {
+  prepare: true,
+  connectTimeoutMs: 5000,
+  statementTimeoutMs: 60_000,
+  idleInTransactionTimeoutMs: 60_000,
+};
+
+export function createPool(connectionString: string, max: number, options: Partial<PoolSettings> = {}): pg.Pool {
+  const settings = { ...DEFAULT_POOL_SETTINGS, ...options };
   const pool = new pg.Pool({
     connectionString,
     max,
     application_name: 'payments-service',
-    Client: prepare ? PreparingClient : pg.Client,
+    Client: settings.prepare ? PreparingClient : pg.Client,
     idleTimeoutMillis: 60_000,
+    connectionTimeoutMillis: settings.connectTimeoutMs,
+    // A peer that vanished without closing (a host powered off, a network cut) is noticed by the kernel's probes.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+    statement_timeout: settings.statementTimeoutMs,
+    idle_in_transaction_session_timeout: settings.idleInTransactionTimeoutMs,
   });
-  // An idle client losing its connection must not crash the process; the pool replaces it.
+  // A connection that dies emits 'error' on its client. pg-pool listens while the client is idle but takes its listener
+  // off while the client is checked out, and an 'error' with no listener ends the process: so every client gets a
+  // listener of its own for its whole life. The query in flight still fails with the error, and pg-pool drops a client
+  // whose connection is gone when it is released (it checks that the client is still queryable).
+  pool.on('connect', (client) => client.on('error', () => undefined));
   pool.on('error', () => undefined);
   return pool;
 }
 
-/** The one transaction helper: BEGIN, the work, COMMIT; ROLLBACK if the work throws. */
+/**
+ * The one transaction helper: BEGIN, the work, COMMIT; ROLLBACK if the work throws. A connection lost on the way (a
+ * server restart, a failover) fails the work with a database error (`isDatabaseUnavailable`); the client is released
+ * with it, so pg-pool destroys it rather than reuse it. A COMMIT cut off may or may not have committed: callers that
+ * must know (an idempotent write) find out on retry.
+ */
 export async function withTransaction<T>(pool: pg.Pool, work: (tx: Tx) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  let lost: Error | undefined;
   try {
     await client.query('BEGIN');
     const result = await work(client);
     await client.query('COMMIT');
     return result;
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
+    if (isConnectionLost(err)) lost = err as Error;
+    else await client.query('ROLLBACK').catch((rollbackErr: unknown) => (lost = rollbackErr as Error));
     throw err;
   } finally {
-    client.release();
+    client.release(lost);
   }
 }

@@ -51,6 +51,7 @@ export const ERROR_CODES = {
   rate_limited: { status: 429, title: 'Too many requests' },
   internal_error: { status: 500, title: 'Internal error' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
+  database_unavailable: { status: 503, title: 'Database unavailable' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -104,3 +105,13 @@ export function problemBody(error: ApiError, requestId: string): Problem {
 
 export const notFound = (what: string): ApiError =>
   new ApiError('not_found', `No ${what} with that id exists in this workspace.`);
+
+/** Seconds a client should wait after a database fault: a failover takes a few seconds (docs/operations.md). */
+export const DATABASE_RETRY_AFTER_SECONDS = 2;
+
+export const databaseUnavailable = (): ApiError =>
+  new ApiError(
+    'database_unavailable',
+    'The database is unavailable for a moment (a restart or failover). Retry with the same Idempotency-Key: a write that was made is answered from its stored outcome, one that was not is made once.',
+    { headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) } },
+  );

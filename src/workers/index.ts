@@ -9,7 +9,7 @@ import type { Resolve } from '../modules/webhooks/url-guard.js';
 import { expireDue, reconcile } from '../modules/lifecycle/sweeps.js';
 import { runSimulatorStep } from '../modules/providers/sandbox.simulator.js';
 import { WebhookRelay } from '../modules/webhooks/relay.js';
-import { every, type PeriodicJob } from './periodic.js';
+import { every, type JobReport, type PeriodicJob } from './periodic.js';
 import { retentionPurges } from './retention.js';
 
 export interface Workers {
@@ -29,7 +29,15 @@ export function startWorkers(
   log: FastifyBaseLogger,
   options: WorkerOptions = {},
 ): Workers {
-  const onError = (name: string, err: unknown): void => log.error({ err, job: name }, 'job failed');
+  const onError: JobReport = {
+    failed: (name, err) => log.error({ err, job: name }, 'job failed'),
+    paused: (name, err) =>
+      log.warn(
+        { job: name, err: { message: (err as Error).message, code: (err as { code?: unknown }).code } },
+        'database unavailable: job paused, trying again with backoff',
+      ),
+    resumed: (name, pausedMs) => log.info({ job: name, paused_ms: pausedMs }, 'database back: job resumed'),
+  };
   const { submitter, lifecycle, providers, notices } = services;
 
   const relay = new WebhookRelay(

@@ -45,6 +45,8 @@ export async function startConnectorApp(
   fake: FakeOperator,
   entry: Record<string, unknown>,
   env: Record<string, string> = {},
+  /** The PostgreSQL server to make the test's database on (`TestAppOptions.server`). */
+  server?: string,
 ): Promise<ConnectorApp> {
   await fake.start();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'connector-'));
@@ -64,7 +66,7 @@ export async function startConnectorApp(
       OPERATOR_TIMEOUT_MS: '1000',
       ...env,
     },
-    { workers: true },
+    { workers: true, ...(server === undefined ? {} : { server }) },
   );
   return {
     t,

@@ -10,6 +10,7 @@ import type { Services } from '../../src/app.js';
 import { bootstrap } from '../../src/bootstrap.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { DEFAULT_CATALOGUE } from '../../src/modules/catalogue/default-catalogue.js';
+import { poolSettings } from '../../src/db/open.js';
 import { createPool, type Db } from '../../src/db/pool.js';
 import type { App } from '../../src/platform/http.js';
 import type { SecretBox } from '../../src/platform/secret-box.js';
@@ -59,13 +60,15 @@ export interface TestAppOptions {
   expirySeconds?: Record<string, number>;
   /** Name resolution for the production webhook address guard (a fixed table instead of DNS). */
   resolve?: Resolve;
+  /** The PostgreSQL server to make the test's database on (a URL of any database on it); TEST_DATABASE_URL's by default. */
+  server?: string;
 }
 
 /** Fast lifecycle settings for tests that run the workers: simulator steps of 50 ms, polled every 20 ms. */
 export const FAST_LIFECYCLE = { SANDBOX_STEP_MS: '50', WORKER_INTERVAL_MS: '20' };
 
 export async function startTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
-  const database = await createTestDatabase();
+  const database = options.server ? await createScratchDatabase(options.server) : await createTestDatabase();
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'payments-test-'));
   if (options.expirySeconds) env = { ...env, CATALOGUE_FILE: await writeCatalogue(dataDir, options.expirySeconds) };
   const config = loadConfig({
@@ -81,9 +84,9 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
     DB_POOL_SIZE: '20',
     ...env,
   });
-  const db = createPool(database.url, config.dbPoolSize);
+  const db = createPool(database.url, config.dbPoolSize, poolSettings(config));
   // As `npm start` runs: the background work on connections of its own.
-  const workerDb = createPool(database.url, config.workerDbPoolSize);
+  const workerDb = createPool(database.url, config.workerDbPoolSize, poolSettings(config));
   const { app, services, drain } = await createService(config, db, {
     logger: false,
     workerDb,

@@ -4,7 +4,9 @@
 // pushing their `submit_after` forward (a lease and a persisted backoff in one), so several processes
 // never pick the same row at once and a row that keeps failing does not hold up the others. After
 // MAX_ATTEMPTS the object fails with `provider_error`.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
+import { isDatabaseUnavailable } from '../../db/errors.js';
 import { withTransaction, type Db } from '../../db/pool.js';
 import * as collections from '../collections/collections.repository.js';
 import { ANSWER_BY_CALLBACK, ProviderError, type ProviderAck } from '../providers/provider.js';
@@ -36,6 +38,9 @@ function ackOptions(providerName: string, ack: ProviderAck): MoveOptions {
     receipt: ack.receipt,
   };
 }
+
+/** Seconds of a lease not counted on when waiting for the database to record an answer (clocks drift apart); a quarter of a shorter lease. */
+const LEASE_MARGIN_SECONDS = 5;
 
 /** Sweep attempts before giving up on an initiation (with the backoff below, about 8 minutes). */
 export const MAX_ATTEMPTS = 10;
@@ -88,7 +93,7 @@ export class Submitter {
       this.active += 1;
       void this.submit(job)
         .catch(async (err: unknown) => {
-          const level = err instanceof ProviderError ? 'warn' : 'error';
+          const level = err instanceof ProviderError || isDatabaseUnavailable(err) ? 'warn' : 'error';
           this.log[level](
             { err, kind: job.kind, id: job.id, attempt: job.attempt },
             'provider initiation failed; the sweep retries it',
@@ -124,6 +129,35 @@ export class Submitter {
     if (job.kind === 'payout') return this.giveUpPayout(job, why);
     this.log.error({ kind: job.kind, id: job.id }, `giving up on the provider initiation: ${why}`);
     await this.move(job, 'failed', { cause: `initiation abandoned: ${why}`, reason: 'provider_error' });
+  }
+
+  /**
+   * Records the provider's answer to an initiation. The answer cannot be had again without sending again, so a
+   * database that is away (a restart, a failover) is waited for, with a growing pause, for as long as this sender
+   * still holds the initiation (`claimedAt` + the lease, less a margin for clocks): meanwhile no other sender takes
+   * it, and once the database is back the answer is written and nothing is sent twice. Writing it again after a COMMIT
+   * whose answer was lost is harmless: the lifecycle takes a move it already made as a duplicate.
+   */
+  private async record(job: Job, claimedAt: number, to: ProviderAck['status'], options: MoveOptions): Promise<void> {
+    const heldUntil = claimedAt + (this.leaseSeconds - Math.min(LEASE_MARGIN_SECONDS, this.leaseSeconds / 4)) * 1000;
+    let pause = 250;
+    for (let waited = false; ;) {
+      try {
+        await this.move(job, to, options);
+        if (waited) this.log.info({ kind: job.kind, id: job.id }, 'database back: the provider answer was recorded');
+        return;
+      } catch (err) {
+        if (!isDatabaseUnavailable(err) || Date.now() + pause > heldUntil) throw err;
+        if (!waited)
+          this.log.warn(
+            { kind: job.kind, id: job.id, err: { message: (err as Error).message } },
+            'database unavailable: holding the provider answer until it is back',
+          );
+        waited = true;
+        await sleep(pause);
+        pause = Math.min(pause * 2, 2000);
+      }
+    }
   }
 
   /** Moves the job's object through the lifecycle, in a transaction of its own. */
@@ -181,6 +215,7 @@ export class Submitter {
 
   private async submitCollection(job: Job): Promise<void> {
     const { workspaceId, id } = job;
+    const claimedAt = Date.now();
     const row = await collections.claimInitiation(this.db, workspaceId, id, job.attempt, this.leaseSeconds);
     if (!row) return; // sent already, or another sender has it
     const provider = this.providers.get(row.provider);
@@ -196,11 +231,12 @@ export class Submitter {
       customer: row.customer,
       expiresAt: row.expires_at,
     });
-    await this.move(job, ack.status, ackOptions(provider.name, ack));
+    await this.record(job, claimedAt, ack.status, ackOptions(provider.name, ack));
   }
 
   private async submitRefund(job: Job): Promise<void> {
     const { workspaceId, id } = job;
+    const claimedAt = Date.now();
     const row = await refunds.claimInitiation(this.db, workspaceId, id, job.attempt, this.leaseSeconds);
     if (!row) return; // sent already, or another sender has it
     const provider = this.providers.get(row.provider);
@@ -220,11 +256,12 @@ export class Submitter {
       amount: row.amount,
       currency: row.currency,
     });
-    await this.move(job, ack.status, ackOptions(provider.name, ack));
+    await this.record(job, claimedAt, ack.status, ackOptions(provider.name, ack));
   }
 
   private async submitPayout(job: Job): Promise<void> {
     const { workspaceId, id } = job;
+    const claimedAt = Date.now();
     const row = await payouts.claimInitiation(this.db, workspaceId, id, job.attempt, this.leaseSeconds);
     if (!row) return; // sent already, or another sender has it
     const provider = this.providers.get(row.provider);
@@ -246,6 +283,6 @@ export class Submitter {
         account_number: beneficiary.account_number,
       },
     });
-    await this.move(job, ack.status, ackOptions(provider.name, ack));
+    await this.record(job, claimedAt, ack.status, ackOptions(provider.name, ack));
   }
 }

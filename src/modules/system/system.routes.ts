@@ -2,10 +2,10 @@
 import { Type } from 'typebox';
 import type { Registry } from 'prom-client';
 import type { Db } from '../../db/pool.js';
-import { migrationsApplied } from '../../db/migrate.js';
+import { readiness } from '../../db/migrate.js';
 import { DOCS_CSP, renderDocs } from '../../platform/docs-page.js';
 import type { App } from '../../platform/http.js';
-import { ApiError } from '../../platform/errors.js';
+import { ApiError, DATABASE_RETRY_AFTER_SECONDS } from '../../platform/errors.js';
 import { htmlResponse, problemResponses } from '../../platform/schemas.js';
 
 export function systemRoutes(
@@ -38,7 +38,7 @@ export function systemRoutes(
       schema: {
         operationId: 'readyz',
         tags: ['Operations'],
-        summary: 'Readiness: database reachable and migrations applied',
+        summary: 'Readiness: a writable database reachable and migrations applied',
         response: {
           200: Type.Object(
             { status: Type.Literal('ready', { description: 'The service can take traffic.' }) },
@@ -52,15 +52,22 @@ export function systemRoutes(
       // Problems like every other: application/problem+json, through the error handler.
       if (deps.isDraining())
         throw new ApiError('service_unavailable', 'The service is shutting down.', { headers: { 'Retry-After': '1' } });
-      let applied: boolean;
+      let state: Awaited<ReturnType<typeof readiness>>;
       try {
-        applied = await migrationsApplied(deps.db, deps.migrationCount);
+        state = await readiness(deps.db, deps.migrationCount);
       } catch {
-        throw new ApiError('service_unavailable', 'The database is not reachable.', {
-          headers: { 'Retry-After': '5' },
+        throw new ApiError('database_unavailable', 'The database is not reachable.', {
+          headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
         });
       }
-      if (!applied) {
+      // Behind a proxy that has not switched yet after a failover, the server reached may be the old primary, now a
+      // standby: it answers, but takes no writes.
+      if (state.standby) {
+        throw new ApiError('database_unavailable', 'The database reached is a standby and takes no writes.', {
+          headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
+        });
+      }
+      if (!state.applied) {
         throw new ApiError('service_unavailable', 'Database migrations are not all applied.', {
           headers: { 'Retry-After': '5' },
         });

@@ -1,0 +1,410 @@
+// The service and a database that goes away under it (issue 29): a connection killed inside a transaction, a request
+// caught by it, a COMMIT cut off after it committed, and a PostgreSQL restarted under load. The process never ends,
+// nothing answers 500, and an Idempotency-Key retried afterwards gets the stored outcome or makes the write once.
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
+import { isDatabaseUnavailable } from '../src/db/errors.js';
+import { createPool, withTransaction } from '../src/db/pool.js';
+import { DarajaFake, SANDBOX_PASSKEY, SANDBOX_SHORTCODE } from '../fakes/mpesa-daraja.js';
+import { startConnectorApp } from './helpers/connectors.js';
+import { privateServer, startService, steadyCreates, type PrivateServer } from './helpers/db-faults.js';
+import {
+  assertProblem,
+  createTestDatabase,
+  newKey,
+  request,
+  startTestApp,
+  validCollection,
+  waitFor,
+  type TestApp,
+} from './helpers/harness.js';
+
+const CREATE = '/v1/collections/KE/rails/mpesa';
+
+/** A Daraja connector, as the connector tests configure it (test/connectors.daraja.test.ts). */
+const DARAJA = {
+  type: 'mpesa_daraja',
+  name: 'daraja',
+  rails: ['KE/mpesa'],
+  consumer_key: 'fake-consumer-key',
+  consumer_secret: 'fake-consumer-secret',
+  shortcode: SANDBOX_SHORTCODE,
+  passkey: SANDBOX_PASSKEY,
+  transaction_type: 'CustomerPayBillOnline',
+  b2c: { shortcode: '600000', initiator_name: 'testapi', security_credential: 'c2VjdXJpdHktY3JlZGVudGlhbA==' },
+};
+
+/** A connection of the test's own to the database `url` names. */
+async function connect(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url });
+  client.on('error', () => undefined);
+  await client.connect();
+  return client;
+}
+
+/** The service's backends on `database` that wait as `waitEvent` says (a lock, synchronous replication). */
+async function serviceBackendsWaiting(admin: pg.Client, database: string, waitEventType: string): Promise<number[]> {
+  const { rows } = await admin.query<{ pid: number }>(
+    `SELECT pid FROM pg_stat_activity
+     WHERE datname = $1 AND application_name = 'payments-service' AND wait_event_type = $2`,
+    [database, waitEventType],
+  );
+  return rows.map((r) => r.pid);
+}
+
+async function collectionsWithReference(admin: pg.Client, reference: string): Promise<number> {
+  const { rows } = await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM collections WHERE reference = $1', [
+    reference,
+  ]);
+  return rows[0]?.n ?? 0;
+}
+
+describe('a connection that dies', () => {
+  test('inside a transaction fails that transaction with a database error; the process and the pool carry on', async () => {
+    const database = await createTestDatabase();
+    const pool = createPool(database.url, 2);
+    const admin = await connect(database.url);
+    try {
+      let pid = 0;
+      let resume: () => void = () => undefined;
+      const killed = new Promise<void>((resolve) => (resume = resolve));
+      // The connection dies between two statements, while the client is checked out: the moment at which pg-pool
+      // has taken its own error listener off the client. With none of ours, the socket's close ends this process.
+      const running = withTransaction(pool, async (tx) => {
+        pid = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0;
+        await killed;
+        await tx.query('SELECT 1');
+      });
+      await waitFor('the transaction to start', async () => (pid > 0 ? true : undefined));
+      // What a server restart or a failover does to each session: FATAL 57P01, then the socket closes.
+      const terminated = await admin.query<{ ok: boolean }>('SELECT pg_terminate_backend($1) AS ok', [pid]);
+      assert.equal(terminated.rows[0]?.ok, true);
+      await waitFor('the backend to be gone', async () => {
+        const { rows } = await admin.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid]);
+        return rows.length === 0 ? true : undefined;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      resume();
+      const err = await running.then(
+        () => assert.fail('the transaction should have failed'),
+        (e: unknown) => e,
+      );
+      assert.ok(isDatabaseUnavailable(err), `not taken for a database fault: ${String(err)}`);
+      // The dead client was dropped, not handed out again: the next transactions get live connections.
+      for (let i = 0; i < 3; i++) {
+        const live = await withTransaction(pool, async (tx) => (await tx.query('SELECT 1 AS one')).rows[0]);
+        assert.deepEqual(live, { one: 1 });
+      }
+    } finally {
+      await admin.end();
+      await pool.end();
+      await database.drop();
+    }
+  });
+});
+
+describe('a request caught by a lost connection', () => {
+  let t: TestApp;
+  let admin: pg.Client;
+  before(async () => {
+    t = await startTestApp();
+    admin = await connect(t.config.databaseUrl as string);
+  });
+  after(async () => {
+    await admin.end();
+    await t.close();
+  });
+
+  test('gets 503 database_unavailable with Retry-After; the same key then makes the collection once', async () => {
+    const key = newKey();
+    const body = validCollection();
+    // The create waits on a lock the test holds, inside its transaction, when its connection is killed.
+    const locker = await connect(t.config.databaseUrl as string);
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE collections IN EXCLUSIVE MODE');
+    const pending = request(t, 'POST', CREATE, { token: t.demoToken, body, idempotencyKey: key });
+    const waiting = await waitFor('the create to wait on the lock', async () => {
+      const pids = await serviceBackendsWaiting(admin, t.databaseName, 'Lock');
+      return pids.length > 0 ? pids : undefined;
+    });
+    for (const pid of waiting) await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+    const cut = await pending;
+    await locker.query('ROLLBACK');
+    await locker.end();
+    assertProblem(cut, 503, 'database_unavailable');
+    assert.equal(cut.headers.get('retry-after'), '2');
+    assert.equal(await collectionsWithReference(admin, body.reference), 0, 'nothing was committed');
+
+    const retried = await request(t, 'POST', CREATE, { token: t.demoToken, body, idempotencyKey: key });
+    assert.equal(retried.status, 201, retried.text);
+    assert.equal(retried.headers.get('idempotent-replayed'), null, 'made now, not replayed');
+    const replay = await request(t, 'POST', CREATE, { token: t.demoToken, body, idempotencyKey: key });
+    assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+    assert.equal(replay.body.collection_id, retried.body.collection_id);
+    assert.equal(await collectionsWithReference(admin, body.reference), 1);
+  });
+
+  test('a write on a server that takes no writes (a demoted primary) gets 503 database_unavailable', async () => {
+    // New sessions on the database are read-only, as on a standby; the pool's live sessions are ended.
+    await admin.query(`ALTER DATABASE ${t.databaseName} SET default_transaction_read_only = on`);
+    await admin.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'payments-service'`,
+      [t.databaseName],
+    );
+    const body = validCollection();
+    const key = newKey();
+    try {
+      // The first request may meet a connection ended under it, the next ones a read-only session: both are 503.
+      for (let i = 0; i < 3; i++) {
+        const write = await request(t, 'POST', CREATE, { token: t.demoToken, body, idempotencyKey: key });
+        assertProblem(write, 503, 'database_unavailable');
+      }
+    } finally {
+      await admin.query(`ALTER DATABASE ${t.databaseName} RESET default_transaction_read_only`);
+      await admin.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'payments-service'`,
+        [t.databaseName],
+      );
+    }
+    // A pooled connection ended a moment ago may still be handed out once (503 again); the retries then succeed.
+    const retried = await waitFor('the write to succeed', async () => {
+      const res = await request(t, 'POST', CREATE, { token: t.demoToken, body, idempotencyKey: key });
+      if (res.status === 503) return undefined;
+      return res;
+    });
+    assert.equal(retried.status, 201, retried.text);
+    assert.equal(await collectionsWithReference(admin, body.reference), 1);
+  });
+});
+
+describe('on a PostgreSQL of the test its own', () => {
+  let server: PrivateServer;
+  before(async () => {
+    server = await privateServer('faults');
+  });
+  after(async () => {
+    await server.stop();
+  });
+
+  test('a COMMIT cut off after it committed: 503, then the same key answers the stored outcome', async () => {
+    const t = await startTestApp({}, { server: server.url });
+    const admin = await connect(t.config.databaseUrl as string);
+    const settings = await connect(server.url);
+    try {
+      const key = newKey();
+      const body = validCollection();
+      // A synchronous standby that never answers: every COMMIT is written locally, then waits for it.
+      await settings.query(`ALTER SYSTEM SET synchronous_standby_names = 'nobody'`);
+      await settings.query('SELECT pg_reload_conf()');
+      const pending = request(t, 'POST', CREATE, { token: t.demoToken, body, idempotencyKey: key });
+      const waiting = await waitFor('the COMMIT to wait for the standby', async () => {
+        const pids = await serviceBackendsWaiting(admin, t.databaseName, 'IPC');
+        return pids.length > 0 ? pids : undefined;
+      });
+      // A failover now: the session ends with its commit made but never acknowledged to the service.
+      for (const pid of waiting) await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+      const cut = await pending;
+      await settings.query('ALTER SYSTEM RESET synchronous_standby_names');
+      await settings.query('SELECT pg_reload_conf()');
+      assertProblem(cut, 503, 'database_unavailable');
+      assert.equal(await collectionsWithReference(admin, body.reference), 1, 'the commit was made');
+
+      const retried = await request(t, 'POST', CREATE, { token: t.demoToken, body, idempotencyKey: key });
+      assert.equal(retried.status, 201, retried.text);
+      assert.equal(retried.headers.get('idempotent-replayed'), 'true', 'answered from the stored outcome');
+      assert.equal(await collectionsWithReference(admin, body.reference), 1, 'and not made twice');
+    } finally {
+      await settings.query('ALTER SYSTEM RESET synchronous_standby_names').catch(() => undefined);
+      await settings.query('SELECT pg_reload_conf()').catch(() => undefined);
+      await settings.end();
+      await admin.end();
+      await t.close();
+    }
+  });
+
+  test("an operator's answer that comes back while the database is down is written once it is back: one prompt", async () => {
+    // The payer never acts within the test: only the initiation and its answer matter here.
+    const fake = new DarajaFake({ actAfterMs: 60_000, securityCredential: 'c2VjdXJpdHktY3JlZGVudGlhbA==' });
+    const app = await startConnectorApp(fake, DARAJA, { OPERATOR_TIMEOUT_MS: '5000' }, server.url);
+    const admin = await connect(app.t.config.databaseUrl as string);
+    try {
+      const phone = '+254722000777';
+      const pushes = (): number =>
+        fake
+          .requests('POST', '/mpesa/stkpush/v1/processrequest')
+          .filter((r) => (r.json as any)?.PhoneNumber === phone.slice(1)).length;
+      // Daraja takes 2.5 s to answer this push; the database goes down while it does.
+      await fetch(`${fake.url}/__fake/control`, {
+        method: 'POST',
+        body: JSON.stringify({ fault: { path: '/stkpush', delayMs: 2500 } }),
+      });
+      const created = await request(app.t, 'POST', CREATE, {
+        token: app.t.demoToken,
+        body: validCollection({ customer: { phone_number: phone } }),
+        idempotencyKey: newKey(),
+      });
+      assert.equal(created.status, 201, created.text);
+      await waitFor('the push to reach Daraja', async () => (pushes() === 1 ? true : undefined));
+      await admin.end();
+      await server.down();
+      // Daraja answers (CheckoutRequestID) while nothing can be written; the sender holds the answer.
+      await new Promise((resolve) => setTimeout(resolve, 3500));
+      await server.up();
+      const recorded = await waitFor(
+        'the answer to be written',
+        async () => {
+          const c = await connect(app.t.config.databaseUrl as string).catch(() => undefined);
+          if (!c) return undefined;
+          try {
+            const { rows } = await c.query<{ status: string; provider_reference: string | null }>(
+              'SELECT status, provider_reference FROM collections WHERE id = $1',
+              [created.body.collection_id],
+            );
+            return rows[0]?.status === 'pending' ? rows[0] : undefined;
+          } finally {
+            await c.end();
+          }
+        },
+        10_000,
+      );
+      // The reference is the one Daraja gave that push (not a second push's): the sweep did not send it again.
+      assert.match(recorded.provider_reference ?? '', new RegExp(`^ws_CO_\\d{17}${phone.slice(4)}$`));
+      assert.equal(pushes(), 1, 'the payer was prompted once');
+    } finally {
+      await app.close();
+    }
+  });
+
+  test('/readyz answers 503 database_unavailable while the server is down, and 200 once it is back', async () => {
+    const t = await startTestApp({}, { server: server.url });
+    try {
+      assert.equal((await request(t, 'GET', '/readyz')).status, 200);
+      await server.down();
+      try {
+        const down = await request(t, 'GET', '/readyz');
+        assertProblem(down, 503, 'database_unavailable');
+        assert.equal(down.headers.get('retry-after'), '2');
+        const read = await request(t, 'GET', '/v1/collections', { token: t.demoToken });
+        assertProblem(read, 503, 'database_unavailable');
+      } finally {
+        await server.up();
+      }
+      const back = await waitFor('/readyz to answer 200', async () => {
+        const res = await request(t, 'GET', '/readyz');
+        return res.status === 200 ? res : undefined;
+      });
+      assert.equal(back.body.status, 'ready');
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('a restart under steady creates: no 500, nothing acknowledged lost, one collection per key, service recovers', async (c) => {
+    const t = await startTestApp({}, { server: server.url, workers: true });
+    try {
+      const load = steadyCreates(t.baseUrl, t.demoToken, { clients: 4 });
+      await load.until(20);
+      const restartedAt = Date.now();
+      await server.restart();
+      await load.untilSuccessAfter(restartedAt, 30_000);
+      await load.until(load.acknowledged().length + 20);
+      const result = await load.stop();
+      c.diagnostic(
+        `restart: ${result.acknowledged.length} created, ${result.statuses[503] ?? 0} answered 503, outage ${load.outageAfter(restartedAt)} ms`,
+      );
+      assert.deepEqual(
+        Object.keys(result.statuses).filter((s) => s !== '201' && s !== '503'),
+        [],
+        `only 201 and 503 answers: ${JSON.stringify(result.statuses)}`,
+      );
+      assert.ok((result.statuses[503] ?? 0) > 0, 'the restart was felt (some requests got 503)');
+      await load.assertNothingLost(t.config.databaseUrl as string);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('npm start while its database is not up yet', () => {
+  let server: PrivateServer;
+  before(async () => {
+    server = await privateServer('start');
+  });
+  after(async () => {
+    await server.stop();
+  });
+
+  test('waits, trying again with a growing pause and saying so, and serves once the database is up', async () => {
+    await server.down();
+    const starting = startService({ DATABASE_URL: server.url, DB_START_TIMEOUT_MS: '60000' });
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    await server.up();
+    const service = await starting;
+    try {
+      const tries = [...service.output().matchAll(/database not ready \(try (\d+)\).*trying again in (\d+) ms/g)];
+      assert.ok(tries.length >= 3, `each try is logged:\n${service.output()}`);
+      const pauses = tries.map((m) => Number(m[2]));
+      assert.ok(pauses[1]! > pauses[0]!, `the pause grows: ${pauses.join(', ')}`);
+      const created = await request(service, 'POST', CREATE, {
+        token: service.token,
+        body: validCollection(),
+        idempotencyKey: newKey(),
+      });
+      assert.equal(created.status, 201, created.text);
+    } finally {
+      await service.stop();
+    }
+  });
+
+  test('gives up after DB_START_TIMEOUT_MS, exiting with a clear message', async () => {
+    await server.down();
+    try {
+      const started = Date.now();
+      const attempt = await startService({ DATABASE_URL: server.url, DB_START_TIMEOUT_MS: '1500' }).then(
+        () => assert.fail('the start should have given up'),
+        (err: unknown) => err as Error,
+      );
+      assert.match(attempt.message, /exited while starting/);
+      assert.match(attempt.message, /cannot reach the database after \d+ tries over 2 s \(DB_START_TIMEOUT_MS\)/);
+      assert.ok(Date.now() - started < 30_000);
+    } finally {
+      await server.up();
+    }
+  });
+});
+
+describe('npm start on its embedded PostgreSQL', () => {
+  test('the postmaster killed with kill -9: the service starts it again and serves, in the same process', async (c) => {
+    const service = await startService();
+    try {
+      const clusterDir = service.clusterDir;
+      const pidOf = async (): Promise<number> =>
+        Number((await readFile(path.join(clusterDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+      const first = await pidOf();
+      const load = steadyCreates(service.baseUrl, service.token, { clients: 3 });
+      await load.until(15);
+      const killedAt = Date.now();
+      process.kill(first, 'SIGKILL');
+      await load.untilSuccessAfter(killedAt, 60_000);
+      const result = await load.stop();
+      c.diagnostic(
+        `embedded kill -9: outage ${load.outageAfter(killedAt)} ms, ${result.acknowledged.length} created, statuses ${JSON.stringify(result.statuses)}`,
+      );
+      assert.notEqual(await pidOf(), first, 'a new postmaster runs');
+      assert.equal(service.exitCode(), null, `the service process is still running:\n${service.output()}`);
+      assert.match(service.output(), /embedded PostgreSQL server exited/);
+      assert.match(service.output(), /embedded PostgreSQL server is back/);
+      assert.deepEqual(
+        Object.keys(result.statuses).filter((s) => s !== '201' && s !== '503'),
+        [],
+        `only 201 and 503 answers: ${JSON.stringify(result.statuses)}`,
+      );
+      await load.assertNothingLost(service.databaseUrl());
+    } finally {
+      await service.stop();
+    }
+  });
+});
