@@ -77,7 +77,10 @@ type Json = Record<string, unknown>;
 
 export class DarajaFake extends FakeOperator {
   private readonly config: Required<Omit<DarajaFakeOptions, keyof FakeOptions>>;
+  /** The valid access token (at most one: a new one invalidates the previous). */
   private readonly tokens = new Set<string>();
+  /** How many API calls were refused with 404.001.03 "Invalid Access Token". */
+  tokenRefusals = 0;
   readonly stk = new Map<string, StkRequest>();
   /** Money that moved, by receipt (what Reversal and Transaction Status look up). */
   readonly movements = new Map<string, Movement>();
@@ -161,6 +164,9 @@ export class DarajaFake extends FakeOperator {
     if (credentials.user !== this.config.consumerKey || credentials.password !== this.config.consumerSecret)
       return { status: 400, headers: { 'content-type': 'text/plain' } };
     const token = newId(28, 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789');
+    // Daraja's FAQ: generating a new access token invalidates the previous one (of the same app, i.e. consumer key;
+    // this fake serves one app). Integrators whose processes each fetch their own see 404.001.03 on the others.
+    this.tokens.clear();
     this.tokens.add(token);
     return { status: 200, body: { access_token: token, expires_in: '3599' } };
   }
@@ -168,8 +174,10 @@ export class DarajaFake extends FakeOperator {
   /** Every API: a valid bearer token (else 404.001.03), a JSON body (else Daraja's "Invalid BusinessShortCode"). */
   private api(req: FakeRequest, handle: (body: Json) => FakeResponse): FakeResponse {
     const token = bearer(req);
-    if (token === undefined || !this.tokens.has(token))
+    if (token === undefined || !this.tokens.has(token)) {
+      this.tokenRefusals += 1;
       return { status: 404, body: this.error('404.001.03', 'Invalid Access Token') };
+    }
     const type = req.headers['content-type'] ?? '';
     if (
       !type.startsWith('application/json') ||

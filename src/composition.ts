@@ -86,6 +86,7 @@ export function compose(deps: CompositionDeps): Services {
     deps.keys.sandboxProviderSecret,
     deps.catalogue,
     log,
+    deps.box,
   );
   const collections = new CollectionsService(db, deps.catalogue, idempotency, cursors, providers, afterCommit);
   const risk = new RiskService(db, idempotency, cursors);

@@ -79,6 +79,15 @@ describe('the M-Pesa Daraja fake', () => {
     assert.equal(ok.status, 200);
     assert.equal(ok.body.expires_in, '3599');
     assert.match(ok.body.access_token, /^[A-Za-z0-9]{28}$/);
+    // A new token invalidates the app's previous one (Daraja's FAQ): the one from `before` is refused now.
+    const stale = await call(
+      `${fake.url}/mpesa/stkpush/v1/processrequest`,
+      'POST',
+      { authorization: `Bearer ${token}` },
+      stk(),
+    );
+    assert.deepEqual([stale.status, stale.body.errorCode], [404, '404.001.03']);
+    token = ok.body.access_token;
     const wrong = await call(
       `${fake.url}/oauth/v1/generate?grant_type=client_credentials`,
       'GET',

@@ -25,6 +25,7 @@ const NOT_BY_WORKSPACE: Record<string, string> = {
   deposit_addresses: 'reference table (workspace_id is NULL until an address is assigned, then updated)',
   connector_queries: 'distributed by query_id, not co-located',
   dashboard_signin_nonces: 'distributed by nonce_hash, not co-located',
+  operator_tokens: 'reference table',
 };
 
 /** Tables distributed by workspace_id whose primary key is the row's own id alone: on Citus, (workspace_id, id). */

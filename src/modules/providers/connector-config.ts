@@ -154,8 +154,10 @@ export function checkBaseUrl(where: string, baseUrl: string): void {
 
 /** What a connector is built with. */
 export interface ConnectorDeps {
-  /** Background connections (Daraja keeps the ids of its status queries). */
+  /** Background connections (Daraja keeps the ids of its status queries; every connector its access tokens). */
   db: Db;
+  /** The secrets key: access tokens are stored sealed under it (operator-tokens.ts). */
+  box: SecretBox;
   /** `{PUBLIC_BASE_URL}/v1/providers/{name}/callbacks/{callback_token}`. */
   callbackBase: string;
   /** The markets, their phone numbers, and each currency's decimals. */

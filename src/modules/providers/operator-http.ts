@@ -1,5 +1,6 @@
-// What the operator connectors share: one HTTP call with a time limit, read as JSON when it is JSON, and an
-// access token cached until shortly before it expires.
+// What the operator connectors share: one HTTP call with a time limit, read as JSON when it is JSON, and calls made
+// with an access token (kept for all nodes by operator-tokens.ts).
+import type { TokenCache } from './operator-tokens.js';
 import { ProviderError } from './provider.js';
 
 export interface OperatorResponse {
@@ -76,43 +77,10 @@ export function text(value: unknown, ...path: string[]): string | undefined {
   return undefined;
 }
 
-/** Margin before an access token's stated expiry at which a new one is fetched. */
-const TOKEN_MARGIN_MS = 60_000;
-
 /**
- * One access token, fetched when first needed and again shortly before it expires (or at once when the operator
- * says it is no longer valid). Calls waiting at the same moment share one fetch.
- */
-export class TokenCache {
-  private current: { token: string; renewAt: number } | undefined;
-  private fetching: Promise<string> | undefined;
-
-  constructor(private readonly fetchToken: () => Promise<{ token: string; expiresInSeconds: number }>) {}
-
-  get(): Promise<string> {
-    if (this.current && Date.now() < this.current.renewAt) return Promise.resolve(this.current.token);
-    this.fetching ??= this.fetchToken()
-      .then(({ token, expiresInSeconds }) => {
-        // A lifetime shorter than twice the margin (Airtel's is 180 s) is renewed at half of it.
-        const lifetimeMs = expiresInSeconds * 1000;
-        this.current = { token, renewAt: Date.now() + Math.max(lifetimeMs / 2, lifetimeMs - TOKEN_MARGIN_MS) };
-        return token;
-      })
-      .finally(() => {
-        this.fetching = undefined;
-      });
-    return this.fetching;
-  }
-
-  /** The operator refused `token`: the next `get` fetches a new one (unless another call already did). */
-  invalidate(token: string): void {
-    if (this.current?.token === token) this.current = undefined;
-  }
-}
-
-/**
- * A call made with the cached token. When `refused(answer)` says the operator refused the token itself (the call
- * was not acted on), one new token is fetched and the call made once more.
+ * A call made with the connector's token. When `refused(answer)` says the operator refused the token itself (the call
+ * was not acted on), the token is given up (operator-tokens.ts: renewed once for all nodes, or the newer one another
+ * node stored is taken) and the call made once more.
  */
 export async function withToken(
   tokens: TokenCache,
@@ -122,7 +90,7 @@ export async function withToken(
   const token = await tokens.get();
   const res = await send(token);
   if (!refused(res)) return res;
-  tokens.invalidate(token);
+  await tokens.invalidate(token);
   return send(await tokens.get());
 }
 

@@ -260,6 +260,7 @@ export function buildProviders(
   sandboxSecret: string,
   catalogue: MarketCatalogue,
   log: FastifyBaseLogger,
+  box: SecretBox,
 ): ProviderRegistry {
   const sandbox = plan.simulated ? new SandboxProvider(db, sandboxSecret, config.sandboxStepMs) : undefined;
   const providers: RailProvider[] = plan.gateways.map(
@@ -270,6 +271,7 @@ export function buildProviders(
     providers.push(
       kind.create(settings, {
         db,
+        box,
         callbackBase: callbackBase(config, settings),
         catalogue,
         timeoutMs: config.operatorTimeoutMs,

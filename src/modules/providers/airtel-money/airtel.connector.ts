@@ -14,15 +14,8 @@ import {
   type ConnectorDeps,
   type ConnectorKind,
 } from '../connector-config.js';
-import {
-  callOperator,
-  readToken,
-  field,
-  text,
-  TokenCache,
-  withToken,
-  type OperatorResponse,
-} from '../operator-http.js';
+import { callOperator, readToken, field, text, withToken, type OperatorResponse } from '../operator-http.js';
+import { TokenCache } from '../operator-tokens.js';
 import {
   ProviderError,
   type CallbackReading,
@@ -145,20 +138,23 @@ export class AirtelConnector implements OperatorConnector {
     this.name = settings.name;
     this.callbackToken = settings.callback_token;
     this.pollSeconds = settings.poll_seconds;
-    this.tokens = new TokenCache(async () => {
-      const res = await callOperator(this.name, {
-        method: 'POST',
-        url: `${settings.base_url}${PATHS.token}`,
-        headers: {},
-        body: {
-          client_id: settings.client_id,
-          client_secret: settings.client_secret,
-          grant_type: 'client_credentials',
-        },
-        timeoutMs: deps.timeoutMs,
-      });
-      return readToken(`${this.name}: the token request`, res, 180);
-    });
+    this.tokens = new TokenCache(
+      async () => {
+        const res = await callOperator(this.name, {
+          method: 'POST',
+          url: `${settings.base_url}${PATHS.token}`,
+          headers: {},
+          body: {
+            client_id: settings.client_id,
+            client_secret: settings.client_secret,
+            grant_type: 'client_credentials',
+          },
+          timeoutMs: deps.timeoutMs,
+        });
+        return readToken(`${this.name}: the token request`, res, 180);
+      },
+      { ...deps, connector: settings.name, scope: 'default' },
+    );
   }
 
   /** Airtel calls one URL, registered in its portal: this one, with no sub-path. */

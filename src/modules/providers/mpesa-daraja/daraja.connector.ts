@@ -21,10 +21,10 @@ import {
   msisdn,
   OperatorNoAnswer,
   text,
-  TokenCache,
   withToken,
   type OperatorResponse,
 } from '../operator-http.js';
+import { TokenCache } from '../operator-tokens.js';
 import {
   ANSWER_BY_CALLBACK,
   ProviderError,
@@ -179,17 +179,20 @@ export class DarajaConnector implements OperatorConnector {
     this.name = settings.name;
     this.callbackToken = settings.callback_token;
     this.pollSeconds = settings.poll_seconds;
-    this.tokens = new TokenCache(async () => {
-      const res = await callOperator(this.name, {
-        method: 'GET',
-        url: `${settings.base_url}${PATHS.token}`,
-        headers: {
-          authorization: `Basic ${Buffer.from(`${settings.consumer_key}:${settings.consumer_secret}`).toString('base64')}`,
-        },
-        timeoutMs: deps.timeoutMs,
-      });
-      return readToken(`${this.name}: the token request`, res, 3599);
-    });
+    this.tokens = new TokenCache(
+      async () => {
+        const res = await callOperator(this.name, {
+          method: 'GET',
+          url: `${settings.base_url}${PATHS.token}`,
+          headers: {
+            authorization: `Basic ${Buffer.from(`${settings.consumer_key}:${settings.consumer_secret}`).toString('base64')}`,
+          },
+          timeoutMs: deps.timeoutMs,
+        });
+        return readToken(`${this.name}: the token request`, res, 3599);
+      },
+      { ...deps, connector: settings.name, scope: 'default' },
+    );
   }
 
   callbackUrls(): string[] {

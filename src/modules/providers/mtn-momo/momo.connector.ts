@@ -14,16 +14,8 @@ import {
   type ConnectorKind,
 } from '../connector-config.js';
 import { majorUnits } from '../../../platform/money.js';
-import {
-  callOperator,
-  readToken,
-  field,
-  msisdn,
-  text,
-  TokenCache,
-  withToken,
-  type OperatorResponse,
-} from '../operator-http.js';
+import { callOperator, readToken, field, msisdn, text, withToken, type OperatorResponse } from '../operator-http.js';
+import { TokenCache } from '../operator-tokens.js';
 import {
   ProviderError,
   type CallbackClaim,
@@ -240,20 +232,24 @@ export class MomoConnector implements OperatorConnector {
     return { claim, reply: {} };
   }
 
+  /** A token per product (its own credentials), shared by all nodes under the scope of the product's name. */
   private tokenCache(product: Product): TokenCache {
     const credentials = this.settings[product];
-    return new TokenCache(async () => {
-      const res = await callOperator(this.name, {
-        method: 'POST',
-        url: `${this.settings.base_url}/${product}/token/`,
-        headers: {
-          authorization: `Basic ${Buffer.from(`${credentials.api_user}:${credentials.api_key}`).toString('base64')}`,
-          'ocp-apim-subscription-key': credentials.subscription_key,
-        },
-        timeoutMs: this.deps.timeoutMs,
-      });
-      return readToken(`${this.name}: the ${product} token request`, res, 3600);
-    });
+    return new TokenCache(
+      async () => {
+        const res = await callOperator(this.name, {
+          method: 'POST',
+          url: `${this.settings.base_url}/${product}/token/`,
+          headers: {
+            authorization: `Basic ${Buffer.from(`${credentials.api_user}:${credentials.api_key}`).toString('base64')}`,
+            'ocp-apim-subscription-key': credentials.subscription_key,
+          },
+          timeoutMs: this.deps.timeoutMs,
+        });
+        return readToken(`${this.name}: the ${product} token request`, res, 3600);
+      },
+      { ...this.deps, connector: this.name, scope: product },
+    );
   }
 
   /**
