@@ -3,7 +3,13 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import Fastify, { LogController, type FastifyError, type FastifyReply, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyError,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { compose, type Services } from './composition.js';
@@ -15,6 +21,7 @@ import { ApiError, databaseUnavailable, ERROR_CODES, problemBody, type ErrorCode
 import type { App } from './platform/http.js';
 import { loggerOptions } from './platform/logging.js';
 import { registerMetrics } from './platform/metrics.js';
+import { idempotencyKeyInvalid, idempotencyKeyMissing } from './platform/idempotency.js';
 import { postgresBucketStore, registerRateLimit } from './platform/rate-limit.js';
 import { redisBucketStore } from './platform/rate-limit.redis.js';
 import { completeDocument } from './platform/openapi.js';
@@ -23,10 +30,17 @@ import { API_VERSION } from './platform/version.js';
 import type { SecretBox } from './platform/secret-box.js';
 import type { ServiceKeys } from './platform/secrets.js';
 import { TokenService } from './platform/tokens.js';
-import { bodyAjv, fieldErrors, queryAjv, shareSchemas, unsafeJson } from './platform/validation.js';
+import {
+  bodyAjv,
+  fieldErrors,
+  lowerCaseHeaderNames,
+  queryAjv,
+  shareSchemas,
+  unsafeJson,
+} from './platform/validation.js';
 import type { MarketCatalogue } from './modules/catalogue/catalogue.js';
 import { beneficiariesRoutes } from './modules/beneficiaries/beneficiaries.routes.js';
-import { checkoutRoutes } from './modules/checkout/checkout.routes.js';
+import { checkoutRoutes, isCheckoutPage, sendUnknownLinkPage } from './modules/checkout/checkout.routes.js';
 import { collectionsRoutes } from './modules/collections/collections.routes.js';
 import { credentialsRoutes } from './modules/credentials/credentials.routes.js';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.js';
@@ -115,6 +129,12 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
     clientErrorHandler: answerClientError,
     // Framework-level rejections (bad percent-encoding, an over-long path segment) get problem documents too.
     frameworkErrors: (error, request, reply) => {
+      // The hosted payment page answers a link it cannot even route (a token over its length) with its 404 page.
+      if (isCheckoutPage(request.url)) {
+        const page = reply as unknown as FastifyReply;
+        page.header('X-Request-Id', request.id).header('API-Version', API_VERSION);
+        return sendUnknownLinkPage(page);
+      }
       const apiError =
         error.code === 'FST_ERR_MAX_PARAM_LENGTH'
           ? new ApiError('not_found', 'No object has an identifier that long.')
@@ -126,7 +146,11 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Bodies are validated without coercion ("100" is not an amount); query strings and params are coerced.
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : queryAjv).compile(schema));
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    httpPart === 'body'
+      ? bodyAjv.compile(schema)
+      : queryAjv.compile(httpPart === 'headers' ? lowerCaseHeaderNames(schema) : schema),
+  );
   app.removeContentTypeParser(['text/plain']);
   // A body-less POST or DELETE that still says Content-Type: application/json (many clients always send it)
   // is a request without a body, not a JSON error.
@@ -163,8 +187,16 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
       );
   });
 
+  // A route whose schema declares no body (DELETE /v1/credentials/{id}, POST …/rotate-secret) refuses one: 415, the
+  // status a body in another media type gets anyway, so any body sent there is answered alike. An empty body is none
+  // (the parser above), whatever its Content-Type says.
+  app.addHook('preValidation', async (request) => {
+    if (request.body !== undefined && takesNoBody(request)) throw noRequestBody();
+  });
+
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
-    const apiError = toApiError(error, request.routeOptions.config?.fieldCodes);
+    let apiError = toApiError(error, request.routeOptions.config?.fieldCodes);
+    if (apiError.code === 'unsupported_media_type' && takesNoBody(request)) apiError = noRequestBody();
     // Only the error's own words: a database error's detail and context can quote the row (phone numbers).
     if (apiError.code === 'database_unavailable') {
       request.log.warn({ err: { type: error.name, message: error.message, code: error.code } }, 'database unavailable');
@@ -295,6 +327,20 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   };
 }
 
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** A write to a documented route whose schema declares no request body (the dashboard's hidden form routes aside). */
+function takesNoBody(request: FastifyRequest): boolean {
+  const schema = request.routeOptions.schema;
+  return WRITE_METHODS.has(request.method) && schema !== undefined && schema.hide !== true && schema.body === undefined;
+}
+
+const noRequestBody = (): ApiError =>
+  new ApiError(
+    'unsupported_media_type',
+    'This endpoint takes no request body: send none (an empty body with Content-Type: application/json counts as none).',
+  );
+
 /** A route's URL as fastify declares it (`/v1/collections/:id/refund`) as a pattern of request paths. */
 function pathPattern(url: string): RegExp {
   const segments = url
@@ -335,6 +381,14 @@ function sendProblem(reply: FastifyReply, error: ApiError, requestId: string): F
   return reply.send(problemBody(error, requestId));
 }
 
+/** What failed validation, as a problem's detail names it, with its verb: the body "has" a problem, the headers "have" one. */
+const VALIDATION_PLACES: Record<string, readonly [string, 'has' | 'have']> = {
+  body: ['request body', 'has'],
+  querystring: ['query parameters', 'have'],
+  params: ['path parameters', 'have'],
+  headers: ['headers', 'have'],
+};
+
 /** Maps anything thrown in a request to the contract's error: framework errors get their stable codes. */
 function toApiError(error: FastifyError | ApiError, fieldCodes: Record<string, ErrorCode> | undefined): ApiError {
   if (error instanceof ApiError) return error;
@@ -345,23 +399,20 @@ function toApiError(error: FastifyError | ApiError, fieldCodes: Record<string, E
     const context = error.validationContext;
     const errors = fieldErrors(error.validation as Parameters<typeof fieldErrors>[0]);
     let code: ErrorCode = 'validation_failed';
-    if (context === 'headers' && errors.some((e) => e.field === 'idempotency-key')) {
-      return new ApiError(
-        'idempotency_key_missing',
-        'This request needs an Idempotency-Key header (a UUID v4 is a good choice).',
-      );
-    }
+    // Fastify validates header names lower-cased: an absent key is `missing`, one not of the declared form `invalid`.
+    const keyErrors = context === 'headers' ? errors.filter((e) => e.field === 'idempotency-key') : [];
+    if (keyErrors.length > 0)
+      return keyErrors.some((e) => e.message === 'is required') ? idempotencyKeyMissing() : idempotencyKeyInvalid();
     if (context === 'body' && fieldCodes) {
       for (const [prefix, specific] of Object.entries(fieldCodes)) {
         if (errors.length > 0 && errors.every((e) => e.field === prefix || e.field.startsWith(`${prefix}.`)))
           code = specific;
       }
     }
-    const where =
-      context === 'querystring' ? 'query parameters' : context === 'body' ? 'request body' : (context ?? 'request');
+    const [where, has] = VALIDATION_PLACES[context ?? ''] ?? ['request', 'has'];
     return new ApiError(
       code,
-      `The ${where} ${errors.length === 1 ? 'has a problem' : 'has problems'}: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}.`,
+      `The ${where} ${has} ${errors.length === 1 ? 'a problem' : 'problems'}: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}.`,
       { errors },
     );
   }

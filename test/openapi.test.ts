@@ -407,7 +407,7 @@ describe('GET /v1/openapi.json', () => {
       assert.ok(doc.components.parameters?.[name], `no components.parameters.${name}`);
     const inline = operations(doc).flatMap(({ method, path: p, op }) =>
       ((op.parameters ?? []) as Json[])
-        .filter((x) => ['cursor', 'limit', 'from', 'to', 'idempotency-key'].includes(x.name))
+        .filter((x) => ['cursor', 'limit', 'from', 'to', 'idempotency-key'].includes(String(x.name).toLowerCase()))
         .map((x) => `${method} ${p} ${x.name}`),
     );
     assert.deepEqual(inline, [], 'shared parameters declared inline');
@@ -522,7 +522,7 @@ describe('GET /docs', () => {
 
   it('shows the shared parameters and responses, which the document refers to, by their content', () => {
     assert.ok(res.text.includes('<code>cursor</code> (query)'), 'the list parameters are not shown');
-    assert.ok(res.text.includes('<code>idempotency-key</code> (header)'), 'the Idempotency-Key header is not shown');
+    assert.ok(res.text.includes('<code>Idempotency-Key</code> (header)'), 'the Idempotency-Key header is not shown');
     assert.ok(res.text.includes('<code>401</code> Problem document;'), 'the problem responses are not described');
   });
 

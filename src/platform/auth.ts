@@ -30,10 +30,25 @@ declare module 'fastify' {
 // The scheme is case-insensitive (RFC 9110 §11.1).
 const BEARER = /^Bearer +([A-Za-z0-9_.\-+/=]+)$/i;
 
-const invalidToken = () => new ApiError('unauthorized', 'The bearer token is invalid, rotated or revoked.');
+/** The realm of every bearer challenge (RFC 9110 §11.5): one protection space, the API's tokens. */
+const BEARER_REALM = 'payments';
+
+/**
+ * A 401 with its challenge (RFC 9110 §11.6.1 requires one; RFC 6750 §3 gives the Bearer form). A request with no
+ * bearer token gets the bare challenge, with no error code (RFC 6750 §3.1); a token given and refused gets
+ * `error="invalid_token"` with the detail as its description.
+ */
+function unauthorized(detail: string, tokenGiven: boolean): ApiError {
+  const challenge = tokenGiven
+    ? `Bearer realm="${BEARER_REALM}", error="invalid_token", error_description="${detail.replace(/["\\]/g, '')}"`
+    : `Bearer realm="${BEARER_REALM}"`;
+  return new ApiError('unauthorized', detail, { headers: { 'WWW-Authenticate': challenge } });
+}
+
+const invalidToken = () => unauthorized('The bearer token is invalid, rotated or revoked.', true);
 
 export function requireAuth(request: FastifyRequest): AuthContext {
-  if (!request.authContext) throw new ApiError('unauthorized', 'This route needs a bearer token.');
+  if (!request.authContext) throw unauthorized('This route needs a bearer token.', false);
   return request.authContext;
 }
 
@@ -67,11 +82,15 @@ export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService,
     const rule = request.routeOptions.config.auth;
     if (rule === undefined || rule === 'public') return;
     const header = request.headers.authorization;
-    if (header === undefined)
-      throw new ApiError('unauthorized', 'Send your API token as "Authorization: Bearer <token>".');
+    if (header === undefined) throw unauthorized('Send your API token as "Authorization: Bearer <token>".', false);
     // The signature first: a forged token (a flood's usual load) is refused here, with no database query; a signed
     // token that was once refused by the store (rotated or revoked: for good) is refused again without asking it.
-    const refuse = (): ApiError => refusal(failures, clientKey(request.ip));
+    // Another scheme (Basic …) is charged like a bad token, but is answered as a request with no bearer token.
+    const bearer = /^Bearer(?: |$)/i.test(header);
+    const refuse = (): ApiError =>
+      refusal(failures, clientKey(request.ip), () =>
+        bearer ? invalidToken() : unauthorized('Send your API token as "Authorization: Bearer <token>".', false),
+      );
     const match = BEARER.exec(header);
     const claims = match?.[1] ? await tokens.verify(match[1]) : undefined;
     if (!claims || dead.has(claims)) throw refuse();
@@ -114,9 +133,9 @@ export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService,
  * Charges a refused token to its client address: 401 while the address has refusals left, then 429 with Retry-After
  * until its bucket refills. Never called for a valid token, so a valid token neither spends nor waits for the bucket.
  */
-function refusal(failures: TokenBuckets, client: string): ApiError {
+function refusal(failures: TokenBuckets, client: string, refused: () => ApiError): ApiError {
   const allowance = failures.take(client);
-  if (allowance.allowed) return invalidToken();
+  if (allowance.allowed) return refused();
   return new ApiError(
     'rate_limited',
     `Too many refused tokens from this address; retry after ${allowance.retryAfterSeconds} s.`,

@@ -5,6 +5,7 @@ import { withTransaction, type Db, type Tx } from '../db/pool.js';
 import { ApiError } from './errors.js';
 import * as repo from './idempotency.repository.js';
 import { deleteInBatches, type PurgeResult } from './purge.js';
+import { IDEMPOTENCY_KEY_PATTERN } from './schemas.js';
 import { isSealed, type SecretBox } from './secret-box.js';
 
 export interface StoredResponse {
@@ -27,25 +28,24 @@ export interface IdempotencyOptions {
   secret?: boolean;
 }
 
-const KEY_RE = /^[\x21-\x7e]{1,255}$/;
+const KEY_RE = new RegExp(IDEMPOTENCY_KEY_PATTERN);
 
-/** The Idempotency-Key header, checked: required routes get 422 when it is absent. */
+export const idempotencyKeyMissing = (): ApiError =>
+  new ApiError('idempotency_key_missing', 'This request needs an Idempotency-Key header (a UUID v4 is a good choice).');
+export const idempotencyKeyInvalid = (): ApiError =>
+  new ApiError('idempotency_key_invalid', 'Idempotency-Key must be 1 to 255 visible ASCII characters, sent once.');
+
+/**
+ * The Idempotency-Key header, checked: required routes get 422 when it is absent. The route's declared header
+ * (schemas.ts) is checked first, by the same rule; this is what a route reads.
+ */
 export function idempotencyKey(request: FastifyRequest, required: boolean): string | undefined {
   const raw = request.headers['idempotency-key'];
   if (raw === undefined || raw === '') {
-    if (required)
-      throw new ApiError(
-        'idempotency_key_missing',
-        'This request needs an Idempotency-Key header (a UUID v4 is a good choice).',
-      );
+    if (required) throw idempotencyKeyMissing();
     return undefined;
   }
-  if (Array.isArray(raw) || !KEY_RE.test(raw)) {
-    throw new ApiError(
-      'idempotency_key_invalid',
-      'Idempotency-Key must be 1 to 255 visible ASCII characters, sent once.',
-    );
-  }
+  if (Array.isArray(raw) || !KEY_RE.test(raw)) throw idempotencyKeyInvalid();
   return raw;
 }
 
@@ -69,11 +69,23 @@ export function idempotencyOf(
   required: boolean,
   caller?: string,
 ): { key: string | undefined; fingerprint: string } {
+  if (!declaresKey(request)) {
+    throw new Error(`${request.method} ${request.routeOptions.url} honours an Idempotency-Key it does not declare`);
+  }
   const key = idempotencyKey(request, required);
   const q = request.url.indexOf('?');
   const path = q === -1 ? request.url : request.url.slice(0, q);
   const print = fingerprint(request.method, path, request.body ?? null);
   return { key, fingerprint: caller === undefined ? print : `${print}/${caller}` };
+}
+
+/**
+ * Whether the route declares the header (`headers: OptionalIdempotencyKey` or `RequiredIdempotencyKey`): a route that
+ * honours a key and does not say so is a bug the first request to it shows, not a gap in the reference.
+ */
+function declaresKey(request: FastifyRequest): boolean {
+  const headers = request.routeOptions.schema?.headers as { properties?: Record<string, unknown> } | undefined;
+  return Object.keys(headers?.properties ?? {}).some((name) => name.toLowerCase() === 'idempotency-key');
 }
 
 /** Canonical JSON: object keys sorted at every depth, so key order never changes a fingerprint. */

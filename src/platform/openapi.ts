@@ -1,10 +1,11 @@
 // The OpenAPI document as @fastify/swagger generates it from the routes, completed with what every operation shares
 // and the routes do not each repeat: the problem responses (defined once per status), the statuses any operation
-// can answer (400 for a path id over its length, 413 and 415 for a body, 503 while the service drains), and the
-// response headers the service sends (X-Request-Id, API-Version, RateLimit-*, Retry-After, Location,
-// Idempotent-Replayed). What many operations declare alike is named once and referred to: the list and
-// Idempotency-Key parameters (components.parameters) and a success response several operations give identically
-// (components.responses). The tests check the suite's real responses against the result (test/helpers/conformance.ts).
+// can answer (400 for a path id over its length, 413 and 415 for a body, on a write that takes none too, 503 while
+// the service drains), and the response headers the service sends (X-Request-Id, API-Version, RateLimit-*,
+// Retry-After, WWW-Authenticate, Location, Idempotent-Replayed). What many operations declare alike is named once and
+// referred to: the list and Idempotency-Key parameters (components.parameters) and a success response several
+// operations give identically (components.responses). The tests check the suite's real responses against the result
+// (test/helpers/conformance.ts).
 import { API_VERSION } from './version.js';
 import { describeStatus, PROBLEM_SCHEMA_ID } from './schemas.js';
 
@@ -50,6 +51,14 @@ const HEADERS: Headers = {
   RateLimitRemaining: { description: 'Requests left in the bucket now.', schema: { type: 'string' } },
   RateLimitReset: { description: 'Seconds until the bucket is full again.', schema: { type: 'string' } },
   Location: { description: 'Where the created object is read.', schema: { type: 'string' } },
+  WwwAuthenticate: {
+    description:
+      'The challenge (RFC 9110 §11.6.1). A bearer-token route: `Bearer realm="payments"` when no bearer token was sent, ' +
+      '`Bearer realm="payments", error="invalid_token", error_description="…"` when the token was refused (RFC 6750 §3). ' +
+      'A provider callback whose signature is refused: `Provider-Signature realm="provider-callbacks"`.',
+    required: true,
+    schema: { type: 'string' },
+  },
   IdempotentReplayed: {
     description: '`true` when this is the stored answer of an earlier request with the same Idempotency-Key.',
     schema: { type: 'string', enum: ['true'] },
@@ -65,6 +74,7 @@ function headersOf(status: string, o: { rateLimited: boolean; idempotent: boolea
     h['RateLimit-Remaining'] = header('RateLimitRemaining');
     h['RateLimit-Reset'] = header('RateLimitReset');
   }
+  if (status === '401') h['WWW-Authenticate'] = header('WwwAuthenticate');
   if (status === '429' || status === '503') h['Retry-After'] = header('RetryAfter');
   if (status === '201') h.Location = header('Location');
   if (o.idempotent && (status === '200' || status === '201')) h['Idempotent-Replayed'] = header('IdempotentReplayed');
@@ -82,8 +92,8 @@ const SHARED_PARAMETERS: Record<string, string> = {
   'query limit optional': 'Limit',
   'query from optional': 'From',
   'query to optional': 'To',
-  'header idempotency-key optional': 'IdempotencyKey',
-  'header idempotency-key required': 'IdempotencyKeyRequired',
+  'header Idempotency-Key optional': 'IdempotencyKey',
+  'header Idempotency-Key required': 'IdempotencyKeyRequired',
 };
 
 /** A shared success response is named after its body's schema, with the status when not 200: Collection, DepositCreated. */
@@ -96,6 +106,12 @@ function bodySchemaName(response: Response): string | undefined {
   const ref = content?.['application/json']?.schema?.$ref;
   return typeof ref === 'string' ? /^#\/components\/schemas\/(\w+)$/.exec(ref)?.[1] : undefined;
 }
+
+const WRITE_METHODS = new Set(['post', 'put', 'patch', 'delete']);
+
+/** An operation whose answer is an HTML page (the checkout page, the reference). */
+const isPage = (op: Operation): boolean =>
+  Object.keys((op.responses?.['200']?.content ?? {}) as Record<string, unknown>).join() === 'text/html';
 
 const PROBLEM_CONTENT = JSON.stringify({
   'application/problem+json': { schema: { $ref: `#/components/schemas/${PROBLEM_SCHEMA_ID}` } },
@@ -121,16 +137,19 @@ export function completeDocument<D extends Document>(document: D): D {
     parameters[name] ??= p;
     return JSON.stringify(parameters[name]) === JSON.stringify(p) ? { $ref: `#/components/parameters/${name}` } : p;
   };
-  const operations = Object.values(document.paths ?? {}).flatMap((path) => Object.values(path));
-  for (const op of operations) {
+  const methods = Object.values(document.paths ?? {}).flatMap((path) => Object.entries(path));
+  const operations = methods.map(([, op]) => op);
+  for (const [method, op] of methods) {
     const opResponses = (op.responses ??= {});
     const params = (op.parameters ?? []).filter((p): p is Parameter => !('$ref' in p));
     const o = {
       rateLimited: Array.isArray(op.security) && op.security.length > 0,
       idempotent: params.some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key'),
     };
-    if (params.some((p) => p.in === 'path')) opResponses['400'] ??= problem('400');
-    if (op.requestBody) {
+    // A page answers a path it cannot use with its own not-found page (the checkout page), not a problem document.
+    if (params.some((p) => p.in === 'path') && !isPage(op)) opResponses['400'] ??= problem('400');
+    // A write that declares no body refuses one with 415 (src/app.ts); a body over the limit is 413 first.
+    if (op.requestBody || WRITE_METHODS.has(method)) {
       opResponses['413'] ??= problem('413');
       opResponses['415'] ??= problem('415');
     }

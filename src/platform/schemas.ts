@@ -91,10 +91,25 @@ export function htmlResponse(description: string) {
   return { description, content: { 'text/html': { schema: Type.String({ description }) } } };
 }
 
+/** The rule of an Idempotency-Key (contract §4): 1 to 255 visible ASCII characters (0x21–0x7E), sent once. */
+export const IDEMPOTENCY_KEY_PATTERN = '^[\\x21-\\x7e]{1,255}$';
+
 export const IdempotencyKeyHeader = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  pattern: IDEMPOTENCY_KEY_PATTERN,
   description:
-    'Unique per logical operation (a UUID v4 is a good choice), 1–255 visible ASCII characters. Outcomes are kept 24 hours.',
+    'Unique per logical operation (a UUID v4 is a good choice), 1–255 visible ASCII characters. Outcomes are kept 24 hours. ' +
+    'Absent where required: 422 `idempotency_key_missing`; present but not of this form (or sent twice): 422 `idempotency_key_invalid`.',
 });
+
+/**
+ * The Idempotency-Key header of a route that honours one (calls `idempotencyOf`), declared under its own name: Fastify
+ * validates header names lower-cased, and the document shows them as written here.
+ */
+export const IDEMPOTENCY_KEY = 'Idempotency-Key';
+export const OptionalIdempotencyKey = Type.Object({ [IDEMPOTENCY_KEY]: Type.Optional(IdempotencyKeyHeader) });
+export const RequiredIdempotencyKey = Type.Object({ [IDEMPOTENCY_KEY]: IdempotencyKeyHeader });
 
 /**
  * A named component used with a description of its own: inside `allOf`, because the document generator drops the

@@ -31,6 +31,21 @@ export function shareSchemas(schemas: readonly { $id?: string }[]): void {
   }
 }
 
+/**
+ * A headers schema with its header names lower-cased, as Node gives them (RFC 9110 §5.1: names are case-insensitive).
+ * Fastify does this itself only under its own validator compiler; the document keeps them as declared (Idempotency-Key).
+ */
+export function lowerCaseHeaderNames(schema: object): object {
+  const { properties, required } = schema as { properties?: Record<string, unknown>; required?: unknown };
+  return {
+    ...schema,
+    ...(properties && {
+      properties: Object.fromEntries(Object.entries(properties).map(([name, value]) => [name.toLowerCase(), value])),
+    }),
+    ...(Array.isArray(required) && { required: required.map((name) => String(name).toLowerCase()) }),
+  };
+}
+
 export function compileBody(schema: object): ValidateFunction {
   return bodyAjv.compile(schema);
 }

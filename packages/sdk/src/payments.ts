@@ -117,8 +117,8 @@ export class Payments {
     return { headers, ...(options.signal ? { signal: options.signal } : {}) };
   }
 
-  private static key(options: CallOptions = {}): { 'idempotency-key': string } {
-    return { 'idempotency-key': options.idempotencyKey ?? newIdempotencyKey() };
+  private static key(options: CallOptions = {}): { 'Idempotency-Key': string } {
+    return { 'Idempotency-Key': options.idempotencyKey ?? newIdempotencyKey() };
   }
 
   readonly collections = {

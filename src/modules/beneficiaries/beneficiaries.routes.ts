@@ -2,7 +2,7 @@
 import { requireAuth } from '../../platform/auth.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
-import { problemResponses } from '../../platform/schemas.js';
+import { OptionalIdempotencyKey, problemResponses } from '../../platform/schemas.js';
 import {
   BeneficiaryIdParams,
   BeneficiaryPage,
@@ -27,6 +27,7 @@ export function beneficiariesRoutes(app: App, service: BeneficiariesService): vo
           '(`bank_code` and `account_number`). Details that do not fit the rail: 400 `invalid_customer` with field errors. ' +
           'An Idempotency-Key is honoured.',
         body: CreateBeneficiaryBody,
+        headers: OptionalIdempotencyKey,
         response: { 201: BeneficiarySchema, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429) },
       },
     },

@@ -1,13 +1,17 @@
 // Routes for hosted checkout: sessions (rows 15, 16, and a list), the by-token endpoints the payer's page
 // calls without an API key (row 18), and the page itself at /checkout/{token}. No SQL here.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
 import { requireAuth } from '../../platform/auth.js';
 import { ApiError } from '../../platform/errors.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
 import { clientKey, TokenBuckets, type RateLimitOptions } from '../../platform/rate-limit.js';
-import { htmlResponse, IdempotencyKeyHeader, problemResponses } from '../../platform/schemas.js';
+import {
+  htmlResponse,
+  OptionalIdempotencyKey,
+  problemResponses,
+  RequiredIdempotencyKey,
+} from '../../platform/schemas.js';
 import {
   CHECKOUT_CSP,
   CHECKOUT_HEADERS,
@@ -68,6 +72,24 @@ class PayerLimits {
   }
 }
 
+/** The page's own headers: HTML, its content security policy and the payer headers. */
+function pageHeaders(reply: FastifyReply): FastifyReply {
+  reply.header('content-type', 'text/html; charset=utf-8').header('content-security-policy', CHECKOUT_CSP);
+  for (const [name, value] of Object.entries(CHECKOUT_HEADERS)) reply.header(name, value);
+  return reply;
+}
+
+/** Whether a request is for the hosted payment page (`/checkout/{token}`), whose every answer is a page. */
+export const isCheckoutPage = (url: string): boolean => /^\/checkout\/[^/?]*(?:\?|$)/.test(url);
+
+/**
+ * The 404 page for a link that leads nowhere: an unknown token, and one the router or the schema refuses before the
+ * route sees it (over its length, bad percent-encoding): the payer gets the page the document declares, not JSON.
+ */
+export function sendUnknownLinkPage(reply: FastifyReply): FastifyReply {
+  return pageHeaders(reply).code(404).send(renderNotFoundPage());
+}
+
 export function checkoutRoutes(app: App, service: CheckoutService, limits: RateLimitOptions): void {
   const payer = new PayerLimits(limits);
   const limitApi = async (
@@ -97,7 +119,7 @@ export function checkoutRoutes(app: App, service: CheckoutService, limits: RateL
           "(each attempt is a collection carrying the session's reference and metadata), and on success sends the payer to `redirect_url` " +
           'with `session_id` and `status`. Confirm the outcome with GET /v1/checkout/sessions/{id} or the `checkout.session.completed` ' +
           'webhook; `checkout.session.expired` says it was never paid. An `Idempotency-Key` is honoured.',
-        headers: Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKeyHeader) }),
+        headers: OptionalIdempotencyKey,
         body: CreateSessionBody,
         response: { 201: SessionSchema, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429) },
       },
@@ -176,7 +198,7 @@ export function checkoutRoutes(app: App, service: CheckoutService, limits: RateL
           '`invalid_customer` with field errors. A session already paid or with an attempt running: 409 `checkout_session_not_open`; ' +
           'past its expiry: 409 `checkout_session_expired`.',
         params: TokenParams,
-        headers: Type.Object({ 'idempotency-key': IdempotencyKeyHeader }),
+        headers: RequiredIdempotencyKey,
         body: PayBody,
         response: { 201: PayerViewSchema, ...problemResponses(400, 404, 409, 413, 415, 422, 429) },
       },
@@ -191,12 +213,15 @@ export function checkoutRoutes(app: App, service: CheckoutService, limits: RateL
     '/checkout/:token',
     {
       config: { auth: 'public' },
+      // A token the schema refuses is a link that leads nowhere: the 404 page, not a 400 problem document.
+      attachValidation: true,
       schema: {
         operationId: 'checkoutPage',
         tags: ['Checkout (payer)'],
         summary: 'The hosted payment page',
         description:
-          'The page at `session_url`: English, or French in francophone markets. An unknown link is a 404 page.',
+          'The page at `session_url`: English, or French in francophone markets. An unknown or malformed link (a token over its ' +
+          'length, bad percent-encoding) is the 404 page, never a problem document.',
         params: TokenParams,
         response: {
           200: htmlResponse('The payment page.'),
@@ -206,8 +231,8 @@ export function checkoutRoutes(app: App, service: CheckoutService, limits: RateL
       },
     },
     async (request, reply) => {
-      reply.header('content-type', 'text/html; charset=utf-8').header('content-security-policy', CHECKOUT_CSP);
-      for (const [name, value] of Object.entries(CHECKOUT_HEADERS)) reply.header(name, value);
+      if (request.validationError) return sendUnknownLinkPage(reply);
+      pageHeaders(reply);
       const wait = payer.check(request.params.token, request.ip, reply);
       if (wait !== undefined)
         return reply.code(429).header('Retry-After', String(wait)).send(renderRateLimitedPage(wait));
@@ -215,7 +240,7 @@ export function checkoutRoutes(app: App, service: CheckoutService, limits: RateL
         if (err instanceof ApiError && err.code === 'not_found') return undefined;
         throw err;
       });
-      if (!view) return reply.code(404).send(renderNotFoundPage());
+      if (!view) return sendUnknownLinkPage(reply);
       return reply.send(renderCheckoutPage(request.params.token, view));
     },
   );

@@ -2,8 +2,7 @@
 import { requireAuth } from '../../platform/auth.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
 import { sendStored, type App } from '../../platform/http.js';
-import { IdempotencyKeyHeader, problemResponses } from '../../platform/schemas.js';
-import { Type } from 'typebox';
+import { problemResponses, RequiredIdempotencyKey } from '../../platform/schemas.js';
 import {
   CollectionIdParams,
   CollectionPage,
@@ -30,7 +29,7 @@ export function collectionsRoutes(app: App, service: CollectionsService): void {
           'stored response with `Idempotent-Replayed: true`; the same key with another body is 422 `idempotency_key_reused`; while the ' +
           'first is still running, 409 `idempotency_key_in_use`.',
         params: CollectionPathParams,
-        headers: Type.Object({ 'idempotency-key': IdempotencyKeyHeader }),
+        headers: RequiredIdempotencyKey,
         body: CreateCollectionBody,
         response: { 201: CollectionSchema, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429) },
       },

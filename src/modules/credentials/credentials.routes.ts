@@ -8,7 +8,7 @@ import { notFound } from '../../platform/errors.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf, type IdempotencyEngine, type StoredResponse } from '../../platform/idempotency.js';
 import { isUuid } from '../../platform/ids.js';
-import { IdempotencyKeyHeader, problemResponses } from '../../platform/schemas.js';
+import { OptionalIdempotencyKey, problemResponses } from '../../platform/schemas.js';
 import { findWorkspace, listAllWorkspaces, updateLatePayment } from '../workspaces/workspaces.repository.js';
 import { createWorkspace } from '../workspaces/workspaces.service.js';
 import { listCredentials } from './credentials.repository.js';
@@ -34,7 +34,6 @@ function issuedResponse(status: number, issued: IssuedCredential): StoredRespons
 }
 
 const issuedToApi = (issued: IssuedCredential) => ({ ...credentialToApi(issued.credential), token: issued.token });
-const optionalKey = Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKeyHeader) });
 /** These answers hold a new token: the copy kept for replays is stored sealed. */
 const SECRET_ANSWER = { secret: true };
 
@@ -129,7 +128,7 @@ export function credentialsRoutes(
         summary: 'Create a credential in the workspace',
         description:
           "Mints a new token for the caller's workspace. Only an admin may mint another audience than its own.",
-        headers: optionalKey,
+        headers: OptionalIdempotencyKey,
         body: CreateCredentialBody,
         response: { 201: IssuedCredentialSchema, ...problemResponses(400, 401, 403, 409, 415, 422, 429) },
       },
@@ -156,7 +155,7 @@ export function credentialsRoutes(
         description:
           'Returns a new token for the credential. The previous token stops working before this call returns. Only an admin may rotate a credential of another audience (403).',
         params: IdParams,
-        headers: optionalKey,
+        headers: OptionalIdempotencyKey,
         response: { 200: IssuedCredentialSchema, ...problemResponses(401, 403, 404, 409, 422, 429) },
       },
     },
@@ -222,7 +221,7 @@ export function credentialsRoutes(
         tags: ['Admin'],
         summary: 'Create a workspace',
         description: 'Creates an integrator workspace in this environment with a first integrator credential.',
-        headers: optionalKey,
+        headers: OptionalIdempotencyKey,
         body: CreateWorkspaceBody,
         response: { 201: CreatedWorkspaceSchema, ...problemResponses(400, 401, 403, 409, 415, 422, 429) },
       },
@@ -251,7 +250,7 @@ export function credentialsRoutes(
         tags: ['Admin'],
         summary: 'Create a credential in any workspace',
         params: IdParams,
-        headers: optionalKey,
+        headers: OptionalIdempotencyKey,
         body: AdminCreateCredentialBody,
         response: { 201: IssuedCredentialSchema, ...problemResponses(400, 401, 403, 404, 409, 415, 422, 429) },
       },

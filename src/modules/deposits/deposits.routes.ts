@@ -3,7 +3,7 @@
 import { requireAuth } from '../../platform/auth.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
-import { problemResponses } from '../../platform/schemas.js';
+import { OptionalIdempotencyKey, problemResponses } from '../../platform/schemas.js';
 import {
   AddressIdParams,
   AddressPage,
@@ -39,6 +39,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
           'confirmed deposits are converted to that currency and credited (row 5). An asset or network not taken: 400 `invalid_asset`; ' +
           'no free address: 409 `deposit_address_pool_empty` with Retry-After. An Idempotency-Key is honoured.',
         body: CreateAddressBody,
+        headers: OptionalIdempotencyKey,
         response: { 201: DepositAddressSchema, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429) },
       },
     },
@@ -191,6 +192,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
           'Sandbox only (404 in production). A transfer arrives, `pending`, on one of your deposit addresses; drive it with the simulate ' +
           'endpoint. `tx_hash` defaults to a random one. An Idempotency-Key is honoured.',
         body: SandboxDepositBody,
+        headers: OptionalIdempotencyKey,
         response: { 201: DepositSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
       },
     },
@@ -214,6 +216,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
           'exists; otherwise it waits, confirmed, for one); `failed` drops it. A move the deposit is past: 409 `deposit_conflict`.',
         params: DepositIdParams,
         body: SimulateDepositBody,
+        headers: OptionalIdempotencyKey,
         response: { 200: DepositSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
       },
     },

@@ -2,7 +2,7 @@
 import { requireAuth } from '../../platform/auth.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
-import { problemResponses } from '../../platform/schemas.js';
+import { OptionalIdempotencyKey, problemResponses } from '../../platform/schemas.js';
 import {
   CreateRateBody,
   CreateSourceBody,
@@ -45,6 +45,7 @@ export function marketDataRoutes(app: App, service: MarketDataService): void {
         summary: 'Add a rate source',
         description: 'A new source, active at once. A name already used: 409 `source_name_taken`.',
         body: CreateSourceBody,
+        headers: OptionalIdempotencyKey,
         response: { 201: SourceSchema, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429) },
       },
     },
@@ -100,6 +101,7 @@ export function marketDataRoutes(app: App, service: MarketDataService): void {
           'A price observed at an active source. The rate is a decimal string (no float rounding). An unknown or inactive source: 422 ' +
           '`rate_source_unavailable`. Conversions use the newest rate of a pair observed within `RATE_MAX_AGE_SECONDS` (default 300).',
         body: CreateRateBody,
+        headers: OptionalIdempotencyKey,
         response: { 201: RateSchema, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429) },
       },
     },

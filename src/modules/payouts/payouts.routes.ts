@@ -1,9 +1,8 @@
 // Routes for offramp routes (row 12 and the writes behind it) and payouts (rows 11 and 17). No SQL here.
-import { Type } from 'typebox';
 import { requireAuth } from '../../platform/auth.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
-import { IdempotencyKeyHeader, problemResponses } from '../../platform/schemas.js';
+import { OptionalIdempotencyKey, problemResponses, RequiredIdempotencyKey } from '../../platform/schemas.js';
 import {
   CommitBody,
   CreateRouteBody,
@@ -66,6 +65,7 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
           'Liquidity providers and the admin keep the routes. `source` is an asset (converted at the current rate when a payout is committed) ' +
           "or the market's currency (paid from that balance). An Idempotency-Key is honoured.",
         body: CreateRouteBody,
+        headers: OptionalIdempotencyKey,
         response: { 201: RouteSchema, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429) },
       },
     },
@@ -111,7 +111,7 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
           "an unknown or inactive route: 422 `route_unavailable`; a route of another market or rail than the beneficiary's: 422 `route_mismatch`; " +
           "outside the route's limits: 422 `amount_out_of_range`; no current rate: 422 `rate_unavailable`. In the sandbox the payout is simulated " +
           "(the beneficiary's number or account ending 0001: declined, 0002: invalid account, 0005: stays pending); no real money moves.",
-        headers: Type.Object({ 'idempotency-key': IdempotencyKeyHeader }),
+        headers: RequiredIdempotencyKey,
         body: CommitBody,
         response: { 201: PayoutSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
       },

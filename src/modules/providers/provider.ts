@@ -163,8 +163,15 @@ export interface RailAssignment {
 /** A provider call that failed (timeout, refused connection, 5xx): the worker retries it later. */
 export class ProviderError extends Error {}
 
+/**
+ * A provider callback whose signature is missing, malformed, stale or wrong: 401 with the challenge RFC 9110 §11.6.1
+ * requires, naming the callback scheme (the credentials travel in the Provider-Signature header, not Authorization;
+ * docs/deviations.md).
+ */
 export class CallbackRejected extends ApiError {
   constructor(detail: string) {
-    super('invalid_signature', detail);
+    super('invalid_signature', detail, {
+      headers: { 'WWW-Authenticate': 'Provider-Signature realm="provider-callbacks"' },
+    });
   }
 }

@@ -1,9 +1,8 @@
 // Routes for refunds: row 2 (refund a collection), read one, list the workspace's or a collection's. No SQL here.
-import { Type } from 'typebox';
 import { requireAuth } from '../../platform/auth.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
-import { IdempotencyKeyHeader, problemResponses } from '../../platform/schemas.js';
+import { problemResponses, RequiredIdempotencyKey } from '../../platform/schemas.js';
 import { CollectionIdParams } from '../collections/collections.schemas.js';
 import { CreateRefundBody, ListRefundsQuery, RefundIdParams, RefundPage, RefundSchema } from './refunds.schemas.js';
 import type { RefundsService } from './refunds.service.js';
@@ -24,7 +23,7 @@ export function refundsRoutes(app: App, service: RefundsService): void {
           '(a new refund may then be requested). A collection in any other status: 409 `collection_not_refundable`; a refund ' +
           "of it still requested or pending: 409 `refund_in_progress`; an amount other than the collection's: 422 `refund_amount_mismatch`.",
         params: CollectionIdParams,
-        headers: Type.Object({ 'idempotency-key': IdempotencyKeyHeader }),
+        headers: RequiredIdempotencyKey,
         body: CreateRefundBody,
         response: { 201: RefundSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
       },

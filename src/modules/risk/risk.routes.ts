@@ -2,7 +2,7 @@
 import { requireAuth } from '../../platform/auth.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
-import { problemResponses } from '../../platform/schemas.js';
+import { OptionalIdempotencyKey, problemResponses } from '../../platform/schemas.js';
 import {
   CreateSignalBody,
   ListOpenQuery,
@@ -71,6 +71,7 @@ export function riskRoutes(app: App, service: RiskService): void {
           'Row 8: 201 with the signal, `open`, in your workspace (an admin token may name another with `workspace_id`). An Idempotency-Key is honoured. ' +
           'A `liquidity_provider` token gets the signal back with phone numbers masked, as it reads every signal.',
         body: CreateSignalBody,
+        headers: OptionalIdempotencyKey,
         response: { 201: SignalSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
       },
     },

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { requireAuth } from '../../platform/auth.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
-import { component, problemResponses } from '../../platform/schemas.js';
+import { component, OptionalIdempotencyKey, problemResponses } from '../../platform/schemas.js';
 import { CollectionIdParams, CollectionSchema, FAILURE_REASONS } from '../collections/collections.schemas.js';
 import { PAYOUT_FAILURE_REASONS, PayoutSchema, TransactionIdParams } from '../payouts/payouts.schemas.js';
 import { REFUND_FAILURE_REASONS, RefundIdParams, RefundSchema } from '../refunds/refunds.schemas.js';
@@ -70,6 +70,7 @@ export function sandboxRoutes(app: App, service: SandboxService): void {
           'with the same events and ledger postings a provider notice would cause. Answers the collection after the change.',
         params: CollectionIdParams,
         body: SimulateCollectionBody,
+        headers: OptionalIdempotencyKey,
         response: { 200: CollectionSchema, ...problemResponses(400, 401, 403, 404, 409, 422, 429) },
       },
     },
@@ -95,6 +96,7 @@ export function sandboxRoutes(app: App, service: SandboxService): void {
           'Sandbox only (404 in production). Refunds in the sandbox succeed by themselves unless driven otherwise.',
         params: RefundIdParams,
         body: SimulateRefundBody,
+        headers: OptionalIdempotencyKey,
         response: { 200: RefundSchema, ...problemResponses(400, 401, 403, 404, 409, 422, 429) },
       },
     },
@@ -121,6 +123,7 @@ export function sandboxRoutes(app: App, service: SandboxService): void {
           'another outcome; this drives one by hand, with the same events and postings a provider notice would cause.',
         params: TransactionIdParams,
         body: SimulatePayoutBody,
+        headers: OptionalIdempotencyKey,
         response: { 200: PayoutSchema, ...problemResponses(400, 401, 403, 404, 409, 422, 429) },
       },
     },

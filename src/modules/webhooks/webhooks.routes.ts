@@ -4,7 +4,7 @@ import { requireAuth } from '../../platform/auth.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
 import { ListQuery } from '../../platform/pagination.js';
-import { problemResponses } from '../../platform/schemas.js';
+import { OptionalIdempotencyKey, problemResponses } from '../../platform/schemas.js';
 import { EVENT_TYPES, TEST_EVENT_TYPE } from './event-types.js';
 import {
   CreateEndpointBody,
@@ -51,6 +51,7 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
           'The endpoint receives events that happen after it is created. ' +
           DELIVERY_RULES,
         body: CreateEndpointBody,
+        headers: OptionalIdempotencyKey,
         response: { 201: EndpointWithSecretSchema, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429) },
       },
     },
@@ -145,6 +146,7 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
           'one with each secret, so a receiver can switch to the new secret at its own pace without rejecting an event. ' +
           'An Idempotency-Key is honoured.',
         params: EndpointIdParams,
+        headers: OptionalIdempotencyKey,
         response: { 200: EndpointWithSecretSchema, ...problemResponses(401, 403, 404, 422, 429) },
       },
     },
@@ -169,6 +171,7 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
           '`GET /v1/webhooks/endpoints/{id}/deliveries`. The event is listed by the events API and can be resent. ' +
           'A disabled endpoint is 409 `webhook_endpoint_disabled`. An Idempotency-Key is honoured.',
         params: EndpointIdParams,
+        headers: OptionalIdempotencyKey,
         response: { 202: DeliverySchema, ...problemResponses(401, 403, 404, 409, 422, 429) },
       },
     },
@@ -267,6 +270,7 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
           'no endpoint to send to is 409 `no_webhook_endpoints`. An Idempotency-Key is honoured.',
         params: EventIdParams,
         body: ResendBody,
+        headers: OptionalIdempotencyKey,
         response: { 202: ResendResponse, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
       },
       // The body is optional: none means every subscribed endpoint.
