@@ -17,6 +17,7 @@ import {
   assertPaidEvents,
   assertPromptedOnceDespite,
   collectionReaching,
+  DARAJA_FAKE_ENTRY,
   eventsAbout,
   payoutDesk,
   read,
@@ -29,17 +30,7 @@ import {
 import { assertProblem, createCollection, request, waitFor } from './helpers/harness.js';
 
 const fake = new DarajaFake({ actAfterMs: 150, securityCredential: 'c2VjdXJpdHktY3JlZGVudGlhbA==' });
-const app = await startConnectorApp(fake, {
-  type: 'mpesa_daraja',
-  name: 'daraja',
-  rails: ['KE/mpesa'],
-  consumer_key: 'fake-consumer-key',
-  consumer_secret: 'fake-consumer-secret',
-  shortcode: SANDBOX_SHORTCODE,
-  passkey: SANDBOX_PASSKEY,
-  transaction_type: 'CustomerPayBillOnline',
-  b2c: { shortcode: '600000', initiator_name: 'testapi', security_credential: 'c2VjdXJpdHktY3JlZGVudGlhbA==' },
-});
+const app = await startConnectorApp(fake, DARAJA_FAKE_ENTRY);
 after(async () => app.close());
 const t = app.t;
 

@@ -8,8 +8,8 @@ import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { isDatabaseUnavailable } from '../src/db/errors.js';
 import { createPool, withTransaction } from '../src/db/pool.js';
-import { DarajaFake, SANDBOX_PASSKEY, SANDBOX_SHORTCODE } from '../fakes/mpesa-daraja.js';
-import { startConnectorApp } from './helpers/connectors.js';
+import { DarajaFake } from '../fakes/mpesa-daraja.js';
+import { DARAJA_FAKE_ENTRY, startConnectorApp } from './helpers/connectors.js';
 import { privateServer, startService, steadyCreates, type PrivateServer } from './helpers/db-faults.js';
 import {
   assertProblem,
@@ -23,19 +23,6 @@ import {
 } from './helpers/harness.js';
 
 const CREATE = '/v1/collections/KE/rails/mpesa';
-
-/** A Daraja connector, as the connector tests configure it (test/connectors.daraja.test.ts). */
-const DARAJA = {
-  type: 'mpesa_daraja',
-  name: 'daraja',
-  rails: ['KE/mpesa'],
-  consumer_key: 'fake-consumer-key',
-  consumer_secret: 'fake-consumer-secret',
-  shortcode: SANDBOX_SHORTCODE,
-  passkey: SANDBOX_PASSKEY,
-  transaction_type: 'CustomerPayBillOnline',
-  b2c: { shortcode: '600000', initiator_name: 'testapi', security_credential: 'c2VjdXJpdHktY3JlZGVudGlhbA==' },
-};
 
 /** A connection of the test's own to the database `url` names. */
 async function connect(url: string): Promise<pg.Client> {
@@ -228,7 +215,7 @@ describe('on a PostgreSQL of the test its own', () => {
   test("an operator's answer that comes back while the database is down is written once it is back: one prompt", async () => {
     // The payer never acts within the test: only the initiation and its answer matter here.
     const fake = new DarajaFake({ actAfterMs: 60_000, securityCredential: 'c2VjdXJpdHktY3JlZGVudGlhbA==' });
-    const app = await startConnectorApp(fake, DARAJA, { OPERATOR_TIMEOUT_MS: '5000' }, server.url);
+    const app = await startConnectorApp(fake, DARAJA_FAKE_ENTRY, { OPERATOR_TIMEOUT_MS: '5000' }, server.url);
     const admin = await connect(app.t.config.databaseUrl as string);
     try {
       const phone = '+254722000777';

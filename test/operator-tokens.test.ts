@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { DarajaFake, SANDBOX_PASSKEY, SANDBOX_SHORTCODE } from '../fakes/mpesa-daraja.js';
+import { DarajaFake } from '../fakes/mpesa-daraja.js';
 import { loadConfig } from '../src/config.js';
 import { poolSettings } from '../src/db/open.js';
 import { createPool } from '../src/db/pool.js';
@@ -17,21 +17,11 @@ import { TokenCache } from '../src/modules/providers/operator-tokens.js';
 import type { Services } from '../src/app.js';
 import { createService } from '../src/service.js';
 import { startWorkers } from '../src/workers/index.js';
-import { CALLBACK_TOKEN, freePort, startConnectorApp, waitStatus } from './helpers/connectors.js';
+import { CALLBACK_TOKEN, DARAJA_FAKE_ENTRY, freePort, startConnectorApp, waitStatus } from './helpers/connectors.js';
 import { createCollection } from './helpers/harness.js';
 
 const SECRETS_KEY = randomBytes(32).toString('base64');
-const ENTRY = {
-  type: 'mpesa_daraja',
-  name: 'daraja',
-  rails: ['KE/mpesa'],
-  consumer_key: 'fake-consumer-key',
-  consumer_secret: 'fake-consumer-secret',
-  shortcode: SANDBOX_SHORTCODE,
-  passkey: SANDBOX_PASSKEY,
-  transaction_type: 'CustomerPayBillOnline',
-  b2c: { shortcode: '600000', initiator_name: 'testapi', security_credential: 'c2VjdXJpdHktY3JlZGVudGlhbA==' },
-};
+const ENTRY = DARAJA_FAKE_ENTRY;
 
 interface Node {
   name: string;

@@ -8,6 +8,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Fault, FakeOperator } from '../../fakes/fake-server.js';
+import { SANDBOX_PASSKEY, SANDBOX_SHORTCODE } from '../../fakes/mpesa-daraja.js';
 import {
   liquidityProviderToken,
   newKey,
@@ -284,4 +285,20 @@ export const DARAJA_ENTRY = {
   passkey: 'p',
   transaction_type: 'CustomerPayBillOnline',
   b2c: { shortcode: '600000', initiator_name: 'testapi', security_credential: 'c' },
+};
+
+/** The B2C security credential the tests' Daraja fakes take (base64, as Safaricom's portal gives one). */
+export const FAKE_SECURITY_CREDENTIAL = 'c2VjdXJpdHktY3JlZGVudGlhbA==';
+
+/** The Daraja connector as the tests run it against the Daraja fake (its base_url and callback_token are added where it is started). */
+export const DARAJA_FAKE_ENTRY = {
+  type: 'mpesa_daraja',
+  name: 'daraja',
+  rails: ['KE/mpesa'],
+  consumer_key: 'fake-consumer-key',
+  consumer_secret: 'fake-consumer-secret',
+  shortcode: SANDBOX_SHORTCODE,
+  passkey: SANDBOX_PASSKEY,
+  transaction_type: 'CustomerPayBillOnline',
+  b2c: { shortcode: '600000', initiator_name: 'testapi', security_credential: FAKE_SECURITY_CREDENTIAL },
 };
