@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { PaymentsEnv } from '../../config.js';
+import { isDatabaseUnavailable } from '../../db/errors.js';
 import { withTransaction, type Db } from '../../db/pool.js';
 import { uuidv7 } from '../../platform/ids.js';
 import type { SecretBox } from '../../platform/secret-box.js';
@@ -155,7 +156,12 @@ export class WebhookRelay {
 
   /** Starts a pump (or asks the running one for another round) without waiting for it; a failure is logged. */
   private pumpSoon(): void {
-    void this.pump().catch((err: unknown) => this.log.error({ err }, 'webhook relay failed'));
+    void this.pump().catch((err: unknown) =>
+      // A database away for a moment (the next poll tries again) is not an error worth a person's look.
+      isDatabaseUnavailable(err)
+        ? this.log.warn({ err: { message: (err as Error).message } }, 'webhook relay paused: database unavailable')
+        : this.log.error({ err }, 'webhook relay failed'),
+    );
   }
 
   /** Claims and starts due deliveries while slots are free; never runs twice at once in one process. */
