@@ -79,6 +79,8 @@ export interface ControlCommand {
 export abstract class FakeOperator {
   readonly received: FakeRequest[] = [];
   readonly callbacks: SentCallback[] = [];
+  /** The callbacks the plan dropped (never sent): what a test of a lost callback checks was really lost. */
+  readonly dropped: { url: string; body: unknown }[] = [];
   protected faults: (Fault & { left: number })[] = [];
   protected plan: CallbackPlan = { delayMs: 0, drop: 0, duplicate: 0 };
   protected readonly actAfterMs: number;
@@ -150,6 +152,7 @@ export abstract class FakeOperator {
   protected sendCallback(url: string, body: unknown, method = 'POST'): void {
     if (this.plan.drop > 0) {
       this.plan.drop -= 1;
+      this.dropped.push({ url, body });
       this.log(`callback to ${url} dropped`);
       return;
     }

@@ -116,6 +116,16 @@ describe('Airtel Money collections', () => {
       `# Airtel: create → successful with the callback lost (RECONCILE_AFTER_SECONDS=2): ${since(start)} ms\n`,
     );
     assert.ok(done.provider_receipt);
+    // The mechanism: this collection's callback (Airtel names our id as the transaction id) was dropped, none of its
+    // reached us, and the enquiry asked about it: only the enquiry could have moved it.
+    const id = done.collection_id as string;
+    const about = (body: unknown): boolean => (body as any)?.transaction?.id === id;
+    assert.ok(
+      fake.dropped.some((d) => about(d.body)),
+      'the callback of this collection was the one dropped',
+    );
+    assert.equal(fake.callbacks.filter((c) => about(c.body)).length, 0, 'no callback reached us');
+    assert.ok(fake.requests('GET', `/standard/v1/payments/${id}`).length >= 1, 'the enquiry asked about it');
   });
 
   it('a callback received twice makes one transition', async () => {

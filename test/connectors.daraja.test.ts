@@ -110,10 +110,27 @@ describe('M-Pesa collections by STK Push', () => {
 
   it('a lost callback: the collection still completes, by STK Push Query', async () => {
     fake.callbacksPlan({ drop: 1 });
+    const p = phone();
     const start = performance.now();
-    await collectionReaching(mpesa, phone(), 'successful');
+    const done = await collectionReaching(mpesa, p, 'successful');
     process.stdout.write(
       `# Daraja: create → successful with the callback lost (RECONCILE_AFTER_SECONDS=2): ${since(start)} ms\n`,
+    );
+    // The mechanism: this collection's callback was dropped and never reached us, so only the query could move it,
+    // and the query for its CheckoutRequestID did run.
+    const id = done.collection_id as string;
+    assert.ok(
+      fake.dropped.some((d) => d.url.endsWith(`/stk/${id}`)),
+      'the callback of this collection was the one dropped',
+    );
+    assert.equal(fake.callbacks.filter((c) => c.url.endsWith(`/stk/${id}`)).length, 0, 'no callback reached us');
+    const push = [...fake.stk.values()].find((s) => s.phone === msisdn(p));
+    assert.ok(push);
+    assert.ok(
+      fake
+        .requests('POST', '/mpesa/stkpushquery/v1/query')
+        .some((r) => (r.json as any)?.CheckoutRequestID === push.checkoutRequestId),
+      'STK Push Query asked about its push',
     );
   });
 
