@@ -8,7 +8,7 @@ import {
   CustomerSchema,
   FAILURE_REASONS,
   MetadataSchema,
-  PaymentInstructionSchema,
+  NullablePaymentInstruction,
 } from '../collections/collections.schemas.js';
 
 export const SESSION_STATUSES = ['open', 'processing', 'complete', 'expired'] as const;
@@ -203,7 +203,7 @@ export const PayerViewSchema = component(
             {
               rail: Type.String({ description: 'Rail of the latest attempt.' }),
               status: Type.Enum(COLLECTION_STATUSES, { description: "The attempt's collection status." }),
-              payment_instruction: PaymentInstructionSchema,
+              payment_instruction: NullablePaymentInstruction,
               failure_reason: AttemptFailureSchema,
             },
             { additionalProperties: false },

@@ -127,44 +127,69 @@ export const CollectionPathParams = Type.Object({
   }),
 });
 
-export const PaymentInstructionSchema = component(
-  'PaymentInstruction',
-  Type.Union(
-    [
-      Type.Object(
-        {
-          type: Type.Literal('push_prompt', {
-            description: 'The payer receives a prompt on their phone and approves it with their PIN.',
-          }),
-          message: Type.String({ description: 'What to tell the payer.' }),
-        },
-        { additionalProperties: false },
-      ),
-      Type.Object(
-        {
-          type: Type.Literal('ussd_code', { description: 'The payer dials a USSD code to approve the payment.' }),
-          ussd_code: Type.String({ description: 'The code to dial, e.g. #144*82#.' }),
-          message: Type.String({ description: 'What to tell the payer.' }),
-        },
-        { additionalProperties: false },
-      ),
-      Type.Object(
-        {
-          type: Type.Literal('bank_transfer', {
-            description: 'The payer transfers the amount to a dedicated account.',
-          }),
-          bank_name: Type.String({ description: 'Bank holding the receiving account.' }),
-          account_number: Type.String({ description: 'Receiving account number, dedicated to this collection.' }),
-          account_name: Type.String({ description: 'Name on the receiving account.' }),
-          message: Type.String({ description: 'What to tell the payer.' }),
-        },
-        { additionalProperties: false },
-      ),
-      Type.Null(),
-    ],
-    { description: 'How the payer completes the payment; null when the rail is purely asynchronous.' },
+const instructionMessage = Type.String({ description: 'What to tell the payer.' });
+
+export const PushPromptInstructionSchema = component(
+  'PushPromptInstruction',
+  Type.Object(
+    {
+      type: Type.Literal('push_prompt', {
+        description: 'The payer receives a prompt on their phone and approves it with their PIN.',
+      }),
+      message: instructionMessage,
+    },
+    { additionalProperties: false, description: "A prompt on the payer's phone (an STK push, say)." },
   ),
 );
+
+export const UssdCodeInstructionSchema = component(
+  'UssdCodeInstruction',
+  Type.Object(
+    {
+      type: Type.Literal('ussd_code', { description: 'The payer dials a USSD code to approve the payment.' }),
+      ussd_code: Type.String({ description: 'The code to dial, e.g. #144*82#.' }),
+      message: instructionMessage,
+    },
+    { additionalProperties: false, description: 'A USSD code the payer dials.' },
+  ),
+);
+
+export const BankTransferInstructionSchema = component(
+  'BankTransferInstruction',
+  Type.Object(
+    {
+      type: Type.Literal('bank_transfer', {
+        description: 'The payer transfers the amount to a dedicated account.',
+      }),
+      bank_name: Type.String({ description: 'Bank holding the receiving account.' }),
+      account_number: Type.String({ description: 'Receiving account number, dedicated to this collection.' }),
+      account_name: Type.String({ description: 'Name on the receiving account.' }),
+      message: instructionMessage,
+    },
+    { additionalProperties: false, description: 'An account the payer transfers the amount to.' },
+  ),
+);
+
+/** Each variant by its `type`: generated clients get one named type per variant and narrow on `type`. */
+export const PaymentInstructionSchema = component(
+  'PaymentInstruction',
+  Type.Union([PushPromptInstructionSchema, UssdCodeInstructionSchema, BankTransferInstructionSchema], {
+    description: 'How the payer completes the payment, by its `type`.',
+    discriminator: {
+      propertyName: 'type',
+      mapping: {
+        push_prompt: '#/components/schemas/PushPromptInstruction',
+        ussd_code: '#/components/schemas/UssdCodeInstruction',
+        bank_transfer: '#/components/schemas/BankTransferInstruction',
+      },
+    },
+  }),
+);
+
+/** A collection's (or checkout attempt's) instruction, null when the rail is purely asynchronous. */
+export const NullablePaymentInstruction = Type.Union([PaymentInstructionSchema, Type.Null()], {
+  description: 'How the payer completes the payment; null when the rail is purely asynchronous.',
+});
 
 export const CollectionSchema = component(
   'Collection',
@@ -180,7 +205,7 @@ export const CollectionSchema = component(
       status: StatusSchema,
       customer: CustomerSchema,
       metadata: MetadataSchema,
-      payment_instruction: PaymentInstructionSchema,
+      payment_instruction: NullablePaymentInstruction,
       failure_reason: Type.Union([FailureReasonSchema, Type.Null()], {
         description: `Why the collection failed, once it has: ${describeReasons(FAILURE_REASON_MEANINGS)}. Null otherwise.`,
       }),

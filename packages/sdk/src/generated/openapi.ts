@@ -1524,6 +1524,22 @@ export interface components {
              */
             created_at: string;
         };
+        /** @description An account the payer transfers the amount to. */
+        BankTransferInstruction: {
+            /**
+             * @description The payer transfers the amount to a dedicated account.
+             * @enum {string}
+             */
+            type: "bank_transfer";
+            /** @description Bank holding the receiving account. */
+            bank_name: string;
+            /** @description Receiving account number, dedicated to this collection. */
+            account_number: string;
+            /** @description Name on the receiving account. */
+            account_name: string;
+            /** @description What to tell the payer. */
+            message: string;
+        };
         /** @description A payout destination: a mobile-money wallet or a bank account in one market. */
         Beneficiary: {
             /** @description Identifier of the beneficiary. */
@@ -1629,7 +1645,8 @@ export interface components {
                  * @enum {unknown}
                  */
                 status: "created" | "pending" | "processing" | "successful" | "failed" | "expired" | "refunded" | "reversed";
-                payment_instruction: components["schemas"]["PaymentInstruction"];
+                /** @description How the payer completes the payment; null when the rail is purely asynchronous. */
+                payment_instruction: components["schemas"]["PaymentInstruction"] | null;
                 failure_reason: components["schemas"]["CheckoutFailureReason"];
             } | null;
             /** @description Once the session is complete or expired: the redirect_url with `session_id` and `status` added. Null before. */
@@ -1718,7 +1735,8 @@ export interface components {
             status: components["schemas"]["CollectionStatus"];
             customer: components["schemas"]["Customer"];
             metadata: components["schemas"]["Metadata"];
-            payment_instruction: components["schemas"]["PaymentInstruction"];
+            /** @description How the payer completes the payment; null when the rail is purely asynchronous. */
+            payment_instruction: components["schemas"]["PaymentInstruction"] | null;
             /** @description Why the collection failed, once it has: `payer_declined` (the payer declined or cancelled the prompt), `insufficient_funds` (not enough money in the payer’s account), `wrong_pin` (the payer entered a wrong PIN), `prompt_expired` (the payer did not answer the prompt in time), `payer_unreachable` (the payer’s phone could not be reached), `payer_busy` (the payer already had a payment in progress), `payer_limit_reached` (the payer reached a transaction limit), `payer_not_found` (the number has no mobile-money account), `provider_error` (the provider could not run it), `provider_refused` (the provider refused the initiation). Null otherwise. */
             failure_reason: components["schemas"]["CollectionFailureReason"] | null;
             /** @description The operator's own receipt of the payment (an M-Pesa receipt number, MTN's financialTransactionId, an Airtel Money id), once the operator has confirmed it; quote it to the operator and the payer. Null until then, and on the sandbox simulator. */
@@ -2299,40 +2317,8 @@ export interface components {
             has_more: boolean;
             next_cursor: components["schemas"]["NextCursor"];
         };
-        /** @description How the payer completes the payment; null when the rail is purely asynchronous. */
-        PaymentInstruction: {
-            /**
-             * @description The payer receives a prompt on their phone and approves it with their PIN.
-             * @enum {string}
-             */
-            type: "push_prompt";
-            /** @description What to tell the payer. */
-            message: string;
-        } | {
-            /**
-             * @description The payer dials a USSD code to approve the payment.
-             * @enum {string}
-             */
-            type: "ussd_code";
-            /** @description The code to dial, e.g. #144*82#. */
-            ussd_code: string;
-            /** @description What to tell the payer. */
-            message: string;
-        } | {
-            /**
-             * @description The payer transfers the amount to a dedicated account.
-             * @enum {string}
-             */
-            type: "bank_transfer";
-            /** @description Bank holding the receiving account. */
-            bank_name: string;
-            /** @description Receiving account number, dedicated to this collection. */
-            account_number: string;
-            /** @description Name on the receiving account. */
-            account_name: string;
-            /** @description What to tell the payer. */
-            message: string;
-        } | null;
+        /** @description How the payer completes the payment, by its `type`. */
+        PaymentInstruction: components["schemas"]["PushPromptInstruction"] | components["schemas"]["UssdCodeInstruction"] | components["schemas"]["BankTransferInstruction"];
         /** @description A payout to a beneficiary, reserved from your balance when committed. */
         Payout: {
             /** @description Identifier of the payout transaction. */
@@ -2395,6 +2381,16 @@ export interface components {
             /** @description True when another page follows this one. */
             has_more: boolean;
             next_cursor: components["schemas"]["NextCursor"];
+        };
+        /** @description A prompt on the payer's phone (an STK push, say). */
+        PushPromptInstruction: {
+            /**
+             * @description The payer receives a prompt on their phone and approves it with their PIN.
+             * @enum {string}
+             */
+            type: "push_prompt";
+            /** @description What to tell the payer. */
+            message: string;
         };
         /** @description A source of exchange rates. */
         RateSource: {
@@ -2762,6 +2758,18 @@ export interface components {
         };
         UpdateWorkspaceRequest: {
             late_payment: components["schemas"]["LatePaymentPolicy"];
+        };
+        /** @description A USSD code the payer dials. */
+        UssdCodeInstruction: {
+            /**
+             * @description The payer dials a USSD code to approve the payment.
+             * @enum {string}
+             */
+            type: "ussd_code";
+            /** @description The code to dial, e.g. #144*82#. */
+            ussd_code: string;
+            /** @description What to tell the payer. */
+            message: string;
         };
         /**
          * Format: uuid
