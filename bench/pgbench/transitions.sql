@@ -2,7 +2,8 @@
 -- script: :ws and :cid are the workspace and collection it made). Each move is one statement, so one round trip and
 -- one transaction: the row's new status, its event and the event's outbox row, as the service writes them; the move
 -- to successful also writes the ledger posting, its two lines and the two balances of the workspace it moves
--- (`workspace_available` first, the service's lock order), the rows the service's ledger writes.
+-- (`workspace_available` first, the service's lock order, each on a bucket as the service chooses it), the rows the
+-- service's ledger writes (the service in three statements).
 WITH c AS (
   UPDATE collections SET status = 'pending', updated_at = now(), provider_reference = 'sbx_' || id, submitted_at = now()
   WHERE workspace_id = lpad(to_hex(:ws::int), 32, '0')::uuid AND id = :cid
@@ -53,9 +54,20 @@ l AS (
   INSERT INTO ledger_lines (posting_id, workspace_id, account, currency, amount)
   SELECT p.id, p.workspace_id, v.account, p.currency, v.sign * c.amount
   FROM p, c, (VALUES ('provider_receivable', 1), ('workspace_available', -1)) AS v(account, sign))
-INSERT INTO ledger_balances AS b (workspace_id, account, currency, balance, updated_at)
-SELECT c.workspace_id, v.account, c.currency, v.sign * c.amount, c.updated_at
+INSERT INTO ledger_balances AS b (workspace_id, account, currency, bucket, balance, updated_at)
+SELECT c.workspace_id, v.account, c.currency,
+       -- The service's bucket (src/modules/ledger/ledger.repository.ts): the lowest no other transaction holds, else
+       -- one the account has not got yet, else any but the check row.
+       coalesce((SELECT x.bucket FROM ledger_balances x
+                 WHERE x.workspace_id = c.workspace_id AND x.account = v.account AND x.currency = c.currency
+                 ORDER BY x.bucket LIMIT 1 FOR UPDATE SKIP LOCKED),
+                (SELECT k FROM generate_series(0, 15) AS k
+                 WHERE NOT EXISTS (SELECT 1 FROM ledger_balances x WHERE x.workspace_id = c.workspace_id
+                                   AND x.account = v.account AND x.currency = c.currency AND x.bucket = k)
+                 ORDER BY k > 0, random() LIMIT 1),
+                1 + floor(random() * 15)::int),
+       v.sign * c.amount, c.updated_at
 FROM c, (VALUES (1, 'workspace_available', -1), (2, 'provider_receivable', 1)) AS v(n, account, sign)
 ORDER BY v.n
-ON CONFLICT (workspace_id, account, currency)
+ON CONFLICT (workspace_id, account, currency, bucket)
 DO UPDATE SET balance = b.balance + excluded.balance, updated_at = excluded.updated_at;

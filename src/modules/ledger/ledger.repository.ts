@@ -1,5 +1,5 @@
 // The double-entry ledger: postings whose lines sum to zero, and running balances updated in the same
-// transaction. Debits are positive, credits negative.
+// transaction, each split across bucket rows summed on read (no hot row). Debits are positive, credits negative.
 import type { Queryable, Tx } from '../../db/pool.js';
 import { uuidv7 } from '../../platform/ids.js';
 
@@ -77,10 +77,20 @@ export interface Posting {
   lines: Line[];
 }
 
+/** Bucket rows per (workspace, account, currency) at most; bucket 0 is the account's check row (lockAvailable). */
+const BUCKETS = 16;
+
 /**
- * The order balance rows are locked in, everywhere: the workspace's available balance first (a payout
- * commit locks it before anything else), then by account and currency. One order for every posting means
- * two transactions never wait on each other in a cycle.
+ * The accounts split over buckets: the two every success writes (and most other postings too). The others (money
+ * in flight, fees, conversions, custody) are written by refunds, payouts and deposits, one object at a time, and
+ * keep one row, bucket 0: a posting waits for another on them, as before.
+ */
+const SPREAD_ACCOUNTS: ReadonlySet<string> = new Set([WORKSPACE_AVAILABLE, PROVIDER_RECEIVABLE]);
+
+/**
+ * The order accounts are first written in, everywhere: the workspace's available balance first (a payout commit or
+ * refund request locks its check row before anything else), then by account and currency. A posting waits only for
+ * an account it holds no bucket of yet, so two transactions never wait on each other in a cycle.
  */
 function lockOrder(a: { account: string; currency: string }, b: { account: string; currency: string }): number {
   const rank = (x: string) => (x === WORKSPACE_AVAILABLE ? 0 : 1);
@@ -90,9 +100,9 @@ function lockOrder(a: { account: string; currency: string }, b: { account: strin
 }
 
 /**
- * Posts movements inside the caller's transaction, in one statement: the postings, their lines and the
- * balances. Each posting must sum to zero in its currency. The unique (workspace, kind, object) key makes a
- * second posting of a kind for the same object fail the whole transaction rather than move money twice.
+ * Posts movements inside the caller's transaction: the postings and their lines in one statement, then one
+ * statement per balance. Each posting must sum to zero in its currency. The unique (workspace, kind, object) key
+ * makes a second posting of a kind for the same object fail the whole transaction rather than move money twice.
  */
 export async function postMany(tx: Tx, workspaceId: string, postings: Posting[], at: Date): Promise<void> {
   const ids: string[] = [];
@@ -110,7 +120,7 @@ export async function postMany(tx: Tx, workspaceId: string, postings: Posting[],
     ids.push(id);
     for (const l of kept) lines.push({ posting: id, account: l.account, currency: p.currency, amount: l.amount });
   }
-  // The balance changes, summed per row and in lock order.
+  // The balance changes, summed per account and currency, in lock order.
   const deltas = new Map<string, { account: string; currency: string; amount: number }>();
   for (const l of lines) {
     const key = `${l.account}\u0000${l.currency}`;
@@ -118,24 +128,16 @@ export async function postMany(tx: Tx, workspaceId: string, postings: Posting[],
     d.amount += l.amount;
     deltas.set(key, d);
   }
-  const balances = [...deltas.values()].sort(lockOrder);
   await tx.query(
     `WITH postings AS (
        INSERT INTO ledger_postings (id, workspace_id, kind, object_type, object_id, currency, created_at)
        SELECT p.id, $1, p.kind, p.object_type, p.object_id, p.currency, $2
        FROM unnest($3::uuid[], $4::text[], $5::text[], $6::uuid[], $7::text[]) AS p(id, kind, object_type, object_id, currency)
-       RETURNING id),
-     lines AS (
-       INSERT INTO ledger_lines (posting_id, workspace_id, account, currency, amount)
-       SELECT l.posting_id, $1, l.account, l.currency, l.amount
-       FROM unnest($8::uuid[], $9::text[], $10::text[], $11::bigint[]) AS l(posting_id, account, currency, amount)
-       WHERE EXISTS (SELECT 1 FROM postings))
-     INSERT INTO ledger_balances AS b (workspace_id, account, currency, balance, updated_at)
-     SELECT $1, d.account, d.currency, d.amount, $2
-     FROM unnest($12::text[], $13::text[], $14::bigint[]) WITH ORDINALITY AS d(account, currency, amount, n)
-     ORDER BY d.n
-     ON CONFLICT (workspace_id, account, currency)
-     DO UPDATE SET balance = b.balance + excluded.balance, updated_at = excluded.updated_at`,
+       RETURNING id)
+     INSERT INTO ledger_lines (posting_id, workspace_id, account, currency, amount)
+     SELECT l.posting_id, $1, l.account, l.currency, l.amount
+     FROM unnest($8::uuid[], $9::text[], $10::text[], $11::bigint[]) AS l(posting_id, account, currency, amount)
+     WHERE EXISTS (SELECT 1 FROM postings)`,
     [
       workspaceId,
       at,
@@ -148,10 +150,64 @@ export async function postMany(tx: Tx, workspaceId: string, postings: Posting[],
       lines.map((l) => l.account),
       lines.map((l) => l.currency),
       lines.map((l) => l.amount),
-      balances.map((b) => b.account),
-      balances.map((b) => b.currency),
-      balances.map((b) => b.amount),
     ],
+  );
+  // Where an account's writers start looking for a bucket to create: from the posting's id (its last digits are
+  // random), so writers that overlap while the account grows its buckets mostly create different ones.
+  const spare = 1 + (parseInt((ids[0] ?? '0').slice(-4), 16) % (BUCKETS - 1));
+  for (const d of [...deltas.values()].sort(lockOrder)) {
+    if (SPREAD_ACCOUNTS.has(d.account)) await addToBalance(tx, workspaceId, d, spare, at);
+    else await addToBucketZero(tx, workspaceId, d, at);
+  }
+}
+
+/** Adds `amount` to the account's bucket 0, waiting for a transaction that holds it. */
+async function addToBucketZero(
+  tx: Tx,
+  workspaceId: string,
+  d: { account: string; currency: string; amount: number },
+  at: Date,
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO ledger_balances AS b (workspace_id, account, currency, bucket, balance, updated_at)
+     VALUES ($1, $2, $3, 0, $4, $5)
+     ON CONFLICT (workspace_id, account, currency, bucket)
+     DO UPDATE SET balance = b.balance + excluded.balance, updated_at = excluded.updated_at`,
+    [workspaceId, d.account, d.currency, d.amount, at],
+  );
+}
+
+/**
+ * Adds `amount` to one bucket of the account, the first of:
+ * - its lowest bucket no other transaction holds (SKIP LOCKED never waits, and does not skip a bucket this
+ *   transaction holds), so one writer at a time keeps to one row and overlapping writers spread;
+ * - a bucket it has not got yet: bucket 0 when it has none, so bucket 0 exists whenever the account has a balance;
+ *   else the first missing one from `spare` on;
+ * - all 16 held: `spare`, waiting for its holder. `spare` is never 0, the check row, so a posting never waits for a
+ *   payout commit or refund request (lockAvailable).
+ */
+async function addToBalance(
+  tx: Tx,
+  workspaceId: string,
+  d: { account: string; currency: string; amount: number },
+  spare: number,
+  at: Date,
+): Promise<void> {
+  await tx.query(
+    `WITH free AS (
+       SELECT bucket FROM ledger_balances
+       WHERE workspace_id = $1 AND account = $2 AND currency = $3
+       ORDER BY bucket LIMIT 1 FOR UPDATE SKIP LOCKED),
+     missing AS (
+       SELECT k FROM generate_series(0, $4::int - 1) AS k
+       WHERE NOT EXISTS (SELECT 1 FROM ledger_balances
+                         WHERE workspace_id = $1 AND account = $2 AND currency = $3 AND bucket = k)
+       ORDER BY k > 0, (k + $4::int - $5::int) % $4::int LIMIT 1)
+     INSERT INTO ledger_balances AS b (workspace_id, account, currency, bucket, balance, updated_at)
+     SELECT $1, $2, $3, coalesce((SELECT bucket FROM free), (SELECT k FROM missing), $5::int), $6, $7
+     ON CONFLICT (workspace_id, account, currency, bucket)
+     DO UPDATE SET balance = b.balance + excluded.balance, updated_at = excluded.updated_at`,
+    [workspaceId, d.account, d.currency, BUCKETS, spare, d.amount, at],
   );
 }
 
@@ -185,15 +241,23 @@ export async function post(
 }
 
 /**
- * Locks the workspace's available balance in `currency` (the first row of the lock order) and returns what
- * is available: the balance is credit-normal, so it is the negated row, 0 when there is none yet.
+ * Locks the check row (bucket 0) of the workspace's available balance in `currency`, the first lock of the order,
+ * and returns what is available: every bucket summed, read after the lock so that it sees the debit of the checked
+ * debit before it. The balance is credit-normal, so it is the negated sum, 0 when there is none yet. Every debit
+ * that needs a check takes this lock, so they pass one at a time; a credit committed meanwhile lands in another
+ * bucket and can only raise the balance.
  */
 export async function lockAvailable(tx: Tx, workspaceId: string, currency: string): Promise<number> {
-  const { rows } = await tx.query<{ balance: number }>(
-    'SELECT balance FROM ledger_balances WHERE workspace_id = $1 AND account = $2 AND currency = $3 FOR UPDATE',
+  await tx.query(
+    'SELECT 1 FROM ledger_balances WHERE workspace_id = $1 AND account = $2 AND currency = $3 AND bucket = 0 FOR UPDATE',
     [workspaceId, WORKSPACE_AVAILABLE, currency],
   );
-  return rows[0] ? -rows[0].balance : 0;
+  const { rows } = await tx.query<{ balance: number }>(
+    `SELECT coalesce(sum(balance), 0)::bigint AS balance FROM ledger_balances
+     WHERE workspace_id = $1 AND account = $2 AND currency = $3`,
+    [workspaceId, WORKSPACE_AVAILABLE, currency],
+  );
+  return -(rows[0]?.balance ?? 0);
 }
 
 export interface BalanceRow {
@@ -202,9 +266,11 @@ export interface BalanceRow {
   updated_at: Date;
 }
 
+/** An account's balance per currency: its buckets summed, in one statement (one snapshot), so exact. */
 export async function accountBalances(db: Queryable, workspaceId: string, account: string): Promise<BalanceRow[]> {
   const { rows } = await db.query<BalanceRow>(
-    'SELECT currency, balance, updated_at FROM ledger_balances WHERE workspace_id = $1 AND account = $2 ORDER BY currency',
+    `SELECT currency, sum(balance)::bigint AS balance, max(updated_at) AS updated_at FROM ledger_balances
+     WHERE workspace_id = $1 AND account = $2 GROUP BY currency ORDER BY currency`,
     [workspaceId, account],
   );
   return rows;
@@ -233,9 +299,11 @@ export const INVARIANTS: readonly Invariant[] = [
   },
   {
     name: 'every balance equals the sum of its lines',
+    // A balance is the sum of its buckets.
     sql: `SELECT coalesce(b.workspace_id, s.workspace_id) AS workspace_id, coalesce(b.account, s.account) AS account,
                  coalesce(b.currency, s.currency) AS currency, b.balance, s.total
-          FROM ledger_balances b
+          FROM (SELECT workspace_id, account, currency, sum(balance) AS balance FROM ledger_balances
+                GROUP BY workspace_id, account, currency) b
           FULL OUTER JOIN (SELECT workspace_id, account, currency, sum(amount) AS total FROM ledger_lines
                            GROUP BY workspace_id, account, currency) s
             ON s.workspace_id = b.workspace_id AND s.account = b.account AND s.currency = b.currency
