@@ -29,7 +29,8 @@ export function startWorkers(
   log: FastifyBaseLogger,
   options: WorkerOptions = {},
 ): Workers {
-  const onError: JobReport = {
+  // What each job's runs tell: a failure as an error; a database outage once as a warning, and once when it ends.
+  const report: JobReport = {
     failed: (name, err) => log.error({ err, job: name }, 'job failed'),
     paused: (name, err) =>
       log.warn(
@@ -71,21 +72,21 @@ export function startWorkers(
           const result = await purge.run();
           if (result.deleted > 0) log.info({ job: purge.name, ...result }, 'purged rows past their retention');
         },
-        onError,
+        report,
       ),
     ),
-    every(config.webhookPollMs, 'webhook-relay', () => relay.tick(), onError),
-    every(tick, 'initiation-sweep', () => submitter.sweep(), onError),
-    every(tick, 'expiry', () => expireDue(db, lifecycle, providers, notices, log), onError),
-    every(tick, 'checkout-expiry', () => services.checkout.expireDue(), onError),
+    every(config.webhookPollMs, 'webhook-relay', () => relay.tick(), report),
+    every(tick, 'initiation-sweep', () => submitter.sweep(), report),
+    every(tick, 'expiry', () => expireDue(db, lifecycle, providers, notices, log), report),
+    every(tick, 'checkout-expiry', () => services.checkout.expireDue(), report),
     // Confirmed deposits waiting for a current rate to convert at (a confirmation credits at once when it can,
     // so only the waiting ones are left here: a tenth of the pace is soon enough, and less work per tick).
-    every(tick * 10, 'deposit-credits', () => services.deposits.creditDue(), onError),
+    every(tick * 10, 'deposit-credits', () => services.deposits.creditDue(), report),
     every(
       Math.min(30_000, config.reconcileAfterSeconds * 1000),
       'reconcile',
       () => reconcile(db, providers, notices, log, config.reconcileAfterSeconds),
-      onError,
+      report,
     ),
   ];
   // Operators that never repeat a callback (MTN MoMo) have their open operations polled at their own pace.
@@ -100,7 +101,7 @@ export function startWorkers(
         Math.max(tick, (seconds * 1000) / 2),
         `poll-${names.join('-')}`,
         () => reconcile(db, providers, notices, log, seconds, names),
-        onError,
+        report,
       ),
     );
   }
@@ -108,7 +109,7 @@ export function startWorkers(
   if (simulator) {
     // Often enough that a step is never much later than SANDBOX_STEP_MS says.
     const every_ = Math.max(10, Math.min(tick, Math.floor(config.sandboxStepMs / 2)));
-    jobs.push(every(every_, 'sandbox-simulator', () => runSimulatorStep(simulator, notices, log), onError));
+    jobs.push(every(every_, 'sandbox-simulator', () => runSimulatorStep(simulator, notices, log), report));
   }
   return {
     async stop() {
