@@ -42,6 +42,18 @@ async function serviceBackendsWaiting(admin: pg.Client, database: string, waitEv
   return rows.map((r) => r.pid);
 }
 
+/**
+ * Ends the service's sessions on `database` (those of `pids` only, when given), as a restart or failover does: each
+ * gets FATAL 57P01 and its socket closes.
+ */
+async function endServiceSessions(admin: pg.Client, database: string, pids?: number[]): Promise<void> {
+  await admin.query(
+    `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+     WHERE datname = $1 AND application_name = 'payments-service' AND ($2::int[] IS NULL OR pid = ANY($2))`,
+    [database, pids ?? null],
+  );
+}
+
 async function collectionsWithReference(admin: pg.Client, reference: string): Promise<number> {
   const { rows } = await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM collections WHERE reference = $1', [
     reference,
@@ -117,7 +129,7 @@ describe('a request caught by a lost connection', () => {
       const pids = await serviceBackendsWaiting(admin, t.databaseName, 'Lock');
       return pids.length > 0 ? pids : undefined;
     });
-    for (const pid of waiting) await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+    await endServiceSessions(admin, t.databaseName, waiting);
     const cut = await pending;
     await locker.query('ROLLBACK');
     await locker.end();
@@ -137,10 +149,7 @@ describe('a request caught by a lost connection', () => {
   test('a write on a server that takes no writes (a demoted primary) gets 503 database_unavailable', async () => {
     // New sessions on the database are read-only, as on a standby; the pool's live sessions are ended.
     await admin.query(`ALTER DATABASE ${t.databaseName} SET default_transaction_read_only = on`);
-    await admin.query(
-      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'payments-service'`,
-      [t.databaseName],
-    );
+    await endServiceSessions(admin, t.databaseName);
     const body = validCollection();
     const key = newKey();
     try {
@@ -151,10 +160,7 @@ describe('a request caught by a lost connection', () => {
       }
     } finally {
       await admin.query(`ALTER DATABASE ${t.databaseName} RESET default_transaction_read_only`);
-      await admin.query(
-        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'payments-service'`,
-        [t.databaseName],
-      );
+      await endServiceSessions(admin, t.databaseName);
     }
     // A pooled connection ended a moment ago may still be handed out once (503 again); the retries then succeed.
     const retried = await waitFor('the write to succeed', async () => {
@@ -192,7 +198,7 @@ describe('on a PostgreSQL of the test its own', () => {
         return pids.length > 0 ? pids : undefined;
       });
       // A failover now: the session ends with its commit made but never acknowledged to the service.
-      for (const pid of waiting) await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+      await endServiceSessions(admin, t.databaseName, waiting);
       const cut = await pending;
       await settings.query('ALTER SYSTEM RESET synchronous_standby_names');
       await settings.query('SELECT pg_reload_conf()');
