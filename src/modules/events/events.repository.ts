@@ -34,13 +34,31 @@ export async function recordEvent(
   change?: Statement,
 ): Promise<RecordedEvent> {
   const id = uuidv7(event.at.getTime());
-  const values = [id, workspaceId, event.type, event.objectType, event.objectId, JSON.stringify(event.data), event.at];
-  const before = change?.values ?? [];
-  await tx.query(`WITH ${change ? `change AS (${change.text}), ` : ''}${eventSql(before.length)}`, [
-    ...before,
-    ...values,
-  ]);
+  const { text, values } = eventStatement(workspaceId, { ...event, id }, change);
+  await tx.query(text, values);
   return { id, type: event.type, created_at: event.at };
+}
+
+/**
+ * The statement `recordEvent` runs, built and not sent: the event (its id chosen by the caller), its outbox row and,
+ * with `change`, the write it announces, as one data-modifying WITH whose parameters are the change's ($1…$n) and
+ * then the event's. For a caller that sends it itself, inside a larger statement (a create adds its stored idempotent answer to it).
+ */
+export function eventStatement(workspaceId: string, event: EventInput & { id: string }, change?: Statement): Statement {
+  const before = change?.values ?? [];
+  return {
+    text: `WITH ${change ? `change AS (${change.text}), ` : ''}${eventSql(before.length)}`,
+    values: [
+      ...before,
+      event.id,
+      workspaceId,
+      event.type,
+      event.objectType,
+      event.objectId,
+      JSON.stringify(event.data),
+      event.at,
+    ],
+  };
 }
 
 /** The event and outbox inserts, their parameters numbered after `offset` others. */
