@@ -10,6 +10,7 @@ import {
   type TestApp,
   assertProblem,
 } from './helpers/harness.js';
+import { isTransactionControl, isWrite, statementsSent } from './helpers/statements.js';
 
 let t: TestApp;
 before(async () => {
@@ -128,6 +129,46 @@ describe('row 1 success: 201 with the complete Collection record', () => {
     });
     assert.equal(res.status, 201, res.text);
     assert.deepEqual(res.body.metadata, {});
+  });
+});
+
+describe('row 1 in one statement (issue 30, item 2)', () => {
+  it('a create with a fresh key sends the token check and one write statement: no BEGIN, COMMIT or lock of its own', async () => {
+    const key = newKey();
+    const { result: res, statements } = await statementsSent(t.db, () =>
+      post('/v1/collections/KE/rails/mpesa', validCollection(), { key }),
+    );
+    assert.equal(res.status, 201, res.text);
+    const texts = statements.map((s) => s.text.replace(/\s+/g, ' ').slice(0, 80));
+    assert.deepEqual(
+      statements.filter((s) => isTransactionControl(s.text)).map((s) => s.text),
+      [],
+      `no transaction control: ${texts.join(' | ')}`,
+    );
+    const writes = statements.filter((s) => isWrite(s.text));
+    assert.equal(writes.length, 1, `one write statement: ${texts.join(' | ')}`);
+    const write = writes[0]?.text ?? '';
+    for (const table of ['idempotency_keys', 'collections', 'events', 'outbox'])
+      assert.match(write, new RegExp(`INSERT INTO ${table}\\b`), `the one statement writes ${table}`);
+    assert.equal(write.match(/INSERT INTO/g)?.length, 4, 'and nothing else');
+    assert.ok(
+      statements.every((s) => s.error === undefined),
+      `no statement failed: ${texts.join(' | ')}`,
+    );
+    // The token check (a read) and the write: two round trips in all, where the transactional create sent six.
+    assert.equal(statements.length, 2, texts.join(' | '));
+    assert.doesNotMatch(statements[0]?.text ?? '', /INSERT|UPDATE|DELETE/i, 'the first is the token check');
+
+    // What the one statement wrote is all there, and its stored answer is what the client got.
+    const id = res.body.collection_id as string;
+    const { rows } = await t.db.query(
+      `SELECT (SELECT count(*)::int FROM collections WHERE workspace_id = $1 AND id = $2) AS collections,
+              (SELECT count(*)::int FROM events e JOIN outbox o ON o.event_id = e.id
+                WHERE e.workspace_id = $1 AND e.object_id = $2 AND e.type = 'collection.created') AS events,
+              (SELECT response_body FROM idempotency_keys WHERE workspace_id = $1 AND key = $3) AS stored`,
+      [t.demoWorkspaceId, id, key],
+    );
+    assert.deepEqual(rows[0], { collections: 1, events: 1, stored: res.text });
   });
 });
 

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { newKey, request, startTestApp, validCollection, type TestApp } from './helpers/harness.js';
 import { canonicalJson, fingerprint } from '../src/platform/idempotency.js';
+import { statementsSent } from './helpers/statements.js';
 
 let t: TestApp;
 before(async () => {
@@ -16,6 +17,16 @@ const create = (key: string, body: unknown = validCollection(), token = t.demoTo
 
 const countCollections = async (reference: string): Promise<number> =>
   (await t.db.query('SELECT count(*)::int AS n FROM collections WHERE reference = $1', [reference])).rows[0].n;
+
+/** The collection.created events of the collections with this reference. */
+const countCreatedEvents = async (reference: string): Promise<number> =>
+  (
+    await t.db.query(
+      `SELECT count(*)::int AS n FROM events e JOIN collections c ON c.workspace_id = e.workspace_id AND c.id = e.object_id
+       WHERE c.reference = $1 AND e.type = 'collection.created'`,
+      [reference],
+    )
+  ).rows[0].n;
 
 describe('idempotent replay', () => {
   it('a retry with the same key and body returns the stored response byte for byte, with Idempotent-Replayed: true', async () => {
@@ -123,6 +134,116 @@ describe('concurrency', () => {
     const retry = await create(key, body);
     assert.equal(retry.status, 201);
     assert.equal(retry.headers.get('idempotent-replayed'), 'true');
+  });
+});
+
+describe('same-key races in the one-statement create', () => {
+  it('20 requests at once with one key: one collection and one event; the others wait on the key and answer the replay', async () => {
+    const key = newKey();
+    const body = validCollection();
+    const { result: responses, statements } = await statementsSent(t.db, () =>
+      Promise.all(Array.from({ length: 20 }, () => create(key, body))),
+    );
+    assert.equal(await countCollections(body.reference), 1);
+    assert.equal(await countCreatedEvents(body.reference), 1);
+    const fresh = responses.filter((r) => r.status === 201 && r.headers.get('idempotent-replayed') === null);
+    assert.equal(fresh.length, 1, responses.map((r) => r.status).join(','));
+    const first = fresh[0];
+    for (const r of responses) {
+      if (r.status === 409) {
+        assert.equal(r.body.code, 'idempotency_key_in_use');
+        continue;
+      }
+      assert.equal(r.status, 201);
+      assert.equal(r.text, first?.text, 'a byte-identical replay');
+      assert.equal(r.headers.get('location'), first?.headers.get('location'));
+    }
+    // The mechanism: every other request's statement met the key's primary key and was undone whole (it waited there
+    // while the first was uncommitted), then read the stored answer. No advisory lock, so no 409 for a key in flight.
+    const failed = statements.filter((s) => s.error !== undefined);
+    assert.ok(
+      failed.every((s) => s.error?.code === '23505' && s.error.constraint === 'idempotency_keys_pkey'),
+      JSON.stringify(failed.map((s) => s.error)),
+    );
+    assert.equal(failed.length, 19, 'each of the 19 others met the stored key');
+    assert.equal(responses.filter((r) => r.status === 409).length, 0);
+    assert.equal(statements.filter((s) => /pg_try_advisory/.test(s.text)).length, 0);
+  });
+
+  it('an outcome past retention, reused by 10 requests at once: one new collection, and the others replay it', async () => {
+    const key = newKey();
+    const body = validCollection();
+    const old = await create(key, body);
+    assert.equal(old.status, 201);
+    await t.db.query(`UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE key = $1`, [key]);
+    const responses = await Promise.all(Array.from({ length: 10 }, () => create(key, body)));
+    const created = responses.filter((r) => r.status === 201);
+    assert.ok(
+      responses.every((r) => r.status === 201 || (r.status === 409 && r.body.code === 'idempotency_key_in_use')),
+      responses.map((r) => r.status).join(','),
+    );
+    const fresh = created.filter((r) => r.headers.get('idempotent-replayed') === null);
+    assert.equal(fresh.length, 1, 'one of them made the new collection');
+    assert.notEqual(fresh[0]?.body.collection_id, old.body.collection_id);
+    for (const r of created) assert.equal(r.text, fresh[0]?.text);
+    assert.equal(await countCollections(body.reference), 2, 'the old one and one new one');
+    const stored = await t.db.query(
+      'SELECT response_body, expires_at > now() AS live FROM idempotency_keys WHERE key = $1',
+      [key],
+    );
+    assert.deepEqual(stored.rows, [{ response_body: fresh[0]?.text, live: true }]);
+  });
+
+  it('two requests at once with one key and different bodies: one 201, the other 422 idempotency_key_reused', async () => {
+    const key = newKey();
+    const a = validCollection();
+    const b = validCollection();
+    const responses = await Promise.all([create(key, a), create(key, b)]);
+    const statuses = responses.map((r) => r.status).sort();
+    assert.ok(
+      statuses[0] === 201 && (statuses[1] === 422 || statuses[1] === 409),
+      responses.map((r) => r.text).join(' | '),
+    );
+    const refused = responses.find((r) => r.status !== 201);
+    assert.equal(refused?.body.code, statuses[1] === 422 ? 'idempotency_key_reused' : 'idempotency_key_in_use');
+    assert.equal((await countCollections(a.reference)) + (await countCollections(b.reference)), 1);
+  });
+
+  it('a write that fails stores nothing: no answer, no collection, no event; a retry with the same key then succeeds', async () => {
+    const key = newKey();
+    const body = validCollection();
+    // A constraint only this request's reference breaks: the collection's INSERT fails inside the one statement.
+    const constraint = `test_refuses_${body.reference.replace(/\W/g, '_')}`;
+    await t.db.query(
+      `ALTER TABLE collections ADD CONSTRAINT ${constraint} CHECK (reference <> '${body.reference}') NOT VALID`,
+    );
+    let failed;
+    try {
+      // Injected: the 500 of a fault is not in the document that `request` checks every answer against.
+      failed = await t.app.inject({
+        method: 'POST',
+        url: PATH,
+        headers: { authorization: `Bearer ${t.demoToken}`, 'idempotency-key': key },
+        payload: body,
+      });
+    } finally {
+      await t.db.query(`ALTER TABLE collections DROP CONSTRAINT ${constraint}`);
+    }
+    assert.equal(failed.statusCode, 500, failed.body);
+    const left = await t.db.query('SELECT count(*)::int AS n FROM idempotency_keys WHERE key = $1', [key]);
+    assert.equal(left.rows[0].n, 0, 'no stored answer');
+    assert.equal(await countCollections(body.reference), 0);
+    const events = await t.db.query(
+      `SELECT count(*)::int AS n FROM events WHERE type = 'collection.created' AND data->>'reference' = $1`,
+      [body.reference],
+    );
+    assert.equal(events.rows[0].n, 0, 'no event');
+
+    const retry = await create(key, body);
+    assert.equal(retry.status, 201, retry.text);
+    assert.equal(retry.headers.get('idempotent-replayed'), null);
+    assert.equal(await countCollections(body.reference), 1);
+    assert.equal(await countCreatedEvents(body.reference), 1);
   });
 });
 

@@ -69,6 +69,65 @@ export async function insertOutcome(
   return rowCount === 1;
 }
 
+/** A statement and its parameters ($1…$n): the shape of `Statement` in events.repository.ts (platform imports no module). */
+export interface WriteStatement {
+  text: string;
+  values: unknown[];
+}
+
+/**
+ * `write` with the key's outcome inserted by the same statement, as one more data-modifying WITH: the write and its
+ * stored answer commit together, or (on any error, the key's unique violation among them) neither. The outcome's
+ * parameters are numbered after the write's. `write` is a plain INSERT or UPDATE, or a data-modifying WITH (not
+ * RECURSIVE) whose list the outcome joins: a WITH holding data-modifying statements cannot be nested.
+ */
+export function withOutcome(
+  write: WriteStatement,
+  workspaceId: string,
+  key: string,
+  fingerprint: string,
+  response: { status: number; headers: Record<string, string>; body: string },
+  retentionSeconds: number,
+): WriteStatement {
+  const p = (n: number): string => `$${write.values.length + n}`;
+  const outcome = `idempotency_outcome AS (
+       INSERT INTO idempotency_keys
+         (workspace_id, key, fingerprint, response_status, response_headers, response_body, created_at, expires_at)
+       VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, now(), now() + make_interval(secs => ${p(7)})))`;
+  const leadingWith = /^\s*WITH\s+/i;
+  if (/^\s*WITH\s+RECURSIVE\b/i.test(write.text)) throw new Error('an idempotent write cannot be a WITH RECURSIVE');
+  const text = leadingWith.test(write.text)
+    ? write.text.replace(leadingWith, `WITH ${outcome},\n     `)
+    : `WITH ${outcome}\n     ${write.text}`;
+  return {
+    text,
+    values: [
+      ...write.values,
+      workspaceId,
+      key,
+      fingerprint,
+      response.status,
+      JSON.stringify(response.headers),
+      response.body,
+      retentionSeconds,
+    ],
+  };
+}
+
+/** The key's stored outcome was there first: the unique violation of idempotency_keys' primary key. */
+export function isOutcomeTaken(err: unknown): boolean {
+  const e = err as { code?: unknown; constraint?: unknown } | null;
+  return e?.code === '23505' && e.constraint === 'idempotency_keys_pkey';
+}
+
+/** Deletes the key's outcome if it is past retention (not purged yet): it no longer counts. */
+export async function deleteExpiredOutcome(db: Queryable, workspaceId: string, key: string): Promise<void> {
+  await db.query('DELETE FROM idempotency_keys WHERE workspace_id = $1 AND key = $2 AND expires_at <= now()', [
+    workspaceId,
+    key,
+  ]);
+}
+
 /**
  * Deletes up to `batchSize` outcomes past retention, oldest first by the `idempotency_keys_expiry` index; returns
  * how many. Maintenance: spans workspaces. `ctid = ANY(ARRAY(…))` deletes by physical address with a TID scan (an

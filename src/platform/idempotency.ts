@@ -1,4 +1,4 @@
-// The idempotency engine (contract §4): the outcome is stored in the same transaction as the write.
+// The idempotency engine (contract §4): the outcome is stored in the same transaction as the write (a create's, in the same statement).
 import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { withTransaction, type Db, type Tx } from '../db/pool.js';
@@ -106,6 +106,15 @@ export function fingerprint(method: string, path: string, body: unknown): string
     .digest('hex');
 }
 
+const keyInUse = (): ApiError =>
+  new ApiError(
+    'idempotency_key_in_use',
+    'A request with this Idempotency-Key is still being processed; retry shortly.',
+    {
+      headers: { 'Retry-After': '1' },
+    },
+  );
+
 /** Thrown inside the transaction to undo it when another request with the key committed its outcome first. */
 const COMMITTED_FIRST = Symbol('outcome committed first');
 
@@ -136,15 +145,7 @@ export class IdempotencyEngine {
         this.db,
         async (tx): Promise<{ stored: repo.StoredOutcome } | { response: StoredResponse }> => {
           const { locked, outcome: row } = await repo.lockAndFind(tx, workspaceId, key);
-          if (!locked) {
-            throw new ApiError(
-              'idempotency_key_in_use',
-              'A request with this Idempotency-Key is still being processed; retry shortly.',
-              {
-                headers: { 'Retry-After': '1' },
-              },
-            );
-          }
+          if (!locked) throw keyInUse();
           if (row?.live) return { stored: row };
           // Past retention but not purged yet: it no longer counts.
           if (row) await repo.deleteOutcome(tx, workspaceId, key);
@@ -163,7 +164,61 @@ export class IdempotencyEngine {
       outcome = { stored };
     }
     if ('response' in outcome) return { response: outcome.response, replayed: false };
-    const row = outcome.stored;
+    return this.replay(outcome.stored, requestFingerprint);
+  }
+
+  /**
+   * A create whose answer is known before it is written (ids, times and body made in the process): `write` and the
+   * key's stored answer go in as one statement in autocommit, so a fresh key costs one round trip and one commit, with
+   * no BEGIN, COMMIT or lock statement of its own.
+   *
+   * Same-key races are settled by the primary key of idempotency_keys, not by an advisory lock: a second insert of the
+   * key waits on the unique index until the first statement commits, then fails with the unique violation, and the
+   * whole statement with it (nothing of its write is kept). The loser then reads the outcome that stands and answers
+   * as `run` does: the replay, or 422 for another request. The wait is one statement long, so instead of answering
+   * 409 the moment it meets a request in flight, it answers the replay a few milliseconds later. (An
+   * INSERT … ON CONFLICT DO UPDATE … WHERE expired would not do: the write's own statements, such as a collection's
+   * VALUES insert, cannot be made conditional on the claim, and only an error undoes them.)
+   *
+   * An outcome past retention but not purged no longer counts: it is deleted (only if still expired) and the statement
+   * tried again. 409 `idempotency_key_in_use` is left for a key that keeps changing hands under it (another request's
+   * deletion and insert between ours). An error of the write stores nothing, so a corrected retry can succeed.
+   */
+  async create(
+    workspaceId: string,
+    key: string,
+    requestFingerprint: string,
+    write: repo.WriteStatement,
+    response: StoredResponse,
+    options: IdempotencyOptions = {},
+  ): Promise<IdempotentResult> {
+    const stored = options.secret ? { ...response, body: this.box.seal(response.body) } : response;
+    const { text, values } = repo.withOutcome(
+      write,
+      workspaceId,
+      key,
+      requestFingerprint,
+      stored,
+      this.retentionSeconds,
+    );
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        await this.db.query(text, values);
+        return { response, replayed: false };
+      } catch (err) {
+        if (!repo.isOutcomeTaken(err)) throw err;
+      }
+      const row = await repo.findOutcome(this.db, workspaceId, key);
+      if (row?.live) return this.replay(row, requestFingerprint);
+      if (row) await repo.deleteExpiredOutcome(this.db, workspaceId, key);
+      // No row: an expired one was deleted by another request whose own insert has not committed yet; the next
+      // attempt waits on it.
+    }
+    throw keyInUse();
+  }
+
+  /** The answer to a request whose key has a live stored outcome. */
+  private replay(row: repo.StoredOutcome, requestFingerprint: string): IdempotentResult {
     if (row.fingerprint !== requestFingerprint) {
       throw new ApiError(
         'idempotency_key_reused',

@@ -1,4 +1,4 @@
-// Collection rules: catalogue checks, creation with its event and outbox row in one transaction, reads.
+// Collection rules: catalogue checks, creation with its event, outbox row and idempotent answer in one statement, reads.
 import type { Db, Tx } from '../../db/pool.js';
 import { ApiError, notFound, type FieldError } from '../../platform/errors.js';
 import { canonicalJson, type IdempotencyEngine, type IdempotentResult } from '../../platform/idempotency.js';
@@ -7,7 +7,7 @@ import { type CursorCodec, type Page } from '../../platform/pagination.js';
 import { phoneProblem, type MarketCatalogue } from '../catalogue/catalogue.js';
 import type { Market, Rail } from '../catalogue/catalogue.schema.js';
 import type { CurrencyRules } from '../catalogue/catalogue.js';
-import { recordEvent } from '../events/events.repository.js';
+import { eventStatement, recordEvent, type EventInput, type Statement } from '../events/events.repository.js';
 import * as repo from './collections.repository.js';
 import type { Collection, CreateCollectionBody, ListCollectionsQuery } from './collections.schemas.js';
 import { paymentInstruction } from './payment-instructions.js';
@@ -131,6 +131,10 @@ export class CollectionsService {
     return { market, rail, currency };
   }
 
+  /**
+   * Row 1. The collection, its `collection.created` event and outbox row, and the stored idempotent answer are one
+   * statement in autocommit: everything in it (ids, times, the answer's body) is made before it is sent.
+   */
   async create(
     workspaceId: string,
     marketCode: string,
@@ -140,17 +144,16 @@ export class CollectionsService {
     requestFingerprint: string,
   ): Promise<IdempotentResult> {
     const resolved = this.resolve(marketCode, railCode, body);
-    let created: string | undefined;
-    const result = await this.idempotency.run(workspaceId, key, requestFingerprint, async (tx) => {
-      const collection = await this.insert(tx, workspaceId, marketCode, railCode, resolved, body);
-      created = collection.collection_id;
-      return {
-        status: 201,
-        headers: { location: `/v1/collections/${collection.collection_id}` },
-        body: JSON.stringify(collection),
-      };
-    });
-    if (created !== undefined) this.afterCommit.emit({ kind: 'collection', workspaceId, id: created });
+    const { collection, event, change } = this.newCollection(workspaceId, marketCode, railCode, resolved, body);
+    const id = collection.collection_id;
+    const result = await this.idempotency.create(
+      workspaceId,
+      key,
+      requestFingerprint,
+      eventStatement(workspaceId, { ...event, id: uuidv7(event.at.getTime()) }, change),
+      { status: 201, headers: { location: `/v1/collections/${id}` }, body: JSON.stringify(collection) },
+    );
+    if (!result.replayed) this.afterCommit.emit({ kind: 'collection', workspaceId, id });
     return result;
   }
 
@@ -166,10 +169,31 @@ export class CollectionsService {
     workspaceId: string,
     marketCode: string,
     railCode: string,
-    { market, rail, currency }: Resolved,
+    resolved: Resolved,
     body: CreateCollectionBody,
     checkout?: { sessionId: string; accountName: string },
   ): Promise<Collection> {
+    const { collection, event, change } = this.newCollection(
+      workspaceId,
+      marketCode,
+      railCode,
+      resolved,
+      body,
+      checkout,
+    );
+    await recordEvent(tx, workspaceId, event, change);
+    return collection;
+  }
+
+  /** A new collection as the API shows it, its `collection.created` event and its INSERT: made, not written. */
+  private newCollection(
+    workspaceId: string,
+    marketCode: string,
+    railCode: string,
+    { market, rail, currency }: Resolved,
+    body: CreateCollectionBody,
+    checkout?: { sessionId: string; accountName: string },
+  ): { collection: Collection; event: EventInput; change: Statement } {
     const id = uuidv7();
     const now = uuidv7Time(id);
     const row: repo.CollectionRow = {
@@ -203,13 +227,11 @@ export class CollectionsService {
       checkout_session_id: checkout?.sessionId ?? null,
     };
     const collection = toApi(row);
-    await recordEvent(
-      tx,
-      workspaceId,
-      { type: 'collection.created', objectType: 'collection', objectId: id, data: collection, at: now },
-      repo.insertCollection(workspaceId, row),
-    );
-    return collection;
+    return {
+      collection,
+      event: { type: 'collection.created', objectType: 'collection', objectId: id, data: collection, at: now },
+      change: repo.insertCollection(workspaceId, row),
+    };
   }
 
   async get(workspaceId: string, id: string): Promise<Collection> {
