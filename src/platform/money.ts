@@ -19,3 +19,8 @@ export function minorUnits(value: unknown, exponent: number): number | undefined
   if (fraction.replace(/0+$/, '').length > exponent) return undefined;
   return Number(whole) * 10 ** exponent + Number(fraction.padEnd(exponent, '0').slice(0, exponent) || '0');
 }
+
+/** "129.450000000000" → "129.45"; "5.000000000000" → "5". */
+export function normaliseDecimal(value: string): string {
+  return value.includes('.') ? value.replace(/0+$/, '').replace(/\.$/, '') : value;
+}

@@ -31,7 +31,7 @@ export interface CollectionRow {
   checkout_session_id: string | null;
 }
 
-const COLUMNS =
+export const COLLECTION_COLUMNS =
   'id, workspace_id, market, rail, amount, currency, reference, status, customer, metadata, payment_instruction, created_at, updated_at, expires_at, ' +
   'provider, provider_reference, provider_receipt, submitted_at, failure_reason, checkout_session_id';
 
@@ -39,7 +39,7 @@ const COLUMNS =
 export function insertCollection(workspaceId: string, c: Omit<CollectionRow, 'workspace_id'>): Statement {
   return {
     // The initiation sweep leaves a new collection to the submitter's immediate kick for its first 5 seconds.
-    text: `INSERT INTO collections (${COLUMNS}, submit_after)
+    text: `INSERT INTO collections (${COLLECTION_COLUMNS}, submit_after)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, NULL, NULL, NULL, NULL, $16, $12::timestamptz + interval '5 seconds')`,
     values: [
       c.id,
@@ -69,34 +69,10 @@ export async function lockCollection(
   id: string,
 ): Promise<CollectionRow | undefined> {
   const { rows } = await tx.query<CollectionRow>(
-    `SELECT ${COLUMNS} FROM collections WHERE workspace_id = $1 AND id = $2 FOR UPDATE`,
+    `SELECT ${COLLECTION_COLUMNS} FROM collections WHERE workspace_id = $1 AND id = $2 FOR UPDATE`,
     [workspaceId, id],
   );
   return rows[0];
-}
-
-/** What the lifecycle changes: status, times, failure reason, and the provider's reference and receipt once known. */
-export function statusUpdate(c: CollectionRow): Statement {
-  return {
-    text: `UPDATE collections SET status = $3, updated_at = $4, failure_reason = $5, provider_reference = $6, submitted_at = $7, provider_receipt = $8
-     WHERE workspace_id = $1 AND id = $2`,
-    values: [
-      c.workspace_id,
-      c.id,
-      c.status,
-      c.updated_at,
-      c.failure_reason,
-      c.provider_reference,
-      c.submitted_at,
-      c.provider_receipt,
-    ],
-  };
-}
-
-/** Writes `statusUpdate` alone (a change with no event of its own: a provider reference recorded by a repeat). */
-export async function saveStatus(tx: Queryable, c: CollectionRow): Promise<void> {
-  const { text, values } = statusUpdate(c);
-  await tx.query(text, values);
 }
 
 export async function findCollection(
@@ -105,7 +81,7 @@ export async function findCollection(
   id: string,
 ): Promise<CollectionRow | undefined> {
   const { rows } = await db.query<CollectionRow>(
-    `SELECT ${COLUMNS} FROM collections WHERE workspace_id = $1 AND id = $2`,
+    `SELECT ${COLLECTION_COLUMNS} FROM collections WHERE workspace_id = $1 AND id = $2`,
     [workspaceId, id],
   );
   return rows[0];
@@ -145,27 +121,6 @@ export async function listCollections(
   if (match.reference !== undefined) scope.reference = match.reference;
   // The expression of the collections_list_phone index, written the same way so that the index serves it.
   if (match.phone_number !== undefined) scope["(customer->>'phone_number')"] = match.phone_number;
-  const { text, values } = listQuery('collections', COLUMNS, scope, f);
+  const { text, values } = listQuery('collections', COLLECTION_COLUMNS, scope, f);
   return (await db.query<CollectionRow>(text, values)).rows;
-}
-
-/**
- * Takes the initiation of a new collection for one sender, and reads it: pushes `submit_after` past the longest a
- * provider call may take, so no sweep (in any process) sends it again meanwhile, and only if no other sender took
- * it since the job was made for attempt `attempt`. Undefined when it is not there to take.
- */
-export async function claimInitiation(
-  db: Queryable,
-  workspaceId: string,
-  id: string,
-  attempt: number,
-  leaseSeconds: number,
-): Promise<CollectionRow | undefined> {
-  const { rows } = await db.query<CollectionRow>(
-    `UPDATE collections SET submit_after = now() + make_interval(secs => $4)
-     WHERE workspace_id = $1 AND id = $2 AND status = 'created' AND submitted_at IS NULL AND submit_attempts = $3
-     RETURNING ${COLUMNS}`,
-    [workspaceId, id, attempt, leaseSeconds],
-  );
-  return rows[0];
 }

@@ -2,6 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
 import { component, DateTime, Uuid } from '../../platform/schemas.js';
+import type { CollectionRow } from './collections.repository.js';
 
 export const COLLECTION_STATUSES = [
   'created',
@@ -252,3 +253,25 @@ export const CollectionPage = component('CollectionPage', pageSchema(CollectionS
 export const CollectionIdParams = Type.Object({
   id: Type.String({ maxLength: 64, description: 'The collection_id.' }),
 });
+
+/** A collection as the API shows it (its answers, its events, the dashboard). */
+export function toCollectionApi(row: CollectionRow): Collection {
+  return {
+    collection_id: row.id,
+    integrator_id: row.workspace_id,
+    market: row.market,
+    rail: row.rail,
+    amount: row.amount,
+    currency: row.currency,
+    reference: row.reference,
+    status: row.status,
+    customer: row.customer,
+    metadata: row.metadata,
+    payment_instruction: row.payment_instruction as Collection['payment_instruction'],
+    failure_reason: row.failure_reason as Collection['failure_reason'],
+    provider_receipt: row.provider_receipt,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    expires_at: row.expires_at.toISOString(),
+  };
+}

@@ -9,33 +9,17 @@ import type { Market, Rail } from '../catalogue/catalogue.schema.js';
 import type { CurrencyRules } from '../catalogue/catalogue.js';
 import { eventStatement, recordEvent, type EventInput, type Statement } from '../events/events.repository.js';
 import * as repo from './collections.repository.js';
-import type { Collection, CreateCollectionBody, ListCollectionsQuery } from './collections.schemas.js';
+import {
+  toCollectionApi,
+  type Collection,
+  type CreateCollectionBody,
+  type ListCollectionsQuery,
+} from './collections.schemas.js';
 import { paymentInstruction } from './payment-instructions.js';
 import type { RailAssignment } from '../providers/provider.js';
 import type { AfterCommit } from '../../platform/after-commit.js';
 
 const METADATA_MAX_BYTES = 16 * 1024;
-
-export function toApi(row: repo.CollectionRow): Collection {
-  return {
-    collection_id: row.id,
-    integrator_id: row.workspace_id,
-    market: row.market,
-    rail: row.rail,
-    amount: row.amount,
-    currency: row.currency,
-    reference: row.reference,
-    status: row.status,
-    customer: row.customer,
-    metadata: row.metadata,
-    payment_instruction: row.payment_instruction as Collection['payment_instruction'],
-    failure_reason: row.failure_reason as Collection['failure_reason'],
-    provider_receipt: row.provider_receipt,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-    expires_at: row.expires_at.toISOString(),
-  };
-}
 
 /**
  * The currency's amount limits (422 `amount_out_of_range`) and the metadata size limit, checked the same way by
@@ -226,7 +210,7 @@ export class CollectionsService {
       failure_reason: null,
       checkout_session_id: checkout?.sessionId ?? null,
     };
-    const collection = toApi(row);
+    const collection = toCollectionApi(row);
     return {
       collection,
       event: { type: 'collection.created', objectType: 'collection', objectId: id, data: collection, at: now },
@@ -237,13 +221,13 @@ export class CollectionsService {
   async get(workspaceId: string, id: string): Promise<Collection> {
     const row = isUuid(id) ? await repo.findCollection(this.db, workspaceId, id) : undefined;
     if (!row) throw notFound('collection');
-    return toApi(row);
+    return toCollectionApi(row);
   }
 
   async list(workspaceId: string, query: ListCollectionsQuery): Promise<Page<Collection>> {
     const { limit, filter } = this.cursors.filterOf(query);
     const { market, rail, reference, phone_number } = query;
     const rows = await repo.listCollections(this.db, workspaceId, filter, { market, rail, reference, phone_number });
-    return this.cursors.page(rows, limit, toApi);
+    return this.cursors.page(rows, limit, toCollectionApi);
   }
 }

@@ -15,7 +15,7 @@ import type { MarketCatalogue } from '../catalogue/catalogue.js';
 import { recordEvent } from '../events/events.repository.js';
 import { postMany } from '../ledger/ledger.repository.js';
 import type { MarketDataService } from '../market-data/market-data.service.js';
-import { normaliseDecimal } from '../market-data/market-data.service.js';
+import { normaliseDecimal } from '../../platform/money.js';
 import {
   addressProblem,
   ASSETS,

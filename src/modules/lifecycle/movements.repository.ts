@@ -1,67 +1,98 @@
-// SQL of the lifecycle's sweeps: initiations due (never sent, or their last attempt failed), collections due to
-// expire, and operations in flight that have gone quiet. Maintenance: these span workspaces; each change they lead
-// to is made in its own workspace.
+// The lifecycle's SQL, written once over the movement descriptions (each names its table and columns): a move's
+// update, an initiation's claim, and the sweeps' claims of initiations due and operations gone quiet. Maintenance
+// where noted: those claims span workspaces; each change they lead to is made in its own workspace.
 import type { Queryable } from '../../db/pool.js';
-import type { NoticeObjectType } from '../providers/provider.js';
+import type { Statement } from '../events/events.repository.js';
+import type { AnyMovement, MovementType, MovingRow } from './movement.js';
 
-export type SubmissionKind = 'collection' | 'refund' | 'payout';
+/** Columns every move writes; a description adds its own (`resolved_at`, `completed_at`). */
+const MOVED = [
+  'status',
+  'updated_at',
+  'failure_reason',
+  'provider_reference',
+  'submitted_at',
+  'provider_receipt',
+] as const;
+
+/** What a move changes: status, times, failure reason, and the provider's reference and receipt once known. */
+export function statusUpdate(m: AnyMovement, row: MovingRow): Statement {
+  const columns: string[] = [...MOVED, ...(m.stepColumns as string[])];
+  const record = row as unknown as Record<string, unknown>;
+  return {
+    text: `UPDATE ${m.table} SET ${columns.map((c, i) => `${c} = $${i + 3}`).join(', ')} WHERE workspace_id = $1 AND id = $2`,
+    values: [row.workspace_id, row.id, ...columns.map((c) => record[c])],
+  };
+}
+
+/** Writes `statusUpdate` alone (a change with no event of its own: a provider reference recorded by a repeat). */
+export async function saveStatus(db: Queryable, m: AnyMovement, row: MovingRow): Promise<void> {
+  const { text, values } = statusUpdate(m, row);
+  await db.query(text, values);
+}
+
+/** Due for its initiation: in its first status, not yet answered by its provider. */
+const unsent = (m: AnyMovement): string => `status = '${m.initial as string}' AND submitted_at IS NULL`;
 
 /**
- * Claims up to 100 due initiations of each kind (a collection `created`, a refund `requested`, a payout `created`,
- * none yet with its provider), pushing each one's `submit_after` on by a backoff of 2^attempts seconds (at most 60):
- * a lease and a persisted backoff in one.
+ * Takes the initiation of a new object for one sender, and reads it: pushes `submit_after` past the longest a provider
+ * call may take, so no sweep (in any process) sends it again meanwhile, and only if no other sender took it since the
+ * job was made for attempt `attempt`. Undefined when it is not there to take.
+ */
+export async function claimInitiation<R extends MovingRow>(
+  db: Queryable,
+  m: AnyMovement,
+  workspaceId: string,
+  id: string,
+  attempt: number,
+  leaseSeconds: number,
+): Promise<R | undefined> {
+  const { rows } = await db.query<R>(
+    `UPDATE ${m.table} SET submit_after = now() + make_interval(secs => $4)
+     WHERE workspace_id = $1 AND id = $2 AND ${unsent(m)} AND submit_attempts = $3
+     RETURNING ${m.columns}`,
+    [workspaceId, id, attempt, leaseSeconds],
+  );
+  return rows[0];
+}
+
+/** The next try after 2^attempts seconds (at most 60). */
+const BACKOFF = 'now() + make_interval(secs => least(60, 2 ^ (submit_attempts + 1)))';
+
+/**
+ * Claims up to 100 due initiations of each kind (none yet with its provider), pushing each one's `submit_after` on by
+ * the backoff: a lease and a persisted backoff in one. Maintenance: spans workspaces.
  */
 export async function claimDueInitiations(
   db: Queryable,
-): Promise<{ kind: SubmissionKind; workspace_id: string; id: string; submit_attempts: number }[]> {
-  const { rows } = await db.query<{ kind: SubmissionKind; workspace_id: string; id: string; submit_attempts: number }>(
-    `WITH collection AS (
-       UPDATE collections SET submit_attempts = submit_attempts + 1,
-              submit_after = now() + make_interval(secs => least(60, 2 ^ (submit_attempts + 1)))
-       WHERE id IN (SELECT id FROM collections WHERE status = 'created' AND submitted_at IS NULL AND submit_after <= now()
+  movements: readonly AnyMovement[],
+): Promise<{ kind: MovementType; workspace_id: string; id: string; submit_attempts: number }[]> {
+  const claims = movements.map(
+    (m) => `${m.type} AS (
+       UPDATE ${m.table} SET submit_attempts = submit_attempts + 1, submit_after = ${BACKOFF}
+       WHERE id IN (SELECT id FROM ${m.table} WHERE ${unsent(m)} AND submit_after <= now()
                     ORDER BY submit_after LIMIT 100 FOR UPDATE SKIP LOCKED)
-       RETURNING workspace_id, id, submit_attempts),
-     refund AS (
-       UPDATE refunds SET submit_attempts = submit_attempts + 1,
-              submit_after = now() + make_interval(secs => least(60, 2 ^ (submit_attempts + 1)))
-       WHERE id IN (SELECT id FROM refunds WHERE status = 'requested' AND submitted_at IS NULL AND submit_after <= now()
-                    ORDER BY submit_after LIMIT 100 FOR UPDATE SKIP LOCKED)
-       RETURNING workspace_id, id, submit_attempts),
-     payout AS (
-       UPDATE payouts SET submit_attempts = submit_attempts + 1,
-              submit_after = now() + make_interval(secs => least(60, 2 ^ (submit_attempts + 1)))
-       WHERE id IN (SELECT id FROM payouts WHERE status = 'created' AND submitted_at IS NULL AND submit_after <= now()
-                    ORDER BY submit_after LIMIT 100 FOR UPDATE SKIP LOCKED)
-       RETURNING workspace_id, id, submit_attempts)
-     SELECT 'collection' AS kind, workspace_id, id, submit_attempts FROM collection
-     UNION ALL SELECT 'refund', workspace_id, id, submit_attempts FROM refund
-     UNION ALL SELECT 'payout', workspace_id, id, submit_attempts FROM payout`,
+       RETURNING workspace_id, id, submit_attempts)`,
+  );
+  const { rows } = await db.query<{ kind: MovementType; workspace_id: string; id: string; submit_attempts: number }>(
+    `WITH ${claims.join(',\n')}
+     ${movements.map((m) => `SELECT '${m.type}' AS kind, workspace_id, id, submit_attempts FROM ${m.type}`).join(' UNION ALL ')}`,
   );
   return rows;
 }
 
 /** After a call the provider refused to take (an error answer, a refused connection): the next try after the backoff. */
-const RETRY: Record<SubmissionKind, string> = {
-  collection: `UPDATE collections SET submit_after = now() + make_interval(secs => least(60, 2 ^ (submit_attempts + 1)))
-               WHERE workspace_id = $1 AND id = $2 AND status = 'created' AND submitted_at IS NULL`,
-  refund: `UPDATE refunds SET submit_after = now() + make_interval(secs => least(60, 2 ^ (submit_attempts + 1)))
-           WHERE workspace_id = $1 AND id = $2 AND status = 'requested' AND submitted_at IS NULL`,
-  payout: `UPDATE payouts SET submit_after = now() + make_interval(secs => least(60, 2 ^ (submit_attempts + 1)))
-           WHERE workspace_id = $1 AND id = $2 AND status = 'created' AND submitted_at IS NULL`,
-};
-
-export async function scheduleRetry(
-  db: Queryable,
-  kind: SubmissionKind,
-  workspaceId: string,
-  id: string,
-): Promise<void> {
-  await db.query(RETRY[kind], [workspaceId, id]);
+export async function scheduleRetry(db: Queryable, m: AnyMovement, workspaceId: string, id: string): Promise<void> {
+  await db.query(
+    `UPDATE ${m.table} SET submit_after = ${BACKOFF} WHERE workspace_id = $1 AND id = $2 AND ${unsent(m)}`,
+    [workspaceId, id],
+  );
 }
 
 /**
  * Collections still created or pending past their expires_at, oldest first. A reference only claimed by a callback
  * (the push's own answer was lost) comes back as the reference to ask about: never believed, only asked.
+ * Maintenance: spans workspaces.
  */
 export async function dueForExpiry(
   db: Queryable,
@@ -81,45 +112,45 @@ export async function dueForExpiry(
 }
 
 /**
- * Claims, per kind, the longest-quiet operations in flight at a provider (collections pending or processing, refunds
- * requested or pending, payouts created or pending) with no news for `afterSeconds`, of the providers in `only` (or
- * all), at most `batch` per kind, and marks them asked.
+ * Claims, per kind, the longest-quiet operations in flight at a provider (in one of the description's `inFlight`
+ * statuses) with no news for `afterSeconds`, of the providers in `only` (or all), at most `batch` per kind, and marks
+ * them asked. Maintenance: spans workspaces.
  */
 export async function claimQuiet(
   db: Queryable,
+  movements: readonly AnyMovement[],
   afterSeconds: number,
   batch: number,
   only: string[] | undefined,
-): Promise<{ kind: NoticeObjectType; id: string; provider: string; reference: string }[]> {
-  const { rows } = await db.query<{ kind: NoticeObjectType; id: string; provider: string; reference: string }>(
-    `WITH collection AS (
-       UPDATE collections SET checked_at = now() WHERE id IN (
-         SELECT id FROM collections
-         WHERE status IN ('pending', 'processing') AND coalesce(provider_reference, claimed_reference) IS NOT NULL
+): Promise<{ kind: MovementType; id: string; provider: string; reference: string }[]> {
+  const claims = movements.map(
+    (m) => `${m.type} AS (
+       UPDATE ${m.table} SET checked_at = now() WHERE id IN (
+         SELECT id FROM ${m.table}
+         WHERE status IN (${(m.inFlight as string[]).map((s) => `'${s}'`).join(', ')})
+           AND coalesce(provider_reference, claimed_reference) IS NOT NULL
            AND greatest(updated_at, checked_at) < now() - make_interval(secs => $1)
            AND ($3::text[] IS NULL OR provider = ANY($3))
          ORDER BY greatest(updated_at, checked_at) LIMIT $2 FOR UPDATE SKIP LOCKED)
-       RETURNING id, provider, coalesce(provider_reference, claimed_reference) AS reference),
-     refund AS (
-       UPDATE refunds SET checked_at = now() WHERE id IN (
-         SELECT id FROM refunds
-         WHERE status IN ('requested', 'pending') AND coalesce(provider_reference, claimed_reference) IS NOT NULL
-           AND greatest(updated_at, checked_at) < now() - make_interval(secs => $1)
-           AND ($3::text[] IS NULL OR provider = ANY($3))
-         ORDER BY greatest(updated_at, checked_at) LIMIT $2 FOR UPDATE SKIP LOCKED)
-       RETURNING id, provider, coalesce(provider_reference, claimed_reference) AS reference),
-     payout AS (
-       UPDATE payouts SET checked_at = now() WHERE id IN (
-         SELECT id FROM payouts
-         WHERE status IN ('created', 'pending') AND coalesce(provider_reference, claimed_reference) IS NOT NULL
-           AND greatest(updated_at, checked_at) < now() - make_interval(secs => $1)
-           AND ($3::text[] IS NULL OR provider = ANY($3))
-         ORDER BY greatest(updated_at, checked_at) LIMIT $2 FOR UPDATE SKIP LOCKED)
-       RETURNING id, provider, coalesce(provider_reference, claimed_reference) AS reference)
-     SELECT 'collection' AS kind, id, provider, reference FROM collection
-     UNION ALL SELECT 'refund', id, provider, reference FROM refund
-     UNION ALL SELECT 'payout', id, provider, reference FROM payout`,
+       RETURNING id, provider, coalesce(provider_reference, claimed_reference) AS reference)`,
+  );
+  const { rows } = await db.query<{ kind: MovementType; id: string; provider: string; reference: string }>(
+    `WITH ${claims.join(',\n')}
+     ${movements.map((m) => `SELECT '${m.type}' AS kind, id, provider, reference FROM ${m.type}`).join(' UNION ALL ')}`,
     [afterSeconds, batch, only ?? null],
   );
   return rows;
+}
+
+export async function findRow<R extends MovingRow>(
+  db: Queryable,
+  m: AnyMovement,
+  workspaceId: string,
+  id: string,
+): Promise<R | undefined> {
+  const { rows } = await db.query<R>(`SELECT ${m.columns} FROM ${m.table} WHERE workspace_id = $1 AND id = $2`, [
+    workspaceId,
+    id,
+  ]);
+  return rows[0];
 }

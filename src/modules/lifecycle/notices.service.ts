@@ -5,10 +5,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { withTransaction, type Db, type Tx } from '../../db/pool.js';
 import { ApiError } from '../../platform/errors.js';
 import { isUuid } from '../../platform/ids.js';
-import type { CollectionStatus } from '../collections/collections.schemas.js';
-import type { Lifecycle, MoveOutcome } from './lifecycle.service.js';
-import type { RefundStatus } from '../refunds/refunds.states.js';
-import type { PayoutStatus } from '../payouts/payouts.schemas.js';
+import { MOVEMENTS, type Lifecycle, type MoveOutcome } from './lifecycle.service.js';
 import { timingSafeEqual } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { recordEvent } from '../events/events.repository.js';
@@ -30,16 +27,16 @@ import {
 } from '../providers/provider.js';
 import type { ProviderRegistry } from '../providers/providers.registry.js';
 
-/** The notice id of a provider's answer to a status query: the same answer about the same object twice is one notice. */
 /**
  * Whether a provider's final word contradicts ours about money: it says the money moved and we say the object failed,
  * or it says it failed and we say the money moved. Such a refused notice is a `reconciliation.mismatch` for a person.
  */
 function disagrees(objectType: NoticeObjectType, ours: string, theirs: string): boolean {
-  const moved = objectType === 'collection' ? ['successful', 'refunded', 'reversed'] : ['successful'];
+  const moved: readonly string[] = MOVEMENTS[objectType].movedMoney;
   return (theirs === 'successful' && ours === 'failed') || (theirs === 'failed' && moved.includes(ours));
 }
 
+/** The notice id of a provider's answer to a status query: the same answer about the same object twice is one notice. */
 export function queryNoticeId(objectType: NoticeObjectType, objectId: string, status: string): string {
   return `query:${objectType}:${objectId}:${status}`;
 }
@@ -72,10 +69,6 @@ function sameToken(given: string, expected: string): boolean {
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);
 }
-
-const COLLECTION_NOTICE_STATUSES: readonly string[] = ['pending', 'processing', 'successful', 'failed', 'reversed'];
-const REFUND_NOTICE_STATUSES: readonly string[] = ['pending', 'successful', 'failed'];
-const PAYOUT_NOTICE_STATUSES: readonly string[] = ['pending', 'successful', 'failed'];
 
 export type NoticeOutcome = MoveOutcome;
 
@@ -257,26 +250,17 @@ export class ProviderNotices {
       receipt: notice.receipt,
       amount: notice.amount,
     };
-    let moved: { outcome: MoveOutcome; row: { status: string }; refusedFor?: string } | undefined;
-    if (notice.objectType === 'collection') {
-      if (!COLLECTION_NOTICE_STATUSES.includes(notice.status))
-        return this.refuse(notice, 'not a collection status a provider reports');
-      moved = await this.lifecycle.moveCollection(
-        tx,
-        workspaceId,
-        notice.objectId,
-        notice.status as CollectionStatus,
-        options,
-      );
-    } else if (notice.objectType === 'payout') {
-      if (!PAYOUT_NOTICE_STATUSES.includes(notice.status))
-        return this.refuse(notice, 'not a payout status a provider reports');
-      moved = await this.lifecycle.movePayout(tx, workspaceId, notice.objectId, notice.status as PayoutStatus, options);
-    } else {
-      if (!REFUND_NOTICE_STATUSES.includes(notice.status))
-        return this.refuse(notice, 'not a refund status a provider reports');
-      moved = await this.lifecycle.moveRefund(tx, workspaceId, notice.objectId, notice.status as RefundStatus, options);
-    }
+    const m = MOVEMENTS[notice.objectType];
+    if (!(m.reported as readonly string[]).includes(notice.status))
+      return this.refuse(notice, `not a ${notice.objectType} status a provider reports`);
+    const moved = await this.lifecycle.move(
+      tx,
+      notice.objectType,
+      workspaceId,
+      notice.objectId,
+      notice.status as never,
+      options,
+    );
     // Only the table's refusal is a disagreement: a notice naming another reference or amount is about something else.
     if (moved?.refusedFor === 'transition' && disagrees(notice.objectType, moved.row.status, notice.status)) {
       await recordEvent(tx, workspaceId, {

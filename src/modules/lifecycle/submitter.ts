@@ -8,19 +8,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import { isDatabaseUnavailable } from '../../db/errors.js';
 import { withTransaction, type Db } from '../../db/pool.js';
-import * as collections from '../collections/collections.repository.js';
 import { ANSWER_BY_CALLBACK, ProviderError, type ProviderAck } from '../providers/provider.js';
 import type { ProviderRegistry } from '../providers/providers.registry.js';
-import { findBeneficiary } from '../beneficiaries/beneficiaries.repository.js';
-import * as payouts from '../payouts/payouts.repository.js';
-import type { PayoutStatus } from '../payouts/payouts.schemas.js';
-import * as refunds from '../refunds/refunds.repository.js';
-import type { Lifecycle, MoveOptions } from './lifecycle.service.js';
-import * as sweeps from './sweeps.repository.js';
-import type { SubmissionKind } from './sweeps.repository.js';
+import { MOVEMENTS, type Lifecycle } from './lifecycle.service.js';
+import type { MoveOptions, MovementType, MovingRow } from './movement.js';
+import * as sql from './movements.repository.js';
 
 interface Job {
-  kind: SubmissionKind;
+  kind: MovementType;
   workspaceId: string;
   id: string;
   /** Which sweep attempt this is (0: the kick right after creation). */
@@ -63,7 +58,7 @@ export class Submitter {
     private readonly leaseSeconds = 35,
   ) {}
 
-  kick(kind: SubmissionKind, workspaceId: string, id: string, attempt = 0): void {
+  kick(kind: MovementType, workspaceId: string, id: string, attempt = 0): void {
     if (this.stopped || this.queued.has(id) || this.queue.length >= MAX_QUEUE) return;
     this.queued.add(id);
     this.queue.push({ kind, workspaceId, id, attempt });
@@ -76,7 +71,7 @@ export class Submitter {
    * failure leaves it for a later sweep. Maintenance: spans workspaces.
    */
   async sweep(): Promise<void> {
-    for (const row of await sweeps.claimDueInitiations(this.db))
+    for (const row of await sql.claimDueInitiations(this.db, Object.values(MOVEMENTS)))
       this.kick(row.kind, row.workspace_id, row.id, row.submit_attempts);
   }
 
@@ -100,7 +95,7 @@ export class Submitter {
           );
           // The call is over: the next try after the backoff. (A provider that may have acted on an unanswered call
           // without an idempotency key to dedupe by, Daraja's STK push, answers pending instead of throwing.)
-          await sweeps.scheduleRetry(this.db, job.kind, job.workspaceId, job.id);
+          await sql.scheduleRetry(this.db, MOVEMENTS[job.kind], job.workspaceId, job.id);
         })
         .catch((err: unknown) =>
           this.log.error(
@@ -117,16 +112,29 @@ export class Submitter {
     }
   }
 
+  /**
+   * Claims the initiation, reads what its provider needs, sends it, and records the answer. An object that cannot be
+   * sent (its provider is not configured here, its beneficiary is gone) is given up on.
+   */
   private async submit(job: Job): Promise<void> {
     if (job.attempt > MAX_ATTEMPTS)
       return this.giveUp(job, `no answer from the provider after ${MAX_ATTEMPTS} attempts`);
-    if (job.kind === 'payout') return this.submitPayout(job);
-    return job.kind === 'collection' ? this.submitCollection(job) : this.submitRefund(job);
+    const m = MOVEMENTS[job.kind];
+    const claimedAt = Date.now();
+    const row = await sql.claimInitiation(this.db, m, job.workspaceId, job.id, job.attempt, this.leaseSeconds);
+    if (!row) return; // sent already, or another sender has it
+    const provider = this.providers.get(row.provider);
+    if (!provider) return this.giveUp(job, `provider '${row.provider}' is not configured here`);
+    const initiation = await m.initiation(this.db, row);
+    if ('giveUp' in initiation) return this.giveUp(job, initiation.giveUp);
+    if ('fail' in initiation) return this.move(job, 'failed', initiation.fail);
+    const ack = await initiation.send(provider);
+    await this.record(job, claimedAt, ack.status, ackOptions(provider.name, ack));
   }
 
   /** The initiation cannot be made: the object fails with provider_error (and its event) rather than wait forever. */
   private async giveUp(job: Job, why: string): Promise<void> {
-    if (job.kind === 'payout') return this.giveUpPayout(job, why);
+    if (MOVEMENTS[job.kind].askBeforeGivingUp) return this.giveUpAsking(job, why);
     this.log.error({ kind: job.kind, id: job.id }, `giving up on the provider initiation: ${why}`);
     await this.move(job, 'failed', { cause: `initiation abandoned: ${why}`, reason: 'provider_error' });
   }
@@ -162,40 +170,35 @@ export class Submitter {
 
   /** Moves the job's object through the lifecycle, in a transaction of its own. */
   private async move(job: Job, to: ProviderAck['status'], options: MoveOptions): Promise<void> {
-    const { kind, workspaceId, id } = job;
-    await withTransaction(this.db, async (tx) => {
-      if (kind === 'collection') await this.lifecycle.moveCollection(tx, workspaceId, id, to, options);
-      else if (kind === 'refund') await this.lifecycle.moveRefund(tx, workspaceId, id, to, options);
-      else await this.lifecycle.movePayout(tx, workspaceId, id, to, options);
-    });
+    await withTransaction(this.db, (tx) => this.lifecycle.move(tx, job.kind, job.workspaceId, job.id, to, options));
   }
 
   /**
-   * A payout whose initiation went unanswered may still have been paid (a timeout after the provider took
-   * it). Failing it would give the reservation back while the money left: so the provider is asked first.
-   * It knows the payout: its status is applied. It says it never got it: the payout fails and the
-   * reservation is released. No answer: the payout stays `created`, an error is logged for a person, and
-   * the next sweep asks again.
+   * An object whose initiation went unanswered may still have moved money (a payout: a time-out after the provider
+   * took it). Failing it would give the reservation back while the money left: so the provider is asked first. It
+   * knows the object: its status is applied. It says it never got it: the object fails and the reservation is
+   * released. No answer: it stays in its first status, an error is logged for a person, and the next sweep asks again.
    */
-  private async giveUpPayout(job: Job, why: string): Promise<void> {
-    const row = await payouts.findPayout(this.db, job.workspaceId, job.id);
-    if (row?.status !== 'created') return;
+  private async giveUpAsking(job: Job, why: string): Promise<void> {
+    const m = MOVEMENTS[job.kind];
+    const row = await sql.findRow<MovingRow>(this.db, m, job.workspaceId, job.id);
+    if (!row || row.status !== m.initial) return;
     const provider = this.providers.get(row.provider);
     let answer: Awaited<ReturnType<NonNullable<typeof provider>['queryStatus']>>;
     try {
-      answer = provider ? await provider.queryStatus('payout', job.id, row.provider_reference ?? '') : undefined;
+      answer = provider ? await provider.queryStatus(job.kind, job.id, row.provider_reference ?? '') : undefined;
       // The operator answers later, by callback: nothing is known yet, so nothing is released.
       if (answer === ANSWER_BY_CALLBACK) throw new ProviderError('its status is answered by callback');
     } catch (err) {
       this.log.error(
-        { err, payout_id: job.id },
-        `payout initiation unanswered (${why}) and its status unknown: left created; the next sweep asks again`,
+        { err, kind: job.kind, id: job.id },
+        `initiation unanswered (${why}) and its status unknown: left ${m.initial as string}; the next sweep asks again`,
       );
       return;
     }
     await withTransaction(this.db, async (tx) => {
       if (answer && answer.status !== 'failed') {
-        await this.lifecycle.movePayout(tx, job.workspaceId, job.id, answer.status as PayoutStatus, {
+        await this.lifecycle.move(tx, job.kind, job.workspaceId, job.id, answer.status as never, {
           cause: 'status query before giving up',
           reason: answer.reason,
           providerReference: answer.reference,
@@ -203,86 +206,13 @@ export class Submitter {
         return;
       }
       this.log.error(
-        { payout_id: job.id },
-        `giving up on the payout initiation: ${why}; the provider ${answer ? 'failed it' : 'does not have it'}`,
+        { kind: job.kind, id: job.id },
+        `giving up on the initiation: ${why}; the provider ${answer ? 'failed it' : 'does not have it'}`,
       );
-      await this.lifecycle.movePayout(tx, job.workspaceId, job.id, 'failed', {
+      await this.lifecycle.move(tx, job.kind, job.workspaceId, job.id, 'failed', {
         cause: `initiation abandoned: ${why}`,
         reason: answer?.reason ?? 'provider_error',
       });
     });
-  }
-
-  private async submitCollection(job: Job): Promise<void> {
-    const { workspaceId, id } = job;
-    const claimedAt = Date.now();
-    const row = await collections.claimInitiation(this.db, workspaceId, id, job.attempt, this.leaseSeconds);
-    if (!row) return; // sent already, or another sender has it
-    const provider = this.providers.get(row.provider);
-    if (!provider) return this.giveUp(job, `provider '${row.provider}' is not configured here`);
-    const ack = await provider.initiateCollection({
-      id,
-      workspaceId,
-      market: row.market,
-      rail: row.rail,
-      amount: row.amount,
-      currency: row.currency,
-      reference: row.reference,
-      customer: row.customer,
-      expiresAt: row.expires_at,
-    });
-    await this.record(job, claimedAt, ack.status, ackOptions(provider.name, ack));
-  }
-
-  private async submitRefund(job: Job): Promise<void> {
-    const { workspaceId, id } = job;
-    const claimedAt = Date.now();
-    const row = await refunds.claimInitiation(this.db, workspaceId, id, job.attempt, this.leaseSeconds);
-    if (!row) return; // sent already, or another sender has it
-    const provider = this.providers.get(row.provider);
-    if (!provider) return this.giveUp(job, `provider '${row.provider}' is not configured here`);
-    const collection = await collections.findCollection(this.db, workspaceId, row.collection_id);
-    // Reversed (or otherwise no longer successful) since the refund was requested: the payer already has the
-    // money back, so the refund must not be sent. (Normally the reversal has failed it already.)
-    if (collection?.status !== 'successful') {
-      return this.move(job, 'failed', { cause: 'collection no longer successful', reason: 'collection_reversed' });
-    }
-    const ack = await provider.initiateRefund({
-      id,
-      workspaceId,
-      collectionId: row.collection_id,
-      collectionReference: collection.provider_reference,
-      collectionReceipt: collection.provider_receipt,
-      amount: row.amount,
-      currency: row.currency,
-    });
-    await this.record(job, claimedAt, ack.status, ackOptions(provider.name, ack));
-  }
-
-  private async submitPayout(job: Job): Promise<void> {
-    const { workspaceId, id } = job;
-    const claimedAt = Date.now();
-    const row = await payouts.claimInitiation(this.db, workspaceId, id, job.attempt, this.leaseSeconds);
-    if (!row) return; // sent already, or another sender has it
-    const provider = this.providers.get(row.provider);
-    if (!provider) return this.giveUp(job, `provider '${row.provider}' is not configured here`);
-    const beneficiary = await findBeneficiary(this.db, workspaceId, row.beneficiary_id);
-    if (!beneficiary) return this.giveUp(job, `beneficiary ${row.beneficiary_id} is gone`);
-    const ack = await provider.initiatePayout({
-      id,
-      workspaceId,
-      market: row.market,
-      rail: row.rail,
-      amount: row.amount,
-      currency: row.currency,
-      reference: row.reference,
-      beneficiary: {
-        name: beneficiary.name,
-        phone_number: beneficiary.phone_number,
-        bank_code: beneficiary.bank_code,
-        account_number: beneficiary.account_number,
-      },
-    });
-    await this.record(job, claimedAt, ack.status, ackOptions(provider.name, ack));
   }
 }

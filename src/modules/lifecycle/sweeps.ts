@@ -6,8 +6,8 @@ import { withTransaction, type Db } from '../../db/pool.js';
 import { queryNoticeId, type ProviderNotices } from './notices.service.js';
 import { ANSWER_BY_CALLBACK } from '../providers/provider.js';
 import type { ProviderRegistry } from '../providers/providers.registry.js';
-import type { Lifecycle } from './lifecycle.service.js';
-import * as repo from './sweeps.repository.js';
+import { MOVEMENTS, type Lifecycle } from './lifecycle.service.js';
+import * as repo from './movements.repository.js';
 
 /**
  * Expires collections still created or pending past their expires_at. One the provider has already been
@@ -49,7 +49,7 @@ export async function expireDue(
             }
           }
           await withTransaction(db, (tx) =>
-            lifecycle.moveCollection(tx, row.workspace_id, row.id, 'expired', { cause: 'expiry' }),
+            lifecycle.move(tx, 'collection', row.workspace_id, row.id, 'expired', { cause: 'expiry' }),
           );
         } catch (err) {
           log.error({ err, collection_id: row.id }, 'expiry failed for this collection; the next sweep tries again');
@@ -75,7 +75,7 @@ export async function reconcile(
   only?: string[],
   batch = 100,
 ): Promise<number> {
-  const rows = await repo.claimQuiet(db, afterSeconds, batch, only);
+  const rows = await repo.claimQuiet(db, Object.values(MOVEMENTS), afterSeconds, batch, only);
   for (const row of rows) {
     const provider = providers.get(row.provider);
     if (!provider) continue;

@@ -15,11 +15,7 @@ import type {
   Source,
   UpdateSourceBody,
 } from './market-data.schemas.js';
-
-/** "129.450000000000" → "129.45"; "5.000000000000" → "5". */
-export function normaliseDecimal(value: string): string {
-  return value.includes('.') ? value.replace(/0+$/, '').replace(/\.$/, '') : value;
-}
+import { normaliseDecimal } from '../../platform/money.js';
 
 export function toSourceApi(row: repo.SourceRow): Source {
   return {

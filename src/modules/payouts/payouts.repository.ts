@@ -111,7 +111,7 @@ export interface PayoutRow {
   completed_at: Date | null;
 }
 
-const PAYOUT_COLUMNS =
+export const PAYOUT_COLUMNS =
   'id, workspace_id, route_id, beneficiary_id, market, rail, source_currency, source_amount, currency, gross_amount, fee, amount, rate, rate_id, ' +
   'rate_source_name, reference, metadata, status, failure_reason, provider, provider_reference, provider_receipt, submitted_at, created_at, updated_at, completed_at';
 
@@ -168,25 +168,6 @@ export async function lockPayout(db: Queryable, workspaceId: string, id: string)
   return rows[0];
 }
 
-export async function saveStatus(db: Queryable, p: PayoutRow): Promise<void> {
-  await db.query(
-    `UPDATE payouts SET status = $3, failure_reason = $4, provider_reference = $5, submitted_at = $6, updated_at = $7, completed_at = $8,
-       provider_receipt = $9
-     WHERE workspace_id = $1 AND id = $2`,
-    [
-      p.workspace_id,
-      p.id,
-      p.status,
-      p.failure_reason,
-      p.provider_reference,
-      p.submitted_at,
-      p.updated_at,
-      p.completed_at,
-      p.provider_receipt,
-    ],
-  );
-}
-
 export async function listPayouts(
   db: Queryable,
   workspaceId: string,
@@ -211,27 +192,6 @@ export async function shareBeneficiary(
   const { rows } = await db.query<PayoutBeneficiary>(
     'SELECT id, name, market, rail, status, phone_number, bank_code, account_number FROM beneficiaries WHERE workspace_id = $1 AND id = $2 FOR SHARE',
     [workspaceId, id],
-  );
-  return rows[0];
-}
-
-/**
- * Takes the initiation of a new payout for one sender, and reads it: pushes `submit_after` past the longest a
- * provider call may take, so no sweep (in any process) sends it again meanwhile, and only if no other sender took
- * it since the job was made for attempt `attempt`. Undefined when it is not there to take.
- */
-export async function claimInitiation(
-  db: Queryable,
-  workspaceId: string,
-  id: string,
-  attempt: number,
-  leaseSeconds: number,
-): Promise<PayoutRow | undefined> {
-  const { rows } = await db.query<PayoutRow>(
-    `UPDATE payouts SET submit_after = now() + make_interval(secs => $4)
-     WHERE workspace_id = $1 AND id = $2 AND status = 'created' AND submitted_at IS NULL AND submit_attempts = $3
-     RETURNING ${PAYOUT_COLUMNS}`,
-    [workspaceId, id, attempt, leaseSeconds],
   );
   return rows[0];
 }

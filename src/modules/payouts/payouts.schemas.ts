@@ -2,6 +2,8 @@
 import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
 import { component, DateTime, Uuid } from '../../platform/schemas.js';
+import { normaliseDecimal } from '../../platform/money.js';
+import type { PayoutRow } from './payouts.repository.js';
 import { describeReasons, MetadataSchema, ProviderReceipt } from '../collections/collections.schemas.js';
 
 export const ROUTE_STATUSES = ['active', 'inactive'] as const;
@@ -202,3 +204,31 @@ export const ListPayoutsQuery = Type.Object(
 export type ListPayoutsQuery = Static<typeof ListPayoutsQuery>;
 export const RoutePage = component('OfframpRoutePage', pageSchema(RouteSchema, 'Active offramp routes, newest first.'));
 export const PayoutPage = component('PayoutPage', pageSchema(PayoutSchema, 'Payout transactions, newest first.'));
+
+/** A payout as the API shows it (its answers, its events, the dashboard). */
+export function toPayoutApi(row: PayoutRow): Payout {
+  return {
+    transaction_id: row.id,
+    route_id: row.route_id,
+    beneficiary_id: row.beneficiary_id,
+    market: row.market,
+    rail: row.rail,
+    source_currency: row.source_currency,
+    source_amount: row.source_amount,
+    currency: row.currency,
+    gross_amount: row.gross_amount,
+    fee: row.fee,
+    amount: row.amount,
+    rate: row.rate === null ? null : normaliseDecimal(row.rate),
+    rate_id: row.rate_id,
+    rate_source_name: row.rate_source_name,
+    reference: row.reference,
+    metadata: row.metadata,
+    status: row.status,
+    failure_reason: row.failure_reason as PayoutFailureReason | null,
+    provider_receipt: row.provider_receipt,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    completed_at: row.completed_at?.toISOString() ?? null,
+  };
+}

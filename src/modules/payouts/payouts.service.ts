@@ -13,7 +13,7 @@ import type { CursorCodec, Page } from '../../platform/pagination.js';
 import type { MarketCatalogue } from '../catalogue/catalogue.js';
 import { recordEvent } from '../events/events.repository.js';
 import { lockAvailable, postMany } from '../ledger/ledger.repository.js';
-import { normaliseDecimal, type MarketDataService } from '../market-data/market-data.service.js';
+import type { MarketDataService } from '../market-data/market-data.service.js';
 import { ASSETS, isAsset } from '../ramp/assets.js';
 import { convertible, quote } from '../ramp/conversion.js';
 import { payoutReservePostings } from '../ramp/postings.js';
@@ -27,10 +27,10 @@ import type {
   ListPayoutsQuery,
   ListRoutesQuery,
   Payout,
-  PayoutFailureReason,
   Route,
   UpdateRouteBody,
 } from './payouts.schemas.js';
+import { toPayoutApi } from './payouts.schemas.js';
 
 export function toRouteApi(row: repo.RouteRow): Route {
   return {
@@ -47,33 +47,6 @@ export function toRouteApi(row: repo.RouteRow): Route {
     status: row.status,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
-  };
-}
-
-export function toPayoutApi(row: repo.PayoutRow): Payout {
-  return {
-    transaction_id: row.id,
-    route_id: row.route_id,
-    beneficiary_id: row.beneficiary_id,
-    market: row.market,
-    rail: row.rail,
-    source_currency: row.source_currency,
-    source_amount: row.source_amount,
-    currency: row.currency,
-    gross_amount: row.gross_amount,
-    fee: row.fee,
-    amount: row.amount,
-    rate: row.rate === null ? null : normaliseDecimal(row.rate),
-    rate_id: row.rate_id,
-    rate_source_name: row.rate_source_name,
-    reference: row.reference,
-    metadata: row.metadata,
-    status: row.status,
-    failure_reason: row.failure_reason as PayoutFailureReason | null,
-    provider_receipt: row.provider_receipt,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-    completed_at: row.completed_at?.toISOString() ?? null,
   };
 }
 

@@ -23,13 +23,13 @@ export interface RefundRow {
   resolved_at: Date | null;
 }
 
-const COLUMNS =
+export const REFUND_COLUMNS =
   'id, workspace_id, collection_id, amount, currency, status, reason, failure_reason, provider, provider_reference, provider_receipt, submitted_at, requested_at, updated_at, resolved_at';
 
 /** `submitAfter`: when the initiation sweep may send it (until then it is left to the submitter's kick). */
 export async function insertRefund(db: Queryable, r: RefundRow, submitAfter: Date): Promise<void> {
   await db.query(
-    `INSERT INTO refunds (${COLUMNS}, submit_after)
+    `INSERT INTO refunds (${REFUND_COLUMNS}, submit_after)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
     [
       r.id,
@@ -53,16 +53,16 @@ export async function insertRefund(db: Queryable, r: RefundRow, submitAfter: Dat
 }
 
 export async function findRefund(db: Queryable, workspaceId: string, id: string): Promise<RefundRow | undefined> {
-  const { rows } = await db.query<RefundRow>(`SELECT ${COLUMNS} FROM refunds WHERE workspace_id = $1 AND id = $2`, [
-    workspaceId,
-    id,
-  ]);
+  const { rows } = await db.query<RefundRow>(
+    `SELECT ${REFUND_COLUMNS} FROM refunds WHERE workspace_id = $1 AND id = $2`,
+    [workspaceId, id],
+  );
   return rows[0];
 }
 
 export async function lockRefund(tx: Queryable, workspaceId: string, id: string): Promise<RefundRow | undefined> {
   const { rows } = await tx.query<RefundRow>(
-    `SELECT ${COLUMNS} FROM refunds WHERE workspace_id = $1 AND id = $2 FOR UPDATE`,
+    `SELECT ${REFUND_COLUMNS} FROM refunds WHERE workspace_id = $1 AND id = $2 FOR UPDATE`,
     [workspaceId, id],
   );
   return rows[0];
@@ -75,30 +75,10 @@ export async function refundInProgress(
   collectionId: string,
 ): Promise<RefundRow | undefined> {
   const { rows } = await db.query<RefundRow>(
-    `SELECT ${COLUMNS} FROM refunds WHERE workspace_id = $1 AND collection_id = $2 AND status IN ('requested', 'pending')`,
+    `SELECT ${REFUND_COLUMNS} FROM refunds WHERE workspace_id = $1 AND collection_id = $2 AND status IN ('requested', 'pending')`,
     [workspaceId, collectionId],
   );
   return rows[0];
-}
-
-/** Writes what the lifecycle changes: status, times, failure reason, and the provider's reference once known. */
-export async function saveStatus(tx: Queryable, r: RefundRow): Promise<void> {
-  await tx.query(
-    `UPDATE refunds SET status = $3, updated_at = $4, resolved_at = $5, failure_reason = $6, provider_reference = $7, submitted_at = $8,
-       provider_receipt = $9
-     WHERE workspace_id = $1 AND id = $2`,
-    [
-      r.workspace_id,
-      r.id,
-      r.status,
-      r.updated_at,
-      r.resolved_at,
-      r.failure_reason,
-      r.provider_reference,
-      r.submitted_at,
-      r.provider_receipt,
-    ],
-  );
 }
 
 /** Refunds of a collection still waiting to be sent to the provider. */
@@ -120,27 +100,6 @@ export async function listRefunds(
   // requested_at is the refund's creation time; the pager reads it as created_at.
   const scope: Record<string, unknown> = { workspace_id: workspaceId };
   if (collectionId !== undefined) scope.collection_id = collectionId;
-  const { text, values } = listQuery('refunds', COLUMNS, scope, f, 'requested_at');
+  const { text, values } = listQuery('refunds', REFUND_COLUMNS, scope, f, 'requested_at');
   return (await db.query<RefundRow & { created_at: Date }>(text, values)).rows;
-}
-
-/**
- * Takes the initiation of a new refund for one sender, and reads it: pushes `submit_after` past the longest a
- * provider call may take, so no sweep (in any process) sends it again meanwhile, and only if no other sender took
- * it since the job was made for attempt `attempt`. Undefined when it is not there to take.
- */
-export async function claimInitiation(
-  db: Queryable,
-  workspaceId: string,
-  id: string,
-  attempt: number,
-  leaseSeconds: number,
-): Promise<RefundRow | undefined> {
-  const { rows } = await db.query<RefundRow>(
-    `UPDATE refunds SET submit_after = now() + make_interval(secs => $4)
-     WHERE workspace_id = $1 AND id = $2 AND status = 'requested' AND submitted_at IS NULL AND submit_attempts = $3
-     RETURNING ${COLUMNS}`,
-    [workspaceId, id, attempt, leaseSeconds],
-  );
-  return rows[0];
 }

@@ -3,21 +3,14 @@
 import type { Db, Tx } from '../../db/pool.js';
 import { ApiError, notFound } from '../../platform/errors.js';
 import type { IdempotencyEngine, IdempotentResult } from '../../platform/idempotency.js';
-import { isUuid, uuidv7, uuidv7Time } from '../../platform/ids.js';
+import { isUuid } from '../../platform/ids.js';
 import { type CursorCodec, type Page } from '../../platform/pagination.js';
 import * as collections from '../collections/collections.repository.js';
-import type { CollectionRow } from '../collections/collections.repository.js';
-import { lockAvailable, post } from '../ledger/ledger.repository.js';
-import { recordEvent } from '../events/events.repository.js';
+import { lockAvailable } from '../ledger/ledger.repository.js';
 import type { AfterCommit } from '../../platform/after-commit.js';
 import * as repo from './refunds.repository.js';
-import {
-  toRefundApi,
-  type CreateRefundBody,
-  type ListRefundsQuery,
-  type Refund,
-  type RefundReason,
-} from './refunds.schemas.js';
+import { requestRefund } from './refunds.movement.js';
+import { toRefundApi, type CreateRefundBody, type ListRefundsQuery, type Refund } from './refunds.schemas.js';
 
 export class RefundsService {
   constructor(
@@ -116,50 +109,4 @@ export class RefundsService {
   private async metadataOf(workspaceId: string, collectionId: string): Promise<Record<string, unknown>> {
     return (await collections.findCollection(this.db, workspaceId, collectionId))?.metadata ?? {};
   }
-}
-
-/**
- * Writes a refund of the whole collection (locked by the caller) with its `refund.requested` event, and reserves its
- * amount out of the available balance, in the caller's transaction: the API's refunds and those of late payments.
- */
-export async function requestRefund(tx: Tx, collection: CollectionRow, reason: RefundReason): Promise<repo.RefundRow> {
-  const id = uuidv7();
-  const now = uuidv7Time(id);
-  const row: repo.RefundRow = {
-    id,
-    workspace_id: collection.workspace_id,
-    collection_id: collection.id,
-    amount: collection.amount,
-    currency: collection.currency,
-    status: 'requested',
-    reason,
-    failure_reason: null,
-    provider: collection.provider,
-    provider_reference: null,
-    provider_receipt: null,
-    submitted_at: null,
-    requested_at: now,
-    updated_at: now,
-    resolved_at: null,
-  };
-  // The sweep leaves a refund asked for through the API to the submitter's kick, right after the request commits, for
-  // 5 seconds; one the service makes itself has no request to kick it, so it is due at once.
-  const submitAfter = reason === 'merchant_request' ? new Date(now.getTime() + 5000) : now;
-  await repo.insertRefund(tx, row, submitAfter);
-  await post(tx, collection.workspace_id, {
-    kind: 'refund_reserved',
-    objectType: 'refund',
-    objectId: id,
-    currency: row.currency,
-    amount: row.amount,
-    at: now,
-  });
-  await recordEvent(tx, collection.workspace_id, {
-    type: 'refund.requested',
-    objectType: 'refund',
-    objectId: id,
-    data: toRefundApi(row, collection.metadata),
-    at: now,
-  });
-  return row;
 }

@@ -6,13 +6,13 @@ import { isUuid } from '../../platform/ids.js';
 import type { Plan } from '../../platform/state-machine.js';
 import * as collections from '../collections/collections.repository.js';
 import type { CollectionStatus } from '../collections/collections.schemas.js';
-import { toApi } from '../collections/collections.service.js';
+import { toCollectionApi } from '../collections/collections.schemas.js';
 import type { Lifecycle } from '../lifecycle/lifecycle.service.js';
 import { planCollection } from '../collections/collections.states.js';
 import { planPayout } from '../payouts/payouts.states.js';
 import { planRefund, type RefundStatus } from '../refunds/refunds.states.js';
 import * as payouts from '../payouts/payouts.repository.js';
-import { toPayoutApi } from '../payouts/payouts.service.js';
+import { toPayoutApi } from '../payouts/payouts.schemas.js';
 import { SANDBOX_PROVIDER, type SandboxProvider } from '../providers/sandbox.provider.js';
 import * as refunds from '../refunds/refunds.repository.js';
 import { toRefundApi } from '../refunds/refunds.schemas.js';
@@ -50,11 +50,11 @@ export class SandboxService {
       if (!row) throw notFound('collection');
       checkSimulatable('collection', row, outcome, planCollection(row.status, outcome));
       await this.simulator.driveByHand(tx, workspaceId, 'collection', id, outcome === 'expired' ? undefined : outcome);
-      const moved = await this.lifecycle.moveCollection(tx, workspaceId, id, outcome, {
+      const moved = await this.lifecycle.move(tx, 'collection', workspaceId, id, outcome, {
         cause: 'sandbox simulation',
         reason,
       });
-      return { status: 200, headers: {}, body: JSON.stringify(toApi(moved?.row ?? row)) };
+      return { status: 200, headers: {}, body: JSON.stringify(toCollectionApi(moved?.row ?? row)) };
     });
   }
 
@@ -69,7 +69,7 @@ export class SandboxService {
       const row = isUuid(id) ? await refunds.findRefund(tx, workspaceId, id) : undefined;
       if (!row) throw notFound('refund');
       checkSimulatable('refund', row, outcome, planRefund(row.status, outcome));
-      const moved = await this.lifecycle.moveRefund(tx, workspaceId, id, outcome, {
+      const moved = await this.lifecycle.move(tx, 'refund', workspaceId, id, outcome, {
         cause: 'sandbox simulation',
         reason,
       });
@@ -95,7 +95,7 @@ export class SandboxService {
       if (!row) throw notFound('payout transaction');
       checkSimulatable('payout', row, outcome, planPayout(row.status, outcome));
       await this.simulator.driveByHand(tx, workspaceId, 'payout', id, outcome);
-      const moved = await this.lifecycle.movePayout(tx, workspaceId, id, outcome, {
+      const moved = await this.lifecycle.move(tx, 'payout', workspaceId, id, outcome, {
         cause: 'sandbox simulation',
         reason,
       });
