@@ -56,6 +56,7 @@ import { riskRoutes } from './modules/risk/risk.routes.js';
 import { sandboxRoutes } from './modules/sandbox/sandbox.routes.js';
 import { systemRoutes } from './modules/system/system.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
+import { WEBHOOKS_DOCUMENT } from './modules/webhooks/webhooks.schemas.js';
 import type { Resolve } from './modules/webhooks/url-guard.js';
 
 export { API_VERSION };
@@ -252,7 +253,11 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
           'Amounts are integers in minor units. Errors are RFC 9457 problem documents with a stable `code`.',
       },
       servers: [{ url: config.publicBaseUrl, description: config.paymentsEnv }],
+      // Deliveries as OpenAPI 3.1 webhooks, with the headers and answer they share.
+      webhooks: WEBHOOKS_DOCUMENT.webhooks,
       components: {
+        parameters: WEBHOOKS_DOCUMENT.parameters,
+        responses: WEBHOOKS_DOCUMENT.responses,
         securitySchemes: {
           bearerAuth: {
             type: 'http',

@@ -180,5 +180,10 @@ export function completeDocument<D extends Document>(document: D): D {
         op.responses[status] = { $ref: `#/components/responses/${name}` };
     }
   }
-  return { ...document, components: { ...document.components, parameters, responses, headers: HEADERS } };
+  // Security schemes and schemas first, whatever the options declared: the committed document keeps one order.
+  const { securitySchemes, schemas, ...others } = document.components ?? {};
+  return {
+    ...document,
+    components: { securitySchemes, schemas, ...others, parameters, responses, headers: HEADERS },
+  };
 }

@@ -1,10 +1,16 @@
 // Webhook endpoints, events and their deliveries (contract §10); descriptions write the reference docs.
 import { UUID_PATTERN } from '../../platform/ids.js';
-import { Type, type Static } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
 import { component, DateTime, Uuid } from '../../platform/schemas.js';
 import { ALL_EVENTS, EVENT_TYPES, TEST_EVENT_TYPE } from './event-types.js';
 import { MAX_URL_LENGTH } from './url-guard.js';
+import { SessionSchema } from '../checkout/checkout.schemas.js';
+import { CollectionSchema } from '../collections/collections.schemas.js';
+import { DepositSchema } from '../deposits/deposits.schemas.js';
+import { PayoutSchema } from '../payouts/payouts.schemas.js';
+import { RefundSchema } from '../refunds/refunds.schemas.js';
+import { SignalSchema } from '../risk/risk.schemas.js';
 
 export const ENDPOINT_STATUSES = ['enabled', 'disabled'] as const;
 export const DISABLED_REASONS = ['disabled_by_user', 'endpoint_gone'] as const;
@@ -137,35 +143,114 @@ export const EndpointPage = component(
 
 // Events
 
-export const EventSchema = component(
-  'Event',
+/** What a `reconciliation.mismatch` event carries: the provider's final word contradicts ours about whether money moved. */
+export const ReconciliationMismatchSchema = component(
+  'ReconciliationMismatch',
   Type.Object(
     {
-      id: Uuid('Identifier of the event; also the `webhook-id` of every delivery of it.'),
-      type: Type.String({
-        description: `The event type: ${EVENT_TYPES.map((t) => `\`${t}\``).join(', ')}; or \`${TEST_EVENT_TYPE}\`, sent by POST /v1/webhooks/endpoints/{id}/test (its \`data\` is the endpoint).`,
+      object_type: Type.Enum(['collection', 'refund', 'payout'], { description: 'What the disagreement is about.' }),
+      object_id: Uuid('Its id: a collection_id, refund_id or payout transaction_id.'),
+      our_status: Type.String({ description: 'Its status here, which the provider contradicts.' }),
+      provider_status: Type.String({ description: 'The status the provider reported.' }),
+      provider: Type.String({ description: 'The provider that reported it.' }),
+      provider_reference: Type.Union([Type.String(), Type.Null()], {
+        description: "The provider's reference for it, if it gave one.",
       }),
-      timestamp: DateTime('When the change happened.'),
-      data: Type.Record(Type.String(), Type.Unknown(), {
-        description:
-          'The object as the API returned it at that moment (a collection or a refund). Collection and refund events carry the ' +
-          "collection's `metadata` unchanged.",
-      }),
+      notice_id: Type.String({ description: "The provider's notice (callback or status query) that disagreed." }),
     },
-    {
-      additionalProperties: false,
-      description: 'Something that happened, exactly as webhook deliveries carry it in their body.',
-    },
+    { additionalProperties: false, description: 'For a person to look at: the provider and we disagree about money.' },
   ),
 );
-export type Event = Static<typeof EventSchema>;
+
+/** Each event type's `data`: the object as the API returned it at the moment of the change. */
+function eventData(type: string): { schema: TSchema; what: string } {
+  const object = type.slice(0, type.lastIndexOf('.'));
+  switch (object) {
+    case 'collection':
+      return { schema: CollectionSchema, what: "the collection (with the collection's `metadata`)" };
+    case 'refund':
+      return { schema: RefundSchema, what: "the refund (with its collection's `metadata`)" };
+    case 'checkout.session':
+      return { schema: SessionSchema, what: 'the checkout session' };
+    case 'risk_signal':
+      return { schema: SignalSchema, what: 'the risk signal' };
+    case 'reconciliation':
+      return { schema: ReconciliationMismatchSchema, what: 'what the provider and we disagree about' };
+    case 'deposit':
+      return { schema: DepositSchema, what: 'the deposit' };
+    case 'payout':
+      return { schema: PayoutSchema, what: 'the payout transaction' };
+    case 'webhook':
+      return { schema: EndpointSchema, what: 'the endpoint the test is sent to' };
+    default:
+      // A new event type must say what its data is before the service starts.
+      throw new Error(`event type ${type}: no data schema (src/modules/webhooks/webhooks.schemas.ts)`);
+  }
+}
+
+/** Every event type a delivery or the events API can carry: the catalogue and the test event. */
+export const ALL_EVENT_TYPES: readonly string[] = [...EVENT_TYPES, TEST_EVENT_TYPE];
+
+/** `checkout.session.completed` → `CheckoutSessionCompletedEvent`: the event type's component name. */
+export const eventSchemaName = (type: string): string =>
+  `${type
+    .split(/[._]/)
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join('')}Event`;
+
+/** One named component per event type, its `type` fixed and its `data` the object's own schema. */
+const EVENT_VARIANTS = ALL_EVENT_TYPES.map((type) => {
+  const { schema, what } = eventData(type);
+  return component(
+    eventSchemaName(type),
+    Type.Object(
+      {
+        id: Uuid('Identifier of the event; the `webhook-id` of every delivery of it.'),
+        type: Type.Literal(type, { description: 'The event type.' }),
+        timestamp: DateTime('When the change happened.'),
+        data: schema,
+      },
+      {
+        additionalProperties: false,
+        description:
+          type === TEST_EVENT_TYPE
+            ? `\`${type}\`, sent by POST /v1/webhooks/endpoints/{id}/test to that endpoint only; \`data\` is ${what}.`
+            : `\`${type}\`; \`data\` is ${what} as the API returned it then.`,
+      },
+    ),
+  );
+});
+
+/** An event as the service stores and sends it; the document types it by `type` (EventSchema). */
+export interface Event {
+  id: string;
+  type: string;
+  timestamp: string;
+  data: unknown;
+}
+
+/**
+ * Something that happened, one named variant per `type` (a `oneOf` with a discriminator): a generated client narrows
+ * on `type` to the typed `data`.
+ */
+export const EventSchema = component(
+  'Event',
+  Type.Unsafe<Event>({
+    oneOf: EVENT_VARIANTS,
+    description: 'Something that happened, exactly as webhook deliveries carry it in their body; typed by its `type`.',
+    discriminator: {
+      propertyName: 'type',
+      mapping: Object.fromEntries(ALL_EVENT_TYPES.map((t) => [t, `#/components/schemas/${eventSchemaName(t)}`])),
+    },
+  }),
+);
 
 export const EventIdParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'The event id.' }) });
 
 export const ListEventsQuery = Type.Object(
   {
     ...ListQuery.properties,
-    type: Type.Optional(Type.Enum([...EVENT_TYPES, TEST_EVENT_TYPE], { description: 'Only events of this type.' })),
+    type: Type.Optional(Type.Enum(ALL_EVENT_TYPES, { description: 'Only events of this type.' })),
     // Inline, not the Uuid component: a query parameter's schema keeps its description only when it is not a reference.
     object_id: Type.Optional(
       Type.String({
@@ -278,3 +363,65 @@ export const ResendResponse = component(
     { additionalProperties: false, description: 'The deliveries this resend queued.' },
   ),
 );
+
+/** The Standard Webhooks headers every delivery carries (components.parameters of the document). */
+const WEBHOOK_HEADERS = {
+  WebhookId: {
+    in: 'header',
+    name: 'webhook-id',
+    required: true,
+    description: 'The event id: the same on every retry and resend of it; deduplicate on it.',
+    schema: { type: 'string' },
+  },
+  WebhookTimestamp: {
+    in: 'header',
+    name: 'webhook-timestamp',
+    required: true,
+    description: 'When this attempt was sent, in whole seconds since the epoch; refuse one too far from now.',
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
+  WebhookSignature: {
+    in: 'header',
+    name: 'webhook-signature',
+    required: true,
+    description:
+      '`v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign ' +
+      '(after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`.',
+    schema: { type: 'string' },
+  },
+} as const;
+
+/**
+ * The deliveries as OpenAPI 3.1 `webhooks`: one POST per event type whose body is that type's event, so a generated
+ * client types a handler per type (and the `Event` union types one handler for all).
+ */
+export const WEBHOOKS_DOCUMENT = {
+  parameters: WEBHOOK_HEADERS,
+  responses: {
+    WebhookReceived: {
+      description:
+        'Any 2xx ends the delivery. 410 Gone disables the endpoint; anything else, a timeout (15 s) or a refused connection is retried.',
+    },
+  },
+  webhooks: Object.fromEntries(
+    ALL_EVENT_TYPES.map((type) => {
+      const name = eventSchemaName(type);
+      return [
+        type,
+        {
+          post: {
+            operationId: `on${name}`,
+            tags: ['Webhooks'],
+            summary: `A \`${type}\` event`,
+            parameters: Object.keys(WEBHOOK_HEADERS).map((h) => ({ $ref: `#/components/parameters/${h}` })),
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}` } } },
+            },
+            responses: { '2XX': { $ref: '#/components/responses/WebhookReceived' } },
+          },
+        },
+      ];
+    }),
+  ),
+};

@@ -1447,7 +1447,450 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "collection.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `collection.created` event */
+        post: operations["onCollectionCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "collection.pending": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `collection.pending` event */
+        post: operations["onCollectionPendingEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "collection.processing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `collection.processing` event */
+        post: operations["onCollectionProcessingEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "collection.successful": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `collection.successful` event */
+        post: operations["onCollectionSuccessfulEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "collection.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `collection.failed` event */
+        post: operations["onCollectionFailedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "collection.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `collection.expired` event */
+        post: operations["onCollectionExpiredEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "collection.refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `collection.refunded` event */
+        post: operations["onCollectionRefundedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "collection.reversed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `collection.reversed` event */
+        post: operations["onCollectionReversedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "collection.late_payment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `collection.late_payment` event */
+        post: operations["onCollectionLatePaymentEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.requested": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `refund.requested` event */
+        post: operations["onRefundRequestedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.pending": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `refund.pending` event */
+        post: operations["onRefundPendingEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.successful": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `refund.successful` event */
+        post: operations["onRefundSuccessfulEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `refund.failed` event */
+        post: operations["onRefundFailedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "checkout.session.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `checkout.session.completed` event */
+        post: operations["onCheckoutSessionCompletedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "checkout.session.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `checkout.session.expired` event */
+        post: operations["onCheckoutSessionExpiredEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "risk_signal.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `risk_signal.created` event */
+        post: operations["onRiskSignalCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "reconciliation.mismatch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `reconciliation.mismatch` event */
+        post: operations["onReconciliationMismatchEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "deposit.pending": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `deposit.pending` event */
+        post: operations["onDepositPendingEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "deposit.confirmed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `deposit.confirmed` event */
+        post: operations["onDepositConfirmedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "deposit.credited": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `deposit.credited` event */
+        post: operations["onDepositCreditedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "deposit.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `deposit.failed` event */
+        post: operations["onDepositFailedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payout.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `payout.created` event */
+        post: operations["onPayoutCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payout.pending": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `payout.pending` event */
+        post: operations["onPayoutPendingEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payout.successful": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `payout.successful` event */
+        post: operations["onPayoutSuccessfulEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payout.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `payout.failed` event */
+        post: operations["onPayoutFailedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `webhook.test` event */
+        post: operations["onWebhookTestEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description An RFC 9457 problem document. */
@@ -1703,6 +2146,38 @@ export interface components {
              */
             updated_at: string;
         };
+        /** @description `checkout.session.completed`; `data` is the checkout session as the API returned it then. */
+        CheckoutSessionCompletedEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "checkout.session.completed";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["CheckoutSession"];
+        };
+        /** @description `checkout.session.expired`; `data` is the checkout session as the API returned it then. */
+        CheckoutSessionExpiredEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "checkout.session.expired";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["CheckoutSession"];
+        };
         /** @description Checkout sessions, newest first. One page of them. */
         CheckoutSessionPage: {
             /** @description Checkout sessions, newest first. */
@@ -1757,11 +2232,75 @@ export interface components {
              */
             expires_at: string;
         };
+        /** @description `collection.created`; `data` is the collection (with the collection's `metadata`) as the API returned it then. */
+        CollectionCreatedEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "collection.created";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["Collection"];
+        };
+        /** @description `collection.expired`; `data` is the collection (with the collection's `metadata`) as the API returned it then. */
+        CollectionExpiredEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "collection.expired";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["Collection"];
+        };
+        /** @description `collection.failed`; `data` is the collection (with the collection's `metadata`) as the API returned it then. */
+        CollectionFailedEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "collection.failed";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["Collection"];
+        };
         /**
          * @description Why a collection failed (the Collection explains each code).
          * @enum {unknown}
          */
         CollectionFailureReason: "payer_declined" | "insufficient_funds" | "wrong_pin" | "prompt_expired" | "payer_unreachable" | "payer_busy" | "payer_limit_reached" | "payer_not_found" | "provider_error" | "provider_refused";
+        /** @description `collection.late_payment`; `data` is the collection (with the collection's `metadata`) as the API returned it then. */
+        CollectionLatePaymentEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "collection.late_payment";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["Collection"];
+        };
         /** @description Collections, newest first. One page of them. */
         CollectionPage: {
             /** @description Collections, newest first. */
@@ -1770,11 +2309,91 @@ export interface components {
             has_more: boolean;
             next_cursor: components["schemas"]["NextCursor"];
         };
+        /** @description `collection.pending`; `data` is the collection (with the collection's `metadata`) as the API returned it then. */
+        CollectionPendingEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "collection.pending";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["Collection"];
+        };
+        /** @description `collection.processing`; `data` is the collection (with the collection's `metadata`) as the API returned it then. */
+        CollectionProcessingEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "collection.processing";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["Collection"];
+        };
+        /** @description `collection.refunded`; `data` is the collection (with the collection's `metadata`) as the API returned it then. */
+        CollectionRefundedEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "collection.refunded";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["Collection"];
+        };
+        /** @description `collection.reversed`; `data` is the collection (with the collection's `metadata`) as the API returned it then. */
+        CollectionReversedEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "collection.reversed";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["Collection"];
+        };
         /**
          * @description Lifecycle status: created, pending, processing, successful, failed, expired, refunded or reversed.
          * @enum {unknown}
          */
         CollectionStatus: "created" | "pending" | "processing" | "successful" | "failed" | "expired" | "refunded" | "reversed";
+        /** @description `collection.successful`; `data` is the collection (with the collection's `metadata`) as the API returned it then. */
+        CollectionSuccessfulEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "collection.successful";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["Collection"];
+        };
         CommitPayoutRequest: {
             /** @description An active route (row 12). */
             route_id: components["schemas"]["Uuid"];
@@ -2152,6 +2771,54 @@ export interface components {
             /** @description Addresses of this asset and network now waiting in the pool. */
             available: number;
         };
+        /** @description `deposit.confirmed`; `data` is the deposit as the API returned it then. */
+        DepositConfirmedEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "deposit.confirmed";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["Deposit"];
+        };
+        /** @description `deposit.credited`; `data` is the deposit as the API returned it then. */
+        DepositCreditedEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "deposit.credited";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["Deposit"];
+        };
+        /** @description `deposit.failed`; `data` is the deposit as the API returned it then. */
+        DepositFailedEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "deposit.failed";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["Deposit"];
+        };
         /** @description Deposits, newest first. One page of them. */
         DepositPage: {
             /** @description Deposits, newest first. */
@@ -2159,6 +2826,22 @@ export interface components {
             /** @description True when another page follows this one. */
             has_more: boolean;
             next_cursor: components["schemas"]["NextCursor"];
+        };
+        /** @description `deposit.pending`; `data` is the deposit as the API returned it then. */
+        DepositPendingEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "deposit.pending";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["Deposit"];
         };
         /**
          * @description An event type, or `*` for every type (including types added later).
@@ -2173,22 +2856,8 @@ export interface components {
             has_more: boolean;
             next_cursor: components["schemas"]["NextCursor"];
         };
-        /** @description Something that happened, exactly as webhook deliveries carry it in their body. */
-        Event: {
-            /** @description Identifier of the event; also the `webhook-id` of every delivery of it. */
-            id: components["schemas"]["Uuid"];
-            /** @description The event type: `collection.created`, `collection.pending`, `collection.processing`, `collection.successful`, `collection.failed`, `collection.expired`, `collection.refunded`, `collection.reversed`, `collection.late_payment`, `refund.requested`, `refund.pending`, `refund.successful`, `refund.failed`, `checkout.session.completed`, `checkout.session.expired`, `risk_signal.created`, `reconciliation.mismatch`, `deposit.pending`, `deposit.confirmed`, `deposit.credited`, `deposit.failed`, `payout.created`, `payout.pending`, `payout.successful`, `payout.failed`; or `webhook.test`, sent by POST /v1/webhooks/endpoints/{id}/test (its `data` is the endpoint). */
-            type: string;
-            /**
-             * Format: date-time
-             * @description When the change happened.
-             */
-            timestamp: string;
-            /** @description The object as the API returned it at that moment (a collection or a refund). Collection and refund events carry the collection's `metadata` unchanged. */
-            data: {
-                [key: string]: unknown;
-            };
-        };
+        /** @description Something that happened, exactly as webhook deliveries carry it in their body; typed by its `type`. */
+        Event: components["schemas"]["CollectionCreatedEvent"] | components["schemas"]["CollectionPendingEvent"] | components["schemas"]["CollectionProcessingEvent"] | components["schemas"]["CollectionSuccessfulEvent"] | components["schemas"]["CollectionFailedEvent"] | components["schemas"]["CollectionExpiredEvent"] | components["schemas"]["CollectionRefundedEvent"] | components["schemas"]["CollectionReversedEvent"] | components["schemas"]["CollectionLatePaymentEvent"] | components["schemas"]["RefundRequestedEvent"] | components["schemas"]["RefundPendingEvent"] | components["schemas"]["RefundSuccessfulEvent"] | components["schemas"]["RefundFailedEvent"] | components["schemas"]["CheckoutSessionCompletedEvent"] | components["schemas"]["CheckoutSessionExpiredEvent"] | components["schemas"]["RiskSignalCreatedEvent"] | components["schemas"]["ReconciliationMismatchEvent"] | components["schemas"]["DepositPendingEvent"] | components["schemas"]["DepositConfirmedEvent"] | components["schemas"]["DepositCreditedEvent"] | components["schemas"]["DepositFailedEvent"] | components["schemas"]["PayoutCreatedEvent"] | components["schemas"]["PayoutPendingEvent"] | components["schemas"]["PayoutSuccessfulEvent"] | components["schemas"]["PayoutFailedEvent"] | components["schemas"]["WebhookTestEvent"];
         /** @description The workspace's events, newest first. One page of them. */
         EventPage: {
             /** @description The workspace's events, newest first. */
@@ -2374,6 +3043,38 @@ export interface components {
             /** @description When it became successful or failed; null before. */
             completed_at: string | null;
         };
+        /** @description `payout.created`; `data` is the payout transaction as the API returned it then. */
+        PayoutCreatedEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "payout.created";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["Payout"];
+        };
+        /** @description `payout.failed`; `data` is the payout transaction as the API returned it then. */
+        PayoutFailedEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "payout.failed";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["Payout"];
+        };
         /** @description Payout transactions, newest first. One page of them. */
         PayoutPage: {
             /** @description Payout transactions, newest first. */
@@ -2381,6 +3082,38 @@ export interface components {
             /** @description True when another page follows this one. */
             has_more: boolean;
             next_cursor: components["schemas"]["NextCursor"];
+        };
+        /** @description `payout.pending`; `data` is the payout transaction as the API returned it then. */
+        PayoutPendingEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "payout.pending";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["Payout"];
+        };
+        /** @description `payout.successful`; `data` is the payout transaction as the API returned it then. */
+        PayoutSuccessfulEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "payout.successful";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["Payout"];
         };
         /** @description A prompt on the payer's phone (an STK push, say). */
         PushPromptInstruction: {
@@ -2429,6 +3162,42 @@ export interface components {
             has_more: boolean;
             next_cursor: components["schemas"]["NextCursor"];
         };
+        /** @description For a person to look at: the provider and we disagree about money. */
+        ReconciliationMismatch: {
+            /**
+             * @description What the disagreement is about.
+             * @enum {unknown}
+             */
+            object_type: "collection" | "refund" | "payout";
+            /** @description Its id: a collection_id, refund_id or payout transaction_id. */
+            object_id: components["schemas"]["Uuid"];
+            /** @description Its status here, which the provider contradicts. */
+            our_status: string;
+            /** @description The status the provider reported. */
+            provider_status: string;
+            /** @description The provider that reported it. */
+            provider: string;
+            /** @description The provider's reference for it, if it gave one. */
+            provider_reference: string | null;
+            /** @description The provider's notice (callback or status query) that disagreed. */
+            notice_id: string;
+        };
+        /** @description `reconciliation.mismatch`; `data` is what the provider and we disagree about as the API returned it then. */
+        ReconciliationMismatchEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "reconciliation.mismatch";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["ReconciliationMismatch"];
+        };
         /** @description A full refund of a successful collection. */
         Refund: {
             /** @description Identifier of the refund. */
@@ -2465,6 +3234,22 @@ export interface components {
             /** @description When the refund became successful or failed; an empty object `{}` until then. */
             resolved_at: string | Record<string, never>;
         };
+        /** @description `refund.failed`; `data` is the refund (with its collection's `metadata`) as the API returned it then. */
+        RefundFailedEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "refund.failed";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["Refund"];
+        };
         /** @description Refunds, newest first. One page of them. */
         RefundPage: {
             /** @description Refunds, newest first. */
@@ -2472,6 +3257,54 @@ export interface components {
             /** @description True when another page follows this one. */
             has_more: boolean;
             next_cursor: components["schemas"]["NextCursor"];
+        };
+        /** @description `refund.pending`; `data` is the refund (with its collection's `metadata`) as the API returned it then. */
+        RefundPendingEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "refund.pending";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["Refund"];
+        };
+        /** @description `refund.requested`; `data` is the refund (with its collection's `metadata`) as the API returned it then. */
+        RefundRequestedEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "refund.requested";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["Refund"];
+        };
+        /** @description `refund.successful`; `data` is the refund (with its collection's `metadata`) as the API returned it then. */
+        RefundSuccessfulEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "refund.successful";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["Refund"];
         };
         ReportDepositRequest: {
             /** @description The network: tron, ethereum, polygon, base, solana (USDT: tron, ethereum, polygon; USDC: ethereum, polygon, base, solana). */
@@ -2569,6 +3402,22 @@ export interface components {
              * @description Time of the last change.
              */
             updated_at: string;
+        };
+        /** @description `risk_signal.created`; `data` is the risk signal as the API returned it then. */
+        RiskSignalCreatedEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "risk_signal.created";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["RiskSignal"];
         };
         /** @description Open signals, newest first. One page of them. */
         RiskSignalPage: {
@@ -2846,6 +3695,22 @@ export interface components {
             /** @description The signing secret (`whsec_…`), shown only in this response. Verify deliveries with it, e.g. `new Webhook(secret).verify(body, headers)` from the `standardwebhooks` package. */
             secret: string;
         };
+        /** @description `webhook.test`, sent by POST /v1/webhooks/endpoints/{id}/test to that endpoint only; `data` is the endpoint the test is sent to. */
+        WebhookTestEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "webhook.test";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["WebhookEndpoint"];
+        };
         /** @description A workspace: one integrator's isolated space. */
         Workspace: {
             /** @description Identifier of the workspace; collections show it as `integrator_id`. */
@@ -2865,6 +3730,13 @@ export interface components {
         };
     };
     responses: {
+        /** @description Any 2xx ends the delivery. 410 Gone disables the endpoint; anything else, a timeout (15 s) or a refused connection is retried. */
+        WebhookReceived: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /** @description Problem document; code is one of `service_unavailable`, `database_unavailable`. */
         Problem503: {
             headers: {
@@ -3094,6 +3966,12 @@ export interface components {
         };
     };
     parameters: {
+        /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+        WebhookId: string;
+        /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+        WebhookTimestamp: string;
+        /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+        WebhookSignature: string;
         /** @description Unique per logical operation (a UUID v4 is a good choice), 1–255 visible ASCII characters. Outcomes are kept 24 hours. Absent where required: 422 `idempotency_key_missing`; present but not of this form (or sent twice): 422 `idempotency_key_invalid`. */
         IdempotencyKey: string;
         /** @description Unique per logical operation (a UUID v4 is a good choice), 1–255 visible ASCII characters. Outcomes are kept 24 hours. Absent where required: 422 `idempotency_key_missing`; present but not of this form (or sent twice): 422 `idempotency_key_invalid`. */
@@ -5820,7 +6698,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Something that happened, exactly as webhook deliveries carry it in their body. */
+            /** @description Something that happened, exactly as webhook deliveries carry it in their body; typed by its `type`. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -6066,6 +6944,604 @@ export interface operations {
             422: components["responses"]["Problem422"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
+        };
+    };
+    onCollectionCreatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CollectionCreatedEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+        };
+    };
+    onCollectionPendingEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CollectionPendingEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+        };
+    };
+    onCollectionProcessingEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CollectionProcessingEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+        };
+    };
+    onCollectionSuccessfulEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CollectionSuccessfulEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+        };
+    };
+    onCollectionFailedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CollectionFailedEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+        };
+    };
+    onCollectionExpiredEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CollectionExpiredEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+        };
+    };
+    onCollectionRefundedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CollectionRefundedEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+        };
+    };
+    onCollectionReversedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CollectionReversedEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+        };
+    };
+    onCollectionLatePaymentEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CollectionLatePaymentEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+        };
+    };
+    onRefundRequestedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RefundRequestedEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+        };
+    };
+    onRefundPendingEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RefundPendingEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+        };
+    };
+    onRefundSuccessfulEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RefundSuccessfulEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+        };
+    };
+    onRefundFailedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RefundFailedEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+        };
+    };
+    onCheckoutSessionCompletedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckoutSessionCompletedEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+        };
+    };
+    onCheckoutSessionExpiredEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckoutSessionExpiredEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+        };
+    };
+    onRiskSignalCreatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RiskSignalCreatedEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+        };
+    };
+    onReconciliationMismatchEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReconciliationMismatchEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+        };
+    };
+    onDepositPendingEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DepositPendingEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+        };
+    };
+    onDepositConfirmedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DepositConfirmedEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+        };
+    };
+    onDepositCreditedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DepositCreditedEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+        };
+    };
+    onDepositFailedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DepositFailedEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+        };
+    };
+    onPayoutCreatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PayoutCreatedEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+        };
+    };
+    onPayoutPendingEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PayoutPendingEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+        };
+    };
+    onPayoutSuccessfulEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PayoutSuccessfulEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+        };
+    };
+    onPayoutFailedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PayoutFailedEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+        };
+    };
+    onWebhookTestEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookTestEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
         };
     };
 }
