@@ -131,6 +131,7 @@ export class AirtelFake extends FakeOperator {
       'POST /standard/v2/payments/refund': (req) => this.api(req, (body) => this.refund(body)),
       'POST /standard/v2/disbursements/': (req) => this.api(req, (body) => this.disburse(body)),
       'GET /standard/v2/disbursements/*': (req) => this.api(req, () => this.enquiry(req, 'disbursement')),
+      'GET /standard/v1/users/balance': (req) => this.api(req, () => this.balance()),
     };
   }
 
@@ -204,8 +205,8 @@ export class AirtelFake extends FakeOperator {
     ) {
       return envelope(false, { message: 'Missing header/body params', result_code: 'ROUTER003' });
     }
-    if (!/^[A-Za-z0-9]{4,64}$/.test(reference))
-      return envelope(false, { message: 'Reference must be 4 to 64 letters and digits', result_code: 'ESB000008' });
+    // No rule on the reference's characters: Airtel's collection API describes `reference` only as the reference
+    // for the goods or service, and no published document was found refusing a hyphen in it (issue 34 looked).
     const msisdn = get(body, 'subscriber', 'msisdn');
     const refused = this.msisdnProblem(msisdn);
     if (refused) return refused;
@@ -250,6 +251,25 @@ export class AirtelFake extends FakeOperator {
         airtel_money_id: transaction.airtelMoneyId,
       },
     });
+  }
+
+  /**
+   * Account balance (GET /standard/v1/users/balance, with X-Country and X-Currency): the wallet's balance as a
+   * string in major units, its currency and account_status, in Airtel's envelope. What was paid in less what was
+   * disbursed.
+   */
+  private balance(): FakeResponse {
+    let balance = 0;
+    for (const t of this.transactions.values()) {
+      if (t.status !== 'TS' && t.status !== 'TR') continue;
+      if (t.kind === 'payment' && t.status === 'TS') balance += t.amount;
+      if (t.kind === 'disbursement') balance -= t.amount;
+    }
+    return envelope(
+      true,
+      { message: 'SUCCESS', result_code: 'ESB000010' },
+      { balance: String(balance), currency: this.currency, account_status: 'ACTIVE' },
+    );
   }
 
   private enquiry(req: FakeRequest, kind: Transaction['kind']): FakeResponse {

@@ -5,7 +5,13 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { AirtelFake } from './airtel-money.js';
 import type { FakeOperator } from './fake-server.js';
-import { DarajaFake, SANDBOX_PASSKEY, SANDBOX_SHORTCODE } from './mpesa-daraja.js';
+import {
+  DARAJA_FAKE_CERTIFICATE,
+  DarajaFake,
+  FAKE_INITIATOR_PASSWORD,
+  SANDBOX_PASSKEY,
+  SANDBOX_SHORTCODE,
+} from './mpesa-daraja.js';
 import { MomoFake } from './mtn-momo.js';
 
 const { values, positionals } = parseArgs({
@@ -39,7 +45,12 @@ switch (type) {
       shortcode: SANDBOX_SHORTCODE,
       passkey: SANDBOX_PASSKEY,
       transaction_type: 'CustomerPayBillOnline',
-      b2c: { shortcode: '600000', initiator_name: 'testapi', security_credential: 'fake-security-credential' },
+      b2c: {
+        shortcode: '600000',
+        initiator_name: 'testapi',
+        initiator_password: FAKE_INITIATOR_PASSWORD,
+        certificate: DARAJA_FAKE_CERTIFICATE,
+      },
     });
     break;
   case 'mtn_momo':

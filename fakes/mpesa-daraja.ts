@@ -1,8 +1,10 @@
 // A local fake of Safaricom's M-Pesa Daraja API, written from its published documentation (summarised, with
-// sources, in docs/connectors/mpesa-daraja.md): OAuth, STK Push and its query, B2C (v1 and v3), Reversal and
-// Transaction Status, with their validation, error envelopes and result callbacks. Daraja signs no callback and
-// retries none. Payer outcomes: the fake's own test numbers 25471100XXXX answer ResultCode XXXX (254711001032:
+// sources, in docs/connectors/mpesa-daraja.md): OAuth, STK Push and its query, B2C (v1 and v3), Reversal,
+// Transaction Status and Account Balance, with their validation, error envelopes and result callbacks; the initiator's
+// SecurityCredential is decrypted with the fake's own test key. Daraja signs no callback and retries none. Payer outcomes: the fake's own test numbers 25471100XXXX answer ResultCode XXXX (254711001032:
 // cancelled by the payer); any other number pays; `outcomes` sets one per number.
+import { constants, privateDecrypt } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import {
   FakeOperator,
   basic,
@@ -24,7 +26,39 @@ export interface DarajaFakeOptions extends FakeOptions {
   passkey?: string;
   b2cShortcode?: string;
   initiatorName?: string;
-  securityCredential?: string;
+  /** The initiator's password: what a SecurityCredential must decrypt to (with the fake's key, `DARAJA_FAKE_KEY`). */
+  initiatorPassword?: string;
+}
+
+/**
+ * The fake's test certificate and its key (made once with openssl; not Safaricom's). The fake publishes the
+ * certificate as Safaricom publishes its own: a SecurityCredential is the initiator password encrypted with it.
+ */
+export const DARAJA_FAKE_CERTIFICATE = readFileSync(new URL('./daraja-test.cert.pem', import.meta.url), 'utf8');
+const DARAJA_FAKE_KEY = readFileSync(new URL('./daraja-test.key.pem', import.meta.url), 'utf8');
+
+/** The fake's initiator password by default (Safaricom's sandbox gives each app its own). */
+export const FAKE_INITIATOR_PASSWORD = 'Fake-Initiator-1!';
+
+/**
+ * The initiator password inside a SecurityCredential: base64 of RSA PKCS#1 v1.5 with the certificate, as Safaricom
+ * documents it. Node refuses PKCS#1 v1.5 in privateDecrypt (CVE-2023-46809), so the padding is read here; a fake
+ * on loopback has no oracle to protect. Undefined when it is not such a credential.
+ */
+export function initiatorPasswordOf(securityCredential: string): string | undefined {
+  let block: Buffer;
+  try {
+    block = privateDecrypt(
+      { key: DARAJA_FAKE_KEY, padding: constants.RSA_NO_PADDING },
+      Buffer.from(securityCredential, 'base64'),
+    );
+  } catch {
+    return undefined;
+  }
+  // 0x00 0x02, at least 8 non-zero padding bytes, 0x00, then the message.
+  const end = block.indexOf(0, 2);
+  if (block[0] !== 0 || block[1] !== 2 || end < 10) return undefined;
+  return block.subarray(end + 1).toString('utf8');
 }
 
 /** Safaricom's published sandbox shortcode and passkey. */
@@ -97,7 +131,7 @@ export class DarajaFake extends FakeOperator {
       passkey: options.passkey ?? SANDBOX_PASSKEY,
       b2cShortcode: options.b2cShortcode ?? '600000',
       initiatorName: options.initiatorName ?? 'testapi',
-      securityCredential: options.securityCredential ?? 'fake-security-credential',
+      initiatorPassword: options.initiatorPassword ?? FAKE_INITIATOR_PASSWORD,
     };
   }
 
@@ -140,6 +174,7 @@ export class DarajaFake extends FakeOperator {
       'POST /mpesa/b2c/v3/paymentrequest': (req) => this.api(req, (body) => this.b2c(body, true)),
       'POST /mpesa/reversal/v1/request': (req) => this.api(req, (body) => this.reversal(body)),
       'POST /mpesa/transactionstatus/v1/query': (req) => this.api(req, (body) => this.transactionStatus(body)),
+      'POST /mpesa/accountbalance/v1/query': (req) => this.api(req, (body) => this.accountBalance(body)),
     };
   }
 
@@ -320,10 +355,15 @@ export class DarajaFake extends FakeOperator {
     return undefined;
   }
 
-  /** Whether the initiator may act (a wrong one is accepted, then answered with ResultCode 2001, as Daraja does). */
+  /**
+   * Whether the initiator may act: its name, and a SecurityCredential that decrypts to its password. A wrong one is
+   * accepted, then answered by result callback with ResultCode 2001 "The initiator information is invalid.", as
+   * Daraja does (its result codes: 2001, invalid initiator information).
+   */
   private initiatorValid(body: Json, initiatorField: string): boolean {
     return (
-      body[initiatorField] === this.config.initiatorName && body.SecurityCredential === this.config.securityCredential
+      body[initiatorField] === this.config.initiatorName &&
+      initiatorPasswordOf(String(body.SecurityCredential)) === this.config.initiatorPassword
     );
   }
 
@@ -519,6 +559,54 @@ export class DarajaFake extends FakeOperator {
       ]);
     });
     return response;
+  }
+
+  /**
+   * Account Balance (`POST /mpesa/accountbalance/v1/query`): Initiator, SecurityCredential, CommandID
+   * `AccountBalance`, PartyA with its IdentifierType (4: a shortcode; 2: a till), Remarks, QueueTimeOutURL and
+   * ResultURL. Accepted at once; the balances come by result callback, in the parameter `AccountBalance`: one
+   * `Name|Currency|Amount|Available|Reserved|Uncleared` group per account, `&`-separated. The working account holds
+   * what moved through the fake (collections in, payouts and reversals out).
+   */
+  private accountBalance(body: Json): FakeResponse {
+    const refused = this.initiatorFields(body, 'Initiator');
+    if (refused) return refused;
+    if (body.CommandID !== 'AccountBalance') return this.badRequest('CommandID');
+    if (!/^[0-9]{5,7}$/.test(String(body.PartyA ?? ''))) return this.badRequest('PartyA');
+    if (!['2', '4'].includes(String(body.IdentifierType))) return this.badRequest('IdentifierType');
+    if (typeof body.Remarks !== 'string' || body.Remarks === '' || body.Remarks.length > 100)
+      return this.badRequest('Remarks');
+    const originator = `${newId(4, '0123456789')}-${newId(7, '0123456789')}-1`;
+    const { conversationId, response } = this.accepted(originator);
+    const resultUrl = String(body.ResultURL);
+    const valid = this.initiatorValid(body, 'Initiator');
+    this.later(this.actAfterMs, () => {
+      if (!valid) return this.result(resultUrl, '2001', originator, conversationId, 'NLJ0000000');
+      const money = (n: number) => n.toFixed(2);
+      const working = this.workingBalance();
+      const accounts = [
+        `Working Account|KES|${money(working)}|${money(working)}|0.00|0.00`,
+        'Float Account|KES|0.00|0.00|0.00|0.00',
+        'Utility Account|KES|0.00|0.00|0.00|0.00',
+        'Charges Paid Account|KES|0.00|0.00|0.00|0.00',
+        'Organization Settlement Account|KES|0.00|0.00|0.00|0.00',
+      ];
+      this.result(resultUrl, '0', originator, conversationId, 'NLJ0000000', [
+        { Key: 'AccountBalance', Value: accounts.join('&') },
+        { Key: 'BOCompletedTime', Value: Number(stamp(new Date(Date.now() + 3 * 3_600_000), 'YYYYMMDDHHmmss')) },
+      ]);
+    });
+    return response;
+  }
+
+  /** What moved through the fake and was not declined: collections in, payouts and reversals out, in shillings. */
+  workingBalance(): number {
+    let balance = 0;
+    for (const m of this.movements.values()) {
+      if (m.status === 'Declined') continue;
+      balance += m.kind === 'c2b' ? m.amount : -m.amount;
+    }
+    return balance;
   }
 
   /**

@@ -119,8 +119,40 @@ export class MomoFake extends FakeOperator {
     };
   }
 
-  protected override notFound(): FakeResponse {
+  protected override notFound(req: FakeRequest): FakeResponse {
+    // GET /collection/v1_0/accountholder/{accountHolderIdType}/{accountHolderId}/active: two ids in the path.
+    const holder = /^\/collection\/v1_0\/accountholder\/([^/]+)\/([^/]+)\/active$/.exec(req.path);
+    if (req.method === 'GET' && holder)
+      return this.api(req, 'collection', () =>
+        this.accountHolder(holder[1] ?? '', decodeURIComponent(holder[2] ?? '')),
+      );
     return { status: 404, body: { statusCode: 404, message: 'Resource not found' } };
+  }
+
+  /** What a payer number counts as: active unless `outcomes` says PAYER_NOT_FOUND (MTN's sandbox number 455 too). */
+  private accountHolder(type: string, id: string): FakeResponse {
+    // MTN documents the type in small letters (msisdn, email); clients send MSISDN as their PartyIdType spells it.
+    const kind = type.toLowerCase();
+    if (kind !== 'msisdn' && kind !== 'email') return badRequest('accountHolderIdType must be msisdn or email.');
+    if (kind === 'msisdn' && !/^[0-9]{8,15}$/.test(id)) return badRequest('accountHolderId must be an MSISDN.');
+    const outcome = this.outcomes.get(id) ?? TEST_NUMBERS[id];
+    return { status: 200, body: { result: outcome?.reason !== 'PAYER_NOT_FOUND' } };
+  }
+
+  /**
+   * GET /{product}/v1_0/account/balance: `{availableBalance, currency}`, the amount a string as MTN's schema has it.
+   * The fake keeps no ledger of its own: what succeeded in (RequestToPay) less what went out (Transfer, Refund).
+   */
+  private balance(): FakeResponse {
+    let cents = 0;
+    let currency = this.targetEnvironment === 'sandbox' ? 'EUR' : undefined;
+    for (const o of this.operations.values()) {
+      if (o.status !== 'SUCCESSFUL') continue;
+      const amount = Math.round(Number(o.body.amount) * 100);
+      cents += o.kind === 'requesttopay' ? amount : -amount;
+      currency ??= String(o.body.currency);
+    }
+    return { status: 200, body: { availableBalance: String(cents / 100), currency: currency ?? 'EUR' } };
   }
 
   protected routes(): Record<string, Handler> {
@@ -135,6 +167,8 @@ export class MomoFake extends FakeOperator {
       'POST /disbursement/v1_0/refund': (req) => this.api(req, 'disbursement', () => this.create(req, 'refund')),
       'POST /disbursement/v2_0/refund': (req) => this.api(req, 'disbursement', () => this.create(req, 'refund')),
       'GET /disbursement/v1_0/refund/*': (req) => this.api(req, 'disbursement', () => this.read(req, 'refund')),
+      'GET /collection/v1_0/account/balance': (req) => this.api(req, 'collection', () => this.balance()),
+      'GET /disbursement/v1_0/account/balance': (req) => this.api(req, 'disbursement', () => this.balance()),
     };
   }
 
@@ -249,7 +283,9 @@ export class MomoFake extends FakeOperator {
       return 'amount must be a positive decimal string.';
     if (typeof body.currency !== 'string' || !/^[A-Z]{3}$/.test(body.currency))
       return 'currency must be an ISO 4217 code.';
-    if (typeof body.externalId !== 'string') return 'externalId is required.';
+    // No rule on externalId: MTN's RequestToPay and Transfer schemas list it without making it required ("used as a
+    // reference to the transaction… not required to be unique"), and clients (mtn-momo) type it optional.
+    if (body.externalId !== undefined && typeof body.externalId !== 'string') return 'externalId must be a string.';
     for (const note of ['payerMessage', 'payeeNote']) {
       const value = body[note];
       if (value !== undefined && (typeof value !== 'string' || value.length > 160 || value.includes("'")))

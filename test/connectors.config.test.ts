@@ -9,6 +9,8 @@ import { after, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { loadCatalogue, MarketCatalogue } from '../src/modules/catalogue/catalogue.js';
 import { planProviders } from '../src/modules/providers/providers.registry.js';
+import { DARAJA_FAKE_CERTIFICATE, initiatorPasswordOf } from '../fakes/mpesa-daraja.js';
+import { securityCredential } from '../src/modules/providers/mpesa-daraja/daraja.connector.js';
 import { DARAJA_ENTRY } from './helpers/connectors.js';
 import { npmStartArgs } from './helpers/start-command.js';
 
@@ -130,6 +132,67 @@ describe('PROVIDERS_FILE connectors', () => {
       ],
     ];
     for (const [content, message] of cases) await assert.rejects(plan(content), message);
+  });
+
+  it('the Daraja initiator: a ready-made security_credential, or initiator_password with the certificate, never half of one or both', async () => {
+    const b2c = { shortcode: '600000', initiator_name: 'testapi' };
+    const withPassword = { ...daraja, b2c: { ...b2c, initiator_password: 'P', certificate: DARAJA_FAKE_CERTIFICATE } };
+    assert.equal((await plan({ connectors: [withPassword] })).rails.get('KE/mpesa'), 'mkopo');
+    assert.equal((await plan({ connectors: [daraja] })).rails.get('KE/mpesa'), 'mkopo', 'a ready-made one still works');
+    const env = { DARAJA_CERT: DARAJA_FAKE_CERTIFICATE, DARAJA_PASSWORD: 'P' };
+    const fromEnv = {
+      ...daraja,
+      b2c: { ...b2c, initiator_password: { env: 'DARAJA_PASSWORD' }, certificate: { env: 'DARAJA_CERT' } },
+    };
+    assert.equal((await plan({ connectors: [fromEnv] }, env)).rails.get('KE/mpesa'), 'mkopo');
+    const cases: [unknown, RegExp][] = [
+      [
+        { ...daraja, b2c },
+        /connector 'mkopo'.*field b2c.security_credential \(or b2c.initiator_password with b2c.certificate\) is required/,
+      ],
+      [
+        { ...daraja, b2c: { ...b2c, initiator_password: 'P' } },
+        /field b2c.certificate is required with b2c.initiator_password/,
+      ],
+      [
+        { ...daraja, b2c: { ...b2c, initiator_password: 'P', certificate: 'not a pem' } },
+        /field b2c.certificate is not a PEM certificate/,
+      ],
+      [
+        { ...daraja, b2c: { ...daraja.b2c, initiator_password: 'P', certificate: DARAJA_FAKE_CERTIFICATE } },
+        /not both/,
+      ],
+    ];
+    for (const [entry, message] of cases) await assert.rejects(plan({ connectors: [entry] }), message);
+  });
+
+  it('the connector encrypts the initiator password so that the certificate key reads it back', () => {
+    const made = securityCredential({
+      shortcode: '600000',
+      initiator_name: 'testapi',
+      initiator_password: 'Pa55-word!',
+      certificate: DARAJA_FAKE_CERTIFICATE,
+    });
+    assert.equal(initiatorPasswordOf(made), 'Pa55-word!');
+    assert.notEqual(
+      securityCredential({
+        shortcode: '600000',
+        initiator_name: 'testapi',
+        initiator_password: 'Pa55-word!',
+        certificate: DARAJA_FAKE_CERTIFICATE,
+      }),
+      made,
+      'PKCS#1 v1.5 is randomised',
+    );
+    assert.equal(
+      securityCredential({ shortcode: '600000', initiator_name: 'testapi', security_credential: 'ready' }),
+      'ready',
+    );
+    assert.equal(
+      initiatorPasswordOf(Buffer.from('Pa55-word!').toString('base64')),
+      undefined,
+      'a literal is not a credential',
+    );
   });
 
   it('a base_url on loopback may be plain http (a local fake)', async () => {

@@ -29,7 +29,7 @@ import {
 } from './helpers/connectors.js';
 import { assertProblem, createCollection, request, waitFor } from './helpers/harness.js';
 
-const fake = new DarajaFake({ actAfterMs: 150, securityCredential: 'c2VjdXJpdHktY3JlZGVudGlhbA==' });
+const fake = new DarajaFake({ actAfterMs: 150 });
 const app = await startConnectorApp(fake, DARAJA_FAKE_ENTRY);
 after(async () => app.close());
 const t = app.t;

@@ -15,7 +15,7 @@ import { after, before, describe, it, type TestContext } from 'node:test';
 import pg from 'pg';
 import { DarajaFake } from '../fakes/mpesa-daraja.js';
 import { freePort } from '../src/db/embedded.js';
-import { DARAJA_FAKE_ENTRY, FAKE_SECURITY_CREDENTIAL } from './helpers/connectors.js';
+import { DARAJA_FAKE_ENTRY } from './helpers/connectors.js';
 import { createScratchDatabase, type ScratchDatabase } from './helpers/database.js';
 import { FAST_LIFECYCLE, request, validCollection, waitFor } from './helpers/harness.js';
 import { patroniMissing, startCluster, TIMINGS, type Cluster } from './helpers/patroni.js';
@@ -46,7 +46,7 @@ let payers = 0;
 const nextPayer = (): string => `2547220${String(10_000 + (payers += 1)).slice(-5)}`;
 
 /** The rail's operator: M-Pesa's Daraja API, as the fake documents it; payers approve 200 ms after the prompt. */
-const daraja = new DarajaFake({ actAfterMs: 200, securityCredential: FAKE_SECURITY_CREDENTIAL });
+const daraja = new DarajaFake({ actAfterMs: 200 });
 const CALLBACK_TOKEN = 'cb_failover_0123456789abcdef';
 
 interface Answer {

@@ -30,7 +30,7 @@ interface Node {
   close(): Promise<void>;
 }
 
-const fake = new DarajaFake({ actAfterMs: 150, securityCredential: 'c2VjdXJpdHktY3JlZGVudGlhbA==' });
+const fake = new DarajaFake({ actAfterMs: 150 });
 const first = await startConnectorApp(fake, ENTRY, { SECRETS_KEY });
 const t = first.t;
 

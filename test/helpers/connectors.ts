@@ -8,7 +8,12 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Fault, FakeOperator } from '../../fakes/fake-server.js';
-import { SANDBOX_PASSKEY, SANDBOX_SHORTCODE } from '../../fakes/mpesa-daraja.js';
+import {
+  DARAJA_FAKE_CERTIFICATE,
+  FAKE_INITIATOR_PASSWORD,
+  SANDBOX_PASSKEY,
+  SANDBOX_SHORTCODE,
+} from '../../fakes/mpesa-daraja.js';
 import {
   liquidityProviderToken,
   newKey,
@@ -287,9 +292,6 @@ export const DARAJA_ENTRY = {
   b2c: { shortcode: '600000', initiator_name: 'testapi', security_credential: 'c' },
 };
 
-/** The B2C security credential the tests' Daraja fakes take (base64, as Safaricom's portal gives one). */
-export const FAKE_SECURITY_CREDENTIAL = 'c2VjdXJpdHktY3JlZGVudGlhbA==';
-
 /** The Daraja connector as the tests run it against the Daraja fake (its base_url and callback_token are added where it is started). */
 export const DARAJA_FAKE_ENTRY = {
   type: 'mpesa_daraja',
@@ -300,5 +302,11 @@ export const DARAJA_FAKE_ENTRY = {
   shortcode: SANDBOX_SHORTCODE,
   passkey: SANDBOX_PASSKEY,
   transaction_type: 'CustomerPayBillOnline',
-  b2c: { shortcode: '600000', initiator_name: 'testapi', security_credential: FAKE_SECURITY_CREDENTIAL },
+  // The initiator's password with the fake's certificate: the connector encrypts it, the fake decrypts it.
+  b2c: {
+    shortcode: '600000',
+    initiator_name: 'testapi',
+    initiator_password: FAKE_INITIATOR_PASSWORD,
+    certificate: DARAJA_FAKE_CERTIFICATE,
+  },
 };

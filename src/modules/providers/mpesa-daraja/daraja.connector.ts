@@ -2,6 +2,7 @@
 // Reversal; B2C and Reversal outcomes are confirmed by Transaction Status, which Daraja answers by callback.
 // Daraja signs nothing and its STK Push takes no idempotency key, so the choices below keep a payer from being
 // prompted twice: see docs/connectors/mpesa-daraja.md.
+import { constants, createPublicKey, publicEncrypt } from 'node:crypto';
 import { Type } from 'typebox';
 import { ApiError } from '../../../platform/errors.js';
 import { isUuid } from '../../../platform/ids.js';
@@ -61,7 +62,18 @@ const Entry = connectorEntry('mpesa_daraja', {
         maxLength: 100,
         description: 'The API initiator of B2C, Reversal and Transaction Status.',
       }),
-      security_credential: Secret("The initiator's password encrypted with Safaricom's certificate, Base64."),
+      // Either the credential as Safaricom's portal makes it, or the password and the certificate to make it with.
+      security_credential: Type.Optional(
+        Secret("The initiator's password encrypted with Safaricom's certificate, Base64, as the portal gives it."),
+      ),
+      initiator_password: Type.Optional(
+        Secret(
+          "The initiator's password: the connector encrypts it with `certificate` (instead of security_credential).",
+        ),
+      ),
+      certificate: Type.Optional(
+        Secret("M-Pesa's public certificate (PEM) for the environment, to encrypt initiator_password with."),
+      ),
     },
     { additionalProperties: false },
   ),
@@ -75,7 +87,46 @@ export interface DarajaSettings extends ConnectorCommon {
   passkey: string;
   transaction_type: 'CustomerPayBillOnline' | 'CustomerBuyGoodsOnline';
   till_number?: string | undefined;
-  b2c: { shortcode: string; initiator_name: string; security_credential: string };
+  b2c: {
+    shortcode: string;
+    initiator_name: string;
+    security_credential?: string | undefined;
+    initiator_password?: string | undefined;
+    certificate?: string | undefined;
+  };
+}
+
+/**
+ * The SecurityCredential of an initiator: given ready-made, or its password encrypted with M-Pesa's certificate as
+ * Safaricom documents it (RSA PKCS#1 v1.5, Base64). PKCS#1 v1.5 is randomised: each one differs, and each decrypts
+ * to the password.
+ */
+export function securityCredential(b2c: DarajaSettings['b2c']): string {
+  if (b2c.security_credential !== undefined) return b2c.security_credential;
+  if (b2c.initiator_password === undefined || b2c.certificate === undefined)
+    throw new Error('b2c needs security_credential, or initiator_password with certificate');
+  return publicEncrypt(
+    { key: createPublicKey(b2c.certificate), padding: constants.RSA_PKCS1_PADDING },
+    Buffer.from(b2c.initiator_password, 'utf8'),
+  ).toString('base64');
+}
+
+/** Why the b2c block cannot make a SecurityCredential (a message naming the field), or undefined. */
+function credentialProblem(b2c: DarajaSettings['b2c']): string | undefined {
+  const ready = b2c.security_credential !== undefined;
+  const password = b2c.initiator_password !== undefined;
+  if (ready && (password || b2c.certificate !== undefined))
+    return 'field b2c.security_credential is the encrypted password: give it, or b2c.initiator_password with b2c.certificate, not both';
+  if (ready) return undefined;
+  if (!password) return 'field b2c.security_credential (or b2c.initiator_password with b2c.certificate) is required';
+  if (b2c.certificate === undefined) return 'field b2c.certificate is required with b2c.initiator_password';
+  try {
+    const key = createPublicKey(b2c.certificate);
+    if (key.asymmetricKeyType !== 'rsa') return 'field b2c.certificate is not an RSA certificate';
+  } catch {
+    return 'field b2c.certificate is not a PEM certificate (-----BEGIN CERTIFICATE-----)';
+  }
+  return undefined;
 }
 
 const PATHS = {
@@ -171,6 +222,8 @@ export class DarajaConnector implements OperatorConnector {
   readonly callbackToken: string;
   readonly pollSeconds: number | undefined;
   private readonly tokens: TokenCache;
+  /** The initiator's SecurityCredential, made once. */
+  private readonly credential: string;
 
   constructor(
     private readonly settings: DarajaSettings,
@@ -179,6 +232,7 @@ export class DarajaConnector implements OperatorConnector {
     this.name = settings.name;
     this.callbackToken = settings.callback_token;
     this.pollSeconds = settings.poll_seconds;
+    this.credential = securityCredential(settings.b2c);
     this.tokens = new TokenCache(
       async () => {
         const res = await callOperator(this.name, {
@@ -251,7 +305,7 @@ export class DarajaConnector implements OperatorConnector {
     const res = await this.call(PATHS.b2c, {
       OriginatorConversationID: order.id,
       InitiatorName: this.settings.b2c.initiator_name,
-      SecurityCredential: this.settings.b2c.security_credential,
+      SecurityCredential: this.credential,
       CommandID: 'BusinessPayment',
       Amount: this.shillings(order.amount, order.currency),
       PartyA: this.settings.b2c.shortcode,
@@ -555,7 +609,7 @@ export class DarajaConnector implements OperatorConnector {
 
   /** Initiator and SecurityCredential of Reversal and Transaction Status (the b2c block's). */
   private initiator(): Record<string, string> {
-    return { Initiator: this.settings.b2c.initiator_name, SecurityCredential: this.settings.b2c.security_credential };
+    return { Initiator: this.settings.b2c.initiator_name, SecurityCredential: this.credential };
   }
 
   /** Whole shillings (amountProblem keeps any other amount out at creation). */
@@ -588,6 +642,8 @@ export const MPESA_DARAJA: ConnectorKind<DarajaSettings> = {
   check: (settings, callbackBase) => {
     if (settings.transaction_type === 'CustomerBuyGoodsOnline' && settings.till_number === undefined)
       return 'field till_number is required with CustomerBuyGoodsOnline';
+    const credential = credentialProblem(settings.b2c);
+    if (credential) return credential;
     const word = FORBIDDEN_URL_WORDS.exec(callbackBase);
     if (word) {
       return `field name or callback_token (or PUBLIC_BASE_URL) puts '${word[0]}' in the callback URL ${callbackBase.replace(settings.callback_token, '{callback_token}')}, and Daraja refuses callback URLs with that word`;
