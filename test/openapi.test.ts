@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { ERROR_CODES, type ErrorCode } from '../src/platform/errors.js';
 import { UUID_PATTERN } from '../src/platform/ids.js';
 import { EVENT_TYPES, TEST_EVENT_TYPE } from '../src/modules/webhooks/event-types.js';
 import { nonConformance } from './helpers/conformance.js';
@@ -401,12 +402,13 @@ describe('GET /v1/openapi.json', () => {
     assert.deepEqual(problems, [], problems.join('\n'));
   });
 
-  it('names once what many operations share (issue 20), and stays under 245 KB compact', () => {
+  it('names once what many operations share (issue 20), and stays under 272 KB compact', () => {
     // 210 KB until issue 34 named the instruction's variants and declared WWW-Authenticate and Idempotency-Key, 220 KB
-    // until it typed the events (a named variant per type, and the webhooks): the document grows with what it
-    // declares; what this guards against is parts repeated inline (checked below).
+    // until it typed the events (a named variant per type, and the webhooks), 245 KB until each operation's problems
+    // named their codes (one shared response per status and set of codes): the document grows with what it declares;
+    // what this guards against is parts repeated inline (checked below).
     const size = JSON.stringify(doc).length;
-    assert.ok(size < 245_000, `the document is ${size} bytes compact: name repeated parts once and refer to them`);
+    assert.ok(size < 272_000, `the document is ${size} bytes compact: name repeated parts once and refer to them`);
     // The list query and the Idempotency-Key header: components, referred to from every operation.
     for (const name of ['Cursor', 'Limit', 'From', 'To', 'IdempotencyKey', 'IdempotencyKeyRequired'])
       assert.ok(doc.components.parameters?.[name], `no components.parameters.${name}`);
@@ -570,6 +572,81 @@ describe('GET /v1/openapi.json', () => {
     const withoutAmount = { ...(event.data as Json), amount: undefined };
     assert.ok(answer({ ...event, data: withoutAmount }), 'a collection without its amount is refused');
     assert.ok(answer({ ...event, type: 'collection.unheard_of' }), 'an unknown type is refused');
+  });
+
+  /** The codes an operation's response of `status` declares (its problem schema's enum), or undefined. */
+  const declaredCodes = (op: Json, status: string): string[] | undefined => {
+    const response = op.responses?.[status] ? resolveRef(op.responses[status], doc) : undefined;
+    const schema = response?.content?.['application/problem+json']?.schema as Json | undefined;
+    return schema?.allOf?.[1]?.properties?.code?.enum as string[] | undefined;
+  };
+
+  it("every problem response names its operation's codes, each of its status, on the shared Problem (issue 34, item 2)", () => {
+    const wrong: string[] = [];
+    for (const { method, path: p, op } of operations(doc)) {
+      for (const [status, response] of Object.entries((op.responses ?? {}) as Record<string, Json>)) {
+        if (Number(status) < 400) continue;
+        const schema = resolveRef(response, doc).content?.['application/problem+json']?.schema as Json | undefined;
+        if (!schema) continue; // a page's own error page (text/html)
+        assert.deepEqual(schema.allOf?.[0], { $ref: '#/components/schemas/Problem' }, `${method} ${p} ${status}`);
+        const codes = declaredCodes(op, status) ?? [];
+        if (codes.length === 0) wrong.push(`${method} ${p} ${status}: no codes`);
+        for (const code of codes)
+          if (ERROR_CODES[code as ErrorCode]?.status !== Number(status))
+            wrong.push(`${method} ${p} ${status}: ${code}`);
+      }
+      // A bearer route's 401 is a refused token, never a provider's signature; the codes its description names are declared.
+      if (op.security?.length) assert.deepEqual(declaredCodes(op, '401'), ['unauthorized'], `${method} ${p} 401`);
+      for (const [, code] of String(op.description ?? '').matchAll(/`([a-z_]+)`/g)) {
+        const status = ERROR_CODES[code as ErrorCode]?.status;
+        if (status !== undefined && !declaredCodes(op, String(status))?.includes(code!))
+          wrong.push(`${method} ${p}: its description names ${code}, which its ${status} does not declare`);
+      }
+    }
+    assert.deepEqual(wrong, [], wrong.join('\n'));
+    // Narrowed, not the whole table: a 401 no longer admits invalid_market.
+    const refund = doc.paths['/v1/collections/{id}/refund'].post;
+    assert.deepEqual(declaredCodes(refund, '409'), [
+      'idempotency_key_in_use',
+      'collection_not_refundable',
+      'refund_in_progress',
+    ]);
+  });
+
+  it('an answer whose code its operation does not declare fails the conformance check (issue 34, item 2)', async () => {
+    const ws = await createWorkspace(t, 'typed-problems');
+    const endpoint = await request(t, 'POST', '/v1/webhooks/endpoints', {
+      token: ws.token,
+      body: { url: 'http://127.0.0.1:9/hook' },
+    });
+    assert.equal(endpoint.status, 201, endpoint.text);
+    const url = `/v1/webhooks/endpoints/${endpoint.body.id}/test`;
+    const disabled = await request(t, 'PATCH', `/v1/webhooks/endpoints/${endpoint.body.id}`, {
+      token: ws.token,
+      body: { status: 'disabled' },
+    });
+    assert.equal(disabled.status, 200, disabled.text);
+    // A real 409 webhook_endpoint_disabled: request() found it conforming, and so does the check on its own.
+    const real = await request(t, 'POST', url, { token: ws.token });
+    assert.equal(real.status, 409, real.text);
+    assert.equal(real.body.code, 'webhook_endpoint_disabled');
+    const check = (code: string): string | undefined =>
+      nonConformance('POST', url, 409, real.headers, JSON.stringify({ ...real.body, code }));
+    assert.equal(check('webhook_endpoint_disabled'), undefined);
+    // A 409 this operation never answers (a refund's), and a code of another status, are refused.
+    assert.match(check('refund_in_progress') ?? '', /does not match its schema/);
+    assert.match(check('invalid_market') ?? '', /does not match its schema/);
+    // The same body is fine where that code is declared: the enums are per operation.
+    assert.equal(
+      nonConformance(
+        'POST',
+        '/v1/collections/0196a000-0000-7000-8000-000000000000/refund',
+        409,
+        real.headers,
+        JSON.stringify({ ...real.body, code: 'refund_in_progress' }),
+      ),
+      undefined,
+    );
   });
 
   it('the committed openapi.json equals the served document', async () => {

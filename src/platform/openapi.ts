@@ -7,7 +7,8 @@
 // operations give identically (components.responses). The tests check the suite's real responses against the result
 // (test/helpers/conformance.ts).
 import { API_VERSION } from './version.js';
-import { describeStatus, PROBLEM_SCHEMA_ID } from './schemas.js';
+import type { ErrorCode } from './errors.js';
+import { codesOf, describeCodes, PROBLEM_SCHEMA_ID, problemSchemaOf } from './schemas.js';
 
 interface Response {
   $ref?: string;
@@ -37,6 +38,9 @@ interface Document {
   >;
 }
 type Headers = Record<string, unknown>;
+type Json = Record<string, unknown>;
+
+const PROBLEM_REF = `#/components/schemas/${PROBLEM_SCHEMA_ID}`;
 
 const HEADERS: Headers = {
   RequestId: {
@@ -113,18 +117,38 @@ const WRITE_METHODS = new Set(['post', 'put', 'patch', 'delete']);
 const isPage = (op: Operation): boolean =>
   Object.keys((op.responses?.['200']?.content ?? {}) as Record<string, unknown>).join() === 'text/html';
 
-const PROBLEM_CONTENT = JSON.stringify({
-  'application/problem+json': { schema: { $ref: `#/components/schemas/${PROBLEM_SCHEMA_ID}` } },
-});
+/** What an operation answers with the statuses the document adds (below) wherever they can be answered. */
+const ADDED_PROBLEMS: Record<string, readonly ErrorCode[]> = {
+  '400': ['validation_failed'],
+  '413': ['payload_too_large'],
+  '415': ['unsupported_media_type'],
+  '503': codesOf(503),
+};
+
+/** The codes a problem response's schema names (problemSchemaOf), or undefined when it is no problem response. */
+function problemCodes(response: Response): ErrorCode[] | undefined {
+  const content = response.content as Record<string, { schema?: { allOf?: { properties?: Json }[] } }> | undefined;
+  if (Object.keys(content ?? {}).join() !== 'application/problem+json') return undefined;
+  const codes = content?.['application/problem+json']?.schema?.allOf?.[1]?.properties?.code as
+    { enum?: ErrorCode[] } | undefined;
+  return codes?.enum;
+}
+
+const pascal = (code: string): string => code.replace(/(^|_)([a-z])/g, (_m, _u, c: string) => c.toUpperCase());
 
 export function completeDocument<D extends Document>(document: D): D {
   const responses: Record<string, Response> = { ...(document.components?.responses ?? {}) };
   const parameters: Record<string, Parameter> = { ...(document.components?.parameters ?? {}) };
-  const problem = (status: string): Response => {
-    const name = `Problem${status}`;
+  /**
+   * The problem response of `status` carrying `codes`, named once in components.responses: `Problem401` when it carries
+   * every code of its status, else after its codes (`Problem409IdempotencyKeyInUseRefundInProgress`).
+   */
+  const problem = (status: string, codes: readonly ErrorCode[]): Response => {
+    const all = codesOf(Number(status));
+    const name = `Problem${status}${codes.length === all.length && codes.every((c) => all.includes(c)) ? '' : codes.map(pascal).join('')}`;
     responses[name] ??= {
-      description: describeStatus(Number(status)),
-      content: JSON.parse(PROBLEM_CONTENT) as unknown,
+      description: describeCodes(codes),
+      content: { 'application/problem+json': { schema: problemSchemaOf(codes, PROBLEM_REF) } },
       headers: headersOf(status, { rateLimited: false, idempotent: false }),
     };
     return { $ref: `#/components/responses/${name}` };
@@ -147,16 +171,18 @@ export function completeDocument<D extends Document>(document: D): D {
       idempotent: params.some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key'),
     };
     // A page answers a path it cannot use with its own not-found page (the checkout page), not a problem document.
-    if (params.some((p) => p.in === 'path') && !isPage(op)) opResponses['400'] ??= problem('400');
+    const added = (status: string): Response => problem(status, ADDED_PROBLEMS[status] ?? []);
+    if (params.some((p) => p.in === 'path') && !isPage(op)) opResponses['400'] ??= added('400');
     // A write that declares no body refuses one with 415 (src/app.ts); a body over the limit is 413 first.
     if (op.requestBody || WRITE_METHODS.has(method)) {
-      opResponses['413'] ??= problem('413');
-      opResponses['415'] ??= problem('415');
+      opResponses['413'] ??= added('413');
+      opResponses['415'] ??= added('415');
     }
-    opResponses['503'] ??= problem('503');
+    opResponses['503'] ??= added('503');
     for (const [status, response] of Object.entries(opResponses)) {
-      if (JSON.stringify(response.content) === PROBLEM_CONTENT) {
-        opResponses[status] = problem(status);
+      const codes = problemCodes(response);
+      if (codes !== undefined) {
+        opResponses[status] = problem(status, codes);
       } else if (response.$ref === undefined) {
         response.headers = { ...headersOf(status, o), ...(response.headers ?? {}) };
       }

@@ -1,6 +1,6 @@
 // Schemas shared by every module: named components, the problem document and common headers.
 import { Type, type Static, type TSchema, type TUnsafe } from 'typebox';
-import { ERROR_CODES } from './errors.js';
+import { ERROR_CODES, type ErrorCode } from './errors.js';
 import { UUID_PATTERN } from './ids.js';
 
 const components: TSchema[] = [];
@@ -55,35 +55,104 @@ export const PROBLEM_SCHEMA_ID = 'Problem';
 /** ProblemSchema as a shared schema, for app.addSchema: every problem response refers to it instead of repeating it. */
 export const SharedProblemSchema = { ...ProblemSchema, $id: PROBLEM_SCHEMA_ID };
 
-/** A problem response: `application/problem+json`, a reference to the shared schema, described with its codes. */
+/** A problem response: `application/problem+json`, the shared schema narrowed to the codes it can carry. */
 interface ProblemResponse {
   description: string;
   content: { 'application/problem+json': { schema: TUnsafe<Static<typeof ProblemSchema>> } };
 }
 
-/** Problem-document responses for the given statuses, each described with the codes it can carry. */
-export function problemResponses<const S extends readonly number[]>(
-  ...statuses: S
-): { [K in S[number]]: ProblemResponse } {
-  const out: Record<number, ProblemResponse> = {};
-  for (const s of statuses) {
-    out[s] = {
-      description: describeStatus(s),
-      content: {
-        'application/problem+json': {
-          schema: Type.Unsafe<Static<typeof ProblemSchema>>({ $ref: `${PROBLEM_SCHEMA_ID}#` }),
-        },
+/** A status some error code has (src/platform/errors.ts). */
+export type ProblemStatus = (typeof ERROR_CODES)[ErrorCode]['status'];
+
+/** The codes of one status: what a response of that status can carry. */
+export type CodeOf<S extends ProblemStatus> = {
+  [C in ErrorCode]: (typeof ERROR_CODES)[C]['status'] extends S ? C : never;
+}[ErrorCode];
+
+/** An operation's problems: per status, the codes it really answers with. */
+export type ProblemCodes = { readonly [S in ProblemStatus]?: readonly CodeOf<S>[] };
+
+/** Every code of a status, in the table's order. */
+export const codesOf = (status: number): ErrorCode[] =>
+  (Object.keys(ERROR_CODES) as ErrorCode[]).filter((c) => ERROR_CODES[c].status === status);
+
+/**
+ * The schema of a problem that carries one of `codes`: the shared Problem (which stays the base), its `code` narrowed
+ * to an enum, so a generated client types a 401 as `unauthorized` and not as any of the table's codes.
+ */
+export function problemSchemaOf(codes: readonly ErrorCode[], problemRef: string) {
+  return {
+    allOf: [
+      { $ref: problemRef },
+      {
+        type: 'object',
+        required: ['code'],
+        properties: { code: { type: 'string', enum: [...codes], description: 'The codes this answer can carry.' } },
       },
-    };
-  }
-  return out as { [K in S[number]]: ProblemResponse };
+    ],
+  };
 }
 
+function problemResponse(status: number, codes: readonly ErrorCode[]): ProblemResponse {
+  return {
+    description: describeCodes(codes),
+    content: {
+      'application/problem+json': {
+        schema: Type.Unsafe<Static<typeof ProblemSchema>>(problemSchemaOf(codes, `${PROBLEM_SCHEMA_ID}#`)),
+      },
+    },
+  };
+}
+
+/**
+ * An operation's problem responses, each narrowed to the codes it really answers with: `problemResponses({ 401:
+ * ['unauthorized'], 404: ['not_found'] })`, a code of another status refused by the compiler. With bare statuses
+ * (`problemResponses(400, 404)`), every code of each status. 413, 415 and 503 need not be listed: the document adds
+ * them wherever they can be answered (src/platform/openapi.ts).
+ */
+export function problemResponses<const C extends ProblemCodes>(codes: C): { [K in keyof C]: ProblemResponse };
+export function problemResponses<const S extends readonly number[]>(
+  ...statuses: S
+): { [K in S[number]]: ProblemResponse };
+export function problemResponses(...args: [ProblemCodes] | number[]): Record<number, ProblemResponse> {
+  const out: Record<number, ProblemResponse> = {};
+  if (typeof args[0] === 'object') {
+    for (const [status, codes] of Object.entries(args[0])) out[Number(status)] = problemResponse(Number(status), codes);
+  } else {
+    for (const s of args as number[]) out[s] = problemResponse(s, codesOf(s));
+  }
+  return out;
+}
+
+/** What bearer-token routes can all answer: a refused token, another audience, the rate limit. */
+export const BEARER_PROBLEMS = {
+  401: ['unauthorized'],
+  403: ['forbidden'],
+  429: ['rate_limited'],
+} as const satisfies ProblemCodes;
+
+/** A list's query: a field out of its rule, or a cursor that is not one of ours. */
+export const LIST_QUERY_PROBLEMS = ['validation_failed', 'invalid_cursor'] as const satisfies CodeOf<400>[];
+/** A JSON body: out of its schema, or not JSON at all. */
+export const BODY_PROBLEMS = ['validation_failed', 'invalid_json'] as const satisfies CodeOf<400>[];
+/** An Idempotency-Key honoured (optional): not of its form, reused with another body; in use by a running request. */
+export const IDEMPOTENCY_PROBLEMS = {
+  409: ['idempotency_key_in_use'],
+  422: ['idempotency_key_invalid', 'idempotency_key_reused'],
+} as const satisfies ProblemCodes;
+/** An Idempotency-Key required: the same, and its absence. */
+export const REQUIRED_IDEMPOTENCY_PROBLEMS = {
+  409: ['idempotency_key_in_use'],
+  422: ['idempotency_key_missing', 'idempotency_key_invalid', 'idempotency_key_reused'],
+} as const satisfies ProblemCodes;
+
 export function describeStatus(status: number): string {
-  const codes = Object.entries(ERROR_CODES)
-    .filter(([, v]) => v.status === status)
-    .map(([k]) => `\`${k}\``);
-  return `Problem document; code is one of ${codes.join(', ')}.`;
+  return describeCodes(codesOf(status));
+}
+
+/** A problem response's description: the codes it can carry. */
+export function describeCodes(codes: readonly string[]): string {
+  return `Problem document; code is ${codes.length === 1 ? '' : 'one of '}${codes.map((c) => `\`${c}\``).join(', ')}.`;
 }
 
 /** A response that is an HTML page (the reference, the hosted payment page), documented as text/html. */

@@ -2,7 +2,14 @@
 import { requireAuth } from '../../platform/auth.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
-import { OptionalIdempotencyKey, problemResponses } from '../../platform/schemas.js';
+import {
+  BEARER_PROBLEMS,
+  BODY_PROBLEMS,
+  IDEMPOTENCY_PROBLEMS,
+  LIST_QUERY_PROBLEMS,
+  OptionalIdempotencyKey,
+  problemResponses,
+} from '../../platform/schemas.js';
 import {
   BeneficiaryIdParams,
   BeneficiaryPage,
@@ -28,7 +35,14 @@ export function beneficiariesRoutes(app: App, service: BeneficiariesService): vo
           'An Idempotency-Key is honoured.',
         body: CreateBeneficiaryBody,
         headers: OptionalIdempotencyKey,
-        response: { 201: BeneficiarySchema, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429) },
+        response: {
+          201: BeneficiarySchema,
+          ...problemResponses({
+            ...BEARER_PROBLEMS,
+            ...IDEMPOTENCY_PROBLEMS,
+            400: [...BODY_PROBLEMS, 'invalid_market', 'invalid_rail', 'invalid_customer'],
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -49,7 +63,7 @@ export function beneficiariesRoutes(app: App, service: BeneficiariesService): vo
         description:
           "The workspace's beneficiaries, newest first, filtered by status and creation time, paged by cursor.",
         querystring: ListBeneficiariesQuery,
-        response: { 200: BeneficiaryPage, ...problemResponses(400, 401, 403, 429) },
+        response: { 200: BeneficiaryPage, ...problemResponses({ ...BEARER_PROBLEMS, 400: LIST_QUERY_PROBLEMS }) },
       },
     },
     async (request) => service.list(requireAuth(request).workspaceId, request.query),
@@ -64,7 +78,7 @@ export function beneficiariesRoutes(app: App, service: BeneficiariesService): vo
         tags: ['Beneficiaries'],
         summary: 'Get a beneficiary',
         params: BeneficiaryIdParams,
-        response: { 200: BeneficiarySchema, ...problemResponses(401, 403, 404, 429) },
+        response: { 200: BeneficiarySchema, ...problemResponses({ ...BEARER_PROBLEMS, 404: ['not_found'] }) },
       },
     },
     async (request) => service.get(requireAuth(request).workspaceId, request.params.beneficiaryId),
@@ -82,7 +96,7 @@ export function beneficiariesRoutes(app: App, service: BeneficiariesService): vo
           'Row 4. 200 with the beneficiary, `status: inactive` and `deactivated_at` set. Deactivation is final: an inactive beneficiary ' +
           'receives no payout. Deactivating again answers 200 with the same record (`deactivated_at` unchanged), so a retried DELETE is safe.',
         params: BeneficiaryIdParams,
-        response: { 200: BeneficiarySchema, ...problemResponses(401, 403, 404, 429) },
+        response: { 200: BeneficiarySchema, ...problemResponses({ ...BEARER_PROBLEMS, 404: ['not_found'] }) },
       },
     },
     async (request) => service.deactivate(requireAuth(request).workspaceId, request.params.beneficiaryId),

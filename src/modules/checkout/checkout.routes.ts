@@ -7,9 +7,14 @@ import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
 import { clientKey, TokenBuckets, type RateLimitOptions } from '../../platform/rate-limit.js';
 import {
+  BEARER_PROBLEMS,
+  BODY_PROBLEMS,
   htmlResponse,
+  IDEMPOTENCY_PROBLEMS,
+  LIST_QUERY_PROBLEMS,
   OptionalIdempotencyKey,
   problemResponses,
+  REQUIRED_IDEMPOTENCY_PROBLEMS,
   RequiredIdempotencyKey,
 } from '../../platform/schemas.js';
 import {
@@ -121,7 +126,15 @@ export function checkoutRoutes(app: App, service: CheckoutService, limits: RateL
           'webhook; `checkout.session.expired` says it was never paid. An `Idempotency-Key` is honoured.',
         headers: OptionalIdempotencyKey,
         body: CreateSessionBody,
-        response: { 201: SessionSchema, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429) },
+        response: {
+          201: SessionSchema,
+          ...problemResponses({
+            ...BEARER_PROBLEMS,
+            400: [...BODY_PROBLEMS, 'invalid_market', 'invalid_currency', 'invalid_customer', 'invalid_redirect_url'],
+            409: IDEMPOTENCY_PROBLEMS[409],
+            422: [...IDEMPOTENCY_PROBLEMS[422], 'amount_out_of_range'],
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -142,7 +155,7 @@ export function checkoutRoutes(app: App, service: CheckoutService, limits: RateL
         description:
           "The workspace's checkout sessions, newest first, filtered by status and creation time, paged by cursor.",
         querystring: ListSessionsQuery,
-        response: { 200: SessionPage, ...problemResponses(400, 401, 403, 429) },
+        response: { 200: SessionPage, ...problemResponses({ ...BEARER_PROBLEMS, 400: LIST_QUERY_PROBLEMS }) },
       },
     },
     async (request) => service.list(requireAuth(request).workspaceId, request.query),
@@ -158,7 +171,7 @@ export function checkoutRoutes(app: App, service: CheckoutService, limits: RateL
         summary: 'Read a checkout session (poll its final status)',
         description: "`complete` and `expired` are final. `collection_id` names the latest attempt's collection.",
         params: SessionIdParams,
-        response: { 200: SessionSchema, ...problemResponses(401, 403, 404, 429) },
+        response: { 200: SessionSchema, ...problemResponses({ ...BEARER_PROBLEMS, 404: ['not_found'] }) },
       },
     },
     async (request) => service.get(requireAuth(request).workspaceId, request.params.id),
@@ -177,7 +190,7 @@ export function checkoutRoutes(app: App, service: CheckoutService, limits: RateL
           'Called by the hosted page; needs no API key, only the token from `session_url`. Shows what the payer needs: merchant, amount, ' +
           "rails, status and the latest attempt's instruction. Never metadata, never ids of other objects. Limited per link and client.",
         params: TokenParams,
-        response: { 200: PayerViewSchema, ...problemResponses(404, 429) },
+        response: { 200: PayerViewSchema, ...problemResponses({ 404: ['not_found'], 429: ['rate_limited'] }) },
       },
     },
     async (request) => service.view(request.params.token),
@@ -200,7 +213,16 @@ export function checkoutRoutes(app: App, service: CheckoutService, limits: RateL
         params: TokenParams,
         headers: RequiredIdempotencyKey,
         body: PayBody,
-        response: { 201: PayerViewSchema, ...problemResponses(400, 404, 409, 413, 415, 422, 429) },
+        response: {
+          201: PayerViewSchema,
+          ...problemResponses({
+            400: [...BODY_PROBLEMS, 'invalid_rail', 'invalid_currency', 'invalid_customer'],
+            404: ['not_found'],
+            409: [...IDEMPOTENCY_PROBLEMS[409], 'checkout_session_not_open', 'checkout_session_expired'],
+            422: [...REQUIRED_IDEMPOTENCY_PROBLEMS[422], 'amount_out_of_range', 'amount_not_supported'],
+            429: ['rate_limited'],
+          }),
+        },
       },
     },
     async (request, reply) => {

@@ -2,7 +2,15 @@
 import { requireAuth } from '../../platform/auth.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
 import { sendStored, type App } from '../../platform/http.js';
-import { problemResponses, RequiredIdempotencyKey } from '../../platform/schemas.js';
+import {
+  BEARER_PROBLEMS,
+  BODY_PROBLEMS,
+  IDEMPOTENCY_PROBLEMS,
+  LIST_QUERY_PROBLEMS,
+  problemResponses,
+  REQUIRED_IDEMPOTENCY_PROBLEMS,
+  RequiredIdempotencyKey,
+} from '../../platform/schemas.js';
 import {
   CollectionIdParams,
   CollectionPage,
@@ -31,7 +39,15 @@ export function collectionsRoutes(app: App, service: CollectionsService): void {
         params: CollectionPathParams,
         headers: RequiredIdempotencyKey,
         body: CreateCollectionBody,
-        response: { 201: CollectionSchema, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429) },
+        response: {
+          201: CollectionSchema,
+          ...problemResponses({
+            ...BEARER_PROBLEMS,
+            400: [...BODY_PROBLEMS, 'invalid_market', 'invalid_rail', 'invalid_currency', 'invalid_customer'],
+            409: IDEMPOTENCY_PROBLEMS[409],
+            422: [...REQUIRED_IDEMPOTENCY_PROBLEMS[422], 'amount_out_of_range', 'amount_not_supported'],
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -61,7 +77,7 @@ export function collectionsRoutes(app: App, service: CollectionsService): void {
           "The workspace's collections, newest first, paged by cursor. Filters combine: status, creation time, market, rail, " +
           'and an exact reference or payer phone number (E.164).',
         querystring: ListCollectionsQuery,
-        response: { 200: CollectionPage, ...problemResponses(400, 401, 403, 429) },
+        response: { 200: CollectionPage, ...problemResponses({ ...BEARER_PROBLEMS, 400: LIST_QUERY_PROBLEMS }) },
       },
     },
     async (request) => service.list(requireAuth(request).workspaceId, request.query),
@@ -76,7 +92,7 @@ export function collectionsRoutes(app: App, service: CollectionsService): void {
         tags: ['Collections'],
         summary: 'Get a collection',
         params: CollectionIdParams,
-        response: { 200: CollectionSchema, ...problemResponses(401, 403, 404, 429) },
+        response: { 200: CollectionSchema, ...problemResponses({ ...BEARER_PROBLEMS, 404: ['not_found'] }) },
       },
     },
     async (request) => service.get(requireAuth(request).workspaceId, request.params.id),

@@ -8,7 +8,13 @@ import { notFound } from '../../platform/errors.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf, type IdempotencyEngine, type StoredResponse } from '../../platform/idempotency.js';
 import { isUuid } from '../../platform/ids.js';
-import { OptionalIdempotencyKey, problemResponses } from '../../platform/schemas.js';
+import {
+  BEARER_PROBLEMS,
+  BODY_PROBLEMS,
+  IDEMPOTENCY_PROBLEMS,
+  OptionalIdempotencyKey,
+  problemResponses,
+} from '../../platform/schemas.js';
 import { findWorkspace, listAllWorkspaces, updateLatePayment } from '../workspaces/workspaces.repository.js';
 import { createWorkspace } from '../workspaces/workspaces.service.js';
 import { listCredentials } from './credentials.repository.js';
@@ -65,7 +71,7 @@ export function credentialsRoutes(
         operationId: 'getWorkspace',
         tags: ['Workspace'],
         summary: "The caller's workspace",
-        response: { 200: WorkspaceSchema, ...problemResponses(401, 429) },
+        response: { 200: WorkspaceSchema, ...problemResponses(BEARER_PROBLEMS) },
       },
     },
     async (request) => {
@@ -87,7 +93,7 @@ export function credentialsRoutes(
           'Sets `late_payment`: what a payment confirmed after its collection expired becomes from now on. ' +
           'Another value: 400 `validation_failed`.',
         body: UpdateWorkspaceBody,
-        response: { 200: WorkspaceSchema, ...problemResponses(400, 401, 403, 429) },
+        response: { 200: WorkspaceSchema, ...problemResponses({ ...BEARER_PROBLEMS, 400: [...BODY_PROBLEMS] }) },
       },
     },
     async (request) => {
@@ -111,7 +117,7 @@ export function credentialsRoutes(
             { data: Type.Array(CredentialSchema, { description: 'Credentials, newest first.' }) },
             { additionalProperties: false, description: "The workspace's credentials." },
           ),
-          ...problemResponses(401, 429),
+          ...problemResponses(BEARER_PROBLEMS),
         },
       },
     },
@@ -130,7 +136,10 @@ export function credentialsRoutes(
           "Mints a new token for the caller's workspace. Only an admin may mint another audience than its own.",
         headers: OptionalIdempotencyKey,
         body: CreateCredentialBody,
-        response: { 201: IssuedCredentialSchema, ...problemResponses(400, 401, 403, 409, 415, 422, 429) },
+        response: {
+          201: IssuedCredentialSchema,
+          ...problemResponses({ ...BEARER_PROBLEMS, ...IDEMPOTENCY_PROBLEMS, 400: [...BODY_PROBLEMS] }),
+        },
       },
     },
     async (request, reply) => {
@@ -156,7 +165,10 @@ export function credentialsRoutes(
           'Returns a new token for the credential. The previous token stops working before this call returns. Only an admin may rotate a credential of another audience (403).',
         params: IdParams,
         headers: OptionalIdempotencyKey,
-        response: { 200: IssuedCredentialSchema, ...problemResponses(401, 403, 404, 409, 422, 429) },
+        response: {
+          200: IssuedCredentialSchema,
+          ...problemResponses({ ...BEARER_PROBLEMS, ...IDEMPOTENCY_PROBLEMS, 404: ['not_found'] }),
+        },
       },
     },
     async (request, reply) => {
@@ -182,7 +194,7 @@ export function credentialsRoutes(
         description:
           'Its token stops working before this call returns. Revoking a revoked credential answers the same record. Only an admin may revoke a credential of another audience (403).',
         params: IdParams,
-        response: { 200: CredentialSchema, ...problemResponses(401, 403, 404, 429) },
+        response: { 200: CredentialSchema, ...problemResponses({ ...BEARER_PROBLEMS, 404: ['not_found'] }) },
       },
     },
     async (request) => {
@@ -205,7 +217,7 @@ export function credentialsRoutes(
             { data: Type.Array(WorkspaceSchema, { description: 'Workspaces, newest first (at most 1000).' }) },
             { additionalProperties: false, description: 'The integrator workspaces.' },
           ),
-          ...problemResponses(401, 403, 429),
+          ...problemResponses({ ...BEARER_PROBLEMS }),
         },
       },
     },
@@ -223,7 +235,10 @@ export function credentialsRoutes(
         description: 'Creates an integrator workspace in this environment with a first integrator credential.',
         headers: OptionalIdempotencyKey,
         body: CreateWorkspaceBody,
-        response: { 201: CreatedWorkspaceSchema, ...problemResponses(400, 401, 403, 409, 415, 422, 429) },
+        response: {
+          201: CreatedWorkspaceSchema,
+          ...problemResponses({ ...BEARER_PROBLEMS, ...IDEMPOTENCY_PROBLEMS, 400: [...BODY_PROBLEMS] }),
+        },
       },
     },
     async (request, reply) =>
@@ -252,7 +267,15 @@ export function credentialsRoutes(
         params: IdParams,
         headers: OptionalIdempotencyKey,
         body: AdminCreateCredentialBody,
-        response: { 201: IssuedCredentialSchema, ...problemResponses(400, 401, 403, 404, 409, 415, 422, 429) },
+        response: {
+          201: IssuedCredentialSchema,
+          ...problemResponses({
+            ...BEARER_PROBLEMS,
+            ...IDEMPOTENCY_PROBLEMS,
+            400: [...BODY_PROBLEMS],
+            404: ['not_found'],
+          }),
+        },
       },
     },
     async (request, reply) => {

@@ -3,7 +3,14 @@
 import { requireAuth } from '../../platform/auth.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
-import { OptionalIdempotencyKey, problemResponses } from '../../platform/schemas.js';
+import {
+  BEARER_PROBLEMS,
+  BODY_PROBLEMS,
+  IDEMPOTENCY_PROBLEMS,
+  LIST_QUERY_PROBLEMS,
+  OptionalIdempotencyKey,
+  problemResponses,
+} from '../../platform/schemas.js';
 import {
   AddressIdParams,
   AddressPage,
@@ -40,7 +47,15 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
           'no free address: 409 `deposit_address_pool_empty` with Retry-After. An Idempotency-Key is honoured.',
         body: CreateAddressBody,
         headers: OptionalIdempotencyKey,
-        response: { 201: DepositAddressSchema, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429) },
+        response: {
+          201: DepositAddressSchema,
+          ...problemResponses({
+            ...BEARER_PROBLEMS,
+            400: [...BODY_PROBLEMS, 'invalid_currency', 'invalid_asset'],
+            409: [...IDEMPOTENCY_PROBLEMS[409], 'deposit_address_pool_empty'],
+            422: [...IDEMPOTENCY_PROBLEMS[422]],
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -60,7 +75,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
         summary: 'List deposit addresses',
         description: "Row 9. The workspace's deposit addresses, newest first, paged by cursor.",
         querystring: ListAddressesQuery,
-        response: { 200: AddressPage, ...problemResponses(400, 401, 403, 429) },
+        response: { 200: AddressPage, ...problemResponses({ ...BEARER_PROBLEMS, 400: LIST_QUERY_PROBLEMS }) },
       },
     },
     async (request) => service.listAddresses(requireAuth(request).workspaceId, request.query),
@@ -76,7 +91,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
         summary: 'Get a deposit address',
         description: "One of the workspace's deposit addresses; another workspace's is 404.",
         params: AddressIdParams,
-        response: { 200: DepositAddressSchema, ...problemResponses(401, 403, 404, 429) },
+        response: { 200: DepositAddressSchema, ...problemResponses({ ...BEARER_PROBLEMS, 404: ['not_found'] }) },
       },
     },
     async (request) => service.getAddress(requireAuth(request).workspaceId, request.params.addressId),
@@ -94,7 +109,10 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
           'Liquidity providers and the admin add addresses their custody controls (up to 500 a call). Addresses already known are left alone, ' +
           "so the call can be repeated. One not in the network's format: 400 `invalid_address` naming each.",
         body: PoolBody,
-        response: { 200: PoolResultSchema, ...problemResponses(400, 401, 403, 413, 415, 429) },
+        response: {
+          200: PoolResultSchema,
+          ...problemResponses({ ...BEARER_PROBLEMS, 400: [...BODY_PROBLEMS, 'invalid_asset', 'invalid_address'] }),
+        },
       },
     },
     async (request) => service.addToPool(request.body),
@@ -111,7 +129,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
         description:
           "Row 10. Deposits on the workspace's addresses, newest first, filtered by status and creation time, paged by cursor.",
         querystring: ListDepositsQuery,
-        response: { 200: DepositPage, ...problemResponses(400, 401, 403, 429) },
+        response: { 200: DepositPage, ...problemResponses({ ...BEARER_PROBLEMS, 400: LIST_QUERY_PROBLEMS }) },
       },
     },
     async (request) => service.listDeposits(requireAuth(request).workspaceId, request.query),
@@ -127,7 +145,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
         summary: 'Get a deposit',
         description: "One of the workspace's deposits; another workspace's is 404.",
         params: DepositIdParams,
-        response: { 200: DepositSchema, ...problemResponses(401, 403, 404, 429) },
+        response: { 200: DepositSchema, ...problemResponses({ ...BEARER_PROBLEMS, 404: ['not_found'] }) },
       },
     },
     async (request) => service.getDeposit(requireAuth(request).workspaceId, request.params.depositId),
@@ -150,7 +168,12 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
         response: {
           200: DepositSchema,
           201: DepositSchema,
-          ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429),
+          ...problemResponses({
+            ...BEARER_PROBLEMS,
+            400: [...BODY_PROBLEMS, 'invalid_currency', 'invalid_asset', 'invalid_address'],
+            409: ['deposit_conflict'],
+            422: ['deposit_address_unknown'],
+          }),
         },
       },
     },
@@ -172,7 +195,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
           'Row 5. A confirmed deposit converted to fiat: the source and target amounts, the rate and its source, the fee. The converted amount ' +
           "and the fee are rounded down to whole minor units. Another workspace's credit is 404.",
         params: CreditIdParams,
-        response: { 200: CreditSchema, ...problemResponses(401, 403, 404, 429) },
+        response: { 200: CreditSchema, ...problemResponses({ ...BEARER_PROBLEMS, 404: ['not_found'] }) },
       },
     },
     async (request) => service.getCredit(requireAuth(request).workspaceId, request.params.creditId),
@@ -193,7 +216,16 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
           'endpoint. `tx_hash` defaults to a random one. An Idempotency-Key is honoured.',
         body: SandboxDepositBody,
         headers: OptionalIdempotencyKey,
-        response: { 201: DepositSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
+        response: {
+          201: DepositSchema,
+          ...problemResponses({
+            ...BEARER_PROBLEMS,
+            400: [...BODY_PROBLEMS],
+            404: ['not_found'],
+            409: [...IDEMPOTENCY_PROBLEMS[409], 'deposit_conflict'],
+            422: [...IDEMPOTENCY_PROBLEMS[422]],
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -217,7 +249,16 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
         params: DepositIdParams,
         body: SimulateDepositBody,
         headers: OptionalIdempotencyKey,
-        response: { 200: DepositSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
+        response: {
+          200: DepositSchema,
+          ...problemResponses({
+            ...BEARER_PROBLEMS,
+            400: [...BODY_PROBLEMS],
+            404: ['not_found'],
+            409: [...IDEMPOTENCY_PROBLEMS[409], 'deposit_conflict'],
+            422: [...IDEMPOTENCY_PROBLEMS[422]],
+          }),
+        },
       },
     },
     async (request, reply) => {

@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import { requireAuth } from '../../platform/auth.js';
 import type { App } from '../../platform/http.js';
-import { DateTime, problemResponses } from '../../platform/schemas.js';
+import { BEARER_PROBLEMS, DateTime, problemResponses } from '../../platform/schemas.js';
 import type { Db } from '../../db/pool.js';
 import { accountBalances, WORKSPACE_AVAILABLE } from './ledger.repository.js';
 import { INTEGRATOR } from '../../platform/access.js';
@@ -37,7 +37,7 @@ export function ledgerRoutes(app: App, db: Db): void {
         tags: ['Balances'],
         summary: 'Balances per currency',
         description: "The workspace's available balance in each currency, from the double-entry ledger.",
-        response: { 200: BalanceList, ...problemResponses(401, 403, 429) },
+        response: { 200: BalanceList, ...problemResponses({ ...BEARER_PROBLEMS }) },
       },
     },
     async (request) => {

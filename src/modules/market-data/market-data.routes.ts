@@ -2,7 +2,14 @@
 import { requireAuth } from '../../platform/auth.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
-import { OptionalIdempotencyKey, problemResponses } from '../../platform/schemas.js';
+import {
+  BEARER_PROBLEMS,
+  BODY_PROBLEMS,
+  IDEMPOTENCY_PROBLEMS,
+  LIST_QUERY_PROBLEMS,
+  OptionalIdempotencyKey,
+  problemResponses,
+} from '../../platform/schemas.js';
 import {
   CreateRateBody,
   CreateSourceBody,
@@ -29,7 +36,7 @@ export function marketDataRoutes(app: App, service: MarketDataService): void {
         summary: 'List active rate sources',
         description: 'Row 14. The rate sources currently in use, newest first.',
         querystring: ListSourcesQuery,
-        response: { 200: SourcePage, ...problemResponses(400, 401, 403, 429) },
+        response: { 200: SourcePage, ...problemResponses({ ...BEARER_PROBLEMS, 400: LIST_QUERY_PROBLEMS }) },
       },
     },
     async (request) => service.listSources(request.query),
@@ -46,7 +53,15 @@ export function marketDataRoutes(app: App, service: MarketDataService): void {
         description: 'A new source, active at once. A name already used: 409 `source_name_taken`.',
         body: CreateSourceBody,
         headers: OptionalIdempotencyKey,
-        response: { 201: SourceSchema, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429) },
+        response: {
+          201: SourceSchema,
+          ...problemResponses({
+            ...BEARER_PROBLEMS,
+            400: [...BODY_PROBLEMS],
+            409: [...IDEMPOTENCY_PROBLEMS[409], 'source_name_taken'],
+            422: [...IDEMPOTENCY_PROBLEMS[422]],
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -67,7 +82,10 @@ export function marketDataRoutes(app: App, service: MarketDataService): void {
         description: 'Deactivating a source takes its rates out of row 14 and out of every conversion at once.',
         params: SourceIdParams,
         body: UpdateSourceBody,
-        response: { 200: SourceSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
+        response: {
+          200: SourceSchema,
+          ...problemResponses({ ...BEARER_PROBLEMS, 400: [...BODY_PROBLEMS], 404: ['not_found'] }),
+        },
       },
     },
     async (request) => service.updateSource(request.params.sourceId, request.body),
@@ -83,7 +101,7 @@ export function marketDataRoutes(app: App, service: MarketDataService): void {
         summary: 'List market rate records',
         description: 'Row 13. Rate records, newest first; `pair=USDT/KES` keeps one pair.',
         querystring: ListRatesQuery,
-        response: { 200: RatePage, ...problemResponses(400, 401, 403, 429) },
+        response: { 200: RatePage, ...problemResponses({ ...BEARER_PROBLEMS, 400: LIST_QUERY_PROBLEMS }) },
       },
     },
     async (request) => service.listRates(request.query),
@@ -102,7 +120,15 @@ export function marketDataRoutes(app: App, service: MarketDataService): void {
           '`rate_source_unavailable`. Conversions use the newest rate of a pair observed within `RATE_MAX_AGE_SECONDS` (default 300).',
         body: CreateRateBody,
         headers: OptionalIdempotencyKey,
-        response: { 201: RateSchema, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429) },
+        response: {
+          201: RateSchema,
+          ...problemResponses({
+            ...BEARER_PROBLEMS,
+            400: [...BODY_PROBLEMS],
+            409: IDEMPOTENCY_PROBLEMS[409],
+            422: [...IDEMPOTENCY_PROBLEMS[422], 'rate_source_unavailable'],
+          }),
+        },
       },
     },
     async (request, reply) => {

@@ -2,7 +2,16 @@
 import { requireAuth } from '../../platform/auth.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
-import { OptionalIdempotencyKey, problemResponses, RequiredIdempotencyKey } from '../../platform/schemas.js';
+import {
+  BEARER_PROBLEMS,
+  BODY_PROBLEMS,
+  IDEMPOTENCY_PROBLEMS,
+  LIST_QUERY_PROBLEMS,
+  OptionalIdempotencyKey,
+  problemResponses,
+  REQUIRED_IDEMPOTENCY_PROBLEMS,
+  RequiredIdempotencyKey,
+} from '../../platform/schemas.js';
 import {
   CommitBody,
   CreateRouteBody,
@@ -31,7 +40,7 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
         description:
           'Row 12. The active routes, newest first: what each pays from, into which market, currency and rail, its limits and its fee.',
         querystring: ListRoutesQuery,
-        response: { 200: RoutePage, ...problemResponses(400, 401, 403, 429) },
+        response: { 200: RoutePage, ...problemResponses({ ...BEARER_PROBLEMS, 400: LIST_QUERY_PROBLEMS }) },
       },
     },
     async (request) => service.listRoutes(request.query),
@@ -47,7 +56,7 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
         summary: 'Get an offramp route',
         description: 'One route, active or not.',
         params: RouteIdParams,
-        response: { 200: RouteSchema, ...problemResponses(401, 403, 404, 429) },
+        response: { 200: RouteSchema, ...problemResponses({ ...BEARER_PROBLEMS, 404: ['not_found'] }) },
       },
     },
     async (request) => service.getRoute(request.params.routeId),
@@ -66,7 +75,14 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
           "or the market's currency (paid from that balance). An Idempotency-Key is honoured.",
         body: CreateRouteBody,
         headers: OptionalIdempotencyKey,
-        response: { 201: RouteSchema, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429) },
+        response: {
+          201: RouteSchema,
+          ...problemResponses({
+            ...BEARER_PROBLEMS,
+            ...IDEMPOTENCY_PROBLEMS,
+            400: [...BODY_PROBLEMS, 'invalid_market', 'invalid_rail', 'invalid_currency'],
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -89,7 +105,10 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
           "provider changes only the routes its workspace added (another's: 403 `forbidden`); the admin changes any.",
         params: RouteIdParams,
         body: UpdateRouteBody,
-        response: { 200: RouteSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
+        response: {
+          200: RouteSchema,
+          ...problemResponses({ ...BEARER_PROBLEMS, 400: [...BODY_PROBLEMS], 404: ['not_found'] }),
+        },
       },
     },
     async (request) => service.updateRoute(requireAuth(request), request.params.routeId, request.body),
@@ -113,7 +132,25 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
           "(the beneficiary's number or account ending 0001: declined, 0002: invalid account, 0005: stays pending); no real money moves.",
         headers: RequiredIdempotencyKey,
         body: CommitBody,
-        response: { 201: PayoutSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
+        response: {
+          201: PayoutSchema,
+          ...problemResponses({
+            ...BEARER_PROBLEMS,
+            400: [...BODY_PROBLEMS, 'invalid_currency'],
+            404: ['not_found'],
+            409: IDEMPOTENCY_PROBLEMS[409],
+            422: [
+              ...REQUIRED_IDEMPOTENCY_PROBLEMS[422],
+              'insufficient_balance',
+              'beneficiary_inactive',
+              'route_unavailable',
+              'route_mismatch',
+              'amount_out_of_range',
+              'amount_not_supported',
+              'rate_unavailable',
+            ],
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -134,7 +171,7 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
         description:
           "Row 11. The workspace's payouts, newest first, filtered by status and creation time, paged by cursor.",
         querystring: ListPayoutsQuery,
-        response: { 200: PayoutPage, ...problemResponses(400, 401, 403, 429) },
+        response: { 200: PayoutPage, ...problemResponses({ ...BEARER_PROBLEMS, 400: LIST_QUERY_PROBLEMS }) },
       },
     },
     async (request) => service.listPayouts(requireAuth(request).workspaceId, request.query),
@@ -150,7 +187,7 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
         summary: 'Get a payout transaction',
         description: "One of the workspace's payouts; another workspace's is 404.",
         params: TransactionIdParams,
-        response: { 200: PayoutSchema, ...problemResponses(401, 403, 404, 429) },
+        response: { 200: PayoutSchema, ...problemResponses({ ...BEARER_PROBLEMS, 404: ['not_found'] }) },
       },
     },
     async (request) => service.getPayout(requireAuth(request).workspaceId, request.params.transactionId),

@@ -2,7 +2,15 @@
 import { requireAuth } from '../../platform/auth.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
-import { problemResponses, RequiredIdempotencyKey } from '../../platform/schemas.js';
+import {
+  BEARER_PROBLEMS,
+  BODY_PROBLEMS,
+  IDEMPOTENCY_PROBLEMS,
+  LIST_QUERY_PROBLEMS,
+  problemResponses,
+  REQUIRED_IDEMPOTENCY_PROBLEMS,
+  RequiredIdempotencyKey,
+} from '../../platform/schemas.js';
 import { CollectionIdParams } from '../collections/collections.schemas.js';
 import { CreateRefundBody, ListRefundsQuery, RefundIdParams, RefundPage, RefundSchema } from './refunds.schemas.js';
 import type { RefundsService } from './refunds.service.js';
@@ -25,7 +33,16 @@ export function refundsRoutes(app: App, service: RefundsService): void {
         params: CollectionIdParams,
         headers: RequiredIdempotencyKey,
         body: CreateRefundBody,
-        response: { 201: RefundSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
+        response: {
+          201: RefundSchema,
+          ...problemResponses({
+            ...BEARER_PROBLEMS,
+            400: [...BODY_PROBLEMS],
+            404: ['not_found'],
+            409: [...IDEMPOTENCY_PROBLEMS[409], 'collection_not_refundable', 'refund_in_progress'],
+            422: [...REQUIRED_IDEMPOTENCY_PROBLEMS[422], 'refund_amount_mismatch', 'insufficient_balance'],
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -49,7 +66,7 @@ export function refundsRoutes(app: App, service: RefundsService): void {
         description:
           "The workspace's refunds of every collection, newest first (by `requested_at`), filtered by status and request time, paged by cursor.",
         querystring: ListRefundsQuery,
-        response: { 200: RefundPage, ...problemResponses(400, 401, 403, 429) },
+        response: { 200: RefundPage, ...problemResponses({ ...BEARER_PROBLEMS, 400: LIST_QUERY_PROBLEMS }) },
       },
     },
     async (request) => service.list(requireAuth(request).workspaceId, request.query),
@@ -64,7 +81,7 @@ export function refundsRoutes(app: App, service: RefundsService): void {
         tags: ['Refunds'],
         summary: 'Get a refund',
         params: RefundIdParams,
-        response: { 200: RefundSchema, ...problemResponses(401, 403, 404, 429) },
+        response: { 200: RefundSchema, ...problemResponses({ ...BEARER_PROBLEMS, 404: ['not_found'] }) },
       },
     },
     async (request) => service.get(requireAuth(request).workspaceId, request.params.id),
@@ -82,7 +99,10 @@ export function refundsRoutes(app: App, service: RefundsService): void {
           'Newest first, paged by cursor like every list; at most one is successful and at most one is in progress.',
         params: CollectionIdParams,
         querystring: ListRefundsQuery,
-        response: { 200: RefundPage, ...problemResponses(400, 401, 403, 404, 429) },
+        response: {
+          200: RefundPage,
+          ...problemResponses({ ...BEARER_PROBLEMS, 400: LIST_QUERY_PROBLEMS, 404: ['not_found'] }),
+        },
       },
     },
     async (request) => service.listForCollection(requireAuth(request).workspaceId, request.params.id, request.query),

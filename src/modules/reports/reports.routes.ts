@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { INTEGRATOR } from '../../platform/access.js';
 import { requireAuth } from '../../platform/auth.js';
 import type { App } from '../../platform/http.js';
-import { problemResponses } from '../../platform/schemas.js';
+import { BEARER_PROBLEMS, problemResponses } from '../../platform/schemas.js';
 import { SettlementQuery, SettlementReportSchema } from './reports.schemas.js';
 import { settlementCsv, type ReportsService } from './reports.service.js';
 
@@ -34,7 +34,7 @@ export function reportsRoutes(app: App, service: ReportsService): void {
               },
             },
           },
-          ...problemResponses(400, 401, 403, 429),
+          ...problemResponses({ ...BEARER_PROBLEMS, 400: ['validation_failed', 'invalid_currency'] }),
         },
       },
     },

@@ -2,7 +2,14 @@
 import { requireAuth } from '../../platform/auth.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
-import { OptionalIdempotencyKey, problemResponses } from '../../platform/schemas.js';
+import {
+  BEARER_PROBLEMS,
+  BODY_PROBLEMS,
+  IDEMPOTENCY_PROBLEMS,
+  LIST_QUERY_PROBLEMS,
+  OptionalIdempotencyKey,
+  problemResponses,
+} from '../../platform/schemas.js';
 import {
   CreateSignalBody,
   ListOpenQuery,
@@ -35,7 +42,7 @@ export function riskRoutes(app: App, service: RiskService): void {
           'A `liquidity_provider` token sees payer phone numbers masked (`+254*****5678`, see `RiskSignal`). There is no filter by ' +
           'subject: a search by a full phone number would tell a liquidity provider the number it is not shown.',
         querystring: ListOpenQuery,
-        response: { 200: SignalPage, ...problemResponses(400, 401, 403, 429) },
+        response: { 200: SignalPage, ...problemResponses({ ...BEARER_PROBLEMS, 400: LIST_QUERY_PROBLEMS }) },
       },
     },
     async (request) => service.listOpen(requireAuth(request), request.query),
@@ -53,7 +60,7 @@ export function riskRoutes(app: App, service: RiskService): void {
           "Row 7. A signal of your workspace (an admin token reads any); another workspace's is 404. A `liquidity_provider` " +
           'token sees payer phone numbers masked (`+254*****5678`, see `RiskSignal`).',
         params: SignalIdParams,
-        response: { 200: SignalSchema, ...problemResponses(401, 403, 404, 429) },
+        response: { 200: SignalSchema, ...problemResponses({ ...BEARER_PROBLEMS, 404: ['not_found'] }) },
       },
     },
     async (request) => service.get(requireAuth(request), request.params.signalId),
@@ -72,7 +79,15 @@ export function riskRoutes(app: App, service: RiskService): void {
           'A `liquidity_provider` token gets the signal back with phone numbers masked, as it reads every signal.',
         body: CreateSignalBody,
         headers: OptionalIdempotencyKey,
-        response: { 201: SignalSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
+        response: {
+          201: SignalSchema,
+          ...problemResponses({
+            ...BEARER_PROBLEMS,
+            ...IDEMPOTENCY_PROBLEMS,
+            400: [...BODY_PROBLEMS],
+            404: ['not_found'],
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -94,7 +109,15 @@ export function riskRoutes(app: App, service: RiskService): void {
           'open → acknowledged → resolved, or open → resolved; anything else is 409 `transition_not_allowed`. `resolved` is final.',
         params: SignalIdParams,
         body: ReviewSignalBody,
-        response: { 200: SignalSchema, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 429) },
+        response: {
+          200: SignalSchema,
+          ...problemResponses({
+            ...BEARER_PROBLEMS,
+            400: [...BODY_PROBLEMS],
+            404: ['not_found'],
+            409: ['transition_not_allowed'],
+          }),
+        },
       },
     },
     async (request) => service.review(request.params.signalId, request.body),

@@ -3,7 +3,14 @@ import { Type } from 'typebox';
 import { requireAuth } from '../../platform/auth.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
-import { component, OptionalIdempotencyKey, problemResponses } from '../../platform/schemas.js';
+import {
+  BEARER_PROBLEMS,
+  BODY_PROBLEMS,
+  component,
+  IDEMPOTENCY_PROBLEMS,
+  OptionalIdempotencyKey,
+  problemResponses,
+} from '../../platform/schemas.js';
 import { CollectionIdParams, CollectionSchema, FAILURE_REASONS } from '../collections/collections.schemas.js';
 import { PAYOUT_FAILURE_REASONS, PayoutSchema, TransactionIdParams } from '../payouts/payouts.schemas.js';
 import { REFUND_FAILURE_REASONS, RefundIdParams, RefundSchema } from '../refunds/refunds.schemas.js';
@@ -71,7 +78,16 @@ export function sandboxRoutes(app: App, service: SandboxService): void {
         params: CollectionIdParams,
         body: SimulateCollectionBody,
         headers: OptionalIdempotencyKey,
-        response: { 200: CollectionSchema, ...problemResponses(400, 401, 403, 404, 409, 422, 429) },
+        response: {
+          200: CollectionSchema,
+          ...problemResponses({
+            ...BEARER_PROBLEMS,
+            400: [...BODY_PROBLEMS],
+            404: ['not_found'],
+            409: [...IDEMPOTENCY_PROBLEMS[409], 'transition_not_allowed'],
+            422: [...IDEMPOTENCY_PROBLEMS[422]],
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -97,7 +113,16 @@ export function sandboxRoutes(app: App, service: SandboxService): void {
         params: RefundIdParams,
         body: SimulateRefundBody,
         headers: OptionalIdempotencyKey,
-        response: { 200: RefundSchema, ...problemResponses(400, 401, 403, 404, 409, 422, 429) },
+        response: {
+          200: RefundSchema,
+          ...problemResponses({
+            ...BEARER_PROBLEMS,
+            400: [...BODY_PROBLEMS],
+            404: ['not_found'],
+            409: [...IDEMPOTENCY_PROBLEMS[409], 'transition_not_allowed'],
+            422: [...IDEMPOTENCY_PROBLEMS[422]],
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -124,7 +149,16 @@ export function sandboxRoutes(app: App, service: SandboxService): void {
         params: TransactionIdParams,
         body: SimulatePayoutBody,
         headers: OptionalIdempotencyKey,
-        response: { 200: PayoutSchema, ...problemResponses(400, 401, 403, 404, 409, 422, 429) },
+        response: {
+          200: PayoutSchema,
+          ...problemResponses({
+            ...BEARER_PROBLEMS,
+            400: [...BODY_PROBLEMS],
+            404: ['not_found'],
+            409: [...IDEMPOTENCY_PROBLEMS[409], 'transition_not_allowed'],
+            422: [...IDEMPOTENCY_PROBLEMS[422]],
+          }),
+        },
       },
     },
     async (request, reply) => {

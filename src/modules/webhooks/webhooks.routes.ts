@@ -4,7 +4,14 @@ import { requireAuth } from '../../platform/auth.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
 import { ListQuery } from '../../platform/pagination.js';
-import { OptionalIdempotencyKey, problemResponses } from '../../platform/schemas.js';
+import {
+  BEARER_PROBLEMS,
+  BODY_PROBLEMS,
+  IDEMPOTENCY_PROBLEMS,
+  LIST_QUERY_PROBLEMS,
+  OptionalIdempotencyKey,
+  problemResponses,
+} from '../../platform/schemas.js';
 import { EVENT_TYPES, TEST_EVENT_TYPE } from './event-types.js';
 import {
   CreateEndpointBody,
@@ -52,7 +59,15 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
           DELIVERY_RULES,
         body: CreateEndpointBody,
         headers: OptionalIdempotencyKey,
-        response: { 201: EndpointWithSecretSchema, ...problemResponses(400, 401, 403, 409, 413, 415, 422, 429) },
+        response: {
+          201: EndpointWithSecretSchema,
+          ...problemResponses({
+            ...BEARER_PROBLEMS,
+            400: [...BODY_PROBLEMS, 'invalid_webhook_url'],
+            409: [...IDEMPOTENCY_PROBLEMS[409], 'webhook_endpoint_limit_reached'],
+            422: [...IDEMPOTENCY_PROBLEMS[422]],
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -73,7 +88,7 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
         description:
           "The workspace's endpoints (deleted ones excepted), newest first, paged by cursor. Secrets are never shown here.",
         querystring: ListEndpointsQuery,
-        response: { 200: EndpointPage, ...problemResponses(400, 401, 403, 429) },
+        response: { 200: EndpointPage, ...problemResponses({ ...BEARER_PROBLEMS, 400: LIST_QUERY_PROBLEMS }) },
       },
     },
     async (request) => service.list(requireAuth(request).workspaceId, request.query),
@@ -88,7 +103,7 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
         tags: ['Webhooks'],
         summary: 'Get a webhook endpoint',
         params: EndpointIdParams,
-        response: { 200: EndpointSchema, ...problemResponses(401, 403, 404, 429) },
+        response: { 200: EndpointSchema, ...problemResponses({ ...BEARER_PROBLEMS, 404: ['not_found'] }) },
       },
     },
     async (request) => service.get(requireAuth(request).workspaceId, request.params.id),
@@ -107,7 +122,14 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
           '(resend them from the events API); enabling clears `disabled_reason`, also after a 410.',
         params: EndpointIdParams,
         body: UpdateEndpointBody,
-        response: { 200: EndpointSchema, ...problemResponses(400, 401, 403, 404, 413, 415, 429) },
+        response: {
+          200: EndpointSchema,
+          ...problemResponses({
+            ...BEARER_PROBLEMS,
+            400: [...BODY_PROBLEMS, 'invalid_webhook_url'],
+            404: ['not_found'],
+          }),
+        },
       },
     },
     async (request) => service.update(requireAuth(request).workspaceId, request.params.id, request.body),
@@ -124,7 +146,10 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
         description:
           '204. Its pending deliveries stop; its delivery log stays readable from the events API. Deleting again is 404.',
         params: EndpointIdParams,
-        response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses(401, 403, 404, 429) },
+        response: {
+          204: Type.Null({ description: 'Deleted.' }),
+          ...problemResponses({ ...BEARER_PROBLEMS, 404: ['not_found'] }),
+        },
       },
     },
     async (request, reply) => {
@@ -147,7 +172,10 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
           'An Idempotency-Key is honoured.',
         params: EndpointIdParams,
         headers: OptionalIdempotencyKey,
-        response: { 200: EndpointWithSecretSchema, ...problemResponses(401, 403, 404, 422, 429) },
+        response: {
+          200: EndpointWithSecretSchema,
+          ...problemResponses({ ...BEARER_PROBLEMS, ...IDEMPOTENCY_PROBLEMS, 404: ['not_found'] }),
+        },
       },
     },
     async (request, reply) => {
@@ -172,7 +200,15 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
           'A disabled endpoint is 409 `webhook_endpoint_disabled`. An Idempotency-Key is honoured.',
         params: EndpointIdParams,
         headers: OptionalIdempotencyKey,
-        response: { 202: DeliverySchema, ...problemResponses(401, 403, 404, 409, 422, 429) },
+        response: {
+          202: DeliverySchema,
+          ...problemResponses({
+            ...BEARER_PROBLEMS,
+            404: ['not_found'],
+            409: [...IDEMPOTENCY_PROBLEMS[409], 'webhook_endpoint_disabled'],
+            422: [...IDEMPOTENCY_PROBLEMS[422]],
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -198,7 +234,10 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
           '(`WEBHOOK_DELIVERY_RETENTION_DAYS`). A deleted endpoint is 404: its deliveries stay readable from the events API.',
         params: EndpointIdParams,
         querystring: ListEndpointDeliveriesQuery,
-        response: { 200: EndpointDeliveryPage, ...problemResponses(400, 401, 403, 404, 429) },
+        response: {
+          200: EndpointDeliveryPage,
+          ...problemResponses({ ...BEARER_PROBLEMS, 400: LIST_QUERY_PROBLEMS, 404: ['not_found'] }),
+        },
       },
     },
     async (request) => service.endpointDeliveries(requireAuth(request).workspaceId, request.params.id, request.query),
@@ -214,7 +253,7 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
         summary: 'List events',
         description: `The workspace's events, newest first, filtered by type, object and creation time. Types: ${EVENT_TYPES.map((t) => `\`${t}\``).join(', ')}.`,
         querystring: ListEventsQuery,
-        response: { 200: EventPage, ...problemResponses(400, 401, 403, 429) },
+        response: { 200: EventPage, ...problemResponses({ ...BEARER_PROBLEMS, 400: LIST_QUERY_PROBLEMS }) },
       },
     },
     async (request) => service.listEvents(requireAuth(request).workspaceId, request.query),
@@ -230,7 +269,7 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
         summary: 'Get an event',
         description: 'The event exactly as deliveries carry it in their body.',
         params: EventIdParams,
-        response: { 200: EventSchema, ...problemResponses(401, 403, 404, 429) },
+        response: { 200: EventSchema, ...problemResponses({ ...BEARER_PROBLEMS, 404: ['not_found'] }) },
       },
     },
     async (request) => service.getEvent(requireAuth(request).workspaceId, request.params.id),
@@ -250,7 +289,10 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
           '(`WEBHOOK_DELIVERY_RETENTION_DAYS`); the event stays and can be resent.',
         params: EventIdParams,
         querystring: ListQuery,
-        response: { 200: DeliveryPage, ...problemResponses(400, 401, 403, 404, 429) },
+        response: {
+          200: DeliveryPage,
+          ...problemResponses({ ...BEARER_PROBLEMS, 400: LIST_QUERY_PROBLEMS, 404: ['not_found'] }),
+        },
       },
     },
     async (request) => service.deliveries(requireAuth(request).workspaceId, request.params.id, request.query),
@@ -271,7 +313,16 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
         params: EventIdParams,
         body: ResendBody,
         headers: OptionalIdempotencyKey,
-        response: { 202: ResendResponse, ...problemResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
+        response: {
+          202: ResendResponse,
+          ...problemResponses({
+            ...BEARER_PROBLEMS,
+            400: [...BODY_PROBLEMS],
+            404: ['not_found'],
+            409: [...IDEMPOTENCY_PROBLEMS[409], 'webhook_endpoint_disabled', 'no_webhook_endpoints'],
+            422: [...IDEMPOTENCY_PROBLEMS[422]],
+          }),
+        },
       },
       // The body is optional: none means every subscribed endpoint.
       preValidation: async (request) => {

@@ -3746,7 +3746,610 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["Problem"];
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "service_unavailable" | "database_unavailable";
+                };
+            };
+        };
+        /** @description Problem document; code is `unauthorized`. */
+        Problem401Unauthorized: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "unauthorized";
+                };
+            };
+        };
+        /** @description Problem document; code is `forbidden`. */
+        Problem403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "forbidden";
+                };
+            };
+        };
+        /** @description Problem document; code is `rate_limited`. */
+        Problem429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "rate_limited";
+                };
+            };
+        };
+        /** @description Problem document; code is `payload_too_large`. */
+        Problem413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "payload_too_large";
+                };
+            };
+        };
+        /** @description Problem document; code is `unsupported_media_type`. */
+        Problem415: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "unsupported_media_type";
+                };
+            };
+        };
+        /** @description Problem document; code is one of `validation_failed`, `invalid_json`. */
+        Problem400ValidationFailedInvalidJson: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "validation_failed" | "invalid_json";
+                };
+            };
+        };
+        /** @description Problem document; code is `idempotency_key_in_use`. */
+        Problem409IdempotencyKeyInUse: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "idempotency_key_in_use";
+                };
+            };
+        };
+        /** @description Problem document; code is one of `idempotency_key_invalid`, `idempotency_key_reused`. */
+        Problem422IdempotencyKeyInvalidIdempotencyKeyReused: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "idempotency_key_invalid" | "idempotency_key_reused";
+                };
+            };
+        };
+        /** @description Problem document; code is `validation_failed`. */
+        Problem400ValidationFailed: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "validation_failed";
+                };
+            };
+        };
+        /** @description Problem document; code is `not_found`. */
+        Problem404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "not_found";
+                };
+            };
+        };
+        /** @description Problem document; code is one of `validation_failed`, `invalid_json`, `invalid_market`, `invalid_rail`, `invalid_currency`, `invalid_customer`. */
+        Problem400ValidationFailedInvalidJsonInvalidMarketInvalidRailInvalidCurrencyInvalidCustomer: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "validation_failed" | "invalid_json" | "invalid_market" | "invalid_rail" | "invalid_currency" | "invalid_customer";
+                };
+            };
+        };
+        /** @description Problem document; code is one of `idempotency_key_missing`, `idempotency_key_invalid`, `idempotency_key_reused`, `amount_out_of_range`, `amount_not_supported`. */
+        Problem422IdempotencyKeyMissingIdempotencyKeyInvalidIdempotencyKeyReusedAmountOutOfRangeAmountNotSupported: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "idempotency_key_missing" | "idempotency_key_invalid" | "idempotency_key_reused" | "amount_out_of_range" | "amount_not_supported";
+                };
+            };
+        };
+        /** @description Problem document; code is one of `validation_failed`, `invalid_cursor`. */
+        Problem400ValidationFailedInvalidCursor: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "validation_failed" | "invalid_cursor";
+                };
+            };
+        };
+        /** @description Problem document; code is one of `validation_failed`, `invalid_json`, `invalid_market`, `invalid_currency`, `invalid_customer`, `invalid_redirect_url`. */
+        Problem400ValidationFailedInvalidJsonInvalidMarketInvalidCurrencyInvalidCustomerInvalidRedirectUrl: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "validation_failed" | "invalid_json" | "invalid_market" | "invalid_currency" | "invalid_customer" | "invalid_redirect_url";
+                };
+            };
+        };
+        /** @description Problem document; code is one of `idempotency_key_invalid`, `idempotency_key_reused`, `amount_out_of_range`. */
+        Problem422IdempotencyKeyInvalidIdempotencyKeyReusedAmountOutOfRange: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "idempotency_key_invalid" | "idempotency_key_reused" | "amount_out_of_range";
+                };
+            };
+        };
+        /** @description Problem document; code is one of `validation_failed`, `invalid_json`, `invalid_rail`, `invalid_currency`, `invalid_customer`. */
+        Problem400ValidationFailedInvalidJsonInvalidRailInvalidCurrencyInvalidCustomer: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "validation_failed" | "invalid_json" | "invalid_rail" | "invalid_currency" | "invalid_customer";
+                };
+            };
+        };
+        /** @description Problem document; code is one of `idempotency_key_in_use`, `checkout_session_not_open`, `checkout_session_expired`. */
+        Problem409IdempotencyKeyInUseCheckoutSessionNotOpenCheckoutSessionExpired: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "idempotency_key_in_use" | "checkout_session_not_open" | "checkout_session_expired";
+                };
+            };
+        };
+        /** @description Problem document; code is one of `idempotency_key_in_use`, `collection_not_refundable`, `refund_in_progress`. */
+        Problem409IdempotencyKeyInUseCollectionNotRefundableRefundInProgress: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "idempotency_key_in_use" | "collection_not_refundable" | "refund_in_progress";
+                };
+            };
+        };
+        /** @description Problem document; code is one of `idempotency_key_missing`, `idempotency_key_invalid`, `idempotency_key_reused`, `refund_amount_mismatch`, `insufficient_balance`. */
+        Problem422IdempotencyKeyMissingIdempotencyKeyInvalidIdempotencyKeyReusedRefundAmountMismatchInsufficientBalance: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "idempotency_key_missing" | "idempotency_key_invalid" | "idempotency_key_reused" | "refund_amount_mismatch" | "insufficient_balance";
+                };
+            };
+        };
+        /** @description Problem document; code is one of `validation_failed`, `invalid_currency`. */
+        Problem400ValidationFailedInvalidCurrency: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "validation_failed" | "invalid_currency";
+                };
+            };
+        };
+        /** @description Problem document; code is one of `validation_failed`, `invalid_json`, `invalid_market`, `invalid_rail`, `invalid_customer`. */
+        Problem400ValidationFailedInvalidJsonInvalidMarketInvalidRailInvalidCustomer: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "validation_failed" | "invalid_json" | "invalid_market" | "invalid_rail" | "invalid_customer";
+                };
+            };
+        };
+        /** @description Problem document; code is one of `idempotency_key_in_use`, `source_name_taken`. */
+        Problem409IdempotencyKeyInUseSourceNameTaken: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "idempotency_key_in_use" | "source_name_taken";
+                };
+            };
+        };
+        /** @description Problem document; code is one of `idempotency_key_invalid`, `idempotency_key_reused`, `rate_source_unavailable`. */
+        Problem422IdempotencyKeyInvalidIdempotencyKeyReusedRateSourceUnavailable: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "idempotency_key_invalid" | "idempotency_key_reused" | "rate_source_unavailable";
+                };
+            };
+        };
+        /** @description Problem document; code is `transition_not_allowed`. */
+        Problem409TransitionNotAllowed: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "transition_not_allowed";
+                };
+            };
+        };
+        /** @description Problem document; code is one of `validation_failed`, `invalid_json`, `invalid_currency`, `invalid_asset`. */
+        Problem400ValidationFailedInvalidJsonInvalidCurrencyInvalidAsset: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "validation_failed" | "invalid_json" | "invalid_currency" | "invalid_asset";
+                };
+            };
+        };
+        /** @description Problem document; code is one of `idempotency_key_in_use`, `deposit_address_pool_empty`. */
+        Problem409IdempotencyKeyInUseDepositAddressPoolEmpty: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "idempotency_key_in_use" | "deposit_address_pool_empty";
+                };
+            };
+        };
+        /** @description Problem document; code is one of `validation_failed`, `invalid_json`, `invalid_asset`, `invalid_address`. */
+        Problem400ValidationFailedInvalidJsonInvalidAssetInvalidAddress: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "validation_failed" | "invalid_json" | "invalid_asset" | "invalid_address";
+                };
+            };
+        };
+        /** @description Problem document; code is one of `validation_failed`, `invalid_json`, `invalid_currency`, `invalid_asset`, `invalid_address`. */
+        Problem400ValidationFailedInvalidJsonInvalidCurrencyInvalidAssetInvalidAddress: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "validation_failed" | "invalid_json" | "invalid_currency" | "invalid_asset" | "invalid_address";
+                };
+            };
+        };
+        /** @description Problem document; code is `deposit_conflict`. */
+        Problem409DepositConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "deposit_conflict";
+                };
+            };
+        };
+        /** @description Problem document; code is `deposit_address_unknown`. */
+        Problem422DepositAddressUnknown: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "deposit_address_unknown";
+                };
+            };
+        };
+        /** @description Problem document; code is one of `idempotency_key_in_use`, `deposit_conflict`. */
+        Problem409IdempotencyKeyInUseDepositConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "idempotency_key_in_use" | "deposit_conflict";
+                };
+            };
+        };
+        /** @description Problem document; code is one of `validation_failed`, `invalid_json`, `invalid_market`, `invalid_rail`, `invalid_currency`. */
+        Problem400ValidationFailedInvalidJsonInvalidMarketInvalidRailInvalidCurrency: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "validation_failed" | "invalid_json" | "invalid_market" | "invalid_rail" | "invalid_currency";
+                };
+            };
+        };
+        /** @description Problem document; code is one of `validation_failed`, `invalid_json`, `invalid_currency`. */
+        Problem400ValidationFailedInvalidJsonInvalidCurrency: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "validation_failed" | "invalid_json" | "invalid_currency";
+                };
+            };
+        };
+        /** @description Problem document; code is one of `idempotency_key_missing`, `idempotency_key_invalid`, `idempotency_key_reused`, `insufficient_balance`, `beneficiary_inactive`, `route_unavailable`, `route_mismatch`, `amount_out_of_range`, `amount_not_supported`, `rate_unavailable`. */
+        Problem422IdempotencyKeyMissingIdempotencyKeyInvalidIdempotencyKeyReusedInsufficientBalanceBeneficiaryInactiveRouteUnavailableRouteMismatchAmountOutOfRangeAmountNotSupportedRateUnavailable: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "idempotency_key_missing" | "idempotency_key_invalid" | "idempotency_key_reused" | "insufficient_balance" | "beneficiary_inactive" | "route_unavailable" | "route_mismatch" | "amount_out_of_range" | "amount_not_supported" | "rate_unavailable";
+                };
+            };
+        };
+        /** @description Problem document; code is one of `validation_failed`, `invalid_json`, `invalid_market`, `invalid_rail`, `invalid_currency`, `invalid_customer`, `invalid_cursor`, `invalid_webhook_url`, `invalid_redirect_url`, `invalid_asset`, `invalid_address`. */
+        Problem400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "validation_failed" | "invalid_json" | "invalid_market" | "invalid_rail" | "invalid_currency" | "invalid_customer" | "invalid_cursor" | "invalid_webhook_url" | "invalid_redirect_url" | "invalid_asset" | "invalid_address";
+                };
             };
         };
         /** @description Problem document; code is one of `unauthorized`, `invalid_signature`. */
@@ -3758,96 +4361,98 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["Problem"];
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "unauthorized" | "invalid_signature";
+                };
             };
         };
-        /** @description Problem document; code is one of `rate_limited`. */
-        Problem429: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                "API-Version": components["headers"]["ApiVersion"];
-                "Retry-After": components["headers"]["RetryAfter"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
-        /** @description Problem document; code is one of `payload_too_large`. */
-        Problem413: {
+        /** @description Problem document; code is one of `validation_failed`, `invalid_json`, `invalid_webhook_url`. */
+        Problem400ValidationFailedInvalidJsonInvalidWebhookUrl: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
                 "API-Version": components["headers"]["ApiVersion"];
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["Problem"];
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "validation_failed" | "invalid_json" | "invalid_webhook_url";
+                };
             };
         };
-        /** @description Problem document; code is one of `unsupported_media_type`. */
-        Problem415: {
+        /** @description Problem document; code is one of `idempotency_key_in_use`, `webhook_endpoint_limit_reached`. */
+        Problem409IdempotencyKeyInUseWebhookEndpointLimitReached: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
                 "API-Version": components["headers"]["ApiVersion"];
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["Problem"];
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "idempotency_key_in_use" | "webhook_endpoint_limit_reached";
+                };
             };
         };
-        /** @description Problem document; code is one of `validation_failed`, `invalid_json`, `invalid_market`, `invalid_rail`, `invalid_currency`, `invalid_customer`, `invalid_cursor`, `invalid_webhook_url`, `invalid_redirect_url`, `invalid_asset`, `invalid_address`. */
-        Problem400: {
+        /** @description Problem document; code is one of `idempotency_key_in_use`, `webhook_endpoint_disabled`. */
+        Problem409IdempotencyKeyInUseWebhookEndpointDisabled: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
                 "API-Version": components["headers"]["ApiVersion"];
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["Problem"];
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "idempotency_key_in_use" | "webhook_endpoint_disabled";
+                };
             };
         };
-        /** @description Problem document; code is one of `forbidden`. */
-        Problem403: {
+        /** @description Problem document; code is one of `idempotency_key_in_use`, `webhook_endpoint_disabled`, `no_webhook_endpoints`. */
+        Problem409IdempotencyKeyInUseWebhookEndpointDisabledNoWebhookEndpoints: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
                 "API-Version": components["headers"]["ApiVersion"];
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["Problem"];
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "idempotency_key_in_use" | "webhook_endpoint_disabled" | "no_webhook_endpoints";
+                };
             };
         };
-        /** @description Problem document; code is one of `idempotency_key_in_use`, `collection_not_refundable`, `refund_in_progress`, `transition_not_allowed`, `source_name_taken`, `webhook_endpoint_limit_reached`, `webhook_endpoint_disabled`, `no_webhook_endpoints`, `checkout_session_not_open`, `checkout_session_expired`, `deposit_address_pool_empty`, `deposit_conflict`. */
-        Problem409: {
+        /** @description Problem document; code is one of `idempotency_key_in_use`, `transition_not_allowed`. */
+        Problem409IdempotencyKeyInUseTransitionNotAllowed: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
                 "API-Version": components["headers"]["ApiVersion"];
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
-        /** @description Problem document; code is one of `amount_out_of_range`, `amount_not_supported`, `idempotency_key_missing`, `idempotency_key_invalid`, `idempotency_key_reused`, `refund_amount_mismatch`, `rate_source_unavailable`, `deposit_address_unknown`, `route_unavailable`, `route_mismatch`, `beneficiary_inactive`, `rate_unavailable`, `insufficient_balance`. */
-        Problem422: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                "API-Version": components["headers"]["ApiVersion"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
-        /** @description Problem document; code is one of `not_found`. */
-        Problem404: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                "API-Version": components["headers"]["ApiVersion"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"];
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "idempotency_key_in_use" | "transition_not_allowed";
+                };
             };
         };
         /** @description A workspace: one integrator's isolated space. */
@@ -4149,7 +4754,8 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Workspace"];
-            401: components["responses"]["Problem401"];
+            401: components["responses"]["Problem401Unauthorized"];
+            403: components["responses"]["Problem403"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
@@ -4168,8 +4774,8 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["Workspace"];
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJson"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
@@ -4203,7 +4809,8 @@ export interface operations {
                     };
                 };
             };
-            401: components["responses"]["Problem401"];
+            401: components["responses"]["Problem401Unauthorized"];
+            403: components["responses"]["Problem403"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
@@ -4225,13 +4832,13 @@ export interface operations {
         };
         responses: {
             201: components["responses"]["IssuedCredentialCreated"];
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJson"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
-            409: components["responses"]["Problem409"];
+            409: components["responses"]["Problem409IdempotencyKeyInUse"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
-            422: components["responses"]["Problem422"];
+            422: components["responses"]["Problem422IdempotencyKeyInvalidIdempotencyKeyReused"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
@@ -4266,14 +4873,14 @@ export interface operations {
                     "application/json": components["schemas"]["IssuedCredential"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailed"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
-            409: components["responses"]["Problem409"];
+            409: components["responses"]["Problem409IdempotencyKeyInUse"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
-            422: components["responses"]["Problem422"];
+            422: components["responses"]["Problem422IdempotencyKeyInvalidIdempotencyKeyReused"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
@@ -4304,8 +4911,8 @@ export interface operations {
                     "application/json": components["schemas"]["Credential"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailed"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
             413: components["responses"]["Problem413"];
@@ -4340,7 +4947,7 @@ export interface operations {
                     };
                 };
             };
-            401: components["responses"]["Problem401"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
@@ -4378,13 +4985,13 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedWorkspace"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJson"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
-            409: components["responses"]["Problem409"];
+            409: components["responses"]["Problem409IdempotencyKeyInUse"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
-            422: components["responses"]["Problem422"];
+            422: components["responses"]["Problem422IdempotencyKeyInvalidIdempotencyKeyReused"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
@@ -4409,14 +5016,14 @@ export interface operations {
         };
         responses: {
             201: components["responses"]["IssuedCredentialCreated"];
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJson"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
-            409: components["responses"]["Problem409"];
+            409: components["responses"]["Problem409IdempotencyKeyInUse"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
-            422: components["responses"]["Problem422"];
+            422: components["responses"]["Problem422IdempotencyKeyInvalidIdempotencyKeyReused"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
@@ -4458,13 +5065,13 @@ export interface operations {
                     "application/json": components["schemas"]["Collection"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJsonInvalidMarketInvalidRailInvalidCurrencyInvalidCustomer"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
-            409: components["responses"]["Problem409"];
+            409: components["responses"]["Problem409IdempotencyKeyInUse"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
-            422: components["responses"]["Problem422"];
+            422: components["responses"]["Problem422IdempotencyKeyMissingIdempotencyKeyInvalidIdempotencyKeyReusedAmountOutOfRangeAmountNotSupported"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
@@ -4511,8 +5118,8 @@ export interface operations {
                     "application/json": components["schemas"]["CollectionPage"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidCursor"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
@@ -4544,8 +5151,8 @@ export interface operations {
                     "application/json": components["schemas"]["Collection"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailed"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
             429: components["responses"]["Problem429"];
@@ -4586,8 +5193,8 @@ export interface operations {
                     "application/json": components["schemas"]["CheckoutSessionPage"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidCursor"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
@@ -4625,13 +5232,13 @@ export interface operations {
                     "application/json": components["schemas"]["CheckoutSession"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJsonInvalidMarketInvalidCurrencyInvalidCustomerInvalidRedirectUrl"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
-            409: components["responses"]["Problem409"];
+            409: components["responses"]["Problem409IdempotencyKeyInUse"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
-            422: components["responses"]["Problem422"];
+            422: components["responses"]["Problem422IdempotencyKeyInvalidIdempotencyKeyReusedAmountOutOfRange"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
@@ -4662,8 +5269,8 @@ export interface operations {
                     "application/json": components["schemas"]["CheckoutSession"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailed"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
             429: components["responses"]["Problem429"];
@@ -4693,7 +5300,7 @@ export interface operations {
                     "application/json": components["schemas"]["CheckoutPayerView"];
                 };
             };
-            400: components["responses"]["Problem400"];
+            400: components["responses"]["Problem400ValidationFailed"];
             404: components["responses"]["Problem404"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
@@ -4731,12 +5338,12 @@ export interface operations {
                     "application/json": components["schemas"]["CheckoutPayerView"];
                 };
             };
-            400: components["responses"]["Problem400"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJsonInvalidRailInvalidCurrencyInvalidCustomer"];
             404: components["responses"]["Problem404"];
-            409: components["responses"]["Problem409"];
+            409: components["responses"]["Problem409IdempotencyKeyInUseCheckoutSessionNotOpenCheckoutSessionExpired"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
-            422: components["responses"]["Problem422"];
+            422: components["responses"]["Problem422IdempotencyKeyMissingIdempotencyKeyInvalidIdempotencyKeyReusedAmountOutOfRangeAmountNotSupported"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
@@ -4825,14 +5432,14 @@ export interface operations {
                     "application/json": components["schemas"]["Refund"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJson"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
-            409: components["responses"]["Problem409"];
+            409: components["responses"]["Problem409IdempotencyKeyInUseCollectionNotRefundableRefundInProgress"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
-            422: components["responses"]["Problem422"];
+            422: components["responses"]["Problem422IdempotencyKeyMissingIdempotencyKeyInvalidIdempotencyKeyReusedRefundAmountMismatchInsufficientBalance"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
@@ -4858,8 +5465,8 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["RefundPage"];
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidCursor"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
@@ -4891,8 +5498,8 @@ export interface operations {
                     "application/json": components["schemas"]["Refund"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailed"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
             429: components["responses"]["Problem429"];
@@ -4923,8 +5530,8 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["RefundPage"];
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidCursor"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
             429: components["responses"]["Problem429"];
@@ -4967,7 +5574,7 @@ export interface operations {
                     };
                 };
             };
-            401: components["responses"]["Problem401"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
@@ -5002,8 +5609,8 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidCurrency"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
@@ -5043,8 +5650,8 @@ export interface operations {
                     "application/json": components["schemas"]["BeneficiaryPage"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidCursor"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
@@ -5082,13 +5689,13 @@ export interface operations {
                     "application/json": components["schemas"]["Beneficiary"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJsonInvalidMarketInvalidRailInvalidCustomer"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
-            409: components["responses"]["Problem409"];
+            409: components["responses"]["Problem409IdempotencyKeyInUse"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
-            422: components["responses"]["Problem422"];
+            422: components["responses"]["Problem422IdempotencyKeyInvalidIdempotencyKeyReused"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
@@ -5106,8 +5713,8 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Beneficiary"];
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailed"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
             429: components["responses"]["Problem429"];
@@ -5127,8 +5734,8 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Beneficiary"];
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailed"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
             413: components["responses"]["Problem413"];
@@ -5169,8 +5776,8 @@ export interface operations {
                     "application/json": components["schemas"]["RateSourcePage"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidCursor"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
@@ -5208,13 +5815,13 @@ export interface operations {
                     "application/json": components["schemas"]["RateSource"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJson"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
-            409: components["responses"]["Problem409"];
+            409: components["responses"]["Problem409IdempotencyKeyInUseSourceNameTaken"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
-            422: components["responses"]["Problem422"];
+            422: components["responses"]["Problem422IdempotencyKeyInvalidIdempotencyKeyReused"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
@@ -5249,8 +5856,8 @@ export interface operations {
                     "application/json": components["schemas"]["RateSource"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJson"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
             413: components["responses"]["Problem413"];
@@ -5293,8 +5900,8 @@ export interface operations {
                     "application/json": components["schemas"]["MarketRatePage"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidCursor"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
@@ -5332,13 +5939,13 @@ export interface operations {
                     "application/json": components["schemas"]["MarketRate"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJson"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
-            409: components["responses"]["Problem409"];
+            409: components["responses"]["Problem409IdempotencyKeyInUse"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
-            422: components["responses"]["Problem422"];
+            422: components["responses"]["Problem422IdempotencyKeyInvalidIdempotencyKeyReusedRateSourceUnavailable"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
@@ -5375,8 +5982,8 @@ export interface operations {
                     "application/json": components["schemas"]["RiskSignalPage"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidCursor"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
@@ -5395,8 +6002,8 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["RiskSignal"];
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailed"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
             429: components["responses"]["Problem429"];
@@ -5420,11 +6027,11 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["RiskSignal"];
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJson"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
-            409: components["responses"]["Problem409"];
+            409: components["responses"]["Problem409TransitionNotAllowed"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
             429: components["responses"]["Problem429"];
@@ -5463,14 +6070,14 @@ export interface operations {
                     "application/json": components["schemas"]["RiskSignal"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJson"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
-            409: components["responses"]["Problem409"];
+            409: components["responses"]["Problem409IdempotencyKeyInUse"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
-            422: components["responses"]["Problem422"];
+            422: components["responses"]["Problem422IdempotencyKeyInvalidIdempotencyKeyReused"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
@@ -5507,8 +6114,8 @@ export interface operations {
                     "application/json": components["schemas"]["DepositAddressPage"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidCursor"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
@@ -5546,13 +6153,13 @@ export interface operations {
                     "application/json": components["schemas"]["DepositAddress"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJsonInvalidCurrencyInvalidAsset"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
-            409: components["responses"]["Problem409"];
+            409: components["responses"]["Problem409IdempotencyKeyInUseDepositAddressPoolEmpty"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
-            422: components["responses"]["Problem422"];
+            422: components["responses"]["Problem422IdempotencyKeyInvalidIdempotencyKeyReused"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
@@ -5583,8 +6190,8 @@ export interface operations {
                     "application/json": components["schemas"]["DepositAddress"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailed"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
             429: components["responses"]["Problem429"];
@@ -5618,8 +6225,8 @@ export interface operations {
                     "application/json": components["schemas"]["DepositAddressPoolResult"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJsonInvalidAssetInvalidAddress"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
@@ -5661,8 +6268,8 @@ export interface operations {
                     "application/json": components["schemas"]["DepositPage"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidCursor"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
@@ -5697,13 +6304,13 @@ export interface operations {
                     "application/json": components["schemas"]["Deposit"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJsonInvalidCurrencyInvalidAssetInvalidAddress"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
-            409: components["responses"]["Problem409"];
+            409: components["responses"]["Problem409DepositConflict"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
-            422: components["responses"]["Problem422"];
+            422: components["responses"]["Problem422DepositAddressUnknown"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
@@ -5721,8 +6328,8 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Deposit"];
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailed"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
             429: components["responses"]["Problem429"];
@@ -5755,8 +6362,8 @@ export interface operations {
                     "application/json": components["schemas"]["AutoconvertCredit"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailed"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
             429: components["responses"]["Problem429"];
@@ -5795,14 +6402,14 @@ export interface operations {
                     "application/json": components["schemas"]["Deposit"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJson"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
-            409: components["responses"]["Problem409"];
+            409: components["responses"]["Problem409IdempotencyKeyInUseDepositConflict"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
-            422: components["responses"]["Problem422"];
+            422: components["responses"]["Problem422IdempotencyKeyInvalidIdempotencyKeyReused"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
@@ -5841,14 +6448,14 @@ export interface operations {
                     "application/json": components["schemas"]["Deposit"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJson"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
-            409: components["responses"]["Problem409"];
+            409: components["responses"]["Problem409IdempotencyKeyInUseDepositConflict"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
-            422: components["responses"]["Problem422"];
+            422: components["responses"]["Problem422IdempotencyKeyInvalidIdempotencyKeyReused"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
@@ -5885,8 +6492,8 @@ export interface operations {
                     "application/json": components["schemas"]["OfframpRoutePage"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidCursor"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
@@ -5924,13 +6531,13 @@ export interface operations {
                     "application/json": components["schemas"]["OfframpRoute"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJsonInvalidMarketInvalidRailInvalidCurrency"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
-            409: components["responses"]["Problem409"];
+            409: components["responses"]["Problem409IdempotencyKeyInUse"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
-            422: components["responses"]["Problem422"];
+            422: components["responses"]["Problem422IdempotencyKeyInvalidIdempotencyKeyReused"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
@@ -5948,8 +6555,8 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["OfframpRoute"];
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailed"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
             429: components["responses"]["Problem429"];
@@ -5973,8 +6580,8 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["OfframpRoute"];
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJson"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
             413: components["responses"]["Problem413"];
@@ -6015,14 +6622,14 @@ export interface operations {
                     "application/json": components["schemas"]["Payout"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJsonInvalidCurrency"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
-            409: components["responses"]["Problem409"];
+            409: components["responses"]["Problem409IdempotencyKeyInUse"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
-            422: components["responses"]["Problem422"];
+            422: components["responses"]["Problem422IdempotencyKeyMissingIdempotencyKeyInvalidIdempotencyKeyReusedInsufficientBalanceBeneficiaryInactiveRouteUnavailableRouteMismatchAmountOutOfRangeAmountNotSupportedRateUnavailable"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
@@ -6061,8 +6668,8 @@ export interface operations {
                     "application/json": components["schemas"]["PayoutPage"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidCursor"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
@@ -6094,8 +6701,8 @@ export interface operations {
                     "application/json": components["schemas"]["Payout"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailed"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
             429: components["responses"]["Problem429"];
@@ -6384,8 +6991,8 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointPage"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidCursor"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
@@ -6423,13 +7030,13 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJsonInvalidWebhookUrl"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
-            409: components["responses"]["Problem409"];
+            409: components["responses"]["Problem409IdempotencyKeyInUseWebhookEndpointLimitReached"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
-            422: components["responses"]["Problem422"];
+            422: components["responses"]["Problem422IdempotencyKeyInvalidIdempotencyKeyReused"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
@@ -6447,8 +7054,8 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["WebhookEndpoint"];
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailed"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
             429: components["responses"]["Problem429"];
@@ -6479,8 +7086,8 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailed"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
             413: components["responses"]["Problem413"];
@@ -6506,8 +7113,8 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["WebhookEndpoint"];
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJsonInvalidWebhookUrl"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
             413: components["responses"]["Problem413"];
@@ -6546,13 +7153,14 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailed"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
+            409: components["responses"]["Problem409IdempotencyKeyInUse"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
-            422: components["responses"]["Problem422"];
+            422: components["responses"]["Problem422IdempotencyKeyInvalidIdempotencyKeyReused"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
@@ -6586,14 +7194,14 @@ export interface operations {
                     "application/json": components["schemas"]["Delivery"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailed"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
-            409: components["responses"]["Problem409"];
+            409: components["responses"]["Problem409IdempotencyKeyInUseWebhookEndpointDisabled"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
-            422: components["responses"]["Problem422"];
+            422: components["responses"]["Problem422IdempotencyKeyInvalidIdempotencyKeyReused"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
@@ -6635,8 +7243,8 @@ export interface operations {
                     "application/json": components["schemas"]["EndpointDeliveryPage"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidCursor"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
             429: components["responses"]["Problem429"];
@@ -6679,8 +7287,8 @@ export interface operations {
                     "application/json": components["schemas"]["EventPage"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidCursor"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
@@ -6712,8 +7320,8 @@ export interface operations {
                     "application/json": components["schemas"]["Event"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailed"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
             429: components["responses"]["Problem429"];
@@ -6755,8 +7363,8 @@ export interface operations {
                     "application/json": components["schemas"]["DeliveryPage"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidCursor"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
             429: components["responses"]["Problem429"];
@@ -6796,14 +7404,14 @@ export interface operations {
                     "application/json": components["schemas"]["ResendResult"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJson"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
-            409: components["responses"]["Problem409"];
+            409: components["responses"]["Problem409IdempotencyKeyInUseWebhookEndpointDisabledNoWebhookEndpoints"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
-            422: components["responses"]["Problem422"];
+            422: components["responses"]["Problem422IdempotencyKeyInvalidIdempotencyKeyReused"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
@@ -6842,14 +7450,14 @@ export interface operations {
                     "application/json": components["schemas"]["Collection"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJson"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
-            409: components["responses"]["Problem409"];
+            409: components["responses"]["Problem409IdempotencyKeyInUseTransitionNotAllowed"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
-            422: components["responses"]["Problem422"];
+            422: components["responses"]["Problem422IdempotencyKeyInvalidIdempotencyKeyReused"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
@@ -6888,14 +7496,14 @@ export interface operations {
                     "application/json": components["schemas"]["Refund"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJson"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
-            409: components["responses"]["Problem409"];
+            409: components["responses"]["Problem409IdempotencyKeyInUseTransitionNotAllowed"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
-            422: components["responses"]["Problem422"];
+            422: components["responses"]["Problem422IdempotencyKeyInvalidIdempotencyKeyReused"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
@@ -6934,14 +7542,14 @@ export interface operations {
                     "application/json": components["schemas"]["Payout"];
                 };
             };
-            400: components["responses"]["Problem400"];
-            401: components["responses"]["Problem401"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJson"];
+            401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
-            409: components["responses"]["Problem409"];
+            409: components["responses"]["Problem409IdempotencyKeyInUseTransitionNotAllowed"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
-            422: components["responses"]["Problem422"];
+            422: components["responses"]["Problem422IdempotencyKeyInvalidIdempotencyKeyReused"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
