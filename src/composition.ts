@@ -19,6 +19,7 @@ import { CredentialsService } from './modules/credentials/credentials.service.js
 import { DepositsService } from './modules/deposits/deposits.service.js';
 import { Lifecycle } from './modules/lifecycle/lifecycle.service.js';
 import { ProviderNotices } from './modules/lifecycle/notices.service.js';
+import { TransactionBatcher } from './db/batcher.js';
 import { Submitter } from './modules/lifecycle/submitter.js';
 import { MarketDataService } from './modules/market-data/market-data.service.js';
 import { PayoutsService } from './modules/payouts/payouts.service.js';
@@ -65,6 +66,8 @@ export interface Services {
   lifecycle: Lifecycle;
   providers: ProviderRegistry;
   notices: ProviderNotices;
+  /** Background moves of the lifecycle, many in one commit. */
+  batcher: TransactionBatcher;
   submitter: Submitter;
   webhooks: WebhooksService;
   reports: ReportsService;
@@ -79,6 +82,9 @@ export function compose(deps: CompositionDeps): Services {
   const afterCommit = new AfterCommit();
   const cursors = new CursorCodec(deps.keys.cursorKey);
   const credentials = new CredentialsService(tokens, config.paymentsEnv);
+  // The background's writes (providers' answers, notices, expiry, the simulator's operations) share transactions: many
+  // in one commit.
+  const batcher = new TransactionBatcher(workerDb);
   const providers = buildProviders(
     deps.providerPlan,
     config,
@@ -87,8 +93,13 @@ export function compose(deps: CompositionDeps): Services {
     deps.catalogue,
     log,
     deps.box,
+    batcher,
   );
-  const collections = new CollectionsService(db, deps.catalogue, idempotency, cursors, providers, afterCommit);
+  // New collections wait for no prompt that would come too late: refused while this process's initiations are behind.
+  const collections = new CollectionsService(db, deps.catalogue, idempotency, cursors, providers, afterCommit, {
+    waitingMs: (): number => submitter.waitingMs(),
+    maxWaitMs: config.initiationMaxWaitMs,
+  });
   const risk = new RiskService(db, idempotency, cursors);
   const refunds = new RefundsService(
     db,
@@ -127,18 +138,18 @@ export function compose(deps: CompositionDeps): Services {
     (currency) => exponentOf(deps.catalogue, currency),
     (tx, workspaceId, collection) => checkout.lateAttemptStands(tx, workspaceId, collection),
   );
-  const notices = new ProviderNotices(db, providers, lifecycle, log);
-  // As many initiations in flight as API requests can hold connections: under load, payers' prompts go out as fast as
-  // collections are created (with 8 against the API's 20, 6,000 of 9,000 created in a 20 s run waited ~10 s for theirs).
-  // At most the background pool less 4 connections, which stay for the webhook relay and the sweeps.
+  const notices = new ProviderNotices(db, providers, lifecycle, batcher, log);
   // An initiation is held by its sender for longer than any provider call may take (gateways: 15 s).
   const leaseSeconds = Math.ceil(Math.max(config.operatorTimeoutMs, 15_000) / 1000) + 5;
+  // Provider calls in flight at once: a call holds no database connection (claims and answers are batched), so under
+  // load payers' prompts go out as fast as collections are created.
   const submitter = new Submitter(
     workerDb,
     providers,
     lifecycle,
+    batcher,
     log,
-    Math.max(1, Math.min(config.dbPoolSize, config.workerDbPoolSize - 4)),
+    config.initiationConcurrency,
     leaseSeconds,
   );
   const webhooks = new WebhooksService(
@@ -175,6 +186,7 @@ export function compose(deps: CompositionDeps): Services {
     lifecycle,
     providers,
     notices,
+    batcher,
     submitter,
     webhooks,
     sandbox,

@@ -44,6 +44,13 @@ export interface Config {
   dbIdleInTransactionTimeoutMs: number;
   /** At start, how long to keep trying a database that does not answer (a failover, a server still starting), in ms. */
   dbStartTimeoutMs: number;
+  /**
+   * New collections are refused (503 `overloaded`) while the oldest initiation queued in this process has waited longer
+   * than this, in ms: a payer's prompt that would arrive after their phone gave up is not accepted.
+   */
+  initiationMaxWaitMs: number;
+  /** Provider initiations in flight at once per process (each a provider call; none holds a database connection). */
+  initiationConcurrency: number;
   /** How long an idempotency outcome is kept, in seconds (contract: 24 hours). */
   idempotencyRetentionSeconds: number;
   /** Finished webhook deliveries (succeeded or failed) and their attempts are deleted this many days after they finished. */
@@ -202,6 +209,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbStatementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 60_000, 0, 86_400_000),
     dbIdleInTransactionTimeoutMs: integer(env, 'DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', 60_000, 0, 86_400_000),
     dbStartTimeoutMs: integer(env, 'DB_START_TIMEOUT_MS', 60_000, 0, 3_600_000),
+    initiationMaxWaitMs: integer(env, 'INITIATION_MAX_WAIT_MS', 1000, 50, 600_000),
+    initiationConcurrency: integer(env, 'INITIATION_CONCURRENCY', 64, 1, 10_000),
     embeddedPgPort: integer(env, 'EMBEDDED_PG_PORT', DEFAULT_EMBEDDED_PORT, 0, 65535),
     idempotencyRetentionSeconds: integer(env, 'IDEMPOTENCY_RETENTION_SECONDS', 86_400, 1, 30 * 86_400),
     webhookDeliveryRetentionDays: integer(env, 'WEBHOOK_DELIVERY_RETENTION_DAYS', 30, 1, 3650),

@@ -135,9 +135,11 @@ describe('row 1 success: 201 with the complete Collection record', () => {
 describe('row 1 in one statement (issue 30, item 2)', () => {
   it('a create with a fresh key sends the token check and one write statement: no BEGIN, COMMIT or lock of its own', async () => {
     const key = newKey();
-    const { result: res, statements } = await statementsSent(t.db, () =>
+    const { result: res, statements: sent } = await statementsSent(t.db, () =>
       post('/v1/collections/KE/rails/mpesa', validCollection(), { key }),
     );
+    // The rate limiter's periodic report shares the pool and may land in the window: it is not the request's.
+    const statements = sent.filter((s) => !/rate_limit_buckets/.test(s.text));
     assert.equal(res.status, 201, res.text);
     const texts = statements.map((s) => s.text.replace(/\s+/g, ' ').slice(0, 80));
     assert.deepEqual(

@@ -943,7 +943,14 @@ async function apply(run: Run, op: Op): Promise<string> {
       const clock = async (): Promise<number> =>
         (await t.db.query<{ now: Date }>('SELECT clock_timestamp() AS now')).rows[0]?.now.getTime() ?? NaN;
       const before = await clock();
-      await expireDue(t.db, t.services.lifecycle, t.services.providers, t.services.notices, t.app.log);
+      await expireDue(
+        t.db,
+        t.services.batcher,
+        t.services.lifecycle,
+        t.services.providers,
+        t.services.notices,
+        t.app.log,
+      );
       const afterSweep = (await clock()) + 1;
       const openOnes = run.collections.filter((c) => c.status === 'created' || c.status === 'pending');
       const unsure = openOnes.filter((c) => c.expiresAt > before && c.expiresAt <= afterSweep);

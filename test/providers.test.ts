@@ -690,7 +690,14 @@ describe('the expiry sweep asks the provider first', () => {
       [authorised],
     );
     await new Promise((r) => setTimeout(r, 1100));
-    const looked = await expireDue(t.db, t.services.lifecycle, t.services.providers, t.services.notices, t.app.log);
+    const looked = await expireDue(
+      t.db,
+      t.services.batcher,
+      t.services.lifecycle,
+      t.services.providers,
+      t.services.notices,
+      t.app.log,
+    );
     assert.ok(looked >= 2);
     const statuses = await t.db.query<{ id: string; status: string }>(
       'SELECT id, status FROM collections WHERE id = ANY($1)',

@@ -52,6 +52,7 @@ export const ERROR_CODES = {
   internal_error: { status: 500, title: 'Internal error' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
   database_unavailable: { status: 503, title: 'Database unavailable' },
+  overloaded: { status: 503, title: 'Too busy to prompt the payer in time' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

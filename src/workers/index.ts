@@ -77,7 +77,7 @@ export function startWorkers(
     ),
     every(config.webhookPollMs, 'webhook-relay', () => relay.tick(), report),
     every(tick, 'initiation-sweep', () => submitter.sweep(), report),
-    every(tick, 'expiry', () => expireDue(db, lifecycle, providers, notices, log), report),
+    every(tick, 'expiry', () => expireDue(db, services.batcher, lifecycle, providers, notices, log), report),
     every(tick, 'checkout-expiry', () => services.checkout.expireDue(), report),
     // Confirmed deposits waiting for a current rate to convert at (a confirmation credits at once when it can,
     // so only the waiting ones are left here: a tenth of the pace is soon enough, and less work per tick).

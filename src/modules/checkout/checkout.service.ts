@@ -290,6 +290,7 @@ export class CheckoutService {
       metadata: found.metadata,
     };
     const resolved = this.collections.resolve(found.market, body.rail, collectionBody);
+    this.collections.admit();
     let created: string | undefined;
     const result = await this.idempotency.run(
       found.workspace_id,

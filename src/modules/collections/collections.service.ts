@@ -66,7 +66,25 @@ export class CollectionsService {
     private readonly rails: RailAssignment,
     /** Told of each new collection once it is committed (the submitter hands it to its provider). */
     readonly afterCommit: AfterCommit,
+    /** How long the oldest initiation waiting in this process has waited, in ms, and the most it may. */
+    private readonly backlog: { waitingMs: () => number; maxWaitMs: number } = { waitingMs: () => 0, maxWaitMs: 1000 },
   ) {}
+
+  /**
+   * Refuses a new collection (503 `overloaded`, Retry-After) while the initiations queued here are behind by more than
+   * the most a payer can wait for their prompt: accepted now, the prompt would come after the phone gave up. The
+   * client retries shortly, or on another node.
+   */
+  admit(): void {
+    const waited = this.backlog.waitingMs();
+    if (waited > this.backlog.maxWaitMs) {
+      throw new ApiError(
+        'overloaded',
+        `Payment prompts are ${Math.round(waited)} ms behind; this collection was not created. Retry after a second.`,
+        { headers: { 'Retry-After': '1' } },
+      );
+    }
+  }
 
   /** The spec's row-1 rules, in the order a payer's request fails them: market, rail, currency, customer, amount. */
   resolve(marketCode: string, railCode: string, body: CreateCollectionBody): Resolved {
@@ -128,6 +146,7 @@ export class CollectionsService {
     requestFingerprint: string,
   ): Promise<IdempotentResult> {
     const resolved = this.resolve(marketCode, railCode, body);
+    this.admit();
     const { collection, event, change } = this.newCollection(workspaceId, marketCode, railCode, resolved, body);
     const id = collection.collection_id;
     const result = await this.idempotency.create(

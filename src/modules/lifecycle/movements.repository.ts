@@ -35,25 +35,29 @@ export async function saveStatus(db: Queryable, m: AnyMovement, row: MovingRow):
 const unsent = (m: AnyMovement): string => `status = '${m.initial as string}' AND submitted_at IS NULL`;
 
 /**
- * Takes the initiation of a new object for one sender, and reads it: pushes `submit_after` past the longest a provider
- * call may take, so no sweep (in any process) sends it again meanwhile, and only if no other sender took it since the
- * job was made for attempt `attempt`. Undefined when it is not there to take.
+ * Takes the initiations of new objects for one sender, and reads them, in one statement: pushes each one's
+ * `submit_after` past the longest a provider call may take, so no sweep (in any process) sends it again meanwhile, and
+ * only if no other sender took it since its job was made for attempt `attempt`. Answers the rows taken; one not there
+ * to take (sent already, or another sender has it) is left out.
  */
-export async function claimInitiation<R extends MovingRow>(
+export async function claimInitiations<R extends MovingRow>(
   db: Queryable,
   m: AnyMovement,
-  workspaceId: string,
-  id: string,
-  attempt: number,
+  jobs: readonly { workspaceId: string; id: string; attempt: number }[],
   leaseSeconds: number,
-): Promise<R | undefined> {
+): Promise<R[]> {
   const { rows } = await db.query<R>(
-    `UPDATE ${m.table} SET submit_after = now() + make_interval(secs => $4)
-     WHERE workspace_id = $1 AND id = $2 AND ${unsent(m)} AND submit_attempts = $3
-     RETURNING ${m.columns}`,
-    [workspaceId, id, attempt, leaseSeconds],
+    `UPDATE ${m.table} AS t SET submit_after = now() + make_interval(secs => $4)
+     FROM unnest($1::uuid[], $2::uuid[], $3::int[]) AS j(workspace_id, id, attempt)
+     WHERE t.workspace_id = j.workspace_id AND t.id = j.id AND t.submit_attempts = j.attempt
+       AND t.status = '${m.initial as string}' AND t.submitted_at IS NULL
+     RETURNING ${m.columns
+       .split(',')
+       .map((c) => `t.${c.trim()}`)
+       .join(', ')}`,
+    [jobs.map((j) => j.workspaceId), jobs.map((j) => j.id), jobs.map((j) => j.attempt), leaseSeconds],
   );
-  return rows[0];
+  return rows;
 }
 
 /** The next try after 2^attempts seconds (at most 60). */

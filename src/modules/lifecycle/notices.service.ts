@@ -2,7 +2,8 @@
 // by the provider's notice id, in one transaction with the transition it causes. An operator's callback is not
 // signed: it is only a claim, applied once the operator's own status query agrees with it.
 import type { FastifyBaseLogger } from 'fastify';
-import { withTransaction, type Db, type Tx } from '../../db/pool.js';
+import type { TransactionBatcher } from '../../db/batcher.js';
+import type { Db, Tx } from '../../db/pool.js';
 import { ApiError } from '../../platform/errors.js';
 import { isUuid } from '../../platform/ids.js';
 import { MOVEMENTS, type Lifecycle, type MoveOutcome } from './lifecycle.service.js';
@@ -80,6 +81,8 @@ export class ProviderNotices {
     private readonly db: Db,
     private readonly providers: ProviderRegistry,
     private readonly lifecycle: Lifecycle,
+    /** Applies notices many to a commit. */
+    private readonly batcher: TransactionBatcher,
     private readonly log: FastifyBaseLogger,
   ) {}
 
@@ -215,12 +218,15 @@ export class ProviderNotices {
     if (!owner || owner.provider !== providerName) throw unknown;
     const workspaceId = owner.workspace_id;
     try {
-      return await withTransaction(this.db, async (tx) => {
+      return await this.batcher.run(async (tx) => {
         const outcome = await this.move(tx, workspaceId, providerName, notice);
         // Recorded after the move, in the same transaction. The same notice arriving twice at once waits on the
-        // object's row lock, then finds the first one's change already made and its id taken here: it rolls back.
-        if (!(await recordNotice(tx, providerName, workspaceId, notice, outcome))) throw DUPLICATE;
-        return outcome;
+        // object's row lock, then finds the first one's change already made and its id taken here. A repeat that
+        // changed nothing is answered as one; one that did (it came in the same batch as the first, or raced it) rolls
+        // back.
+        if (await recordNotice(tx, providerName, workspaceId, notice, outcome)) return outcome;
+        if (outcome === 'duplicate') return outcome;
+        throw DUPLICATE;
       });
     } catch (err) {
       if (err === DUPLICATE) return 'duplicate';

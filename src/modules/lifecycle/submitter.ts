@@ -7,6 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import { isDatabaseUnavailable } from '../../db/errors.js';
+import type { TransactionBatcher } from '../../db/batcher.js';
 import { withTransaction, type Db } from '../../db/pool.js';
 import { ANSWER_BY_CALLBACK, ProviderError, type ProviderAck } from '../providers/provider.js';
 import type { ProviderRegistry } from '../providers/providers.registry.js';
@@ -20,6 +21,8 @@ interface Job {
   id: string;
   /** Which sweep attempt this is (0: the kick right after creation). */
   attempt: number;
+  /** When it was queued (ms since the epoch). */
+  queuedAt: number;
 }
 
 const MAX_QUEUE = 10_000;
@@ -51,9 +54,14 @@ export class Submitter {
     private readonly db: Db,
     private readonly providers: ProviderRegistry,
     private readonly lifecycle: Lifecycle,
+    /** Records the providers' answers, many in one commit. */
+    private readonly batcher: TransactionBatcher,
     private readonly log: FastifyBaseLogger,
-    /** Initiations in flight at once: the app passes its API pool size (capped by its background pool), so initiations keep pace with creations under load. */
-    private readonly concurrency = 8,
+    /**
+     * Initiations in flight at once. A provider call holds no database connection (the claims and the answers are
+     * batched), so this is the provider calls waiting for an answer at once.
+     */
+    private readonly concurrency = 64,
     /** How long an initiation is held by its sender: longer than any provider call may take, in seconds. */
     private readonly leaseSeconds = 35,
   ) {}
@@ -61,7 +69,7 @@ export class Submitter {
   kick(kind: MovementType, workspaceId: string, id: string, attempt = 0): void {
     if (this.stopped || this.queued.has(id) || this.queue.length >= MAX_QUEUE) return;
     this.queued.add(id);
-    this.queue.push({ kind, workspaceId, id, attempt });
+    this.queue.push({ kind, workspaceId, id, attempt, queuedAt: Date.now() });
     this.pump();
   }
 
@@ -75,6 +83,12 @@ export class Submitter {
       this.kick(row.kind, row.workspace_id, row.id, row.submit_attempts);
   }
 
+  /** How long the oldest initiation still queued here (not yet claimed) has waited, in ms; 0 when none waits. */
+  waitingMs(): number {
+    const oldest = this.queue[0];
+    return oldest === undefined ? 0 : Date.now() - oldest.queuedAt;
+  }
+
   /** Stops taking work and waits for the submissions in flight. */
   async stop(): Promise<void> {
     this.stopped = true;
@@ -82,11 +96,31 @@ export class Submitter {
     if (this.active > 0) await new Promise<void>((resolve) => (this.idle = resolve));
   }
 
+  /**
+   * Takes as many queued jobs as there are free places, claims them in one statement per kind, and sends each one
+   * claimed. Under load the jobs that queue while the others are in flight are claimed together.
+   */
   private pump(): void {
-    while (this.active < this.concurrency && this.queue.length > 0) {
-      const job = this.queue.shift() as Job;
-      this.active += 1;
-      void this.submit(job)
+    const free = this.concurrency - this.active;
+    if (free <= 0 || this.queue.length === 0) return;
+    const jobs = this.queue.splice(0, free);
+    this.active += jobs.length;
+    void this.claimAndSubmit(jobs);
+  }
+
+  private async claimAndSubmit(jobs: Job[]): Promise<void> {
+    const claimedAt = Date.now();
+    let claimed: Map<string, MovingRow>;
+    try {
+      claimed = await this.claim(jobs.filter((job) => job.attempt <= MAX_ATTEMPTS));
+    } catch (err) {
+      // Nothing was taken: each is due again when its `submit_after` comes (the sweep sends it).
+      this.log.warn({ err, jobs: jobs.length }, 'could not claim initiations; the sweep retries them');
+      for (const job of jobs) this.finished(job);
+      return;
+    }
+    for (const job of jobs) {
+      void this.submit(job, claimed.get(job.id), claimedAt)
         .catch(async (err: unknown) => {
           const level = err instanceof ProviderError || isDatabaseUnavailable(err) ? 'warn' : 'error';
           this.log[level](
@@ -103,26 +137,37 @@ export class Submitter {
             'could not schedule the retry; the lease runs out instead',
           ),
         )
-        .finally(() => {
-          this.active -= 1;
-          this.queued.delete(job.id);
-          if (this.active === 0 && this.idle) this.idle();
-          this.pump();
-        });
+        .finally(() => this.finished(job));
     }
   }
 
+  /** The rows of the jobs' initiations taken for this sender, by id: one statement per kind. */
+  private async claim(jobs: Job[]): Promise<Map<string, MovingRow>> {
+    const claimed = new Map<string, MovingRow>();
+    for (const m of Object.values(MOVEMENTS)) {
+      const ofKind = jobs.filter((job) => job.kind === m.type);
+      if (ofKind.length === 0) continue;
+      for (const row of await sql.claimInitiations(this.db, m, ofKind, this.leaseSeconds)) claimed.set(row.id, row);
+    }
+    return claimed;
+  }
+
+  private finished(job: Job): void {
+    this.active -= 1;
+    this.queued.delete(job.id);
+    if (this.active === 0 && this.idle) this.idle();
+    this.pump();
+  }
+
   /**
-   * Claims the initiation, reads what its provider needs, sends it, and records the answer. An object that cannot be
-   * sent (its provider is not configured here, its beneficiary is gone) is given up on.
+   * Reads what the provider needs of a claimed row, sends it, and records the answer. An object that cannot be sent
+   * (its provider is not configured here, its beneficiary is gone) is given up on; one not claimed is left alone.
    */
-  private async submit(job: Job): Promise<void> {
+  private async submit(job: Job, row: MovingRow | undefined, claimedAt: number): Promise<void> {
     if (job.attempt > MAX_ATTEMPTS)
       return this.giveUp(job, `no answer from the provider after ${MAX_ATTEMPTS} attempts`);
-    const m = MOVEMENTS[job.kind];
-    const claimedAt = Date.now();
-    const row = await sql.claimInitiation(this.db, m, job.workspaceId, job.id, job.attempt, this.leaseSeconds);
     if (!row) return; // sent already, or another sender has it
+    const m = MOVEMENTS[job.kind];
     const provider = this.providers.get(row.provider);
     if (!provider) return this.giveUp(job, `provider '${row.provider}' is not configured here`);
     const initiation = await m.initiation(this.db, row);
@@ -168,9 +213,9 @@ export class Submitter {
     }
   }
 
-  /** Moves the job's object through the lifecycle, in a transaction of its own. */
+  /** Moves the job's object through the lifecycle, in a transaction shared with other answers recorded meanwhile. */
   private async move(job: Job, to: ProviderAck['status'], options: MoveOptions): Promise<void> {
-    await withTransaction(this.db, (tx) => this.lifecycle.move(tx, job.kind, job.workspaceId, job.id, to, options));
+    await this.batcher.run((tx) => this.lifecycle.move(tx, job.kind, job.workspaceId, job.id, to, options));
   }
 
   /**

@@ -2,7 +2,8 @@
 // (asking the provider about anything in flight that has gone quiet, in case a callback was lost).
 // Maintenance: these queries span workspaces; each change they cause is scoped to its own workspace.
 import type { FastifyBaseLogger } from 'fastify';
-import { withTransaction, type Db } from '../../db/pool.js';
+import type { TransactionBatcher } from '../../db/batcher.js';
+import type { Db } from '../../db/pool.js';
 import { queryNoticeId, type ProviderNotices } from './notices.service.js';
 import { ANSWER_BY_CALLBACK } from '../providers/provider.js';
 import type { ProviderRegistry } from '../providers/providers.registry.js';
@@ -12,11 +13,12 @@ import * as repo from './movements.repository.js';
 /**
  * Expires collections still created or pending past their expires_at. One the provider has already been
  * given is asked about first: if the payer authorised at the last moment, the provider's answer is applied
- * instead (a provider that cannot be reached does not hold expiry up). Each collection in its own
- * transaction, so one that fails does not hold up the rest. Returns how many were looked at (at most `batch`).
+ * instead (a provider that cannot be reached does not hold expiry up). The expiries share transactions (the batcher's),
+ * and one that fails neither holds up nor loses the rest. Returns how many were looked at (at most `batch`).
  */
 export async function expireDue(
   db: Db,
+  batcher: TransactionBatcher,
   lifecycle: Lifecycle,
   providers: ProviderRegistry,
   notices: ProviderNotices,
@@ -48,7 +50,7 @@ export async function expireDue(
               if (outcome === 'applied') return;
             }
           }
-          await withTransaction(db, (tx) =>
+          await batcher.run((tx) =>
             lifecycle.move(tx, 'collection', row.workspace_id, row.id, 'expired', { cause: 'expiry' }),
           );
         } catch (err) {
@@ -60,7 +62,8 @@ export async function expireDue(
   return rows.length;
 }
 
-const PARALLEL = 8;
+/** Collections looked at at once (each may wait on its provider's status query). */
+const PARALLEL = 32;
 
 /**
  * Asks providers about collections, refunds and payouts in flight with no news for `afterSeconds` (of the providers

@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { Type, type Static } from 'typebox';
 import { ConfigError, type Config } from '../../config.js';
+import type { TransactionBatcher } from '../../db/batcher.js';
 import type { Db } from '../../db/pool.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { SecretBox } from '../../platform/secret-box.js';
@@ -261,8 +262,9 @@ export function buildProviders(
   catalogue: MarketCatalogue,
   log: FastifyBaseLogger,
   box: SecretBox,
+  batcher: TransactionBatcher,
 ): ProviderRegistry {
-  const sandbox = plan.simulated ? new SandboxProvider(db, sandboxSecret, config.sandboxStepMs) : undefined;
+  const sandbox = plan.simulated ? new SandboxProvider(db, batcher, sandboxSecret, config.sandboxStepMs) : undefined;
   const providers: RailProvider[] = plan.gateways.map(
     (g) => new HttpGatewayProvider(g, `${config.publicBaseUrl}/v1/providers/${g.name}/callbacks`),
   );

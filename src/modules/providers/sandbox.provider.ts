@@ -1,6 +1,7 @@
 // The sandbox simulator (contract §6): a rail provider that moves no money. The last four digits of the
 // payer's phone number pick the outcome; its state lives in `sandbox_operations`, and its steps reach us as
 // signed callbacks through the same path a real provider's do.
+import type { TransactionBatcher } from '../../db/batcher.js';
 import { randomBytes } from 'node:crypto';
 import type { Db, Queryable } from '../../db/pool.js';
 import * as repo from './sandbox.repository.js';
@@ -79,6 +80,8 @@ export class SandboxProvider implements RailProvider {
 
   constructor(
     private readonly db: Db,
+    /** Opens the operations of initiations made at the same time in one commit. */
+    private readonly batcher: TransactionBatcher,
     private readonly secret: string,
     /** Time between two simulated steps (SANDBOX_STEP_MS). */
     private readonly stepMs: number,
@@ -123,10 +126,9 @@ export class SandboxProvider implements RailProvider {
     workspaceId: string,
     script: string[],
   ): Promise<ProviderAck> {
-    const row = await repo.openOperation(
-      this.db,
-      { objectId, workspaceId, objectType, reference: `sbx_${randomBytes(12).toString('hex')}`, script },
-      this.stepMs,
+    const reference = `sbx_${randomBytes(12).toString('hex')}`;
+    const row = await this.batcher.run((tx) =>
+      repo.openOperation(tx, { objectId, workspaceId, objectType, reference, script }, this.stepMs),
     );
     if (!row) throw new Error(`sandbox operation ${objectId} could not be opened`);
     const { status, reason } = parseStep(row.first);

@@ -13,7 +13,8 @@ export interface CallbackReceiver {
 /** How long a claimed step stays with one worker before another may send it again. */
 const LEASE_MS = 10_000;
 const BATCH = 200;
-const PARALLEL = 8;
+/** Callbacks sent at once: the lifecycle applies the notices of those in flight together, many to a commit. */
+const PARALLEL = 64;
 
 /** Sends every step that is due; returns how many were sent. */
 export async function runSimulatorStep(

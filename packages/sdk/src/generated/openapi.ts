@@ -1907,7 +1907,7 @@ export interface components {
              * @description Stable machine-readable error code; branch on this.
              * @enum {string}
              */
-            code: "validation_failed" | "invalid_json" | "invalid_market" | "invalid_rail" | "invalid_currency" | "invalid_customer" | "invalid_cursor" | "invalid_webhook_url" | "invalid_redirect_url" | "invalid_asset" | "invalid_address" | "unauthorized" | "invalid_signature" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_key_in_use" | "collection_not_refundable" | "refund_in_progress" | "transition_not_allowed" | "source_name_taken" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "no_webhook_endpoints" | "checkout_session_not_open" | "checkout_session_expired" | "deposit_address_pool_empty" | "deposit_conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "amount_out_of_range" | "amount_not_supported" | "idempotency_key_missing" | "idempotency_key_invalid" | "idempotency_key_reused" | "refund_amount_mismatch" | "rate_source_unavailable" | "deposit_address_unknown" | "route_unavailable" | "route_mismatch" | "beneficiary_inactive" | "rate_unavailable" | "insufficient_balance" | "rate_limited" | "internal_error" | "service_unavailable" | "database_unavailable";
+            code: "validation_failed" | "invalid_json" | "invalid_market" | "invalid_rail" | "invalid_currency" | "invalid_customer" | "invalid_cursor" | "invalid_webhook_url" | "invalid_redirect_url" | "invalid_asset" | "invalid_address" | "unauthorized" | "invalid_signature" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_key_in_use" | "collection_not_refundable" | "refund_in_progress" | "transition_not_allowed" | "source_name_taken" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "no_webhook_endpoints" | "checkout_session_not_open" | "checkout_session_expired" | "deposit_address_pool_empty" | "deposit_conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "amount_out_of_range" | "amount_not_supported" | "idempotency_key_missing" | "idempotency_key_invalid" | "idempotency_key_reused" | "refund_amount_mismatch" | "rate_source_unavailable" | "deposit_address_unknown" | "route_unavailable" | "route_mismatch" | "beneficiary_inactive" | "rate_unavailable" | "insufficient_balance" | "rate_limited" | "internal_error" | "service_unavailable" | "database_unavailable" | "overloaded";
             /** @description The X-Request-Id of the request; quote it to support. */
             request_id: string;
             /** @description Field-level problems, when there are any. */
@@ -3737,7 +3737,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description Problem document; code is one of `service_unavailable`, `database_unavailable`. */
+        /** @description Problem document; code is one of `service_unavailable`, `database_unavailable`, `overloaded`. */
         Problem503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3751,7 +3751,7 @@ export interface components {
                      * @description The codes this answer can carry.
                      * @enum {string}
                      */
-                    code: "service_unavailable" | "database_unavailable";
+                    code: "service_unavailable" | "database_unavailable" | "overloaded";
                 };
             };
         };

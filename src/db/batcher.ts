@@ -1,0 +1,99 @@
+// Group commit: work from many callers, each a few statements that belong in one transaction (a provider's answer
+// recorded, a notice applied, a collection expired), run one after another in one transaction with one commit.
+// Under load the work that arrives while a batch commits makes up the next batch, so the commits per second stay few
+// while the work per commit grows. Nothing here is faster than the database when it is idle: a lone caller's work runs
+// alone, at once.
+import { isDatabaseUnavailable } from './errors.js';
+import { withTransaction, type Db, type Tx } from './pool.js';
+
+interface Waiting {
+  work: (tx: Tx) => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+}
+
+export interface BatcherStats {
+  /** Transactions committed, batches and lone work alike. */
+  commits: number;
+  /** Pieces of work committed. */
+  applied: number;
+  /** Batches undone because one piece of work failed, their work then run alone. */
+  split: number;
+}
+
+export class TransactionBatcher {
+  private readonly waiting: Waiting[] = [];
+  private running = 0;
+  readonly stats: BatcherStats = { commits: 0, applied: 0, split: 0 };
+
+  constructor(
+    private readonly db: Db,
+    /** Pieces of work in one transaction at most. */
+    private readonly maxBatch = 100,
+    /** Batches in flight at once (each holds one connection of `db`). */
+    private readonly concurrency = 2,
+  ) {}
+
+  /**
+   * Runs `work` in a transaction shared with other callers' work, and answers what it returns once that transaction
+   * has committed. The work must only touch the database (it may run twice: see `apply`), and must not swallow a
+   * database error and go on, since the transaction it shares is then aborted for everyone.
+   */
+  run<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      this.drain();
+    });
+  }
+
+  private drain(): void {
+    while (this.running < this.concurrency && this.waiting.length > 0) {
+      const batch = this.waiting.splice(0, this.maxBatch);
+      this.running += 1;
+      void this.apply(batch).finally(() => {
+        this.running -= 1;
+        this.drain();
+      });
+    }
+  }
+
+  /**
+   * One transaction for the whole batch. When a piece of work throws (a move that fails, a duplicate notice that must
+   * roll back its own writes, a deadlock with another batch), the batch is undone and each piece runs again alone, so
+   * that one failure neither loses nor blocks the others. A database that is away fails them all: each caller has its
+   * own way to wait for it.
+   */
+  private async apply(batch: Waiting[]): Promise<void> {
+    if (batch.length === 1) return this.alone(batch[0] as Waiting);
+    let results: unknown[];
+    try {
+      results = await withTransaction(this.db, async (tx) => {
+        const out: unknown[] = [];
+        for (const item of batch) out.push(await item.work(tx));
+        return out;
+      });
+    } catch (err) {
+      if (isDatabaseUnavailable(err)) {
+        for (const item of batch) item.reject(err);
+        return;
+      }
+      this.stats.split += 1;
+      for (const item of batch) await this.alone(item);
+      return;
+    }
+    this.stats.commits += 1;
+    this.stats.applied += batch.length;
+    batch.forEach((item, i) => item.resolve(results[i]));
+  }
+
+  private async alone(item: Waiting): Promise<void> {
+    try {
+      const result = await withTransaction(this.db, item.work);
+      this.stats.commits += 1;
+      this.stats.applied += 1;
+      item.resolve(result);
+    } catch (err) {
+      item.reject(err);
+    }
+  }
+}

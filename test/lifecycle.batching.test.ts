@@ -1,0 +1,60 @@
+// A burst of collections through the service with its workers: the providers' answers and the simulator's notices
+// are recorded many to a commit (the batcher's), each collection still moves exactly once per step, with its events.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { createCollection, FAST_LIFECYCLE, request, startTestApp, waitFor, type TestApp } from './helpers/harness.js';
+
+let t: TestApp;
+
+before(async () => {
+  t = await startTestApp(FAST_LIFECYCLE, { workers: true });
+});
+
+after(async () => {
+  await t.close();
+});
+
+test('60 collections created at once reach successful with their moves batched: fewer commits than moves, none lost', async () => {
+  const before = { ...t.services.batcher.stats };
+  const created = await Promise.all(
+    Array.from({ length: 60 }, () => createCollection(t, t.demoToken, { customer: { phone_number: '+254712340000' } })),
+  );
+  const ids = created.map((res) => {
+    assert.equal(res.status, 201);
+    return (res.body as { collection_id: string }).collection_id;
+  });
+  await waitFor(
+    'all 60 successful',
+    async () => {
+      const { rows } = await t.db.query<{ n: string }>(
+        "SELECT count(*) AS n FROM collections WHERE id = ANY($1::uuid[]) AND status = 'successful'",
+        [ids],
+      );
+      return Number(rows[0]?.n) === ids.length ? true : undefined;
+    },
+    30_000,
+  );
+  // Each collection: created, pending, processing, successful, and one ledger posting; no step twice.
+  const { rows } = await t.db.query<{ type: string; n: string }>(
+    'SELECT type, count(*) AS n FROM events WHERE object_id = ANY($1::uuid[]) GROUP BY type ORDER BY type',
+    [ids],
+  );
+  assert.deepEqual(Object.fromEntries(rows.map((r) => [r.type, Number(r.n)])), {
+    'collection.created': 60,
+    'collection.pending': 60,
+    'collection.processing': 60,
+    'collection.successful': 60,
+  });
+  const postings = await t.db.query<{ n: string }>(
+    "SELECT count(*) AS n FROM ledger_postings WHERE object_id = ANY($1::uuid[]) AND kind = 'collection_successful'",
+    [ids],
+  );
+  assert.equal(Number(postings.rows[0]?.n), 60);
+  // The mechanism: the 180 moves (to pending, processing and successful) went through the batcher in fewer commits.
+  const applied = t.services.batcher.stats.applied - before.applied;
+  const commits = t.services.batcher.stats.commits - before.commits;
+  assert.ok(applied >= 180, `the batcher applied ${applied} pieces of work`);
+  assert.ok(commits <= applied / 2, `${applied} moves took ${commits} commits`);
+  const one = await request(t, 'GET', `/v1/collections/${ids[0]}`, { token: t.demoToken });
+  assert.equal((one.body as { status: string }).status, 'successful');
+});
