@@ -199,3 +199,13 @@ const UuidSchema = component(
 );
 export const Uuid = (description: string) => describedAs(UuidSchema, description);
 export const DateTime = (description: string) => Type.String({ format: 'date-time', description });
+
+/**
+ * The empty object `{}`, named: a generator renders a named empty object as an empty type (`{}`,
+ * `{ [key: string]: never }`), where an inline one became a free-form map in one and was dropped from its union in
+ * another (`resolved_at: string`).
+ */
+export const EmptyObject = component(
+  'EmptyObject',
+  Type.Object({}, { additionalProperties: false, description: 'An empty object `{}`: a value not there yet.' }),
+);

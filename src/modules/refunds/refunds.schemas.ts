@@ -2,7 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { REFUND_STATUSES } from './refunds.states.js';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
-import { component, DateTime, Uuid } from '../../platform/schemas.js';
+import { component, DateTime, EmptyObject, Uuid } from '../../platform/schemas.js';
 import { describeReasons, ProviderReceipt } from '../collections/collections.schemas.js';
 
 export const REFUND_FAILURE_REASON_MEANINGS = {
@@ -66,12 +66,9 @@ export const RefundSchema = component(
         description: "The refunded collection's metadata, unchanged (also in every refund webhook).",
       }),
       requested_at: DateTime('When the refund was requested.'),
-      resolved_at: Type.Union(
-        [DateTime('When the refund became successful or failed.'), Type.Object({}, { additionalProperties: false })],
-        {
-          description: 'When the refund became successful or failed; an empty object `{}` until then.',
-        },
-      ),
+      resolved_at: Type.Union([DateTime('When the refund became successful or failed.'), EmptyObject], {
+        description: 'When the refund became successful or failed; an empty object `{}` until then.',
+      }),
     },
     { additionalProperties: false, description: 'A full refund of a successful collection.' },
   ),

@@ -2843,6 +2843,8 @@ export interface components {
             timestamp: string;
             data: components["schemas"]["Deposit"];
         };
+        /** @description An empty object `{}`: a value not there yet. */
+        EmptyObject: Record<string, never>;
         /**
          * @description An event type, or `*` for every type (including types added later).
          * @enum {unknown}
@@ -3232,7 +3234,7 @@ export interface components {
              */
             requested_at: string;
             /** @description When the refund became successful or failed; an empty object `{}` until then. */
-            resolved_at: string | Record<string, never>;
+            resolved_at: string | components["schemas"]["EmptyObject"];
         };
         /** @description `refund.failed`; `data` is the refund (with its collection's `metadata`) as the API returned it then. */
         RefundFailedEvent: {
