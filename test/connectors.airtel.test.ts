@@ -161,18 +161,23 @@ describe('Airtel Money collections', () => {
     await assertOneNewTokenOnExpiry(airtel, () => fake.requests('POST', '/auth/oauth2/token').length);
   });
 
-  it('Airtel answering 500, or not at all, at initiation: retried under the same id, and the payer prompted once', async () => {
+  it('Airtel answering 500 at initiation: sent again under the same id, and the payer prompted once', async () => {
     await assertPromptedOnceDespite(airtel, { path: '/merchant/v1/payments/', status: 500 });
+  });
 
+  it('Airtel acting on an initiation whose answer never came: asked about it by our id, never sent again', async () => {
     fake.callbacksPlan({ drop: 1 });
     const second = await assertPromptedOnceDespite(airtel, {
       path: '/merchant/v1/payments/',
       timeout: { processed: true },
     });
+    const sent = fake
+      .requests('POST', '/merchant/v1/payments/')
+      .filter((r) => (r.json as any).transaction.id === second.id);
+    assert.equal(sent.length, 1, 'the operator was asked to collect once');
     assert.ok(
-      fake.requests('POST', '/merchant/v1/payments/').filter((r) => (r.json as any).transaction.id === second.id)
-        .length >= 2,
-      'it was sent again',
+      fake.requests('GET', `/standard/v1/payments/${second.id}`).length >= 1,
+      'the retry asked for its status by our id instead',
     );
   });
 });

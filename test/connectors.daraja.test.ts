@@ -234,6 +234,37 @@ describe('M-Pesa collections by STK Push', () => {
     assert.equal(pushes(p).length, 1);
     assert.equal(fake.prompts(msisdn(p)), 1);
   });
+  it('an initiation whose sender claimed it and died before recording an answer is never pushed again: pending, awaiting its callback or expiry', async () => {
+    const p = phone();
+    // The first push is refused before Daraja looks at it (nothing reached the payer), so the sweep will retry it.
+    fake.inject({
+      path: '/stkpush/',
+      status: 500,
+      body: { requestId: 'x', errorCode: '500.003.02', errorMessage: 'Error Occurred: Spike Arrest Violation' },
+    });
+    const res = await collect(p);
+    assert.equal(res.status, 201);
+    const id = res.body.collection_id as string;
+    await waitFor('the refused push', async () => (pushes(p).length === 1 ? true : undefined));
+    await waitFor('its retry scheduled', async () => {
+      const { rows } = await t.db.query<{ sent_at: Date | null; later: boolean }>(
+        'SELECT sent_at, submit_after > now() AS later FROM collections WHERE id = $1',
+        [id],
+      );
+      return rows[0]?.sent_at === null && rows[0]?.later ? true : undefined;
+    });
+    // Now as a sender leaves it that claimed it, may have pushed, and was killed before the answer was recorded.
+    await t.db.query("UPDATE collections SET sent_at = now() - interval '40 seconds' WHERE id = $1", [id]);
+    const after = await waitStatus(t, t.demoToken, 'collection', id, 'pending');
+    assert.equal(pushes(p).length, 1, 'not pushed again');
+    assert.equal(fake.prompts(msisdn(p)), 0);
+    const { rows } = await t.db.query<{ provider_reference: string | null }>(
+      'SELECT provider_reference FROM collections WHERE id = $1',
+      [id],
+    );
+    assert.equal(rows[0]?.provider_reference, null, 'pending as a push whose answer was lost');
+    assert.equal(after.status, 'pending');
+  });
 });
 
 describe('M-Pesa late payments (issue 21)', () => {

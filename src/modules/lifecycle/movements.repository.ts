@@ -34,27 +34,33 @@ export async function saveStatus(db: Queryable, m: AnyMovement, row: MovingRow):
 /** Due for its initiation: in its first status, not yet answered by its provider. */
 const unsent = (m: AnyMovement): string => `status = '${m.initial as string}' AND submitted_at IS NULL`;
 
+/** A claimed initiation's row, and when a sender last claimed it to call its provider (null: never). */
+export type Claimed<R extends MovingRow> = R & { sent_before: Date | null };
+
 /**
  * Takes the initiations of new objects for one sender, and reads them, in one statement: pushes each one's
  * `submit_after` past the longest a provider call may take, so no sweep (in any process) sends it again meanwhile, and
- * only if no other sender took it since its job was made for attempt `attempt`. Answers the rows taken; one not there
- * to take (sent already, or another sender has it) is left out.
+ * only if no other sender took it since its job was made for attempt `attempt`; and marks it `sent_at` (about to be
+ * sent). Answers the rows taken, each with the mark it had before (`sent_before`); one not there to take (sent
+ * already, or another sender has it) is left out.
  */
 export async function claimInitiations<R extends MovingRow>(
   db: Queryable,
   m: AnyMovement,
   jobs: readonly { workspaceId: string; id: string; attempt: number }[],
   leaseSeconds: number,
-): Promise<R[]> {
-  const { rows } = await db.query<R>(
-    `UPDATE ${m.table} AS t SET submit_after = now() + make_interval(secs => $4)
-     FROM unnest($1::uuid[], $2::uuid[], $3::int[]) AS j(workspace_id, id, attempt)
-     WHERE t.workspace_id = j.workspace_id AND t.id = j.id AND t.submit_attempts = j.attempt
-       AND t.status = '${m.initial as string}' AND t.submitted_at IS NULL
+): Promise<Claimed<R>[]> {
+  const { rows } = await db.query<Claimed<R>>(
+    `UPDATE ${m.table} AS t SET submit_after = now() + make_interval(secs => $4), sent_at = now()
+     FROM (SELECT c.id, c.sent_at FROM ${m.table} c
+           JOIN unnest($1::uuid[], $2::uuid[], $3::int[]) AS j(workspace_id, id, attempt)
+             ON c.workspace_id = j.workspace_id AND c.id = j.id AND c.submit_attempts = j.attempt
+           WHERE c.status = '${m.initial as string}' AND c.submitted_at IS NULL) AS before
+     WHERE t.id = before.id AND t.status = '${m.initial as string}' AND t.submitted_at IS NULL
      RETURNING ${m.columns
        .split(',')
        .map((c) => `t.${c.trim()}`)
-       .join(', ')}`,
+       .join(', ')}, before.sent_at AS sent_before`,
     [jobs.map((j) => j.workspaceId), jobs.map((j) => j.id), jobs.map((j) => j.attempt), leaseSeconds],
   );
   return rows;
@@ -85,11 +91,19 @@ export async function claimDueInitiations(
   return rows;
 }
 
-/** After a call the provider refused to take (an error answer, a refused connection): the next try after the backoff. */
-export async function scheduleRetry(db: Queryable, m: AnyMovement, workspaceId: string, id: string): Promise<void> {
+/** After an initiation that failed (an error answer, a refused connection, an answer not recorded): the next try after the backoff. */
+export async function scheduleRetry(
+  db: Queryable,
+  m: AnyMovement,
+  workspaceId: string,
+  id: string,
+  /** Nothing reached the operator: the next try sends it again rather than asking about it first. */
+  sentNothing: boolean,
+): Promise<void> {
   await db.query(
-    `UPDATE ${m.table} SET submit_after = ${BACKOFF} WHERE workspace_id = $1 AND id = $2 AND ${unsent(m)}`,
-    [workspaceId, id],
+    `UPDATE ${m.table} SET submit_after = ${BACKOFF}, sent_at = CASE WHEN $3 THEN NULL ELSE sent_at END
+     WHERE workspace_id = $1 AND id = $2 AND ${unsent(m)}`,
+    [workspaceId, id, sentNothing],
   );
 }
 

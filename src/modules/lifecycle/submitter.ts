@@ -9,11 +9,12 @@ import type { FastifyBaseLogger } from 'fastify';
 import { isDatabaseUnavailable } from '../../db/errors.js';
 import type { TransactionBatcher } from '../../db/batcher.js';
 import { withTransaction, type Db } from '../../db/pool.js';
-import { ANSWER_BY_CALLBACK, ProviderError, type ProviderAck } from '../providers/provider.js';
+import { ANSWER_BY_CALLBACK, ProviderError, type ProviderAck, type RailProvider } from '../providers/provider.js';
 import type { ProviderRegistry } from '../providers/providers.registry.js';
 import { MOVEMENTS, type Lifecycle } from './lifecycle.service.js';
 import type { MoveOptions, MovementType, MovingRow } from './movement.js';
 import * as sql from './movements.repository.js';
+import type { Claimed } from './movements.repository.js';
 
 interface Job {
   kind: MovementType;
@@ -23,6 +24,8 @@ interface Job {
   attempt: number;
   /** When it was queued (ms since the epoch). */
   queuedAt: number;
+  /** Set as its provider is called: whether that provider can be asked about it by our id, and whether it answered. */
+  sending?: { askable: boolean; answered: boolean };
 }
 
 const MAX_QUEUE = 10_000;
@@ -110,7 +113,7 @@ export class Submitter {
 
   private async claimAndSubmit(jobs: Job[]): Promise<void> {
     const claimedAt = Date.now();
-    let claimed: Map<string, MovingRow>;
+    let claimed: Map<string, Claimed<MovingRow>>;
     try {
       claimed = await this.claim(jobs.filter((job) => job.attempt <= MAX_ATTEMPTS));
     } catch (err) {
@@ -127,9 +130,11 @@ export class Submitter {
             { err, kind: job.kind, id: job.id, attempt: job.attempt },
             'provider initiation failed; the sweep retries it',
           );
-          // The call is over: the next try after the backoff. (A provider that may have acted on an unanswered call
-          // without an idempotency key to dedupe by, Daraja's STK push, answers pending instead of throwing.)
-          await sql.scheduleRetry(this.db, MOVEMENTS[job.kind], job.workspaceId, job.id);
+          // The call is over: the next try after the backoff. A provider that cannot be asked by our id throws only
+          // when nothing reached the operator (an unanswered STK push at Daraja is answered as pending): the next try
+          // sends it again. Any other may have acted, or did (its answer could not be recorded): it is asked first.
+          const sentNothing = job.sending !== undefined && !job.sending.answered && !job.sending.askable;
+          await sql.scheduleRetry(this.db, MOVEMENTS[job.kind], job.workspaceId, job.id, sentNothing);
         })
         .catch((err: unknown) =>
           this.log.error(
@@ -142,8 +147,8 @@ export class Submitter {
   }
 
   /** The rows of the jobs' initiations taken for this sender, by id: one statement per kind. */
-  private async claim(jobs: Job[]): Promise<Map<string, MovingRow>> {
-    const claimed = new Map<string, MovingRow>();
+  private async claim(jobs: Job[]): Promise<Map<string, Claimed<MovingRow>>> {
+    const claimed = new Map<string, Claimed<MovingRow>>();
     for (const m of Object.values(MOVEMENTS)) {
       const ofKind = jobs.filter((job) => job.kind === m.type);
       if (ofKind.length === 0) continue;
@@ -163,18 +168,54 @@ export class Submitter {
    * Reads what the provider needs of a claimed row, sends it, and records the answer. An object that cannot be sent
    * (its provider is not configured here, its beneficiary is gone) is given up on; one not claimed is left alone.
    */
-  private async submit(job: Job, row: MovingRow | undefined, claimedAt: number): Promise<void> {
+  private async submit(job: Job, row: Claimed<MovingRow> | undefined, claimedAt: number): Promise<void> {
     if (job.attempt > MAX_ATTEMPTS)
       return this.giveUp(job, `no answer from the provider after ${MAX_ATTEMPTS} attempts`);
     if (!row) return; // sent already, or another sender has it
     const m = MOVEMENTS[job.kind];
     const provider = this.providers.get(row.provider);
     if (!provider) return this.giveUp(job, `provider '${row.provider}' is not configured here`);
+    if (row.sent_before !== null && (await this.askedInstead(job, row, provider, claimedAt))) return;
     const initiation = await m.initiation(this.db, row);
     if ('giveUp' in initiation) return this.giveUp(job, initiation.giveUp);
     if ('fail' in initiation) return this.move(job, 'failed', initiation.fail);
+    job.sending = { askable: provider.findsByOurId(job.kind), answered: false };
     const ack = await initiation.send(provider);
+    job.sending.answered = true;
     await this.record(job, claimedAt, ack.status, ackOptions(provider.name, ack));
+  }
+
+  /**
+   * An initiation claimed before whose answer was never recorded (its sender crashed, or the database was away for
+   * longer than the lease) may have reached the operator: it is never sent again blindly. A provider that keys it by our
+   * id is asked: its answer is recorded, and only an operation it does not know is sent. One that cannot be asked (an
+   * STK push at Daraja) is recorded as pending without a reference, as a push whose answer was lost: its callback or
+   * its expiry settles it. True when it was settled here, false when it is to be sent.
+   */
+  private async askedInstead(job: Job, row: MovingRow, provider: RailProvider, claimedAt: number): Promise<boolean> {
+    const ids = { kind: job.kind, id: job.id, provider: provider.name };
+    if (!provider.findsByOurId(job.kind)) {
+      this.log.warn(ids, 'initiation may have reached an operator that cannot be asked by our id: not sent again');
+      await this.record(job, claimedAt, 'pending', { cause: `unanswered initiation at ${provider.name}` });
+      return true;
+    }
+    const answer = await provider.queryStatus(job.kind, job.id, row.provider_reference ?? '');
+    if (answer === undefined) return false;
+    if (answer === ANSWER_BY_CALLBACK) {
+      await this.record(job, claimedAt, 'pending', { cause: `unanswered initiation at ${provider.name}` });
+      return true;
+    }
+    this.log.info(
+      { ...ids, status: answer.status },
+      'initiation reached the operator before: its status recorded, not sent again',
+    );
+    await this.record(job, claimedAt, answer.status as ProviderAck['status'], {
+      cause: `status query of an unanswered initiation at ${provider.name}`,
+      reason: answer.reason,
+      providerReference: answer.reference,
+      receipt: answer.receipt,
+    });
+    return true;
   }
 
   /** The initiation cannot be made: the object fails with provider_error (and its event) rather than wait forever. */

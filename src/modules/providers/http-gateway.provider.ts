@@ -90,6 +90,11 @@ export class HttpGatewayProvider implements RailProvider {
     return verifyCallback(this.settings.callback_secret, rawBody, headers);
   }
 
+  /** A gateway keys operations by our object id (`GET /{kind}s/{id}`). */
+  findsByOurId(): boolean {
+    return true;
+  }
+
   async queryStatus(
     objectType: NoticeObjectType,
     objectId: string,

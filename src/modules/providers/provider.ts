@@ -107,6 +107,12 @@ export interface RailProvider {
     reference: string,
     claim?: CallbackClaim,
   ): Promise<ProviderStatus | undefined | typeof ANSWER_BY_CALLBACK>;
+  /**
+   * Whether `queryStatus` finds an operation of this kind by our id alone, before the provider gave its reference (the
+   * operator keys it by an id we chose). An initiation that may have reached such a provider is asked about rather than
+   * sent again; one that may have reached another waits for its callback.
+   */
+  findsByOurId(objectType: NoticeObjectType): boolean;
   /** Why this provider cannot carry an amount (minor units of a currency with `exponent` decimals), for a 422; undefined if it can. */
   amountProblem?(amount: number, currency: string, exponent: number): string | undefined;
 }

@@ -109,6 +109,11 @@ export class SandboxProvider implements RailProvider {
     return verifyCallback(this.secret, rawBody, headers);
   }
 
+  /** The simulator keys every operation by our object id. */
+  findsByOurId(): boolean {
+    return true;
+  }
+
   async queryStatus(
     objectType: NoticeObjectType,
     objectId: string,

@@ -240,6 +240,11 @@ export class AirtelConnector implements OperatorConnector {
    * Collections and payouts by their enquiry; a refund by the enquiry of the collection it refunds (`reference`),
    * which Airtel then reports as reversed (TR).
    */
+  /** Airtel keys collections and payouts by our id as its transaction id; a refund is known only by Airtel's own reference. */
+  findsByOurId(objectType: NoticeObjectType): boolean {
+    return objectType !== 'refund';
+  }
+
   async queryStatus(
     objectType: NoticeObjectType,
     objectId: string,

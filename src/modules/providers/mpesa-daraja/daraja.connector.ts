@@ -395,6 +395,14 @@ export class DarajaConnector implements OperatorConnector {
    * Collections: STK Push Query, which answers at once. Payouts and refunds: Transaction Status, which Daraja
    * answers by callback: the query is recorded under the ConversationID Daraja gives it.
    */
+  /**
+   * Daraja keys an STK push by its own CheckoutRequestID and a B2C or reversal by its own conversation ids: none can be
+   * found by our id, so an initiation that may have reached Daraja is never sent again.
+   */
+  findsByOurId(): boolean {
+    return false;
+  }
+
   async queryStatus(
     objectType: NoticeObjectType,
     objectId: string,

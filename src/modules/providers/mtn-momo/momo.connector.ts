@@ -202,6 +202,11 @@ export class MomoConnector implements OperatorConnector {
     });
   }
 
+  /** Every MoMo operation is keyed by the X-Reference-Id we derive from our id (`momoReferenceId`). */
+  findsByOurId(): boolean {
+    return true;
+  }
+
   async queryStatus(
     objectType: NoticeObjectType,
     objectId: string,
