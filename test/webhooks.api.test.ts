@@ -969,6 +969,45 @@ describe('events API', () => {
   });
 });
 
+describe('events stored long ago', () => {
+  it("an event whose data no longer matches today's schema is read as stored: 200 from GET and the list, not 500", async () => {
+    const ws = await createWorkspace(t, 'webhooks-old-events');
+    const created = await createCollection(t, ws.token, SUCCEEDS);
+    assert.equal(created.status, 201, created.text);
+    // A collection as an older version stored it: no `amount` (today's Collection requires it), and a field it has
+    // since dropped. Written with SQL, as the service never writes one like it now.
+    const data: Record<string, unknown> = { ...created.body, collection_id: randomUUID(), legacy_note: 'v0' };
+    delete data.amount;
+    const id = randomUUID();
+    const at = new Date(Date.now() - 86_400_000);
+    await t.db.query(
+      `INSERT INTO events (id, workspace_id, type, object_type, object_id, data, created_at)
+       VALUES ($1, $2, 'collection.created', 'collection', $3, $4, $5)`,
+      [id, ws.id, data.collection_id, JSON.stringify(data), at],
+    );
+    const stored = { id, type: 'collection.created', timestamp: at.toISOString(), data };
+    // fetch, not request(): this answer does not conform to today's document, and that is the point.
+    const read = async (url: string): Promise<{ status: number; type: string | null; body: any }> => {
+      const res = await fetch(t.baseUrl + url, { headers: { authorization: `Bearer ${ws.token}` } });
+      const text = await res.text();
+      return { status: res.status, type: res.headers.get('content-type'), body: JSON.parse(text) };
+    };
+    const one = await read(`/v1/events/${id}`);
+    assert.equal(one.status, 200, JSON.stringify(one.body));
+    assert.match(one.type ?? '', /^application\/json/);
+    assert.deepEqual(one.body, stored);
+    const list = await read(`/v1/events?object_id=${String(data.collection_id)}`);
+    assert.equal(list.status, 200, JSON.stringify(list.body));
+    assert.deepEqual(list.body, { data: [stored], has_more: false, next_cursor: null });
+    const all = await read('/v1/events?limit=100');
+    assert.equal(all.status, 200, JSON.stringify(all.body));
+    assert.deepEqual(
+      all.body.data.find((e: { id: string }) => e.id === id),
+      stored,
+    );
+  });
+});
+
 // 9. Deliveries and resend
 
 describe('deliveries and resend', () => {

@@ -1,7 +1,7 @@
 // Routes for webhook endpoints and the events API (contract §10). No SQL here.
 import { Type } from 'typebox';
 import { requireAuth } from '../../platform/auth.js';
-import { sendStored, type App } from '../../platform/http.js';
+import { sendJsonText, sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
 import { ListQuery } from '../../platform/pagination.js';
 import {
@@ -43,6 +43,11 @@ const DELIVERY_RULES =
   '2 h, 5 h, 10 h and 10 h (±10% jitter; a later `Retry-After` on 429 or 503 is honoured), then the delivery is failed. ' +
   '410 Gone disables the endpoint. Redirects are not followed.';
 
+/*
+ * STORED_EVENTS: the events routes send each event as it was stored and delivered, with JSON.stringify. The typed
+ * Event schema (a oneOf of today's objects) stays their declared answer for the document; serialising through it
+ * would drop fields an older event carries and answer 500 for one whose data lacks a field today's schema requires.
+ */
 export function webhooksRoutes(app: App, service: WebhooksService): void {
   app.post(
     '/v1/webhooks/endpoints',
@@ -256,7 +261,9 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
         response: { 200: EventPage, ...problemResponses({ ...BEARER_PROBLEMS, 400: LIST_QUERY_PROBLEMS }) },
       },
     },
-    async (request) => service.listEvents(requireAuth(request).workspaceId, request.query),
+    // STORED_EVENTS: each event as stored, not re-serialised through the typed Event schema.
+    async (request, reply) =>
+      sendJsonText(reply, JSON.stringify(await service.listEvents(requireAuth(request).workspaceId, request.query))),
   );
 
   app.get(
@@ -272,7 +279,9 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
         response: { 200: EventSchema, ...problemResponses({ ...BEARER_PROBLEMS, 404: ['not_found'] }) },
       },
     },
-    async (request) => service.getEvent(requireAuth(request).workspaceId, request.params.id),
+    // STORED_EVENTS: the event as stored, as its deliveries carried it.
+    async (request, reply) =>
+      sendJsonText(reply, JSON.stringify(await service.getEvent(requireAuth(request).workspaceId, request.params.id))),
   );
 
   app.get(
