@@ -84,7 +84,7 @@ export function compose(deps: CompositionDeps): Services {
   const credentials = new CredentialsService(tokens, config.paymentsEnv);
   // The background's writes (providers' answers, notices, expiry, the simulator's operations) share transactions: many
   // in one commit.
-  const batcher = new TransactionBatcher(workerDb);
+  const batcher = new TransactionBatcher(workerDb, 100, 4);
   const providers = buildProviders(
     deps.providerPlan,
     config,

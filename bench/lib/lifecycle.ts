@@ -82,6 +82,7 @@ export async function measureLifecycle(
         connections,
         seconds,
         expect: 201,
+        pushedBack: 503,
       });
       await drain(db, reference, drainSeconds);
       return create;

@@ -35,6 +35,8 @@ export interface LoadResult {
   max_ms: number;
   /** How busy the whole machine (load generator, service, database) was during the run. */
   machine_busy_pct: number;
+  /** Answers of the `pushedBack` status (503 `overloaded`: the service refused work it could not carry in time). */
+  refused: number;
 }
 
 /** Count, rate and percentiles (ms, one decimal) of latencies measured over `seconds`. */
@@ -68,6 +70,8 @@ export interface LoadOptions {
   authorizations?: string[];
   /** The status every response must have; anything else fails the run. */
   expect: number;
+  /** A status counted as the service pushing back (not a failure): `refused` in the result, left out of the rate. */
+  pushedBack?: number;
 }
 
 const round = (n: number, places = 1): number => Math.round(n * 10 ** places) / 10 ** places;
@@ -78,6 +82,7 @@ export function load(options: LoadOptions): Promise<LoadResult> {
 
 async function run(options: LoadOptions): Promise<Omit<LoadResult, 'machine_busy_pct'>> {
   let unexpected = 0;
+  let refused = 0;
   let firstUnexpected: string | undefined;
   const { freshKey, authorizations } = options;
   const perRequest = (headers: IncomingHttpHeaders | undefined): IncomingHttpHeaders => ({
@@ -101,6 +106,10 @@ async function run(options: LoadOptions): Promise<Omit<LoadResult, 'machine_busy
           : {}),
         onResponse: (status, body) => {
           if (status === options.expect) return;
+          if (status === options.pushedBack) {
+            refused++;
+            return;
+          }
           unexpected++;
           firstUnexpected ??= `${status} ${body.slice(0, 300)}`;
         },
@@ -120,5 +129,6 @@ async function run(options: LoadOptions): Promise<Omit<LoadResult, 'machine_busy
     p50_ms: round(result.latency.p50),
     p99_ms: round(result.latency.p99),
     max_ms: round(result.latency.max),
+    refused,
   };
 }

@@ -76,5 +76,5 @@ async function run(options: LoadOptions & { rate: number }): Promise<Omit<LoadRe
     );
   }
   const { count, ...summary } = summarise(latencies, seconds);
-  return { requests: count, ...summary };
+  return { requests: count, ...summary, refused: 0 };
 }
