@@ -12,7 +12,7 @@ import Fastify, {
 } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { compose, type Services } from './composition.js';
+import { compose, liveCredentialLookup, type Services } from './composition.js';
 import type { Config } from './config.js';
 import { isDatabaseUnavailable } from './db/errors.js';
 import type { Db } from './db/pool.js';
@@ -22,7 +22,8 @@ import type { App } from './platform/http.js';
 import { loggerOptions } from './platform/logging.js';
 import { registerMetrics } from './platform/metrics.js';
 import { idempotencyKeyInvalid, idempotencyKeyMissing } from './platform/idempotency.js';
-import { postgresBucketStore, registerRateLimit } from './platform/rate-limit.js';
+import { registerRateLimit } from './platform/rate-limit.js';
+import { postgresBucketStore } from './platform/rate-limit.repository.js';
 import { redisBucketStore } from './platform/rate-limit.redis.js';
 import { completeDocument } from './platform/openapi.js';
 import { componentSchemas, SharedProblemSchema } from './platform/schemas.js';
@@ -271,7 +272,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   });
 
   const tokens = new TokenService(deps.keys, config.paymentsEnv);
-  registerAuth(app, db, tokens, config.authFailuresPerMinute);
+  registerAuth(app, liveCredentialLookup(db), tokens, config.authFailuresPerMinute);
   // The per-credential buckets are shared by every node: through Redis when REDIS_URL is set, else PostgreSQL.
   registerRateLimit(
     app,

@@ -6,6 +6,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from './config.js';
 import type { Db } from './db/pool.js';
 import { AfterCommit } from './platform/after-commit.js';
+import type { LiveCredentialLookup } from './platform/auth.js';
 import { IdempotencyEngine } from './platform/idempotency.js';
 import { CursorCodec } from './platform/pagination.js';
 import type { SecretBox } from './platform/secret-box.js';
@@ -15,6 +16,7 @@ import { BeneficiariesService } from './modules/beneficiaries/beneficiaries.serv
 import type { MarketCatalogue } from './modules/catalogue/catalogue.js';
 import { CheckoutService } from './modules/checkout/checkout.service.js';
 import { CollectionsService } from './modules/collections/collections.service.js';
+import { findLiveToken } from './modules/credentials/credentials.repository.js';
 import { CredentialsService } from './modules/credentials/credentials.service.js';
 import { DepositsService } from './modules/deposits/deposits.service.js';
 import { Lifecycle } from './modules/lifecycle/lifecycle.service.js';
@@ -192,4 +194,12 @@ export function compose(deps: CompositionDeps): Services {
     sandbox,
     metrics: deps.metrics,
   };
+}
+
+/**
+ * What the authentication hook (platform/auth.ts) asks of the credentials module, handed in as a function so that
+ * platform/ imports no module: the active credential a signed token names.
+ */
+export function liveCredentialLookup(db: Db): LiveCredentialLookup {
+  return (workspaceId, credentialId, tokenId) => findLiveToken(db, workspaceId, credentialId, tokenId);
 }

@@ -1,8 +1,9 @@
 // Environment parsed once at boot; a bad value stops the service with a clear message.
 import path from 'node:path';
 import { DEFAULT_EMBEDDED_PORT } from './db/embedded.js';
+import { ConfigError, SECRETS_KEY_FORM, type PaymentsEnv } from './platform/environment.js';
 
-export type PaymentsEnv = 'sandbox' | 'production';
+export { ConfigError, SECRETS_KEY_FORM, type PaymentsEnv };
 
 export interface Config {
   port: number;
@@ -102,8 +103,6 @@ export interface Config {
   secretsKeyPrevious: Buffer | undefined;
 }
 
-export class ConfigError extends Error {}
-
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -149,9 +148,6 @@ function trustProxy(raw: string | undefined): boolean | number | string {
     throw new ConfigError(`TRUST_PROXY must be true, false, a hop count or a list of addresses/CIDRs; got '${raw}'`);
   return raw;
 }
-
-/** 32 bytes in base64: what `openssl rand -base64 32` prints. */
-export const SECRETS_KEY_FORM = /^[A-Za-z0-9+/]{43}=$/;
 
 /** A secrets key from the environment; the message never quotes the value, which is a secret. */
 function secretsKey(env: NodeJS.ProcessEnv, name: string): Buffer | undefined {

@@ -15,13 +15,13 @@ import { migrate } from '../src/db/migrate.js';
 import { DEFAULT_CATALOGUE } from '../src/modules/catalogue/default-catalogue.js';
 import { verifyLedger } from '../src/modules/ledger/ledger.verify.js';
 import {
-  postgresBucketStore,
   SharedRateLimit,
   SYNC_INTERVAL_MS,
   type RateLimitOptions,
   type SharedBucketStore,
 } from '../src/platform/rate-limit.js';
 import { redisBucketStore } from '../src/platform/rate-limit.redis.js';
+import { postgresBucketStore } from '../src/platform/rate-limit.repository.js';
 import { createTestDatabase, request, waitFor } from './helpers/harness.js';
 import type { ScratchDatabase } from './helpers/database.js';
 import { Balancer, haproxyMissing, makeNodes, type ServiceNode } from './helpers/multinode.js';

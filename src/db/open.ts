@@ -1,7 +1,25 @@
 // Opens the database the configuration names: DATABASE_URL, or the embedded server in DATA_DIR.
-import type { Config } from '../config.js';
 import { startEmbedded, type EmbeddedServer } from './embedded.js';
 import { createPool, type Db, type PoolSettings } from './pool.js';
+
+/** The settings the database is opened with (config.ts's Config has them all; db/ imports nothing above it). */
+export interface DatabaseSettings {
+  /** DATABASE_URL; the embedded server in `dataDir` when unset. */
+  databaseUrl: string | undefined;
+  dataDir: string;
+  /** Port of the embedded PostgreSQL (0: any free port). */
+  embeddedPgPort: number;
+  /** Connections of the API's pool. */
+  dbPoolSize: number;
+  /** Connections of the background work's pool. */
+  workerDbPoolSize: number;
+  dbPreparedStatements: boolean;
+  dbConnectTimeoutMs: number;
+  dbStatementTimeoutMs: number;
+  dbIdleInTransactionTimeoutMs: number;
+  /** At start, how long to keep trying a database that does not answer, in ms. */
+  dbStartTimeoutMs: number;
+}
 
 export interface OpenDatabase {
   /** The API's connections. */
@@ -18,7 +36,7 @@ export interface OpenDatabase {
 }
 
 /** How the service's pools are set up from the configuration. */
-export function poolSettings(config: Config): PoolSettings {
+export function poolSettings(config: DatabaseSettings): PoolSettings {
   return {
     prepare: config.dbPreparedStatements,
     connectTimeoutMs: config.dbConnectTimeoutMs,
@@ -50,7 +68,7 @@ export interface StartWait {
  * DB_START_TIMEOUT_MS, each try told through `retrying`, before the start gives up.
  */
 export async function openDatabase(
-  config: Config,
+  config: DatabaseSettings,
   log: (message: string) => void,
   notice: (message: string) => void = log,
   waiting: StartWait = {},

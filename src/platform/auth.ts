@@ -1,11 +1,19 @@
 // Bearer-token authentication and the audience check, applied to every route in one hook.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Db } from '../db/pool.js';
-import { findLiveToken } from '../modules/credentials/credentials.repository.js';
 import { describeAccess, type RouteAuth } from './access.js';
 import { ApiError } from './errors.js';
 import { clientKey, TokenBuckets } from './rate-limit.js';
 import type { Audience, TokenClaims, TokenService } from './tokens.js';
+
+/**
+ * The stored credential a signed token names, if it is still active (not rotated out, not revoked): its audience and
+ * environment. The credentials module answers it; composition.ts hands it in, so this file imports no module.
+ */
+export type LiveCredentialLookup = (
+  workspaceId: string,
+  credentialId: string,
+  tokenId: string,
+) => Promise<{ audience: Audience; environment: TokenClaims['env'] } | undefined>;
 
 export interface AuthContext {
   credentialId: string;
@@ -59,7 +67,12 @@ export function requireAuth(request: FastifyRequest): AuthContext {
  * integrator's forgotten process with a rotated-out key, or a neighbour behind the same NAT, must not stop its good
  * traffic). That tells an attacker nothing: a signed token cannot be guessed, so a flood can only ever be refused.
  */
-export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService, failuresPerMinute: number): void {
+export function registerAuth(
+  app: FastifyInstance,
+  findLiveCredential: LiveCredentialLookup,
+  tokens: TokenService,
+  failuresPerMinute: number,
+): void {
   app.decorateRequest('authContext', undefined);
   const failures = new TokenBuckets({ perSecond: failuresPerMinute / 60, burst: failuresPerMinute });
   const dead = new DeadTokens();
@@ -94,7 +107,7 @@ export function registerAuth(app: FastifyInstance, db: Db, tokens: TokenService,
     const match = BEARER.exec(header);
     const claims = match?.[1] ? await tokens.verify(match[1]) : undefined;
     if (!claims || dead.has(claims)) throw refuse();
-    const stored = await findLiveToken(db, claims.workspaceId, claims.credentialId, claims.tokenId);
+    const stored = await findLiveCredential(claims.workspaceId, claims.credentialId, claims.tokenId);
     if (!stored) {
       dead.add(claims);
       throw refuse();

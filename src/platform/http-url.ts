@@ -1,5 +1,5 @@
 // Absolute http(s) URLs that integrators give us (webhook endpoints, checkout return addresses): one judgement.
-import type { PaymentsEnv } from '../config.js';
+import type { PaymentsEnv } from './environment.js';
 
 /** The URL, or what is wrong with it: not absolute, not http(s), plain http in production, or carrying credentials. */
 export function parseHttpUrl(raw: string, env: PaymentsEnv, example: string): URL | string {

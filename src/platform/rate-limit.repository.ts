@@ -1,7 +1,12 @@
 // SQL of the shared rate-limit buckets: one row per credential, charged with what each node used since its last
 // report. Maintenance-like: one statement spans the workspaces of every credential a node has served lately.
-import type { Queryable } from '../db/pool.js';
-import type { BucketUsage, RateLimitOptions } from './rate-limit.js';
+import type { Db, Queryable } from '../db/pool.js';
+import type { BucketUsage, RateLimitOptions, SharedBucketStore } from './rate-limit.js';
+
+/** The shared buckets in PostgreSQL (when REDIS_URL is unset): each report is one statement, `reportBucketUsage`. */
+export function postgresBucketStore(db: Db): SharedBucketStore {
+  return { report: (usage, options) => reportBucketUsage(db, usage, options), close: async () => undefined };
+}
 
 /**
  * Refills each credential's bucket for the time since its last report (PostgreSQL's clock, so the nodes' clocks do not

@@ -1,9 +1,7 @@
 // Per-credential token buckets, shared by every node through PostgreSQL (or Redis) in batches; RateLimit-* headers
 // on every authenticated answer. The per-client limits (checkout links, refused tokens) use the same buckets, per process.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import type { Db } from '../db/pool.js';
 import { ApiError } from './errors.js';
-import { reportBucketUsage } from './rate-limit.repository.js';
 
 interface Bucket {
   tokens: number;
@@ -97,10 +95,6 @@ export interface SharedBucketStore {
 
 /** How often a node reports what it took and reads the shared levels back (see docs/operations.md, Several nodes). */
 export const SYNC_INTERVAL_MS = 250;
-
-export function postgresBucketStore(db: Db): SharedBucketStore {
-  return { report: (usage, options) => reportBucketUsage(db, usage, options), close: async () => undefined };
-}
 
 /**
  * The per-credential limit. Each node answers from its own buckets, with no store call on the request's path; every

@@ -16,7 +16,7 @@ import {
   writeSync,
 } from 'node:fs';
 import path from 'node:path';
-import { ConfigError, SECRETS_KEY_FORM, type Config } from '../config.js';
+import { ConfigError, SECRETS_KEY_FORM, type PaymentsEnv } from './environment.js';
 import { KEY_BYTES, SecretBox, type KeyRing } from './secret-box.js';
 
 export const KEY_FILE = 'secrets.key';
@@ -24,6 +24,17 @@ export const KEY_FILE = 'secrets.key';
 export const PREVIOUS_KEY_FILE = 'secrets.key.previous';
 /** The key a `rotate-key` is moving to; left behind only when one was interrupted (running it again finishes it). */
 export const NEXT_KEY_FILE = 'secrets.key.new';
+
+/** The settings the secrets key is found by (config.ts's Config has them all). */
+export interface SecretsKeySettings {
+  /** SECRETS_KEY, when set. */
+  secretsKey: Buffer | undefined;
+  /** SECRETS_KEY_PREVIOUS, during a rotation. */
+  secretsKeyPrevious: Buffer | undefined;
+  /** DATA_DIR, where the key file is when SECRETS_KEY is unset. */
+  dataDir: string;
+  paymentsEnv: PaymentsEnv;
+}
 
 export interface LoadedSecretsKey {
   box: SecretBox;
@@ -115,7 +126,7 @@ function keyFileRing(dir: string, extra: Buffer | undefined): KeyRing & { next: 
  * The secrets key of this process, as a SecretBox: SECRETS_KEY, or the key file in DATA_DIR (read, or created when
  * absent). Synchronous, so PROVIDERS_FILE's sealed values can be opened while the file is checked.
  */
-export function loadSecretsKey(config: Config): LoadedSecretsKey {
+export function loadSecretsKey(config: SecretsKeySettings): LoadedSecretsKey {
   const warnings: string[] = [];
   if (config.secretsKey !== undefined) {
     const previous = config.secretsKeyPrevious === undefined ? [] : [config.secretsKeyPrevious];

@@ -1,7 +1,7 @@
 // Issuing and verifying the service's bearer tokens (JWT, ES256 fixed server-side).
 import { createHash } from 'node:crypto';
 import { SignJWT, jwtVerify } from 'jose';
-import type { PaymentsEnv } from '../config.js';
+import type { PaymentsEnv } from './environment.js';
 import { TOKEN_ALG, type ServiceKeys } from './secrets.js';
 
 export const AUDIENCES = ['integrator', 'admin', 'liquidity_provider'] as const;

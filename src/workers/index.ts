@@ -2,15 +2,43 @@
 // webhook delivery and the purges. Every job is safe to run in several processes at once (row claims with
 // SKIP LOCKED or leases, and notices applied once by id).
 import type { FastifyBaseLogger } from 'fastify';
-import type { Services } from '../app.js';
+import type { Registry } from 'prom-client';
 import type { Config } from '../config.js';
+import type { TransactionBatcher } from '../db/batcher.js';
 import type { Db } from '../db/pool.js';
+import type { AfterCommit } from '../platform/after-commit.js';
+import type { IdempotencyEngine } from '../platform/idempotency.js';
+import type { SecretBox } from '../platform/secret-box.js';
+import type { CheckoutService } from '../modules/checkout/checkout.service.js';
+import type { DepositsService } from '../modules/deposits/deposits.service.js';
+import type { Lifecycle } from '../modules/lifecycle/lifecycle.service.js';
+import type { ProviderNotices } from '../modules/lifecycle/notices.service.js';
+import type { Submitter } from '../modules/lifecycle/submitter.js';
+import type { ProviderRegistry } from '../modules/providers/providers.registry.js';
 import type { Resolve } from '../modules/webhooks/url-guard.js';
 import { expireDue, reconcile } from '../modules/lifecycle/sweeps.js';
 import { runSimulatorStep } from '../modules/providers/sandbox.simulator.js';
 import { WebhookRelay } from '../modules/webhooks/relay.js';
 import { every, type JobReport, type PeriodicJob } from './periodic.js';
 import { retentionPurges } from './retention.js';
+
+/**
+ * The services the jobs drive: composition.ts's Services has them all (main passes those). Named here so that workers/
+ * imports nothing above it.
+ */
+export interface WorkerServices {
+  afterCommit: AfterCommit;
+  box: SecretBox;
+  idempotency: IdempotencyEngine;
+  checkout: CheckoutService;
+  deposits: DepositsService;
+  lifecycle: Lifecycle;
+  providers: ProviderRegistry;
+  notices: ProviderNotices;
+  batcher: TransactionBatcher;
+  submitter: Submitter;
+  metrics: Registry;
+}
 
 export interface Workers {
   /** Stops taking work and waits for what is running. */
@@ -23,7 +51,7 @@ export interface WorkerOptions {
 }
 
 export function startWorkers(
-  services: Services,
+  services: WorkerServices,
   config: Config,
   db: Db,
   log: FastifyBaseLogger,

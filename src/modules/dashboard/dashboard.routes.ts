@@ -9,11 +9,11 @@ import type { Config } from '../../config.js';
 import type { Db } from '../../db/pool.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import type { TokenService } from '../../platform/tokens.js';
-import { PaymentsError, type Payments } from '../../../packages/sdk/src/index.js';
+import { PaymentsError } from '../../../packages/sdk/src/index.js';
 import type { MarketCatalogue } from '../catalogue/catalogue.js';
 import { apiClient } from './api-client.js';
 import { exponentOf } from './forms.js';
-import { formatMoney, html, time, type Html } from './html.js';
+import { formatMoney, html, time } from './html.js';
 import { DASHBOARD_HEADERS, layout, plainLayout } from './layout.js';
 import { adminPages } from './pages/admin.js';
 import { checkoutLinkPages } from './pages/checkout-links.js';
@@ -22,8 +22,9 @@ import { homePage } from './pages/home.js';
 import { paymentPages } from './pages/payments.js';
 import { reportPages } from './pages/reports.js';
 import { sandboxPages } from './pages/sandbox.js';
-import { DashboardSessions, sameSecret, SESSION_COOKIE, type Session } from './sessions.js';
+import { DashboardSessions, sameSecret, SESSION_COOKIE } from './sessions.js';
 import { SIGNIN_COOKIE, SIGNIN_NONCE_TTL_SECONDS, SignInNonces } from './sign-in-nonces.js';
+import type { PageContext, PageHandler, PageResult, Pages } from './page-context.js';
 
 export interface DashboardDeps {
   db: Db;
@@ -31,49 +32,6 @@ export interface DashboardDeps {
   tokens: TokenService;
   catalogue: MarketCatalogue;
   config: Config;
-}
-
-/** What a page handler has to work with. */
-export interface PageContext {
-  request: FastifyRequest;
-  session: Session;
-  /** The public API with the session's token. */
-  api: Payments;
-  /** The hidden field every form must carry. */
-  csrf: Html;
-  /** A form's fields (POST), or the query string's (GET); repeated fields keep the first value. */
-  fields: Record<string, string>;
-  /** An amount in minor units, in its currency. */
-  money: (amount: number, currency: string) => string;
-  /** A time with its zone, in the browser's zone once it has told us. */
-  time: (iso: string | null | undefined) => Html;
-  /** The markets, rails and currencies on offer (no API lists them): what a form may offer, each currency's exponent. */
-  catalogue: MarketCatalogue;
-}
-
-export interface PageAnswer {
-  title: string;
-  content: Html;
-  status?: number;
-}
-export interface Redirect {
-  redirect: string;
-  /** Shown once on the page redirected to. */
-  notice?: string;
-  /** The session was ended (sign-out): its cookie is cleared too. */
-  signedOut?: true;
-}
-export interface Download {
-  download: { filename: string; contentType: string; body: string };
-}
-export type PageResult = PageAnswer | Redirect | Download;
-export type PageHandler = (ctx: PageContext) => Promise<PageResult>;
-
-/** How a page module adds its pages: paths are under /dashboard. */
-export interface Pages {
-  get(path: string, handler: PageHandler): void;
-  /** A form's target: refused without the session's CSRF token. */
-  post(path: string, handler: PageHandler): void;
 }
 
 const NOTICE_COOKIE = 'dashboard_notice';

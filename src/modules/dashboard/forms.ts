@@ -3,7 +3,7 @@
 // code, the fields it names).
 import { PaymentsError } from '../../../packages/sdk/src/index.js';
 import { ASSETS, isAsset } from '../ramp/assets.js';
-import type { PageContext } from './dashboard.routes.js';
+import type { PageContext } from './page-context.js';
 import { html, type Html } from './html.js';
 
 /** The `:id` of the page's path ('' on a page without one). */

@@ -2,13 +2,20 @@
 import type { PaymentsEnv } from '../../config.js';
 import type { Queryable } from '../../db/pool.js';
 import { uuidv7, uuidv7Time } from '../../platform/ids.js';
-import type { CredentialsService, IssuedCredential } from '../credentials/credentials.service.js';
 import type { Audience } from '../../platform/tokens.js';
 import { insertWorkspace, type LatePaymentPolicy, type WorkspaceRow } from './workspaces.repository.js';
 
-export async function createWorkspace(
+/**
+ * What issues a new workspace's first credential, in the same transaction: the credentials module's CredentialsService
+ * (its caller hands it in, so workspaces/ imports nothing from credentials/, which depends on workspaces/).
+ */
+export interface FirstCredentialIssuer<Issued> {
+  create(tx: Queryable, workspaceId: string, audience: Audience, name: string): Promise<Issued>;
+}
+
+export async function createWorkspace<Issued>(
   tx: Queryable,
-  credentials: CredentialsService,
+  credentials: FirstCredentialIssuer<Issued>,
   w: {
     name: string;
     displayName: string;
@@ -17,7 +24,7 @@ export async function createWorkspace(
     firstAudience: Audience;
     latePayment?: LatePaymentPolicy | undefined;
   },
-): Promise<{ workspace: WorkspaceRow; issued: IssuedCredential }> {
+): Promise<{ workspace: WorkspaceRow; issued: Issued }> {
   const id = uuidv7();
   const workspace = await insertWorkspace(tx, {
     id,

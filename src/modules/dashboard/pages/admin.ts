@@ -2,7 +2,7 @@
 // minted in a workspace. A new token is shown once, on the page that answers the form.
 import type { components } from '../../../../packages/sdk/src/index.js';
 import { dataTable, facts, field, idempotencyField, selectField, shownOnce } from '../components.js';
-import type { PageContext, PageResult, Pages } from '../dashboard.routes.js';
+import type { PageContext, PageResult, Pages } from '../page-context.js';
 import { html, type Html } from '../html.js';
 import { choice, pathId, refusal, refusalAlert } from '../forms.js';
 

@@ -14,7 +14,7 @@ import {
   shownOnce,
   statusBadge,
 } from '../components.js';
-import type { PageContext, PageResult, Pages } from '../dashboard.routes.js';
+import type { PageContext, PageResult, Pages } from '../page-context.js';
 import { choice, exponentOf, minorUnits, pathId, refusal, refusalAlert } from '../forms.js';
 import { html, raw, type Html } from '../html.js';
 

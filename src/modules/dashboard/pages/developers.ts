@@ -13,7 +13,7 @@ import {
   shownOnce,
   statusBadge,
 } from '../components.js';
-import type { PageAnswer, PageContext, Pages } from '../dashboard.routes.js';
+import type { PageAnswer, PageContext, Pages } from '../page-context.js';
 import { pathId, refusal, refusalAlert } from '../forms.js';
 import { html, raw, type Html } from '../html.js';
 

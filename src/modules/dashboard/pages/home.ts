@@ -1,7 +1,7 @@
 // Home: balances per currency, the last 7 days' volume and success rate per rail (a chart drawn here as SVG, with
 // the same figures as a table), and the latest failed collections with their reasons.
 import type { SettlementReport } from '../../../../packages/sdk/src/index.js';
-import type { PageContext, Pages } from '../dashboard.routes.js';
+import type { PageContext, Pages } from '../page-context.js';
 import { dataTable } from '../components.js';
 import { html, type Html } from '../html.js';
 

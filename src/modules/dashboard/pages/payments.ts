@@ -14,7 +14,7 @@ import { DEPOSIT_STATUSES } from '../../deposits/deposits.schemas.js';
 import { PAYOUT_STATUSES } from '../../payouts/payouts.schemas.js';
 import { REFUND_STATUSES } from '../../refunds/refunds.states.js';
 import { dataTable, facts, field, idempotencyField, pager, selectField, statusBadge } from '../components.js';
-import type { PageAnswer, PageContext, Pages } from '../dashboard.routes.js';
+import type { PageAnswer, PageContext, Pages } from '../page-context.js';
 import { exponentOf, minorUnits, pathId } from '../forms.js';
 import { html, type Html } from '../html.js';
 

@@ -2,7 +2,7 @@
 // movements) with the reconciliation mismatches found that day, and its CSV.
 import type { SettlementReport } from '../../../../packages/sdk/src/index.js';
 import { dataTable, field, selectField } from '../components.js';
-import type { PageContext, Pages } from '../dashboard.routes.js';
+import type { PageContext, Pages } from '../page-context.js';
 import { html, type Html } from '../html.js';
 import { refusal, refusalAlert } from '../forms.js';
 

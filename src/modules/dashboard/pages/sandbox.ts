@@ -3,7 +3,7 @@
 // Only in the sandbox; in production the page is not there.
 import type { Collection, components, Payout } from '../../../../packages/sdk/src/index.js';
 import { dataTable, field, idempotencyField, selectField, statusBadge } from '../components.js';
-import type { PageContext, PageResult, Pages } from '../dashboard.routes.js';
+import type { PageContext, PageResult, Pages } from '../page-context.js';
 import { html, type Html } from '../html.js';
 import { choice, minorUnits, refusal, refusalAlert } from '../forms.js';
 
