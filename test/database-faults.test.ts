@@ -332,10 +332,11 @@ describe('npm start while its database is not up yet', () => {
 
   test('waits, trying again with a growing pause and saying so, and serves once the database is up', async () => {
     await server.down();
-    const starting = startService({ DATABASE_URL: server.url, DB_START_TIMEOUT_MS: '60000' });
-    await new Promise((resolve) => setTimeout(resolve, 3000));
-    await server.up();
-    const service = await starting;
+    // The database comes up once the service has tried three times (however long a loaded machine takes to get there).
+    const service = await startService(
+      { DATABASE_URL: server.url, DB_START_TIMEOUT_MS: '60000' },
+      { pattern: /database not ready \(try \d+\)/, count: 3, then: () => server.up() },
+    );
     try {
       const tries = [...service.output().matchAll(/database not ready \(try (\d+)\).*trying again in (\d+) ms/g)];
       assert.ok(tries.length >= 3, `each try is logged:\n${service.output()}`);

@@ -190,7 +190,17 @@ export interface ServiceProcess {
 }
 
 /** `npm start`'s command in a process of its own, in a temporary DATA_DIR: on its embedded PostgreSQL, or `env`'s DATABASE_URL. */
-export async function startService(env: Record<string, string> = {}): Promise<ServiceProcess> {
+/** Something to do while the service starts, once its output has matched `pattern` `count` times. */
+export interface WhileStarting {
+  pattern: RegExp;
+  count: number;
+  then: () => Promise<void>;
+}
+
+export async function startService(
+  env: Record<string, string> = {},
+  whileStarting?: WhileStarting,
+): Promise<ServiceProcess> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'payments-faults-'));
   const port = await freePort();
   const child: Child = spawnGroup(process.execPath, npmStartArgs(), {
@@ -206,8 +216,13 @@ export async function startService(env: Record<string, string> = {}): Promise<Se
   });
   const baseUrl = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 120_000;
+  let pending = whileStarting;
   for (;;) {
     if (child.child.exitCode !== null) throw new Error(`the service exited while starting:\n${child.output()}`);
+    if (pending && [...child.output().matchAll(new RegExp(pending.pattern, 'g'))].length >= pending.count) {
+      await pending.then();
+      pending = undefined;
+    }
     const ready = await fetch(`${baseUrl}/readyz`).then(
       (r) => r.status === 200,
       () => false,
