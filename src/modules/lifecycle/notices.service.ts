@@ -221,12 +221,11 @@ export class ProviderNotices {
       return await this.batcher.run(async (tx) => {
         const outcome = await this.move(tx, workspaceId, providerName, notice);
         // Recorded after the move, in the same transaction. The same notice arriving twice at once waits on the
-        // object's row lock, then finds the first one's change already made and its id taken here. A repeat that
-        // changed nothing is answered as one; one that did (it came in the same batch as the first, or raced it) rolls
-        // back.
-        if (await recordNotice(tx, providerName, workspaceId, notice, outcome)) return outcome;
-        if (outcome === 'duplicate') return outcome;
-        throw DUPLICATE;
+        // object's row lock, then finds the first one's change already made and its id taken here: it rolls back, with
+        // anything its move wrote (a reference the first did not carry). In a batch, that undoes the batch, and each
+        // of its notices is applied again alone.
+        if (!(await recordNotice(tx, providerName, workspaceId, notice, outcome))) throw DUPLICATE;
+        return outcome;
       });
     } catch (err) {
       if (err === DUPLICATE) return 'duplicate';

@@ -116,34 +116,61 @@ export class Submitter {
     let claimed: Map<string, Claimed<MovingRow>>;
     try {
       claimed = await this.claim(jobs.filter((job) => job.attempt <= MAX_ATTEMPTS));
+      this.databaseBack();
     } catch (err) {
       // Nothing was taken: each is due again when its `submit_after` comes (the sweep sends it).
-      this.log.warn({ err, jobs: jobs.length }, 'could not claim initiations; the sweep retries them');
+      if (isDatabaseUnavailable(err)) this.databaseAway(err);
+      else this.log.warn({ err, jobs: jobs.length }, 'could not claim initiations; the sweep retries them');
       for (const job of jobs) this.finished(job);
       return;
     }
     for (const job of jobs) {
       void this.submit(job, claimed.get(job.id), claimedAt)
         .catch(async (err: unknown) => {
-          const level = err instanceof ProviderError || isDatabaseUnavailable(err) ? 'warn' : 'error';
-          this.log[level](
-            { err, kind: job.kind, id: job.id, attempt: job.attempt },
-            'provider initiation failed; the sweep retries it',
-          );
+          if (isDatabaseUnavailable(err)) this.databaseAway(err);
+          else
+            this.log[err instanceof ProviderError ? 'warn' : 'error'](
+              { err, kind: job.kind, id: job.id, attempt: job.attempt },
+              'provider initiation failed; the sweep retries it',
+            );
           // The call is over: the next try after the backoff. A provider that cannot be asked by our id throws only
           // when nothing reached the operator (an unanswered STK push at Daraja is answered as pending): the next try
           // sends it again. Any other may have acted, or did (its answer could not be recorded): it is asked first.
           const sentNothing = job.sending !== undefined && !job.sending.answered && !job.sending.askable;
           await sql.scheduleRetry(this.db, MOVEMENTS[job.kind], job.workspaceId, job.id, sentNothing);
         })
-        .catch((err: unknown) =>
-          this.log.error(
-            { err, kind: job.kind, id: job.id },
-            'could not schedule the retry; the lease runs out instead',
-          ),
-        )
+        .catch((err: unknown) => {
+          if (isDatabaseUnavailable(err)) this.databaseAway(err);
+          else
+            this.log.error(
+              { err, kind: job.kind, id: job.id },
+              'could not schedule the retry; the lease runs out instead',
+            );
+        })
         .finally(() => this.finished(job));
     }
+  }
+
+  /** Whether a database outage has been told: it is said once, not once per initiation it holds up. */
+  private away = false;
+
+  /**
+   * The database is away (a restart, a failover): every initiation it holds up is due again by its `submit_after`, or
+   * its lease, and the sweep sends it; said once.
+   */
+  private databaseAway(err: unknown): void {
+    if (this.away) return;
+    this.away = true;
+    this.log.warn(
+      { err: { message: (err as Error).message } },
+      'database unavailable: initiations wait for it, and the sweep sends what it held up',
+    );
+  }
+
+  private databaseBack(): void {
+    if (!this.away) return;
+    this.away = false;
+    this.log.info('database back: initiations resume');
   }
 
   /** The rows of the jobs' initiations taken for this sender, by id: one statement per kind. */
@@ -195,7 +222,11 @@ export class Submitter {
   private async askedInstead(job: Job, row: MovingRow, provider: RailProvider, claimedAt: number): Promise<boolean> {
     const ids = { kind: job.kind, id: job.id, provider: provider.name };
     if (!provider.findsByOurId(job.kind)) {
-      this.log.warn(ids, 'initiation may have reached an operator that cannot be asked by our id: not sent again');
+      // A collection's expiry ends it if no callback comes; a refund or payout has no clock: a person may have to look.
+      this.log[job.kind === 'collection' ? 'warn' : 'error'](
+        ids,
+        'initiation may have reached an operator that cannot be asked by our id: not sent again; pending until its callback',
+      );
       await this.record(job, claimedAt, 'pending', { cause: `unanswered initiation at ${provider.name}` });
       return true;
     }

@@ -56,11 +56,23 @@ export async function openOperation(
   return again.rows[0];
 }
 
-/** Claims up to `limit` operations whose next step is due, leasing each for `leaseMs`. */
+/**
+ * Claims up to `limit` operations whose next step is due, leasing each for `leaseMs`. A step waits until the answer to
+ * its initiation is recorded (the object has its `submitted_at`): the simulator never reports on an operation before
+ * the service has heard that it took it, so a sandbox object's events always follow its script in order. (A real
+ * operator's callback can overtake its answer; the lifecycle walks the statuses between then.)
+ */
 export async function claimDue(db: Queryable, limit: number, leaseMs: number): Promise<DueOperation[]> {
   const { rows } = await db.query<DueOperation>(
     `UPDATE sandbox_operations o SET next_at = now() + make_interval(secs => $2 / 1000.0)
-     FROM (SELECT object_id FROM sandbox_operations WHERE next_at <= now() ORDER BY next_at LIMIT $1 FOR UPDATE SKIP LOCKED) due
+     FROM (SELECT s.object_id FROM sandbox_operations s
+           WHERE s.next_at <= now()
+             AND CASE s.object_type
+                   WHEN 'collection' THEN EXISTS (SELECT 1 FROM collections c WHERE c.id = s.object_id AND c.submitted_at IS NOT NULL)
+                   WHEN 'refund' THEN EXISTS (SELECT 1 FROM refunds r WHERE r.id = s.object_id AND r.submitted_at IS NOT NULL)
+                   ELSE EXISTS (SELECT 1 FROM payouts p WHERE p.id = s.object_id AND p.submitted_at IS NOT NULL)
+                 END
+           ORDER BY s.next_at LIMIT $1 FOR UPDATE OF s SKIP LOCKED) due
      WHERE o.object_id = due.object_id
      RETURNING o.object_id, o.object_type, o.reference, o.script, o.next_step`,
     [limit, leaseMs],

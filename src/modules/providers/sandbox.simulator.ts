@@ -1,6 +1,7 @@
 // The simulator's clock: sends each due step of each sandbox operation as a signed callback, through the
 // same receiving path a real provider's callback takes.
 import type { FastifyBaseLogger } from 'fastify';
+import { isDatabaseUnavailable } from '../../db/errors.js';
 import { ApiError } from '../../platform/errors.js';
 import type { CallbackHeaders } from './provider.js';
 import type { DueOperation, SandboxProvider } from './sandbox.provider.js';
@@ -48,6 +49,8 @@ async function send(
   try {
     await notices.receive(simulator.name, body, headers);
   } catch (err) {
+    // The database is away: the whole run stops (the periodic job pauses and says so once); the lease brings it back.
+    if (isDatabaseUnavailable(err)) throw err;
     // Refused for good (the object is unknown): move on. Anything else: the lease runs out and the step is sent again.
     if (!(err instanceof ApiError) || err.status >= 500) {
       log.warn({ err, object_id: op.object_id }, 'sandbox callback not delivered; will retry');
