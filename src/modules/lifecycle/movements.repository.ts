@@ -52,11 +52,14 @@ export async function claimInitiations<R extends MovingRow>(
 ): Promise<Claimed<R>[]> {
   const { rows } = await db.query<Claimed<R>>(
     `UPDATE ${m.table} AS t SET submit_after = now() + make_interval(secs => $4), sent_at = now()
-     FROM (SELECT c.id, c.sent_at FROM ${m.table} c
+     FROM (SELECT c.id, c.sent_at, j.attempt FROM ${m.table} c
            JOIN unnest($1::uuid[], $2::uuid[], $3::int[]) AS j(workspace_id, id, attempt)
              ON c.workspace_id = j.workspace_id AND c.id = j.id AND c.submit_attempts = j.attempt
            WHERE c.status = '${m.initial as string}' AND c.submitted_at IS NULL) AS before
-     WHERE t.id = before.id AND t.status = '${m.initial as string}' AND t.submitted_at IS NULL
+     -- Checked again on the row as it is when locked: a sweep in another process that took it meanwhile (and moved its
+     -- attempts on) wins, and this claim takes nothing.
+     WHERE t.id = before.id AND t.submit_attempts = before.attempt
+       AND t.status = '${m.initial as string}' AND t.submitted_at IS NULL
      RETURNING ${m.columns
        .split(',')
        .map((c) => `t.${c.trim()}`)
