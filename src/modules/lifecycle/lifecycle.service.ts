@@ -10,7 +10,6 @@ import { stepTime } from '../../platform/time.js';
 import { collectionMovement } from '../collections/collections.movement.js';
 import type { CollectionRow } from '../collections/collections.repository.js';
 import type { CollectionStatus } from '../collections/collections.schemas.js';
-import type { LatePaymentAction } from '../collections/collections.states.js';
 import { recordEvent, type EventInput } from '../events/events.repository.js';
 import { postMany } from '../ledger/ledger.repository.js';
 import { payoutMovement } from '../payouts/payouts.movement.js';
@@ -56,18 +55,14 @@ function withReference<R extends MovingRow>(row: R, options: MoveOptions): R {
   };
 }
 
-export type CollectionFollower = Reactions['followCollection'];
-export type LateAttemptCheck = Reactions['lateAttemptStands'];
-export type { LatePaymentAction };
-
 export class Lifecycle implements Reactions {
   constructor(
     readonly log: FastifyBaseLogger,
     /** What else moves with a collection, in its transaction: its checkout session, the risk rules. */
-    readonly followCollection: CollectionFollower,
+    readonly followCollection: Reactions['followCollection'],
     /** Decimals of a currency (operators write amounts in major units). */
     private readonly exponentOf: (currency: string) => number,
-    readonly lateAttemptStands: LateAttemptCheck,
+    readonly lateAttemptStands: Reactions['lateAttemptStands'],
   ) {}
 
   /**
