@@ -13,11 +13,6 @@
 
 // The top-level files above modules/ and workers/.
 const TOP = '^src/(composition|app|bootstrap|service|main)\\.ts$';
-// The routes that still read a repository (known exceptions: see routes-call-services-known-exceptions).
-const ROUTES_THAT_READ_REPOSITORIES = [
-  '^src/modules/ledger/ledger\\.routes\\.ts$',
-  '^src/modules/credentials/credentials\\.routes\\.ts$',
-];
 // A module's *.schemas.ts or *.repository.ts ($1 is the module).
 const SCHEMAS_OR_REPOSITORY = '^src/modules/([^/]+)/[^/]+\\.(schemas|repository)\\.ts$';
 
@@ -130,28 +125,12 @@ module.exports = {
     {
       name: 'routes-call-services',
       comment:
-        "A module's routes call a service, never a repository: SQL and its rules are reached through the service.",
+        "A module's routes call a service, never a repository (their own module's or another's), type-only imports " +
+        'included: SQL and its rules are reached through the service, and rows reach the API through the mappers ' +
+        "of the module's *.schemas.ts.",
       severity: 'error',
-      from: { path: '^src/modules/[^/]+/[^/]+\\.routes\\.ts$', pathNot: ROUTES_THAT_READ_REPOSITORIES },
+      from: { path: '^src/modules/.+\\.routes\\.ts$' },
       to: { path: '\\.repository\\.ts$' },
-    },
-    {
-      name: 'routes-call-services-known-exceptions',
-      comment:
-        'KNOWN EXCEPTIONS, to be removed by issue 35 item 2 (routes call services only): ledger.routes.ts reads ' +
-        'ledger.repository.ts, and credentials.routes.ts reads credentials.repository.ts (listCredentials) and ' +
-        'workspaces.repository.ts (findWorkspace, listAllWorkspaces, updateLatePayment). Those two files may import ' +
-        'no other repository; when item 2 is done, delete this rule and ROUTES_THAT_READ_REPOSITORIES.',
-      severity: 'error',
-      from: { path: ROUTES_THAT_READ_REPOSITORIES },
-      to: {
-        path: '\\.repository\\.ts$',
-        pathNot: [
-          '^src/modules/ledger/ledger\\.repository\\.ts$',
-          '^src/modules/credentials/credentials\\.repository\\.ts$',
-          '^src/modules/workspaces/workspaces\\.repository\\.ts$',
-        ],
-      },
     },
     {
       name: 'repositories-stay-below-services',

@@ -15,9 +15,12 @@ import {
   OptionalIdempotencyKey,
   problemResponses,
 } from '../../platform/schemas.js';
-import { findWorkspace, listAllWorkspaces, updateLatePayment } from '../workspaces/workspaces.repository.js';
-import { createWorkspace } from '../workspaces/workspaces.service.js';
-import { listCredentials } from './credentials.repository.js';
+import {
+  createWorkspace,
+  getWorkspace,
+  listIntegratorWorkspaces,
+  setLatePayment,
+} from '../workspaces/workspaces.service.js';
 import {
   AdminCreateCredentialBody,
   CreateCredentialBody,
@@ -29,6 +32,7 @@ import {
   UpdateWorkspaceBody,
   WorkspaceSchema,
   credentialToApi,
+  issuedCredentialToApi,
   workspaceToApi,
 } from './credentials.schemas.js';
 import type { CredentialsService, IssuedCredential } from './credentials.service.js';
@@ -36,10 +40,9 @@ import { ADMIN, ANY, INTEGRATOR } from '../../platform/access.js';
 
 /** A credential with its token, as answered (and, under an Idempotency-Key, stored) once. */
 function issuedResponse(status: number, issued: IssuedCredential): StoredResponse {
-  return { status, headers: {}, body: JSON.stringify(issuedToApi(issued)) };
+  return { status, headers: {}, body: JSON.stringify(issuedCredentialToApi(issued)) };
 }
 
-const issuedToApi = (issued: IssuedCredential) => ({ ...credentialToApi(issued.credential), token: issued.token });
 /** These answers hold a new token: the copy kept for replays is stored sealed. */
 const SECRET_ANSWER = { secret: true };
 
@@ -74,11 +77,7 @@ export function credentialsRoutes(
         response: { 200: WorkspaceSchema, ...problemResponses(BEARER_PROBLEMS) },
       },
     },
-    async (request) => {
-      const workspace = await findWorkspace(db, requireAuth(request).workspaceId);
-      if (!workspace) throw notFound('workspace');
-      return workspaceToApi(workspace);
-    },
+    async (request) => workspaceToApi(await getWorkspace(db, requireAuth(request).workspaceId)),
   );
 
   app.patch(
@@ -96,11 +95,8 @@ export function credentialsRoutes(
         response: { 200: WorkspaceSchema, ...problemResponses({ ...BEARER_PROBLEMS, 400: [...BODY_PROBLEMS] }) },
       },
     },
-    async (request) => {
-      const workspace = await updateLatePayment(db, requireAuth(request).workspaceId, request.body.late_payment);
-      if (!workspace) throw notFound('workspace');
-      return workspaceToApi(workspace);
-    },
+    async (request) =>
+      workspaceToApi(await setLatePayment(db, requireAuth(request).workspaceId, request.body.late_payment)),
   );
 
   app.get(
@@ -121,7 +117,7 @@ export function credentialsRoutes(
         },
       },
     },
-    async (request) => ({ data: (await listCredentials(db, requireAuth(request).workspaceId)).map(credentialToApi) }),
+    async (request) => ({ data: (await credentials.list(db, requireAuth(request).workspaceId)).map(credentialToApi) }),
   );
 
   app.post(
@@ -221,7 +217,7 @@ export function credentialsRoutes(
         },
       },
     },
-    async () => ({ data: (await listAllWorkspaces(db)).map(workspaceToApi) }),
+    async () => ({ data: (await listIntegratorWorkspaces(db)).map(workspaceToApi) }),
   );
 
   app.post(
@@ -251,7 +247,7 @@ export function credentialsRoutes(
           firstAudience: 'integrator',
           latePayment: request.body.late_payment,
         });
-        const body = { workspace: workspaceToApi(workspace), credential: issuedToApi(issued) };
+        const body = { workspace: workspaceToApi(workspace), credential: issuedCredentialToApi(issued) };
         return { status: 201, headers: {}, body: JSON.stringify(body) };
       }),
   );
@@ -279,8 +275,8 @@ export function credentialsRoutes(
       },
     },
     async (request, reply) => {
-      const target = isUuid(request.params.id) ? await findWorkspace(db, request.params.id) : undefined;
-      if (!target) throw notFound('workspace');
+      if (!isUuid(request.params.id)) throw notFound('workspace');
+      const target = await getWorkspace(db, request.params.id);
       return issueOnce(request, reply, async (tx) => {
         const issued = await credentials.create(
           tx,

@@ -151,6 +151,11 @@ export function credentialToApi(row: CredentialRow) {
   };
 }
 
+/** A credential with its new token (created or rotated): the only answers that show a token. */
+export function issuedCredentialToApi(issued: { credential: CredentialRow; token: string }) {
+  return { ...credentialToApi(issued.credential), token: issued.token };
+}
+
 export function workspaceToApi(row: WorkspaceRow) {
   return {
     id: row.id,

@@ -27,6 +27,11 @@ export class CredentialsService {
     }
   }
 
+  /** Every credential of the workspace, newest first. */
+  async list(db: Queryable, workspaceId: string): Promise<repo.CredentialRow[]> {
+    return repo.listCredentials(db, workspaceId);
+  }
+
   async create(db: Queryable, workspaceId: string, audience: Audience, name: string): Promise<IssuedCredential> {
     const id = uuidv7();
     const tokenId = uuidv7();
