@@ -15,7 +15,8 @@ import {
   type TestApp,
 } from './helpers/harness.js';
 import { clientKey } from '../src/platform/rate-limit.js';
-import { MAX_ATTEMPTS, returnUrl } from '../src/modules/checkout/checkout.service.js';
+import { returnUrl } from '../src/modules/checkout/checkout.schemas.js';
+import { MAX_ATTEMPTS } from '../src/modules/checkout/checkout.service.js';
 
 const PUBLIC_BASE_URL = 'https://pay.example.test';
 const METADATA = { order_id: 'ord-7731', secret_note: 'internal-margin-12pct' };

@@ -3,6 +3,7 @@ import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
 import { component, DateTime, Uuid } from '../../platform/schemas.js';
 import { MetadataSchema } from '../collections/collections.schemas.js';
+import type { BeneficiaryRow } from './beneficiaries.repository.js';
 
 export const BENEFICIARY_STATUSES = ['active', 'inactive'] as const;
 
@@ -97,3 +98,22 @@ export const BeneficiaryPage = component(
   'BeneficiaryPage',
   pageSchema(BeneficiarySchema, 'Beneficiaries, newest first.'),
 );
+
+export function toBeneficiaryApi(row: BeneficiaryRow): Beneficiary {
+  return {
+    beneficiary_id: row.id,
+    name: row.name,
+    market: row.market,
+    rail: row.rail,
+    currency: row.currency,
+    phone_number: row.phone_number,
+    bank_code: row.bank_code,
+    account_number: row.account_number,
+    reference: row.reference,
+    metadata: row.metadata,
+    status: row.status,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    deactivated_at: row.deactivated_at === null ? null : row.deactivated_at.toISOString(),
+  };
+}

@@ -7,26 +7,12 @@ import { isUuid, uuidv7, uuidv7Time } from '../../platform/ids.js';
 import { type CursorCodec, type Page } from '../../platform/pagination.js';
 import { phoneProblem, type MarketCatalogue } from '../catalogue/catalogue.js';
 import * as repo from './beneficiaries.repository.js';
-import type { Beneficiary, CreateBeneficiaryBody, ListBeneficiariesQuery } from './beneficiaries.schemas.js';
-
-export function toBeneficiaryApi(row: repo.BeneficiaryRow): Beneficiary {
-  return {
-    beneficiary_id: row.id,
-    name: row.name,
-    market: row.market,
-    rail: row.rail,
-    currency: row.currency,
-    phone_number: row.phone_number,
-    bank_code: row.bank_code,
-    account_number: row.account_number,
-    reference: row.reference,
-    metadata: row.metadata,
-    status: row.status,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-    deactivated_at: row.deactivated_at === null ? null : row.deactivated_at.toISOString(),
-  };
-}
+import {
+  toBeneficiaryApi,
+  type Beneficiary,
+  type CreateBeneficiaryBody,
+  type ListBeneficiariesQuery,
+} from './beneficiaries.schemas.js';
 
 export class BeneficiariesService {
   constructor(

@@ -9,7 +9,12 @@ import {
   FAILURE_REASONS,
   MetadataSchema,
   NullablePaymentInstruction,
+  type Collection,
 } from '../collections/collections.schemas.js';
+import type { Market } from '../catalogue/catalogue.schema.js';
+import type { CollectionRow } from '../collections/collections.repository.js';
+import { formatAmount } from '../collections/payment-instructions.js';
+import type { SessionRow } from './checkout.repository.js';
 
 export const SESSION_STATUSES = ['open', 'processing', 'complete', 'expired'] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
@@ -234,3 +239,85 @@ export const PayBody = component(
   ),
 );
 export type PayBody = Static<typeof PayBody>;
+
+/** A session as the API shows it to its workspace; its link is on `publicBaseUrl`. */
+export function toSessionApi(row: SessionRow, publicBaseUrl: string): Session {
+  return {
+    id: row.id,
+    status: row.status,
+    amount: row.amount,
+    currency: row.currency,
+    market: row.market,
+    reference: row.reference,
+    redirect_url: row.redirect_url,
+    session_url: `${publicBaseUrl}/checkout/${row.token}`,
+    customer: row.customer,
+    metadata: row.metadata,
+    collection_id: row.collection_id,
+    rail: row.rail,
+    failure_reason: row.failure_reason as AttemptFailureReason | null,
+    attempts: row.attempts,
+    expires_at: row.expires_at.toISOString(),
+    completed_at: row.completed_at?.toISOString() ?? null,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+/**
+ * The redirect_url with the session's id and final status added to its query (contract §9). Appended to the
+ * query exactly as given, so a signed return URL keeps its bytes; a fragment stays last.
+ */
+export function returnUrl(row: Pick<SessionRow, 'id' | 'redirect_url' | 'status'>): string {
+  const hashAt = row.redirect_url.indexOf('#');
+  const base = hashAt === -1 ? row.redirect_url : row.redirect_url.slice(0, hashAt);
+  const fragment = hashAt === -1 ? '' : row.redirect_url.slice(hashAt);
+  const joiner = !base.includes('?') ? '?' : base.endsWith('?') || base.endsWith('&') ? '' : '&';
+  return `${base}${joiner}session_id=${encodeURIComponent(row.id)}&status=${encodeURIComponent(row.status)}${fragment}`;
+}
+
+/**
+ * What the hosted page shows: amount, merchant, rails, status and the latest attempt; never metadata or other ids.
+ * `exponent` is the currency's minor-unit exponent; `sandbox` says the page may show the sandbox's hints.
+ */
+export function toPayerView(
+  row: SessionRow,
+  merchantName: string,
+  attempt:
+    | Pick<Collection, 'status' | 'payment_instruction'>
+    | Pick<CollectionRow, 'status' | 'payment_instruction'>
+    | undefined,
+  { market, exponent, sandbox }: { market: Market; exponent: number; sandbox: boolean },
+): PayerView {
+  const final = row.status === 'complete' || row.status === 'expired';
+  return {
+    status: row.status,
+    merchant_name: merchantName,
+    amount: row.amount,
+    currency: row.currency,
+    amount_display: formatAmount(row.amount, row.currency, exponent, market.language),
+    market: row.market,
+    market_name: market.name,
+    language: market.language,
+    phone: { country_code: market.phone.country_code, national_digits: market.phone.national_digits },
+    rails: Object.entries(market.rails).map(([code, rail]) => ({
+      rail: code,
+      name: rail.name,
+      type: rail.type,
+      customer_fields: [...rail.customer_fields],
+    })),
+    customer: row.customer,
+    expires_at: row.expires_at.toISOString(),
+    attempt:
+      attempt === undefined || row.rail === null
+        ? null
+        : {
+            rail: row.rail,
+            status: attempt.status,
+            payment_instruction: attempt.payment_instruction as Collection['payment_instruction'],
+            failure_reason: row.failure_reason as AttemptFailureReason | null,
+          },
+    return_url: final ? returnUrl(row) : null,
+    sandbox,
+  };
+}

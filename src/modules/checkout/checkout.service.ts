@@ -16,16 +16,16 @@ import * as collectionsRepo from '../collections/collections.repository.js';
 import type { LatePaymentAction } from '../collections/collections.states.js';
 import type { Collection } from '../collections/collections.schemas.js';
 import { checkAmountAndMetadata, type CollectionsService } from '../collections/collections.service.js';
-import { formatAmount } from '../collections/payment-instructions.js';
 import { recordEvent } from '../events/events.repository.js';
 import * as repo from './checkout.repository.js';
 import { checkSessionMove } from './checkout.states.js';
 import {
   EXPIRES_IN_DEFAULT,
-  type AttemptFailureReason,
   type CreateSessionBody,
   type ListSessionsQuery,
   type PayBody,
+  toPayerView,
+  toSessionApi,
   type PayerView,
   type Session,
 } from './checkout.schemas.js';
@@ -41,22 +41,10 @@ export function isSessionToken(value: string): boolean {
   return TOKEN_RE.test(value);
 }
 
-/**
- * The redirect_url with the session's id and final status added to its query (contract §9). Appended to the
- * query exactly as given, so a signed return URL keeps its bytes; a fragment stays last.
- */
 /** Saves a session's move, once the state machine allows it (checkout.states.ts). */
 async function saveMove(tx: Tx, from: repo.SessionRow, next: repo.SessionRow): Promise<void> {
   checkSessionMove(from.status, next.status);
   await repo.saveSession(tx, next);
-}
-
-export function returnUrl(row: Pick<repo.SessionRow, 'id' | 'redirect_url' | 'status'>): string {
-  const hashAt = row.redirect_url.indexOf('#');
-  const base = hashAt === -1 ? row.redirect_url : row.redirect_url.slice(0, hashAt);
-  const fragment = hashAt === -1 ? '' : row.redirect_url.slice(hashAt);
-  const joiner = !base.includes('?') ? '?' : base.endsWith('?') || base.endsWith('&') ? '' : '&';
-  return `${base}${joiner}session_id=${encodeURIComponent(row.id)}&status=${encodeURIComponent(row.status)}${fragment}`;
 }
 
 /**
@@ -79,29 +67,6 @@ export class CheckoutService {
     private readonly cursors: CursorCodec,
     private readonly options: CheckoutOptions,
   ) {}
-
-  toApi(row: repo.SessionRow): Session {
-    return {
-      id: row.id,
-      status: row.status,
-      amount: row.amount,
-      currency: row.currency,
-      market: row.market,
-      reference: row.reference,
-      redirect_url: row.redirect_url,
-      session_url: `${this.options.publicBaseUrl}/checkout/${row.token}`,
-      customer: row.customer,
-      metadata: row.metadata,
-      collection_id: row.collection_id,
-      rail: row.rail,
-      failure_reason: row.failure_reason as AttemptFailureReason | null,
-      attempts: row.attempts,
-      expires_at: row.expires_at.toISOString(),
-      completed_at: row.completed_at?.toISOString() ?? null,
-      created_at: row.created_at.toISOString(),
-      updated_at: row.updated_at.toISOString(),
-    };
-  }
 
   /** Row 15's rules, in the order a request fails them: redirect URL, market and currency, customer, amount, metadata. */
   private check(body: CreateSessionBody): { market: string } {
@@ -200,7 +165,7 @@ export class CheckoutService {
       return {
         status: 201,
         headers: { location: `/v1/checkout/sessions/${id}` },
-        body: JSON.stringify(this.toApi(row)),
+        body: JSON.stringify(toSessionApi(row, this.options.publicBaseUrl)),
       };
     });
   }
@@ -208,13 +173,13 @@ export class CheckoutService {
   async get(workspaceId: string, id: string): Promise<Session> {
     const row = isUuid(id) ? await repo.findSession(this.db, workspaceId, id) : undefined;
     if (!row) throw notFound('checkout session');
-    return this.toApi(row);
+    return toSessionApi(row, this.options.publicBaseUrl);
   }
 
   async list(workspaceId: string, query: ListSessionsQuery): Promise<Page<Session>> {
     const { limit, filter } = this.cursors.filterOf(query);
     const rows = await repo.listSessions(this.db, workspaceId, filter);
-    return this.cursors.page(rows, limit, (r) => this.toApi(r));
+    return this.cursors.page(rows, limit, (r) => toSessionApi(r, this.options.publicBaseUrl));
   }
 
   // ---- Row 18: the payer, who knows only the token.
@@ -225,7 +190,7 @@ export class CheckoutService {
     return row;
   }
 
-  /** What the hosted page shows: amount, merchant, rails, status and the latest attempt; never metadata or other ids. */
+  /** What the hosted page shows of the session (`toPayerView`), with its market and currency from the catalogue. */
   private payerView(
     row: repo.SessionRow,
     merchantName: string,
@@ -234,37 +199,7 @@ export class CheckoutService {
     const market = this.catalogue.market(row.market);
     if (!market) throw new Error(`session ${row.id} names market ${row.market}, which the catalogue no longer has`);
     const exponent = this.catalogue.currency(row.currency)?.exponent ?? 0;
-    const final = row.status === 'complete' || row.status === 'expired';
-    return {
-      status: row.status,
-      merchant_name: merchantName,
-      amount: row.amount,
-      currency: row.currency,
-      amount_display: formatAmount(row.amount, row.currency, exponent, market.language),
-      market: row.market,
-      market_name: market.name,
-      language: market.language,
-      phone: { country_code: market.phone.country_code, national_digits: market.phone.national_digits },
-      rails: Object.entries(market.rails).map(([code, rail]) => ({
-        rail: code,
-        name: rail.name,
-        type: rail.type,
-        customer_fields: [...rail.customer_fields],
-      })),
-      customer: row.customer,
-      expires_at: row.expires_at.toISOString(),
-      attempt:
-        attempt === undefined || row.rail === null
-          ? null
-          : {
-              rail: row.rail,
-              status: attempt.status,
-              payment_instruction: attempt.payment_instruction as Collection['payment_instruction'],
-              failure_reason: row.failure_reason as AttemptFailureReason | null,
-            },
-      return_url: final ? returnUrl(row) : null,
-      sandbox: this.options.env === 'sandbox',
-    };
+    return toPayerView(row, merchantName, attempt, { market, exponent, sandbox: this.options.env === 'sandbox' });
   }
 
   async view(token: string): Promise<PayerView> {
@@ -454,7 +389,7 @@ export class CheckoutService {
       type,
       objectType: 'checkout_session',
       objectId: row.id,
-      data: this.toApi(row),
+      data: toSessionApi(row, this.options.publicBaseUrl),
       at: row.updated_at,
     });
   }

@@ -1,9 +1,11 @@
 // Deposit addresses (row 9), deposits (row 10) and autoconvert credits (row 5). Descriptions write the reference docs.
 import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
+import { normaliseDecimal } from '../../platform/money.js';
 import { component, DateTime, Uuid } from '../../platform/schemas.js';
 import { MetadataSchema } from '../collections/collections.schemas.js';
 import { ASSET_CODES, NETWORKS } from '../ramp/assets.js';
+import type { AddressRow, CreditRow, DepositRow } from './deposits.repository.js';
 
 export const DEPOSIT_STATUSES = ['pending', 'confirmed', 'credited', 'failed'] as const;
 export type DepositStatus = (typeof DEPOSIT_STATUSES)[number];
@@ -264,3 +266,59 @@ export const AddressPage = component(
   pageSchema(DepositAddressSchema, 'Deposit addresses, newest first.'),
 );
 export const DepositPage = component('DepositPage', pageSchema(DepositSchema, 'Deposits, newest first.'));
+
+export function toAddressApi(row: AddressRow): DepositAddress {
+  return {
+    deposit_address_id: row.id,
+    asset: row.asset,
+    network: row.network,
+    address: row.address,
+    autoconvert_currency: row.autoconvert_currency,
+    label: row.label,
+    metadata: row.metadata,
+    created_at: row.created_at.toISOString(),
+  };
+}
+
+export function toDepositApi(row: DepositRow): Deposit {
+  return {
+    deposit_id: row.id,
+    deposit_address_id: row.deposit_address_id,
+    address: row.address,
+    asset: row.asset,
+    network: row.network,
+    amount: row.amount,
+    tx_hash: row.tx_hash,
+    log_index: row.log_index,
+    status: row.status,
+    confirmations: row.confirmations,
+    failure_reason: row.failure_reason,
+    credited_currency: row.credited_currency,
+    credited_amount: row.credited_amount,
+    credit_id: row.credit_id,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    confirmed_at: row.confirmed_at?.toISOString() ?? null,
+    credited_at: row.credited_at?.toISOString() ?? null,
+  };
+}
+
+export function toCreditApi(row: CreditRow): Credit {
+  return {
+    credit_id: row.id,
+    deposit_id: row.deposit_id,
+    source_asset: row.source_asset,
+    source_amount: row.source_amount,
+    target_currency: row.target_currency,
+    gross_amount: row.gross_amount,
+    fee: row.fee,
+    fee_bps: row.fee_bps,
+    amount: row.amount,
+    rate: normaliseDecimal(row.rate),
+    rate_id: row.rate_id,
+    rate_source_id: row.rate_source_id,
+    rate_source_name: row.rate_source_name,
+    rate_observed_at: row.rate_observed_at.toISOString(),
+    created_at: row.created_at.toISOString(),
+  };
+}

@@ -15,7 +15,6 @@ import type { MarketCatalogue } from '../catalogue/catalogue.js';
 import { recordEvent } from '../events/events.repository.js';
 import { postMany } from '../ledger/ledger.repository.js';
 import type { MarketDataService } from '../market-data/market-data.service.js';
-import { normaliseDecimal } from '../../platform/money.js';
 import {
   addressProblem,
   ASSETS,
@@ -31,74 +30,21 @@ import { autoconvertPostings, depositPostings } from '../ramp/postings.js';
 import * as repo from './deposits.repository.js';
 import { DEPOSIT_TRANSITIONS } from './deposits.states.js';
 import { allows } from '../../platform/state-machine.js';
-import type {
-  CreateAddressBody,
-  Credit,
-  Deposit,
-  DepositAddress,
-  ListAddressesQuery,
-  ListDepositsQuery,
-  PoolBody,
-  ReportDepositBody,
-  ReportedStatus,
-  SandboxDepositBody,
+import {
+  toAddressApi,
+  toCreditApi,
+  toDepositApi,
+  type CreateAddressBody,
+  type Credit,
+  type Deposit,
+  type DepositAddress,
+  type ListAddressesQuery,
+  type ListDepositsQuery,
+  type PoolBody,
+  type ReportDepositBody,
+  type ReportedStatus,
+  type SandboxDepositBody,
 } from './deposits.schemas.js';
-
-export function toAddressApi(row: repo.AddressRow): DepositAddress {
-  return {
-    deposit_address_id: row.id,
-    asset: row.asset,
-    network: row.network,
-    address: row.address,
-    autoconvert_currency: row.autoconvert_currency,
-    label: row.label,
-    metadata: row.metadata,
-    created_at: row.created_at.toISOString(),
-  };
-}
-
-export function toDepositApi(row: repo.DepositRow): Deposit {
-  return {
-    deposit_id: row.id,
-    deposit_address_id: row.deposit_address_id,
-    address: row.address,
-    asset: row.asset,
-    network: row.network,
-    amount: row.amount,
-    tx_hash: row.tx_hash,
-    log_index: row.log_index,
-    status: row.status,
-    confirmations: row.confirmations,
-    failure_reason: row.failure_reason,
-    credited_currency: row.credited_currency,
-    credited_amount: row.credited_amount,
-    credit_id: row.credit_id,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-    confirmed_at: row.confirmed_at?.toISOString() ?? null,
-    credited_at: row.credited_at?.toISOString() ?? null,
-  };
-}
-
-export function toCreditApi(row: repo.CreditRow): Credit {
-  return {
-    credit_id: row.id,
-    deposit_id: row.deposit_id,
-    source_asset: row.source_asset,
-    source_amount: row.source_amount,
-    target_currency: row.target_currency,
-    gross_amount: row.gross_amount,
-    fee: row.fee,
-    fee_bps: row.fee_bps,
-    amount: row.amount,
-    rate: normaliseDecimal(row.rate),
-    rate_id: row.rate_id,
-    rate_source_id: row.rate_source_id,
-    rate_source_name: row.rate_source_name,
-    rate_observed_at: row.rate_observed_at.toISOString(),
-    created_at: row.created_at.toISOString(),
-  };
-}
 
 function invalidTxHash(network: string): ApiError {
   const expected = network === 'solana' ? 'a base58 signature' : '64 hex digits, with or without 0x';

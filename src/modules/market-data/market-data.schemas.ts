@@ -1,7 +1,9 @@
 // Market data (rows 13 and 14): rate sources and rate records. Descriptions write the reference docs.
 import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
+import { normaliseDecimal } from '../../platform/money.js';
 import { component, DateTime, Uuid } from '../../platform/schemas.js';
+import type { RateRow, SourceRow } from './market-data.repository.js';
 
 export const SOURCE_KINDS = ['exchange', 'liquidity_provider', 'aggregator', 'central_bank'] as const;
 export const SOURCE_STATUSES = ['active', 'inactive'] as const;
@@ -123,3 +125,29 @@ export const ListRatesQuery = Type.Object(
 );
 export type ListRatesQuery = Static<typeof ListRatesQuery>;
 export const RatePage = component('MarketRatePage', pageSchema(RateSchema, 'Rate records, newest first.'));
+
+export function toSourceApi(row: SourceRow): Source {
+  return {
+    source_id: row.id,
+    name: row.name,
+    kind: row.kind as Source['kind'],
+    url: row.url,
+    status: row.status,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+export function toRateApi(row: RateRow): Rate {
+  return {
+    rate_id: row.id,
+    source_id: row.source_id,
+    source_name: row.source_name,
+    pair: `${row.base}/${row.quote}`,
+    base: row.base,
+    quote: row.quote,
+    rate: normaliseDecimal(row.rate),
+    observed_at: row.observed_at.toISOString(),
+    created_at: row.created_at.toISOString(),
+  };
+}

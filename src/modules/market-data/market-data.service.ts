@@ -6,42 +6,17 @@ import type { IdempotencyEngine, IdempotentResult } from '../../platform/idempot
 import { isUuid, uuidv7, uuidv7Time } from '../../platform/ids.js';
 import type { CursorCodec, Page } from '../../platform/pagination.js';
 import * as repo from './market-data.repository.js';
-import type {
-  CreateRateBody,
-  CreateSourceBody,
-  ListRatesQuery,
-  ListSourcesQuery,
-  Rate,
-  Source,
-  UpdateSourceBody,
+import {
+  toRateApi,
+  toSourceApi,
+  type CreateRateBody,
+  type CreateSourceBody,
+  type ListRatesQuery,
+  type ListSourcesQuery,
+  type Rate,
+  type Source,
+  type UpdateSourceBody,
 } from './market-data.schemas.js';
-import { normaliseDecimal } from '../../platform/money.js';
-
-export function toSourceApi(row: repo.SourceRow): Source {
-  return {
-    source_id: row.id,
-    name: row.name,
-    kind: row.kind as Source['kind'],
-    url: row.url,
-    status: row.status,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-  };
-}
-
-export function toRateApi(row: repo.RateRow): Rate {
-  return {
-    rate_id: row.id,
-    source_id: row.source_id,
-    source_name: row.source_name,
-    pair: `${row.base}/${row.quote}`,
-    base: row.base,
-    quote: row.quote,
-    rate: normaliseDecimal(row.rate),
-    observed_at: row.observed_at.toISOString(),
-    created_at: row.created_at.toISOString(),
-  };
-}
 
 const MAX_CLOCK_SKEW_MS = 5 * 60 * 1000;
 

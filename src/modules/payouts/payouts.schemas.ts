@@ -3,7 +3,7 @@ import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
 import { component, DateTime, Uuid } from '../../platform/schemas.js';
 import { normaliseDecimal } from '../../platform/money.js';
-import type { PayoutRow } from './payouts.repository.js';
+import type { PayoutRow, RouteRow } from './payouts.repository.js';
 import { describeReasons, MetadataSchema, ProviderReceipt } from '../collections/collections.schemas.js';
 
 export const ROUTE_STATUSES = ['active', 'inactive'] as const;
@@ -230,5 +230,23 @@ export function toPayoutApi(row: PayoutRow): Payout {
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     completed_at: row.completed_at?.toISOString() ?? null,
+  };
+}
+
+export function toRouteApi(row: RouteRow): Route {
+  return {
+    route_id: row.id,
+    source: row.source,
+    source_type: row.source === row.currency ? 'balance' : 'asset',
+    market: row.market,
+    rail: row.rail,
+    currency: row.currency,
+    min_amount: row.min_amount,
+    max_amount: row.max_amount,
+    fee_fixed: row.fee_fixed,
+    fee_bps: row.fee_bps,
+    status: row.status,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
   };
 }

@@ -30,25 +30,7 @@ import type {
   Route,
   UpdateRouteBody,
 } from './payouts.schemas.js';
-import { toPayoutApi } from './payouts.schemas.js';
-
-export function toRouteApi(row: repo.RouteRow): Route {
-  return {
-    route_id: row.id,
-    source: row.source,
-    source_type: row.source === row.currency ? 'balance' : 'asset',
-    market: row.market,
-    rail: row.rail,
-    currency: row.currency,
-    min_amount: row.min_amount,
-    max_amount: row.max_amount,
-    fee_fixed: row.fee_fixed,
-    fee_bps: row.fee_bps,
-    status: row.status,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-  };
-}
+import { toPayoutApi, toRouteApi } from './payouts.schemas.js';
 
 function checkLimits(min: number, max: number): void {
   if (min > max)

@@ -1,6 +1,7 @@
 // The settlement report's query and answer (GET /v1/reports/settlement); descriptions write the reference docs.
 import { Type, type Static } from 'typebox';
 import { component, DateTime, describedAs, Uuid } from '../../platform/schemas.js';
+import type { MismatchEventRow } from './reports.repository.js';
 
 export const SettlementQuery = Type.Object(
   {
@@ -125,3 +126,16 @@ export const SettlementReportSchema = component(
   ),
 );
 export type SettlementReport = Static<typeof SettlementReportSchema>;
+
+/** A `reconciliation.mismatch` event as the settlement report lists it: the object and both sides' statuses. */
+export function toMismatchApi(m: MismatchEventRow): SettlementReport['reconciliation_mismatches'][number] {
+  return {
+    event_id: m.id,
+    object_type: m.object_type,
+    object_id: m.object_id,
+    our_status: String(m.data.our_status),
+    provider_status: String(m.data.provider_status),
+    provider: String(m.data.provider),
+    detected_at: m.created_at.toISOString(),
+  };
+}

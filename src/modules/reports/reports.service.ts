@@ -4,7 +4,7 @@ import { ApiError } from '../../platform/errors.js';
 import type { MarketCatalogue } from '../catalogue/catalogue.js';
 import { isAsset } from '../ramp/assets.js';
 import * as repo from './reports.repository.js';
-import type { SettlementQuery, SettlementReport } from './reports.schemas.js';
+import { toMismatchApi, type SettlementQuery, type SettlementReport } from './reports.schemas.js';
 
 type RailReport = SettlementReport['rails'][number];
 const tally = () => ({ count: 0, amount: 0 });
@@ -71,15 +71,7 @@ export class ReportsService {
         closing_available: opening + movements.reduce((sum, m) => sum + Number(m.amount), 0),
         movements: movements.map((m) => ({ kind: m.kind, count: m.count, amount: Number(m.amount) })),
       },
-      reconciliation_mismatches: mismatches.map((m) => ({
-        event_id: m.id,
-        object_type: m.object_type,
-        object_id: m.object_id,
-        our_status: String(m.data.our_status),
-        provider_status: String(m.data.provider_status),
-        provider: String(m.data.provider),
-        detected_at: m.created_at.toISOString(),
-      })),
+      reconciliation_mismatches: mismatches.map(toMismatchApi),
     };
   }
 }

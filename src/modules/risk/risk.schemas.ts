@@ -2,6 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
 import { component, DateTime, Uuid } from '../../platform/schemas.js';
+import type { SignalRow } from './risk.repository.js';
 
 export const SIGNAL_STATUSES = ['open', 'acknowledged', 'resolved'] as const;
 export type SignalStatus = (typeof SIGNAL_STATUSES)[number];
@@ -134,3 +135,23 @@ export const ReviewSignalBody = component(
   ),
 );
 export type ReviewSignalBody = Static<typeof ReviewSignalBody>;
+
+/** A signal row as the API shows it (whole: `forAudience` in risk.service.ts masks it for a liquidity provider). */
+export function toSignalApi(row: SignalRow): Signal {
+  return {
+    signal_id: row.id,
+    workspace_id: row.workspace_id,
+    type: row.type,
+    severity: row.severity,
+    status: row.status,
+    source: row.source,
+    subject: { type: row.subject_type as Signal['subject']['type'], id: row.subject_id },
+    description: row.description,
+    details: row.details,
+    resolution_note: row.resolution_note,
+    acknowledged_at: row.acknowledged_at?.toISOString() ?? null,
+    resolved_at: row.resolved_at?.toISOString() ?? null,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}

@@ -12,7 +12,15 @@ import { stepTime } from '../../platform/time.js';
 import type { CollectionRow } from '../collections/collections.repository.js';
 import { recordEvent } from '../events/events.repository.js';
 import * as repo from './risk.repository.js';
-import type { CreateSignalBody, ListOpenQuery, ReviewSignalBody, RuleType, Severity, Signal } from './risk.schemas.js';
+import {
+  toSignalApi,
+  type CreateSignalBody,
+  type ListOpenQuery,
+  type ReviewSignalBody,
+  type RuleType,
+  type Severity,
+  type Signal,
+} from './risk.schemas.js';
 
 /** The built-in rules: how many events of a kind within a window raise a signal. Data, in one place. */
 export const RISK_RULES: Readonly<
@@ -59,25 +67,6 @@ export function forAudience(signal: Signal, audience: Audience): Signal {
   };
 }
 
-function toApi(row: repo.SignalRow): Signal {
-  return {
-    signal_id: row.id,
-    workspace_id: row.workspace_id,
-    type: row.type,
-    severity: row.severity,
-    status: row.status,
-    source: row.source,
-    subject: { type: row.subject_type as Signal['subject']['type'], id: row.subject_id },
-    description: row.description,
-    details: row.details,
-    resolution_note: row.resolution_note,
-    acknowledged_at: row.acknowledged_at?.toISOString() ?? null,
-    resolved_at: row.resolved_at?.toISOString() ?? null,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-  };
-}
-
 export class RiskService {
   constructor(
     private readonly db: Db,
@@ -120,7 +109,7 @@ export class RiskService {
       });
       if (!row) throw new Error('a reported signal is never deduplicated');
       // A liquidity provider's own report comes back masked too: every signal it reads is.
-      const shown = forAudience(toApi(row), auth.audience);
+      const shown = forAudience(toSignalApi(row), auth.audience);
       return { status: 201, headers: { location: `/v1/api/risk/signals/${row.id}` }, body: JSON.stringify(shown) };
     });
   }
@@ -133,14 +122,14 @@ export class RiskService {
         ? await repo.findSignalAnyWorkspace(this.db, id)
         : await repo.findSignal(this.db, auth.workspaceId, id);
     if (!row) throw notFound('risk signal');
-    return forAudience(toApi(row), auth.audience);
+    return forAudience(toSignalApi(row), auth.audience);
   }
 
   /** Row 6: open signals of the caller's workspace, newest first; the admin's list is every workspace's (its review queue). */
   async listOpen(auth: AuthContext, query: ListOpenQuery): Promise<Page<Signal>> {
     const { limit, filter } = this.cursors.filterOf(query);
     const rows = await repo.listOpen(this.db, auth.audience === 'admin' ? null : auth.workspaceId, filter);
-    return this.cursors.page(rows, limit, (row) => forAudience(toApi(row), auth.audience));
+    return this.cursors.page(rows, limit, (row) => forAudience(toSignalApi(row), auth.audience));
   }
 
   /** The admin acknowledges (open → acknowledged) or resolves (open or acknowledged → resolved, final) a signal. */
@@ -161,7 +150,7 @@ export class RiskService {
         updated_at: at,
       };
       await repo.saveReview(tx, next);
-      return toApi(next);
+      return toSignalApi(next);
     });
   }
 
@@ -292,7 +281,7 @@ export class RiskService {
       type: 'risk_signal.created',
       objectType: 'risk_signal',
       objectId: id,
-      data: toApi(row),
+      data: toSignalApi(row),
       at: now,
     });
     return row;

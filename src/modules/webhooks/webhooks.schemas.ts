@@ -5,6 +5,7 @@ import { ListQuery, pageSchema } from '../../platform/pagination.js';
 import { component, DateTime, Uuid } from '../../platform/schemas.js';
 import { ALL_EVENTS, EVENT_TYPES, TEST_EVENT_TYPE } from './event-types.js';
 import { MAX_URL_LENGTH } from './url-guard.js';
+import type { AttemptRow, DeliveryRow, EndpointRow, EventRow } from './webhooks.repository.js';
 import { SessionSchema } from '../checkout/checkout.schemas.js';
 import { CollectionSchema } from '../collections/collections.schemas.js';
 import { DepositSchema } from '../deposits/deposits.schemas.js';
@@ -425,3 +426,47 @@ export const WEBHOOKS_DOCUMENT = {
     }),
   ),
 };
+
+export function toEndpointApi(row: EndpointRow, now = new Date()): Endpoint {
+  const live = row.previous_secrets.map((p) => new Date(p.expires_at)).filter((d) => d > now);
+  const latest = live.length === 0 ? null : new Date(Math.max(...live.map((d) => d.getTime())));
+  return {
+    id: row.id,
+    url: row.url,
+    description: row.description,
+    enabled_events: row.enabled_events,
+    status: row.status,
+    disabled_reason: row.disabled_reason,
+    previous_secret_expires_at: latest === null ? null : latest.toISOString(),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+export function toEventApi(row: EventRow): Event {
+  return { id: row.id, type: row.type, timestamp: row.created_at.toISOString(), data: row.data };
+}
+
+export function toDeliveryApi(row: DeliveryRow, attempts: AttemptRow[]): Delivery {
+  return {
+    id: row.id,
+    event_id: row.event_id,
+    endpoint_id: row.endpoint_id,
+    kind: row.kind,
+    status: row.status,
+    next_attempt_at: row.next_attempt_at === null ? null : row.next_attempt_at.toISOString(),
+    last_error: row.last_error,
+    attempts: attempts.map((a) => ({
+      attempt: a.attempt,
+      url: a.url,
+      status_code: a.status_code,
+      duration_ms: a.duration_ms,
+      response_body: a.response_body,
+      error: a.error,
+      succeeded: a.succeeded,
+      created_at: a.created_at.toISOString(),
+    })),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}

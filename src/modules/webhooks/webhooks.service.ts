@@ -14,6 +14,9 @@ import {
   MAX_ENDPOINTS,
   MAX_PREVIOUS_SECRETS,
   PREVIOUS_SECRET_SECONDS,
+  toDeliveryApi,
+  toEndpointApi,
+  toEventApi,
   type CreateEndpointBody,
   type Delivery,
   type Endpoint,
@@ -112,50 +115,6 @@ export async function resealEndpointSecrets(
 
 /** These answers show a new signing secret: the copy kept for replays is stored sealed. */
 const SECRET_ANSWER = { secret: true };
-
-export function toEndpointApi(row: repo.EndpointRow, now = new Date()): Endpoint {
-  const live = row.previous_secrets.map((p) => new Date(p.expires_at)).filter((d) => d > now);
-  const latest = live.length === 0 ? null : new Date(Math.max(...live.map((d) => d.getTime())));
-  return {
-    id: row.id,
-    url: row.url,
-    description: row.description,
-    enabled_events: row.enabled_events,
-    status: row.status,
-    disabled_reason: row.disabled_reason,
-    previous_secret_expires_at: latest === null ? null : latest.toISOString(),
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-  };
-}
-
-export function toEventApi(row: repo.EventRow): Event {
-  return { id: row.id, type: row.type, timestamp: row.created_at.toISOString(), data: row.data };
-}
-
-function toDeliveryApi(row: repo.DeliveryRow, attempts: repo.AttemptRow[]): Delivery {
-  return {
-    id: row.id,
-    event_id: row.event_id,
-    endpoint_id: row.endpoint_id,
-    kind: row.kind,
-    status: row.status,
-    next_attempt_at: row.next_attempt_at === null ? null : row.next_attempt_at.toISOString(),
-    last_error: row.last_error,
-    attempts: attempts.map((a) => ({
-      attempt: a.attempt,
-      url: a.url,
-      status_code: a.status_code,
-      duration_ms: a.duration_ms,
-      response_body: a.response_body,
-      error: a.error,
-      succeeded: a.succeeded,
-      created_at: a.created_at.toISOString(),
-    })),
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-  };
-}
 
 export class WebhooksService {
   constructor(
