@@ -7,7 +7,7 @@ import { purgeIdleSessions } from '../modules/dashboard/dashboard.repository.js'
 import { IDLE_LIMIT_MS } from '../modules/dashboard/sessions.js';
 import { purgeNotices } from '../modules/lifecycle/notices.repository.js';
 import { purgeOldQueries } from '../modules/providers/mpesa-daraja/daraja.repository.js';
-import { purgeFinishedDeliveries, purgePublishedOutbox } from '../modules/webhooks/webhooks.repository.js';
+import { purgeFinishedDeliveries, purgePublishedOutbox } from '../modules/webhooks/relay.repository.js';
 import type { IdempotencyEngine } from '../platform/idempotency.js';
 import { deleteInBatches, type PurgeResult } from '../platform/purge.js';
 

@@ -2,7 +2,7 @@
 // At least once: a delivery is held by a lease while it is sent; a worker that dies mid-attempt leaves the lease to
 // run out and another (or the restarted one) sends it again. A claim leases its rows in the same statement, so two
 // workers never send the same attempt at once. A slow or dead endpoint holds at most `endpointConcurrency` of this
-// process's `concurrency` slots; the others keep flowing. The SQL is in webhooks.repository.ts.
+// process's `concurrency` slots; the others keep flowing. The SQL is in relay.repository.ts.
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { Counter, Histogram, type Registry } from 'prom-client';
@@ -15,7 +15,8 @@ import { subscribes } from './event-types.js';
 import { notSent, send, storable, type AttemptResult } from './sender.js';
 import { signedHeaders } from './signing.js';
 import type { Resolve } from './url-guard.js';
-import * as repo from './webhooks.repository.js';
+import * as repo from './relay.repository.js';
+import { enabledEndpoints, failPendingDeliveries } from './webhooks.repository.js';
 import { signingSecrets } from './webhooks.service.js';
 
 export interface RelayOptions {
@@ -125,7 +126,7 @@ export class WebhookRelay {
     return withTransaction(this.db, async (tx) => {
       const batch = await repo.unpublishedOutbox(tx, FAN_OUT_BATCH);
       if (batch.length === 0) return 0;
-      const endpoints = await repo.enabledEndpoints(tx, [...new Set(batch.map((b) => b.workspace_id))], true);
+      const endpoints = await enabledEndpoints(tx, [...new Set(batch.map((b) => b.workspace_id))], true);
       const deliveries = {
         ids: [] as string[],
         workspaces: [] as string[],
@@ -366,7 +367,7 @@ export class WebhookRelay {
           await repo.lockEndpoint(tx, d.endpoint_id);
           const updated = await repo.recordAttempts(tx, [record]);
           await repo.disableGoneEndpoint(tx, d.endpoint_id);
-          await repo.failPendingDeliveries(
+          await failPendingDeliveries(
             tx,
             d.workspace_id,
             d.endpoint_id,
