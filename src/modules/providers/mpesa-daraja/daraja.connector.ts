@@ -1,11 +1,10 @@
 // Safaricom M-Pesa Daraja: collections by STK Push (confirmed by STK Push Query), payouts by B2C, refunds by
 // Reversal; B2C and Reversal outcomes are confirmed by Transaction Status, which Daraja answers by callback.
 // Daraja signs nothing and its STK Push takes no idempotency key, so the choices below keep a payer from being
-// prompted twice: see docs/connectors/mpesa-daraja.md.
+// prompted twice: see docs/connectors/mpesa-daraja.md. What Daraja sends back (its callbacks, its result codes) is read
+// in daraja.callbacks.ts.
 import { constants, createPublicKey, publicEncrypt } from 'node:crypto';
 import { Type } from 'typebox';
-import { ApiError } from '../../../platform/errors.js';
-import { isUuid } from '../../../platform/ids.js';
 import { majorUnits } from '../../../platform/money.js';
 import {
   connectorEntry,
@@ -18,7 +17,6 @@ import {
 import {
   callOperator,
   readToken,
-  field,
   msisdn,
   OperatorNoAnswer,
   text,
@@ -36,10 +34,10 @@ import {
   type OperatorConnector,
   type PayoutOrder,
   type ProviderAck,
-  type ProviderNotice,
   type ProviderStatus,
   type RefundOrder,
 } from '../provider.js';
+import { readDarajaCallback, STK_REASONS } from './daraja.callbacks.js';
 import * as repo from './daraja.repository.js';
 
 const Entry = connectorEntry('mpesa_daraja', {
@@ -144,78 +142,10 @@ const THROTTLED = new Set(['500.003.02', '500.003.03']);
 /** Words Daraja refuses in a callback URL (its URL rules; the sandbox rejects a URL with "mpesa" in it). */
 export const FORBIDDEN_URL_WORDS = /m-?pesa|safaricom|exec?|cmd|sql|query/i;
 
-/** STK result codes as our stable reasons (the issue's six, and the documented limits). */
-const STK_REASONS: Record<string, string> = {
-  '1': 'insufficient_funds',
-  '1032': 'payer_declined',
-  '1037': 'payer_unreachable',
-  '2001': 'wrong_pin',
-  '1019': 'prompt_expired',
-  '1001': 'payer_busy',
-  '2': 'payer_limit_reached',
-  '3': 'payer_limit_reached',
-  '4': 'payer_limit_reached',
-  '8': 'payer_limit_reached',
-  '17': 'payer_busy',
-  '2028': 'provider_refused',
-  SFC_IC0003: 'provider_refused',
-};
-
-/** B2C result codes as payout reasons. */
-const B2C_REASONS: Record<string, string> = {
-  '1': 'insufficient_provider_balance',
-  '2': 'recipient_limit_reached',
-  '3': 'recipient_limit_reached',
-  '4': 'recipient_limit_reached',
-  '8': 'recipient_limit_reached',
-  '2040': 'invalid_account',
-  '2001': 'provider_refused',
-  '21': 'provider_refused',
-  '8006': 'provider_refused',
-  '2028': 'provider_refused',
-  SFC_IC0003: 'invalid_account',
-};
-
-/** Reversal result codes as refund reasons: R000001 means someone reversed the payment before us. */
-const REVERSAL_REASONS: Record<string, string> = {
-  R000001: 'collection_reversed',
-  R000002: 'provider_refused',
-  '1': 'insufficient_provider_balance',
-};
-
-/** Transaction Status's TransactionStatus values in our terms. */
-function transactionStatus(value: string | undefined): 'successful' | 'failed' | 'pending' {
-  if (value === 'Completed') return 'successful';
-  if (value === 'Cancelled' || value === 'Declined' || value === 'Expired' || value === 'Failed') return 'failed';
-  return 'pending';
-}
-
 /** Nairobi time (UTC+3, no daylight saving) as Daraja's YYYYMMDDHHmmss. */
 export function darajaTimestamp(at: Date): string {
   return new Date(at.getTime() + 3 * 3_600_000).toISOString().replace(/[-:T]/g, '').slice(0, 14);
 }
-
-/** A ResultParameter (or CallbackMetadata item) by its key: Daraja's order varies, and an item may have no Value. */
-function parameter(list: unknown, key: string): string | undefined {
-  if (!Array.isArray(list)) return undefined;
-  for (const item of list) {
-    if (text(item, 'Key') === key || text(item, 'Name') === key) return text(item, 'Value');
-  }
-  return undefined;
-}
-
-/** The callback kinds and our operation each is about. */
-const CALLBACK_KINDS: Record<string, NoticeObjectType> = {
-  stk: 'collection',
-  'b2c-result': 'payout',
-  'b2c-timeout': 'payout',
-  'reversal-result': 'refund',
-  'reversal-timeout': 'refund',
-  'status-result': 'collection',
-  'status-timeout': 'collection',
-};
-
-const ACCEPTED = { ResultCode: 0, ResultDesc: 'Accepted' };
 
 export class DarajaConnector implements OperatorConnector {
   readonly name: string;
@@ -459,121 +389,9 @@ export class DarajaConnector implements OperatorConnector {
     return ANSWER_BY_CALLBACK;
   }
 
-  async readCallback(path: string, body: unknown): Promise<CallbackReading> {
-    const [kind = '', id = ''] = path.split('/');
-    const objectType = CALLBACK_KINDS[kind];
-    if (objectType === undefined || !isUuid(id))
-      throw new ApiError('not_found', `No Daraja callback is sent to '${path}'.`);
-    if (kind === 'stk') return { claim: this.stkClaim(id, body), reply: ACCEPTED };
-    const result = field(body, 'Result');
-    if (typeof result !== 'object' || result === null)
-      throw new ApiError('validation_failed', 'A Daraja result carries a Result object.');
-    if (kind.endsWith('-timeout')) {
-      // The request timed out in M-Pesa's queue: no outcome. The sweeps ask Transaction Status later.
-      this.deps.log.warn({ kind, id }, 'Daraja queue time-out; the status is asked later');
-      return { reply: ACCEPTED };
-    }
-    if (kind === 'status-result') return { confirmed: await this.statusAnswer(id, result), reply: ACCEPTED };
-    const code = text(result, 'ResultCode') ?? '';
-    const parameters = field(result, 'ResultParameters', 'ResultParameter');
-    const reasons = objectType === 'payout' ? B2C_REASONS : REVERSAL_REASONS;
-    const claim: CallbackClaim = {
-      objectType,
-      objectId: id,
-      reference: text(result, 'OriginatorConversationID'),
-      status: code === '0' ? 'successful' : 'failed',
-      reason: code === '0' ? undefined : (reasons[code] ?? 'provider_error'),
-      receipt:
-        code === '0' ? (parameter(parameters, 'TransactionReceipt') ?? text(result, 'TransactionID')) : undefined,
-      amount:
-        code === '0' ? (parameter(parameters, 'TransactionAmount') ?? parameter(parameters, 'Amount')) : undefined,
-    };
-    return { claim, reply: ACCEPTED };
-  }
-
-  /** The STK callback: Body.stkCallback with its ResultCode and, on success, the receipt and amount. */
-  private stkClaim(id: string, body: unknown): CallbackClaim {
-    const callback = field(body, 'Body', 'stkCallback');
-    const code = text(callback, 'ResultCode');
-    const reference = text(callback, 'CheckoutRequestID');
-    if (code === undefined || reference === undefined)
-      throw new ApiError(
-        'validation_failed',
-        'An STK callback carries Body.stkCallback with CheckoutRequestID and ResultCode.',
-      );
-    const items = field(callback, 'CallbackMetadata', 'Item');
-    if (code !== '0')
-      return {
-        objectType: 'collection',
-        objectId: id,
-        reference,
-        status: 'failed',
-        reason: STK_REASONS[code] ?? 'provider_error',
-      };
-    return {
-      objectType: 'collection',
-      objectId: id,
-      reference,
-      status: 'successful',
-      receipt: parameter(items, 'MpesaReceiptNumber'),
-      amount: parameter(items, 'Amount'),
-    };
-  }
-
-  /**
-   * A Transaction Status answer, believed only if it quotes the ConversationID of a query we made about this
-   * operation. It must agree with the callback that led to the query, if one did.
-   */
-  private async statusAnswer(id: string, result: object): Promise<ProviderNotice | undefined> {
-    const conversationId = text(result, 'ConversationID');
-    const query =
-      conversationId === undefined ? undefined : await repo.takeQuery(this.deps.db, this.name, conversationId);
-    if (!query || query.object_id !== id) {
-      this.deps.log.warn(
-        { id, conversation_id: conversationId },
-        'Transaction Status answer to no query of ours; ignored',
-      );
-      return undefined;
-    }
-    const parameters = field(result, 'ResultParameters', 'ResultParameter');
-    if (text(result, 'ResultCode') !== '0') {
-      this.deps.log.warn(
-        { id, result_code: text(result, 'ResultCode') },
-        'Transaction Status could not tell; the sweeps ask again',
-      );
-      return undefined;
-    }
-    const status = transactionStatus(parameter(parameters, 'TransactionStatus'));
-    if (status === 'pending') return undefined;
-    if (query.claimed_status !== null && query.claimed_status !== status) {
-      this.deps.log.warn(
-        { id, claimed: query.claimed_status, queried: status },
-        'Daraja result contradicted by Transaction Status; nothing changed',
-      );
-      return undefined;
-    }
-    const receipt = parameter(parameters, 'ReceiptNo');
-    // Asked by receipt: the answer must be about that receipt. Asked about a payout: about its OriginatorConversationID.
-    const originator = parameter(parameters, 'OriginatorConversationID');
-    if (
-      (query.claimed_receipt !== null && receipt !== query.claimed_receipt) ||
-      (query.object_type === 'payout' && originator !== undefined && originator !== id)
-    ) {
-      this.deps.log.warn(
-        { id, receipt, originator },
-        'Transaction Status answered about another transaction; nothing changed',
-      );
-      return undefined;
-    }
-    return {
-      noticeId: `status:${conversationId}`,
-      objectType: query.object_type,
-      objectId: id,
-      status,
-      reason: status === 'failed' ? (query.claimed_reason ?? 'provider_error') : undefined,
-      receipt,
-      amount: status === 'successful' ? parameter(parameters, 'Amount') : undefined,
-    };
+  /** Daraja's callbacks and Transaction Status answers: daraja.callbacks.ts. */
+  readCallback(path: string, body: unknown): Promise<CallbackReading> {
+    return readDarajaCallback({ name: this.name, db: this.deps.db, log: this.deps.log }, path, body);
   }
 
   private async queryStk(objectId: string, reference: string): Promise<ProviderStatus | undefined> {
