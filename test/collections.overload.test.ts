@@ -1,6 +1,6 @@
-// The payer's prompt under a burst: while the initiations queued in the process are behind by more than
-// INITIATION_MAX_WAIT_MS, a new collection is refused with 503 `overloaded` and Retry-After, and nothing is created;
-// once the queue has caught up, collections are accepted again.
+// The payer's prompt under a burst: while the initiations in hand in the process are behind by more than half of
+// INITIATION_MAX_WAIT_MS (a new one would wait as long again), a new collection is refused with 503 `overloaded` and
+// Retry-After, and nothing is created; once the queue has caught up, collections are accepted again.
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -17,7 +17,7 @@ import {
 } from './collections.schemas.js';
 import { paymentInstruction } from './payment-instructions.js';
 import type { RailAssignment } from '../providers/provider.js';
-import type { AfterCommit } from '../../platform/after-commit.js';
+import { emitOnCommit, type AfterCommit } from '../../platform/after-commit.js';
 
 const METADATA_MAX_BYTES = 16 * 1024;
 
@@ -64,20 +64,24 @@ export class CollectionsService {
     private readonly cursors: CursorCodec,
     /** The provider that runs each rail (checked at boot: every rail has one). */
     private readonly rails: RailAssignment,
-    /** Told of each new collection once it is committed (the submitter hands it to its provider). */
-    readonly afterCommit: AfterCommit,
+    /**
+     * Told of each new collection, and its `collection.created` event, once committed (the submitter hands the
+     * collection to its provider; the relay sends the event).
+     */
+    private readonly afterCommit: AfterCommit,
     /** How long the oldest initiation waiting in this process has waited, in ms, and the most it may. */
     private readonly backlog: { waitingMs: () => number; maxWaitMs: number } = { waitingMs: () => 0, maxWaitMs: 1000 },
   ) {}
 
   /**
-   * Refuses a new collection (503 `overloaded`, Retry-After) while the initiations queued here are behind by more than
-   * the most a payer can wait for their prompt: accepted now, the prompt would come after the phone gave up. The
-   * client retries shortly, or on another node.
+   * Refuses a new collection (503 `overloaded`, Retry-After) while its prompt could not go out within the most a payer
+   * waits for it (`maxWaitMs`): accepted now, the prompt would come after the phone gave up. A new initiation queues
+   * behind those in hand, so it waits about as long as the oldest of them has: it is refused once that one has waited
+   * half the most. The client retries shortly, or on another node.
    */
   admit(): void {
     const waited = this.backlog.waitingMs();
-    if (waited > this.backlog.maxWaitMs) {
+    if (waited > this.backlog.maxWaitMs / 2) {
       throw new ApiError(
         'overloaded',
         `Payment prompts are ${Math.round(waited)} ms behind; this collection was not created. Retry after a second.`,
@@ -156,13 +160,18 @@ export class CollectionsService {
       eventStatement(workspaceId, { ...event, id: uuidv7(event.at.getTime()) }, change),
       { status: 201, headers: { location: `/v1/collections/${id}` }, body: JSON.stringify(collection) },
     );
-    if (!result.replayed) this.afterCommit.emit({ kind: 'collection', workspaceId, id });
+    if (!result.replayed) {
+      this.afterCommit.emit({ kind: 'collection', workspaceId, id });
+      // The event went in with it (eventStatement, not recordEvent: there is no transaction to note it on).
+      this.afterCommit.emit({ kind: 'events' });
+    }
     return result;
   }
 
   /**
    * Writes a new collection and its `collection.created` event inside the caller's transaction. The caller
-   * has run `resolve` and tells `afterCommit` once the transaction commits. A hosted checkout's attempt names
+   * has run `resolve`. Once the transaction commits, the after-commit hook hands the collection to its provider
+   * (and the event to the relay); if it rolls back, nothing is handed on. A hosted checkout's attempt names
    * its session, and its bank-transfer account is named after the merchant rather than the reference (the
    * payer sees the instruction). Its expiry is the rail's: cutting it short at the session's expiry would
    * expire a prompt the payer may still approve.
@@ -185,6 +194,7 @@ export class CollectionsService {
       checkout,
     );
     await recordEvent(tx, workspaceId, event, change);
+    emitOnCommit(tx, { kind: 'collection', workspaceId, id: collection.collection_id });
     return collection;
   }
 
