@@ -210,6 +210,9 @@ describe('endpoints: create, list, read, change, delete', () => {
     assert.equal(r2.text, r1.text);
     assert.equal(r2.headers.get('idempotent-replayed'), 'true');
     assert.notEqual(r1.body.secret, res.body.secret);
+    // Rotated once: the endpoint is as the first rotation left it (a second rotation would move updated_at and
+    // previous_secret_expires_at, which the replayed answer alone cannot show).
+    assert.deepEqual((await getEndpoint(ws.token, e.id)).body, withoutSecret(r1.body));
   });
 
   it('an id that is not a UUID is 404 on every route that takes one', async () => {
