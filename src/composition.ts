@@ -50,7 +50,7 @@ export interface CompositionDeps {
 }
 
 export interface Services {
-  /** What requests' committed work tells the background workers (they listen while they run). */
+  /** The after-commit hook: what committed work tells the background workers (they listen while they run). */
   afterCommit: AfterCommit;
   /** The secrets key: what the relay opens webhook signing secrets with. */
   box: SecretBox;
@@ -81,7 +81,11 @@ export interface Services {
 export function compose(deps: CompositionDeps): Services {
   const { config, db, workerDb, log, tokens } = deps;
   const idempotency = new IdempotencyEngine(db, config.idempotencyRetentionSeconds, deps.box);
+  // The one after-commit hook (platform/after-commit.ts): what a transaction of either pool noted for after its commit
+  // (an event recorded, a collection inserted) is emitted once it commits.
   const afterCommit = new AfterCommit();
+  afterCommit.watch(db);
+  if (workerDb !== db) afterCommit.watch(workerDb);
   const cursors = new CursorCodec(deps.keys.cursorKey);
   const credentials = new CredentialsService(tokens, config.paymentsEnv);
   // The background's writes (providers' answers, notices, expiry, the simulator's operations) share transactions: many

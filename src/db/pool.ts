@@ -93,16 +93,60 @@ export function createPool(connectionString: string, max: number, options: Parti
 export async function withTransaction<T>(pool: pg.Pool, work: (tx: Tx) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let lost: Error | undefined;
+  // Notes left on this connection by work that did not run here (a transaction of its own) are not this one's.
+  notes.delete(client);
   try {
     await client.query('BEGIN');
     const result = await work(client);
     await client.query('COMMIT');
+    const noted = notes.get(client);
+    notes.delete(client);
+    if (noted) tellCommitted(pool, [...noted.values()]);
     return result;
   } catch (err) {
+    notes.delete(client);
     if (isConnectionLost(err)) lost = err as Error;
     else await client.query('ROLLBACK').catch((rollbackErr: unknown) => (lost = rollbackErr as Error));
     throw err;
   } finally {
     client.release(lost);
+  }
+}
+
+/** Per connection, what the transaction running on it noted for after its commit (`noteForCommit`), by key. */
+const notes = new WeakMap<pg.ClientBase, Map<string, unknown>>();
+/** Per pool, who hears of its transactions' notes once they commit (`onCommitted`). */
+const committedListeners = new WeakMap<pg.Pool, Set<(notes: unknown[]) => void>>();
+
+/**
+ * Notes `note` on the transaction `tx` runs in (`withTransaction`): once it commits, the pool's listeners
+ * (`onCommitted`) are handed it; if it rolls back, it is forgotten. One note per key and transaction: noting a key again
+ * (a batch of moves, each recording events) changes nothing. What a note means is its listeners' business: db/ only
+ * carries it past the commit.
+ */
+export function noteForCommit(tx: Tx, key: string, note: unknown): void {
+  let noted = notes.get(tx);
+  if (!noted) notes.set(tx, (noted = new Map()));
+  if (!noted.has(key)) noted.set(key, note);
+}
+
+/**
+ * Hands `listener` the notes of every transaction of `pool` that commits from now on (each committed transaction's
+ * notes in one call, right after its COMMIT). It must not throw: the transaction has committed. Returns what stops it.
+ */
+export function onCommitted(pool: pg.Pool, listener: (notes: unknown[]) => void): () => void {
+  let listeners = committedListeners.get(pool);
+  if (!listeners) committedListeners.set(pool, (listeners = new Set()));
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+function tellCommitted(pool: pg.Pool, noted: unknown[]): void {
+  for (const listener of committedListeners.get(pool) ?? []) {
+    try {
+      listener(noted);
+    } catch {
+      // Listeners must not throw (see onCommitted); if one does, its transaction has committed all the same.
+    }
   }
 }

@@ -5,6 +5,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import type { TransactionBatcher } from '../db/batcher.js';
+import { isDatabaseUnavailable } from '../db/errors.js';
 import type { Db } from '../db/pool.js';
 import type { AfterCommit } from '../platform/after-commit.js';
 import type { IdempotencyEngine } from '../platform/idempotency.js';
@@ -83,10 +84,21 @@ export function startWorkers(
     },
     log,
   );
-  // Work committed by requests reaches the background at once: a new operation goes to its provider, new events out.
+  // The relay's round: new outbox rows fanned out to deliveries, then what is due sent. Run by its poll and by every
+  // commit that wrote events or deliveries; one round at a time, and the calls made during one share the next.
+  const relayRound = oneAtATime(() => relay.tick());
+  // Committed work reaches the background at once, through the after-commit hook (platform/after-commit.ts): a new
+  // operation goes to its provider; new events (recorded in any transaction: a request's, the lifecycle's) and new
+  // deliveries (a resend, a test event) wake the relay.
   const stopListening = services.afterCommit.listen((committed) => {
-    if (committed.kind === 'events') relay.kick();
-    else submitter.kick(committed.kind, committed.workspaceId, committed.id);
+    if (committed.kind === 'events') {
+      relayRound.run().catch((err: unknown) =>
+        // A database away for a moment (the next poll tries again) is not an error worth a person's look.
+        isDatabaseUnavailable(err)
+          ? log.warn({ err: { message: (err as Error).message } }, 'webhook relay paused: database unavailable')
+          : log.error({ err }, 'webhook relay failed'),
+      );
+    } else submitter.kick(committed.kind, committed.workspaceId, committed.id);
   });
 
   const tick = config.workerIntervalMs;
@@ -103,7 +115,7 @@ export function startWorkers(
         report,
       ),
     ),
-    every(config.webhookPollMs, 'webhook-relay', () => relay.tick(), report),
+    every(config.webhookPollMs, 'webhook-relay', () => relayRound.run(), report),
     every(tick, 'initiation-sweep', () => submitter.sweep(), report),
     every(tick, 'expiry', () => expireDue(db, services.batcher, lifecycle, providers, notices, log), report),
     every(tick, 'checkout-expiry', () => services.checkout.expireDue(), report),
@@ -143,7 +155,38 @@ export function startWorkers(
     async stop() {
       stopListening();
       await Promise.all(jobs.map((j) => j.stop()));
+      await relayRound.settled();
       await Promise.all([submitter.stop(), relay.stop(), notices.settle()]);
+    },
+  };
+}
+
+/**
+ * `round` run one at a time. A call while a round runs is answered by the next round, shared by every call made
+ * meanwhile: what was committed after the running round looked is seen by the next one, and a burst of calls costs
+ * one round, not one each.
+ */
+export function oneAtATime(round: () => Promise<void>): { run(): Promise<void>; settled(): Promise<void> } {
+  let current: Promise<void> | undefined;
+  let next: Promise<void> | undefined;
+  const start = (): Promise<void> =>
+    (current = round().finally(() => {
+      current = undefined;
+    }));
+  return {
+    run() {
+      if (current === undefined && next === undefined) return start();
+      next ??= (current ?? Promise.resolve())
+        .catch(() => undefined)
+        .then(() => {
+          next = undefined;
+          return start();
+        });
+      return next;
+    },
+    async settled() {
+      await Promise.allSettled([current, next]);
+      await current?.catch(() => undefined);
     },
   };
 }

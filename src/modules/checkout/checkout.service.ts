@@ -226,7 +226,6 @@ export class CheckoutService {
     };
     const resolved = this.collections.resolve(found.market, body.rail, collectionBody);
     this.collections.admit();
-    let created: string | undefined;
     const result = await this.idempotency.run(
       found.workspace_id,
       `checkout:${found.id}:${key}`,
@@ -268,7 +267,6 @@ export class CheckoutService {
           updated_at: at,
         };
         await saveMove(tx, session, next);
-        created = collection.collection_id;
         return {
           status: 201,
           headers: {},
@@ -276,8 +274,6 @@ export class CheckoutService {
         };
       },
     );
-    if (created !== undefined)
-      this.collections.afterCommit.emit({ kind: 'collection', workspaceId: found.workspace_id, id: created });
     return result;
   }
 

@@ -1,5 +1,8 @@
-// Events and their outbox rows: always written together, inside the caller's transaction.
+// Events and their outbox rows: always written together, inside the caller's transaction. Recording an event wakes
+// the webhook relay of this process once that transaction commits (the after-commit hook, platform/after-commit.ts),
+// so the event goes out at once rather than at the relay's next poll.
 import type { Tx } from '../../db/pool.js';
+import { emitOnCommit } from '../../platform/after-commit.js';
 import { uuidv7 } from '../../platform/ids.js';
 
 export interface RecordedEvent {
@@ -25,7 +28,7 @@ export interface EventInput {
 /**
  * Writes an event and its outbox row. With `change`, the write the event announces (an INSERT or UPDATE with no
  * RETURNING) runs in the same statement, as a data-modifying WITH: one round trip for the change, its event and
- * its outbox row, which all commit or roll back together anyway.
+ * its outbox row, which all commit or roll back together anyway. Once `tx` commits, the relay is woken.
  */
 export async function recordEvent(
   tx: Tx,
@@ -36,13 +39,15 @@ export async function recordEvent(
   const id = uuidv7(event.at.getTime());
   const { text, values } = eventStatement(workspaceId, { ...event, id }, change);
   await tx.query(text, values);
+  emitOnCommit(tx, { kind: 'events' });
   return { id, type: event.type, created_at: event.at };
 }
 
 /**
  * The statement `recordEvent` runs, built and not sent: the event (its id chosen by the caller), its outbox row and,
  * with `change`, the write it announces, as one data-modifying WITH whose parameters are the change's ($1…$n) and
- * then the event's. For a caller that sends it itself, inside a larger statement (a create adds its stored idempotent answer to it).
+ * then the event's. For a caller that sends it itself, inside a larger statement (a create adds its stored idempotent
+ * answer to it); that caller wakes the relay itself once it has committed (`afterCommit.emit({ kind: 'events' })`).
  */
 export function eventStatement(workspaceId: string, event: EventInput & { id: string }, change?: Statement): Statement {
   const before = change?.values ?? [];
