@@ -1,7 +1,7 @@
-// Properties of the ramp's integer money (fast-check): conversion and fees rounded DOWN to a whole minor unit,
-// checked against a BigInt oracle written here from the documented formula (the rate parsed from its decimal
-// string by this file, not by rateUnits); and conservation of the ramp's postings, applied to an in-memory
-// ledger across random runs of deposits, autoconvert credits and payouts reserved, settled or released.
+// Properties of the integer money of src/modules/conversion/ (fast-check): conversion and fees rounded DOWN to
+// a whole minor unit, checked against a BigInt oracle written here from the documented formula (the rate parsed
+// from its decimal string by this file, not by rateUnits); and conservation of its postings, applied to an
+// in-memory ledger across random runs of deposits, autoconvert credits and payouts reserved, settled or released.
 // Pure functions only: no database, no app.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -15,7 +15,7 @@ import {
   WORKSPACE_AVAILABLE,
   type Posting,
 } from '../src/modules/ledger/ledger.repository.js';
-import { convert, feeOf, quote, rateUnits } from '../src/modules/ramp/conversion.js';
+import { convert, feeOf, quote, rateUnits } from '../src/modules/conversion/conversion.js';
 import {
   autoconvertPostings,
   depositPostings,
@@ -23,7 +23,7 @@ import {
   payoutReservePostings,
   payoutSettlePostings,
   type PayoutMoney,
-} from '../src/modules/ramp/postings.js';
+} from '../src/modules/conversion/postings.js';
 
 const RUNS = 2_000;
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
@@ -350,7 +350,7 @@ function step(ledger: Map<string, number>, m: Model, op: Op, n: number, stats: M
   }
 }
 
-describe('conservation of the ramp postings', () => {
+describe('conservation of the deposit, autoconvert and payout postings', () => {
   const runs = 500;
   it(`${runs} random runs of 20 to 80 operations: no minor unit made or lost, every account as the model says`, () => {
     const stats = new Map<string, number>();

@@ -1,6 +1,6 @@
-// The crypto assets the ramp takes, on which networks, and what an address looks like on each. Amounts of an
-// asset are integers in its minor unit: 10^-6 of a USDT or a USDC (whatever the token's decimals on the chain;
-// the reporter of a deposit converts).
+// The crypto assets the service takes (deposits in, payouts from an asset balance), on which networks, and what
+// an address looks like on each. Amounts of an asset are integers in its minor unit: 10^-6 of a USDT or a USDC
+// (whatever the token's decimals on the chain; the reporter of a deposit converts).
 import { randomBytes } from 'node:crypto';
 
 export const NETWORKS = ['tron', 'ethereum', 'polygon', 'base', 'solana'] as const;

@@ -1,6 +1,6 @@
-// The ledger postings of the ramp, as pure functions: each posting is in one currency and sums to zero, so
-// no minor unit is made or lost. A conversion is two postings: the source amount into FX in the source
-// currency, the converted amount out of FX in the target currency.
+// The ledger postings of deposits, autoconvert credits and payouts, as pure functions: each posting is in one
+// currency and sums to zero, so no minor unit is made or lost. A conversion is two postings: the source amount
+// into FX in the source currency, the converted amount out of FX in the target currency.
 import {
   CUSTODY_ASSETS,
   FEE_INCOME,

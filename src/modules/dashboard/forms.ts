@@ -2,14 +2,14 @@
 // from a fixed list, a currency's minor digits, and the API's refusal of a form shown on it (its words, its stable
 // code, the fields it names).
 import { PaymentsError } from '../../../packages/sdk/src/index.js';
-import { ASSETS, isAsset } from '../ramp/assets.js';
+import { ASSETS, isAsset } from '../conversion/assets.js';
 import type { PageContext } from './page-context.js';
 import { html, type Html } from './html.js';
 
 /** The `:id` of the page's path ('' on a page without one). */
 export const pathId = (ctx: Pick<PageContext, 'request'>): string => (ctx.request.params as { id?: string }).id ?? '';
 
-/** A currency's minor digits from the catalogue, or a ramp asset's (USDT, USDC: 6); undefined when unknown. */
+/** A currency's minor digits from the catalogue, or a crypto asset's (USDT, USDC: 6); undefined when unknown. */
 export function exponentOf(ctx: Pick<PageContext, 'catalogue'>, currency: string): number | undefined {
   return ctx.catalogue.currency(currency)?.exponent ?? (isAsset(currency) ? ASSETS[currency].exponent : undefined);
 }

@@ -4,7 +4,7 @@ import { ListQuery, pageSchema } from '../../platform/pagination.js';
 import { normaliseDecimal } from '../../platform/money.js';
 import { component, DateTime, Uuid } from '../../platform/schemas.js';
 import { MetadataSchema } from '../collections/collections.schemas.js';
-import { ASSET_CODES, NETWORKS } from '../ramp/assets.js';
+import { ASSET_CODES, NETWORKS } from '../conversion/assets.js';
 import type { AddressRow, CreditRow, DepositRow } from './deposits.repository.js';
 
 export const DEPOSIT_STATUSES = ['pending', 'confirmed', 'credited', 'failed'] as const;

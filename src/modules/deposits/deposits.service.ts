@@ -24,9 +24,9 @@ import {
   sandboxAddress,
   type Asset,
   type Network,
-} from '../ramp/assets.js';
-import { convertible, quote } from '../ramp/conversion.js';
-import { autoconvertPostings, depositPostings } from '../ramp/postings.js';
+} from '../conversion/assets.js';
+import { convertible, quote } from '../conversion/conversion.js';
+import { autoconvertPostings, depositPostings } from '../conversion/postings.js';
 import * as repo from './deposits.repository.js';
 import { DEPOSIT_TRANSITIONS } from './deposits.states.js';
 import { allows } from '../../platform/state-machine.js';

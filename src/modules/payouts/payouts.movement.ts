@@ -3,7 +3,7 @@
 // through FX when converted).
 import { findBeneficiary } from '../beneficiaries/beneficiaries.repository.js';
 import type { Movement } from '../lifecycle/movement.js';
-import { payoutReleasePostings, payoutSettlePostings } from '../ramp/postings.js';
+import { payoutReleasePostings, payoutSettlePostings } from '../conversion/postings.js';
 import { lockPayout, PAYOUT_COLUMNS, type PayoutRow } from './payouts.repository.js';
 import { payoutFailureReason, toPayoutApi, type PayoutStatus } from './payouts.schemas.js';
 import { PAYOUT_TRANSITIONS } from './payouts.states.js';

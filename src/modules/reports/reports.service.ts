@@ -2,7 +2,7 @@
 import type { Db } from '../../db/pool.js';
 import { ApiError } from '../../platform/errors.js';
 import type { MarketCatalogue } from '../catalogue/catalogue.js';
-import { isAsset } from '../ramp/assets.js';
+import { isAsset } from '../conversion/assets.js';
 import * as repo from './reports.repository.js';
 import { toMismatchApi, type SettlementQuery, type SettlementReport } from './reports.schemas.js';
 
