@@ -50,7 +50,7 @@ import { depositsRoutes } from './modules/deposits/deposits.routes.js';
 import { payoutsRoutes } from './modules/payouts/payouts.routes.js';
 import { marketDataRoutes } from './modules/market-data/market-data.routes.js';
 import type { ProviderPlan } from './modules/providers/providers.registry.js';
-import { operatorCallbackRoutes, providersRoutes } from './modules/lifecycle/callbacks.routes.js';
+import { operatorCallbackRoutes, signedCallbackRoutes } from './modules/providers/callbacks.routes.js';
 import { refundsRoutes } from './modules/refunds/refunds.routes.js';
 import { reportsRoutes } from './modules/reports/reports.routes.js';
 import { riskRoutes } from './modules/risk/risk.routes.js';
@@ -315,7 +315,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   riskRoutes(app, services.risk);
   depositsRoutes(app, services.deposits, config.paymentsEnv);
   payoutsRoutes(app, services.payouts);
-  providersRoutes(app, services.notices);
+  signedCallbackRoutes(app, services.notices);
   operatorCallbackRoutes(app, services.notices);
   webhooksRoutes(app, services.webhooks);
   // The simulate endpoints exist only in the sandbox: in production they are unknown routes (404).

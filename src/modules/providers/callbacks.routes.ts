@@ -1,13 +1,27 @@
 // Inbound provider callbacks: public (the provider has no token), authenticated by the provider's signature
-// over the raw body, and safe to receive twice.
+// over the raw body (or, for operators, by the callback token in the address), and safe to receive twice. What a
+// callback says is applied by the lifecycle's notices (lifecycle/notices.service.ts), handed in as CallbackNotices:
+// providers/ imports nothing of the lifecycle.
 import { Type, type TSchema } from 'typebox';
 import { ApiError } from '../../platform/errors.js';
 import type { App } from '../../platform/http.js';
 import { problemResponses } from '../../platform/schemas.js';
-import { CallbackBody, SIGNATURE_HEADER } from '../providers/callback-protocol.js';
-import type { ProviderNotices } from './notices.service.js';
+import { CallbackBody, SIGNATURE_HEADER } from './callback-protocol.js';
+import type { CallbackHeaders } from './provider.js';
 
-export function providersRoutes(app: App, notices: ProviderNotices): void {
+/** Where a callback goes once received: the lifecycle's notices (ProviderNotices). */
+export interface CallbackNotices {
+  /** A signed callback: applied once by notice id; what it did. */
+  receive(
+    providerName: string,
+    rawBody: string,
+    headers: CallbackHeaders,
+  ): Promise<'applied' | 'duplicate' | 'refused'>;
+  /** An operator's unsigned callback, behind its callback token; the body the operator expects back. */
+  receiveUnsigned(providerName: string, token: string, path: string, body: unknown): Promise<unknown>;
+}
+
+export function signedCallbackRoutes(app: App, notices: CallbackNotices): void {
   app.post(
     '/v1/providers/:provider/callbacks',
     {
@@ -28,16 +42,27 @@ export function providersRoutes(app: App, notices: ProviderNotices): void {
         }),
         // Optional in the schema so that a missing signature is 401 invalid_signature, like a wrong one.
         headers: Type.Object({
-          [SIGNATURE_HEADER]: Type.Optional(Type.String({ description: 't=<unix seconds>,v1=<hex HMAC-SHA256>' })),
+          [SIGNATURE_HEADER]: Type.Optional(
+            Type.String({
+              description: 't=<unix seconds>,v1=<hex HMAC-SHA256>',
+            }),
+          ),
         }),
         body: CallbackBody,
         response: {
           200: Type.Object(
             {
-              received: Type.Literal(true, { description: 'Always true: the notice was verified and recorded.' }),
-              outcome: Type.Enum(['applied', 'duplicate', 'refused'], { description: 'What the notice did.' }),
+              received: Type.Literal(true, {
+                description: 'Always true: the notice was verified and recorded.',
+              }),
+              outcome: Type.Enum(['applied', 'duplicate', 'refused'], {
+                description: 'What the notice did.',
+              }),
             },
-            { additionalProperties: false, description: 'The notice was verified and recorded.' },
+            {
+              additionalProperties: false,
+              description: 'The notice was verified and recorded.',
+            },
           ),
           ...problemResponses(400, 401, 404, 413, 415),
         },
@@ -52,7 +77,10 @@ export function providersRoutes(app: App, notices: ProviderNotices): void {
 }
 
 const OperatorParams = {
-  provider: Type.String({ maxLength: 40, description: 'The connector name (PROVIDERS_FILE).' }),
+  provider: Type.String({
+    maxLength: 40,
+    description: 'The connector name (PROVIDERS_FILE).',
+  }),
   token: Type.String({
     maxLength: 128,
     description: "The connector's callback_token: a wrong one is 404 and changes nothing.",
@@ -66,7 +94,13 @@ const Ref = Type.String({
   maxLength: 64,
   description: 'Our id of the operation (Daraja: stk/{id}, b2c-result/{id}…).',
 });
-const OperatorBody = Type.Object({}, { additionalProperties: true, description: "The operator's own callback body." });
+const OperatorBody = Type.Object(
+  {},
+  {
+    additionalProperties: true,
+    description: "The operator's own callback body.",
+  },
+);
 const OperatorReply = Type.Object(
   {},
   {
@@ -79,7 +113,7 @@ const OperatorReply = Type.Object(
  * Operator callbacks (M-Pesa Daraja, MTN MoMo, Airtel Money): unsigned, so the URL carries the connector's secret
  * callback token, and what a callback says is only applied once the operator's status query agrees.
  */
-export function operatorCallbackRoutes(app: App, notices: ProviderNotices): void {
+export function operatorCallbackRoutes(app: App, notices: CallbackNotices): void {
   const description =
     "For operators, not integrators. Operators do not sign callbacks: the address carries the connector's callback_token, and " +
     "a callback changes nothing until the operator's own status query agrees with it (asked in the background; the operator is answered at once). " +
