@@ -58,7 +58,7 @@ import { sandboxRoutes } from './modules/sandbox/sandbox.routes.js';
 import { systemRoutes } from './modules/system/system.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { WEBHOOKS_DOCUMENT } from './modules/webhooks/webhooks.schemas.js';
-import type { Resolve } from './modules/webhooks/url-guard.js';
+import type { LookUpAddresses } from './modules/webhooks/url-guard.js';
 
 export { API_VERSION };
 export const BODY_LIMIT = 1024 * 1024;
@@ -78,7 +78,7 @@ export interface AppDeps {
   /** Override the logger (tests pass false). */
   logger?: FastifyServerOptions['logger'];
   /** Name resolution for the production webhook address guard (tests may pass their own). */
-  resolve?: Resolve;
+  lookUpAddresses?: LookUpAddresses;
 }
 
 export type { Services };
@@ -292,7 +292,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
     tokens,
     metrics: registry,
     log: app.log,
-    resolve: deps.resolve,
+    lookUpAddresses: deps.lookUpAddresses,
   });
 
   systemRoutes(app, { db, registry, migrationCount: deps.migrationCount, isDraining: () => draining });

@@ -30,7 +30,7 @@ import { buildProviders, type ProviderPlan, type ProviderRegistry } from './modu
 import { RefundsService } from './modules/refunds/refunds.service.js';
 import { RiskService } from './modules/risk/risk.service.js';
 import { SandboxService } from './modules/sandbox/sandbox.service.js';
-import type { Resolve } from './modules/webhooks/url-guard.js';
+import type { LookUpAddresses } from './modules/webhooks/url-guard.js';
 import { WebhooksService } from './modules/webhooks/webhooks.service.js';
 
 export interface CompositionDeps {
@@ -46,7 +46,7 @@ export interface CompositionDeps {
   tokens: TokenService;
   metrics: Registry;
   log: FastifyBaseLogger;
-  resolve?: Resolve | undefined;
+  lookUpAddresses?: LookUpAddresses | undefined;
 }
 
 export interface Services {
@@ -165,7 +165,7 @@ export function compose(deps: CompositionDeps): Services {
     cursors,
     afterCommit,
     deps.box,
-    deps.resolve,
+    deps.lookUpAddresses,
   );
 
   const beneficiaries = new BeneficiariesService(db, deps.catalogue, idempotency, cursors);

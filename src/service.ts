@@ -7,7 +7,7 @@ import { loadMigrations, migrate } from './db/migrate.js';
 import type { Db } from './db/pool.js';
 import { loadCatalogue, MarketCatalogue } from './modules/catalogue/catalogue.js';
 import { planProviders, type ProviderPlan } from './modules/providers/providers.registry.js';
-import type { Resolve } from './modules/webhooks/url-guard.js';
+import type { LookUpAddresses } from './modules/webhooks/url-guard.js';
 import { sealPlaintextEndpointSecrets } from './modules/webhooks/webhooks.service.js';
 import type { App } from './platform/http.js';
 import type { SecretBox } from './platform/secret-box.js';
@@ -31,7 +31,7 @@ export interface ServiceOptions {
   /** Already checked by the caller (main refuses a production start without providers early); else planned here. */
   providerPlan?: ProviderPlan;
   /** Name resolution for the production webhook address guard; the system resolver by default. */
-  resolve?: Resolve;
+  lookUpAddresses?: LookUpAddresses;
   /** The background work's own connections (`OpenDatabase.workerPool`); the API's pool when unset. */
   workerDb?: Db;
   /** The secrets key, already loaded by the caller (main logs where it came from); else loaded here from the config. */
@@ -56,7 +56,7 @@ export async function createService(config: Config, db: Db, options: ServiceOpti
     providerPlan,
     migrationCount: (await loadMigrations()).length,
     ...(logger === undefined ? {} : { logger }),
-    ...(options.resolve === undefined ? {} : { resolve: options.resolve }),
+    ...(options.lookUpAddresses === undefined ? {} : { lookUpAddresses: options.lookUpAddresses }),
   });
   return { ...built, applied, sealedEndpoints };
 }

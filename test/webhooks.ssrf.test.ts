@@ -37,9 +37,9 @@ const names = new Map<string, string[]>([
   ['mixed.example.com', [PUBLIC_ADDRESS, '10.0.0.1']],
   ['empty.example.com', []],
 ]);
-const resolveCalls: string[] = [];
-async function resolve(host: string): Promise<string[]> {
-  resolveCalls.push(host);
+const lookUpCalls: string[] = [];
+async function lookUpAddresses(host: string): Promise<string[]> {
+  lookUpCalls.push(host);
   if (host === 'localhost')
     return (await dns.promises.lookup(host, { all: true, verbatim: true })).map((a) => a.address);
   const found = names.get(host);
@@ -131,7 +131,7 @@ describe('production: the address guard', () => {
     );
     t = await startTestApp(
       { PAYMENTS_ENV: 'production', PROVIDERS_FILE: file, WORKER_INTERVAL_MS: '20', WEBHOOK_POLL_MS: '20' },
-      { workers: true, resolve },
+      { workers: true, lookUpAddresses },
     );
   });
   after(async () => {
@@ -183,7 +183,7 @@ describe('production: the address guard', () => {
     }
 
     it('the real system resolver is consulted for localhost', () => {
-      assert.ok(resolveCalls.includes('localhost'));
+      assert.ok(lookUpCalls.includes('localhost'));
     });
 
     const accepted: [string, string][] = [

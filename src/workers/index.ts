@@ -16,7 +16,7 @@ import type { Lifecycle } from '../modules/lifecycle/lifecycle.service.js';
 import type { ProviderNotices } from '../modules/lifecycle/notices.service.js';
 import type { Submitter } from '../modules/lifecycle/submitter.js';
 import type { ProviderRegistry } from '../modules/providers/providers.registry.js';
-import type { Resolve } from '../modules/webhooks/url-guard.js';
+import type { LookUpAddresses } from '../modules/webhooks/url-guard.js';
 import { expireDue, reconcile } from '../modules/lifecycle/sweeps.js';
 import { runSimulatorStep } from '../modules/providers/sandbox.simulator.js';
 import { WebhookRelay } from '../modules/webhooks/relay.js';
@@ -48,7 +48,7 @@ export interface Workers {
 
 export interface WorkerOptions {
   /** Name resolution for the production webhook address guard (tests may pass their own). */
-  resolve?: Resolve;
+  lookUpAddresses?: LookUpAddresses;
 }
 
 export function startWorkers(
@@ -79,7 +79,7 @@ export function startWorkers(
       concurrency: config.webhookConcurrency,
       endpointConcurrency: config.webhookEndpointConcurrency,
       box: services.box,
-      resolve: options.resolve,
+      lookUpAddresses: options.lookUpAddresses,
       registry: services.metrics,
     },
     log,

@@ -16,7 +16,7 @@ import type { App } from '../../src/platform/http.js';
 import type { SecretBox } from '../../src/platform/secret-box.js';
 import { createService } from '../../src/service.js';
 import { startWorkers, type Workers } from '../../src/workers/index.js';
-import type { Resolve } from '../../src/modules/webhooks/url-guard.js';
+import type { LookUpAddresses } from '../../src/modules/webhooks/url-guard.js';
 import { nonConformance } from './conformance.js';
 import { createScratchDatabase, type ScratchDatabase } from './database.js';
 
@@ -59,7 +59,7 @@ export interface TestAppOptions {
    */
   expirySeconds?: Record<string, number>;
   /** Name resolution for the production webhook address guard (a fixed table instead of DNS). */
-  resolve?: Resolve;
+  lookUpAddresses?: LookUpAddresses;
   /** The PostgreSQL server to make the test's database on (a URL of any database on it); TEST_DATABASE_URL's by default. */
   server?: string;
 }
@@ -90,14 +90,20 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
   const { app, services, drain } = await createService(config, db, {
     logger: false,
     workerDb,
-    ...(options.resolve ? { resolve: options.resolve } : {}),
+    ...(options.lookUpAddresses ? { lookUpAddresses: options.lookUpAddresses } : {}),
   });
   const boot = await bootstrap(db, config, services.credentials);
   if (!boot) throw new Error('bootstrap did not run on a fresh database');
   // PORT is 0 (any free port) unless the test fixed one, as it must when PUBLIC_BASE_URL has to name it.
   await app.listen({ port: config.port, host: '127.0.0.1' });
   const workers = options.workers
-    ? startWorkers(services, config, workerDb, app.log, options.resolve ? { resolve: options.resolve } : {})
+    ? startWorkers(
+        services,
+        config,
+        workerDb,
+        app.log,
+        options.lookUpAddresses ? { lookUpAddresses: options.lookUpAddresses } : {},
+      )
     : undefined;
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;

@@ -224,7 +224,7 @@ export class CheckoutService {
       customer: body.customer,
       metadata: found.metadata,
     };
-    const resolved = this.collections.resolve(found.market, body.rail, collectionBody);
+    const entries = this.collections.validateAgainstCatalogue(found.market, body.rail, collectionBody);
     this.collections.admit();
     const result = await this.idempotency.run(
       found.workspace_id,
@@ -249,7 +249,7 @@ export class CheckoutService {
           found.workspace_id,
           found.market,
           body.rail,
-          resolved,
+          entries,
           collectionBody,
           {
             sessionId: session.id,

@@ -50,7 +50,8 @@ export function checkAmountAndMetadata(
   return currency;
 }
 
-export interface Resolved {
+/** What the catalogue holds for a new collection's market and rail, once its request passed the catalogue's rules. */
+export interface CatalogueEntries {
   market: Market;
   rail: Rail;
   currency: CurrencyRules;
@@ -90,8 +91,14 @@ export class CollectionsService {
     }
   }
 
-  /** The spec's row-1 rules, in the order a payer's request fails them: market, rail, currency, customer, amount. */
-  resolve(marketCode: string, railCode: string, body: CreateCollectionBody): Resolved {
+  /**
+   * Checks a create-collection request (POST /v1/collections/{market}/rails/{rail}) against the catalogue, in the
+   * order a payer's request fails it: the market exists and offers the rail (else 400 `invalid_market`,
+   * `invalid_rail`), the currency is the market's, the customer fields are those the rail requires (else 400
+   * `invalid_customer`), the amount is within the currency's limits ("out-of-range values are rejected with 422")
+   * and the metadata fits, and the rail's provider can move the amount.
+   */
+  validateAgainstCatalogue(marketCode: string, railCode: string, body: CreateCollectionBody): CatalogueEntries {
     const market = this.catalogue.market(marketCode);
     if (!market) {
       throw new ApiError(
@@ -149,9 +156,9 @@ export class CollectionsService {
     key: string,
     requestFingerprint: string,
   ): Promise<IdempotentResult> {
-    const resolved = this.resolve(marketCode, railCode, body);
+    const entries = this.validateAgainstCatalogue(marketCode, railCode, body);
     this.admit();
-    const { collection, event, change } = this.newCollection(workspaceId, marketCode, railCode, resolved, body);
+    const { collection, event, change } = this.newCollection(workspaceId, marketCode, railCode, entries, body);
     const id = collection.collection_id;
     const result = await this.idempotency.create(
       workspaceId,
@@ -170,7 +177,7 @@ export class CollectionsService {
 
   /**
    * Writes a new collection and its `collection.created` event inside the caller's transaction. The caller
-   * has run `resolve`. Once the transaction commits, the after-commit hook hands the collection to its provider
+   * has run `validateAgainstCatalogue`. Once the transaction commits, the after-commit hook hands the collection to its provider
    * (and the event to the relay); if it rolls back, nothing is handed on. A hosted checkout's attempt names
    * its session, and its bank-transfer account is named after the merchant rather than the reference (the
    * payer sees the instruction). Its expiry is the rail's: cutting it short at the session's expiry would
@@ -181,7 +188,7 @@ export class CollectionsService {
     workspaceId: string,
     marketCode: string,
     railCode: string,
-    resolved: Resolved,
+    entries: CatalogueEntries,
     body: CreateCollectionBody,
     checkout?: { sessionId: string; accountName: string },
   ): Promise<Collection> {
@@ -189,7 +196,7 @@ export class CollectionsService {
       workspaceId,
       marketCode,
       railCode,
-      resolved,
+      entries,
       body,
       checkout,
     );
@@ -203,7 +210,7 @@ export class CollectionsService {
     workspaceId: string,
     marketCode: string,
     railCode: string,
-    { market, rail, currency }: Resolved,
+    { market, rail, currency }: CatalogueEntries,
     body: CreateCollectionBody,
     checkout?: { sessionId: string; accountName: string },
   ): { collection: Collection; event: EventInput; change: Statement } {

@@ -14,7 +14,7 @@ import type { SecretBox } from '../../platform/secret-box.js';
 import { subscribes } from './event-types.js';
 import { notSent, send, storable, type AttemptResult } from './sender.js';
 import { signedHeaders } from './signing.js';
-import type { Resolve } from './url-guard.js';
+import type { LookUpAddresses } from './url-guard.js';
 import * as repo from './relay.repository.js';
 import { enabledEndpoints, failPendingDeliveries } from './webhooks.repository.js';
 import { signingSecrets } from './webhooks.service.js';
@@ -29,7 +29,7 @@ export interface RelayOptions {
   /** Opens the endpoints' signing secrets, stored sealed. */
   box: SecretBox;
   /** Name resolution for the production address guard (the system resolver unless a test says otherwise). */
-  resolve?: Resolve;
+  lookUpAddresses?: LookUpAddresses;
   registry?: Registry;
 }
 
@@ -315,7 +315,7 @@ export class WebhookRelay {
         result = await send(d.url, headers, body, {
           timeoutMs: this.options.timeoutMs,
           env: this.options.env,
-          resolve: this.options.resolve,
+          lookUpAddresses: this.options.lookUpAddresses,
         });
       } catch (err) {
         result = notSent(`not sent: ${(err as Error).message}`);

@@ -3,7 +3,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { PaymentsEnv } from '../../config.js';
-import { guardedLookup, urlProblem, type Resolve, systemResolve } from './url-guard.js';
+import { guardedLookup, urlProblem, type LookUpAddresses, lookUpAddressesInDns } from './url-guard.js';
 
 export const RESPONSE_EXCERPT_BYTES = 4096;
 /** Read at most this much of an answer, so a receiver cannot keep a worker busy with a huge body. */
@@ -74,7 +74,7 @@ function describe(err: NodeJS.ErrnoException, timeoutMs: number): string {
 export interface SendOptions {
   timeoutMs: number;
   env: PaymentsEnv;
-  resolve?: Resolve;
+  lookUpAddresses?: LookUpAddresses;
 }
 
 export function send(
@@ -117,7 +117,9 @@ export function send(
         'content-length': String(payload.length),
         'user-agent': 'payments-webhooks/1.0',
       },
-      ...(options.env === 'production' ? { lookup: guardedLookup(options.resolve ?? systemResolve) } : {}),
+      ...(options.env === 'production'
+        ? { lookup: guardedLookup(options.lookUpAddresses ?? lookUpAddressesInDns) }
+        : {}),
     });
     const timer = setTimeout(() => {
       req.destroy(Object.assign(new Error('timeout'), { code: 'EWEBHOOKTIMEOUT' }));

@@ -42,14 +42,15 @@ export function urlProblem(raw: string, env: PaymentsEnv): string | undefined {
   return undefined;
 }
 
-export type Resolve = (host: string) => Promise<string[]>;
+/** A host name's addresses (IPv4 and IPv6): DNS, or a test's table. */
+export type LookUpAddresses = (host: string) => Promise<string[]>;
 
 // c-ares with a time limit rather than getaddrinfo: getaddrinfo runs on libuv's four pool threads with no
 // time limit, so one tenant's unanswering DNS server could stall every other tenant's deliveries.
 const resolver = new dns.promises.Resolver({ timeout: 2500, tries: 2 });
 
 /** A host's IPv4 and IPv6 addresses from DNS; `localhost` names are loopback (RFC 6761) without asking. */
-export const systemResolve: Resolve = async (host) => {
+export const lookUpAddressesInDns: LookUpAddresses = async (host) => {
   const name = host.toLowerCase().replace(/\.$/, '');
   if (name === 'localhost' || name.endsWith('.localhost')) return ['127.0.0.1', '::1'];
   const [v4, v6] = await Promise.allSettled([resolver.resolve4(name), resolver.resolve6(name)]);
@@ -60,13 +61,13 @@ export const systemResolve: Resolve = async (host) => {
 };
 
 /**
- * Resolves the URL's host and refuses it in production when any of its addresses is internal.
+ * Looks up the URL's host and refuses it in production when any of its addresses is internal.
  * Returns the problem, or undefined when the URL may be called.
  */
 export async function destinationProblem(
   raw: string,
   env: PaymentsEnv,
-  resolve: Resolve = systemResolve,
+  lookUpAddresses: LookUpAddresses = lookUpAddressesInDns,
 ): Promise<string | undefined> {
   const shape = urlProblem(raw, env);
   if (shape || env !== 'production') return shape;
@@ -74,7 +75,7 @@ export async function destinationProblem(
   if (isIP(host) !== 0) return undefined; // checked by urlProblem
   let addresses: string[];
   try {
-    addresses = await resolve(host);
+    addresses = await lookUpAddresses(host);
   } catch {
     return `host '${host}' does not resolve`;
   }
@@ -98,9 +99,9 @@ export class DestinationRefused extends Error {
  * A `lookup` for http.request that refuses internal addresses, so the check applies to the very address
  * the socket connects to (no gap between checking a name and connecting to it).
  */
-export function guardedLookup(resolve: Resolve = systemResolve): LookupFunction {
+export function guardedLookup(lookUpAddresses: LookUpAddresses = lookUpAddressesInDns): LookupFunction {
   return (hostname, options, callback) => {
-    resolve(hostname).then(
+    lookUpAddresses(hostname).then(
       (addresses) => {
         const reason = addressesProblem(hostname, addresses);
         if (reason !== undefined) {

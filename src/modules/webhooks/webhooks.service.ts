@@ -29,7 +29,7 @@ import {
   type UpdateEndpointBody,
 } from './webhooks.schemas.js';
 import { newSecret } from './signing.js';
-import { destinationProblem, type Resolve } from './url-guard.js';
+import { destinationProblem, type LookUpAddresses } from './url-guard.js';
 import type { AfterCommit } from '../../platform/after-commit.js';
 
 /** The plaintext of a stored secret. One in plaintext was stored by an earlier version (it is sealed at the next start). */
@@ -126,11 +126,11 @@ export class WebhooksService {
     private readonly afterCommit: AfterCommit,
     /** Seals the signing secrets before they are stored. */
     private readonly box: SecretBox,
-    private readonly resolve?: Resolve,
+    private readonly lookUpAddresses?: LookUpAddresses,
   ) {}
 
   private async checkUrl(url: string): Promise<void> {
-    const problem = await destinationProblem(url, this.env, this.resolve);
+    const problem = await destinationProblem(url, this.env, this.lookUpAddresses);
     if (problem)
       throw new ApiError('invalid_webhook_url', `The endpoint URL ${problem}.`, {
         errors: [{ field: 'url', message: problem }],
