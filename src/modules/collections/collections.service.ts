@@ -16,7 +16,7 @@ import {
   type ListCollectionsQuery,
 } from './collections.schemas.js';
 import { paymentInstruction } from './payment-instructions.js';
-import type { RailAssignment } from '../providers/provider.js';
+import type { ProviderLookup } from '../providers/provider.js';
 import { emitOnCommit, type AfterCommit } from '../../platform/after-commit.js';
 
 const METADATA_MAX_BYTES = 16 * 1024;
@@ -63,8 +63,8 @@ export class CollectionsService {
     private readonly catalogue: MarketCatalogue,
     private readonly idempotency: IdempotencyEngine,
     private readonly cursors: CursorCodec,
-    /** The provider that runs each rail (checked at boot: every rail has one). */
-    private readonly rails: RailAssignment,
+    /** The provider registry: the provider that runs each rail (checked at boot: every rail has one). */
+    private readonly providers: ProviderLookup,
     /**
      * Told of each new collection, and its `collection.created` event, once committed (the submitter hands the
      * collection to its provider; the relay sends the event).
@@ -135,7 +135,7 @@ export class CollectionsService {
         errors: problems,
       });
     const currency = checkAmountAndMetadata(this.catalogue, market.currency, body.amount, body.metadata);
-    const unsupported = this.rails.amountProblem(marketCode, railCode, body.amount, body.currency);
+    const unsupported = this.providers.amountProblem(marketCode, railCode, body.amount, body.currency);
     if (unsupported !== undefined) {
       throw new ApiError('amount_not_supported', unsupported, {
         errors: [{ field: 'amount', message: `is not an amount ${rail.name} can move` }],
@@ -239,7 +239,7 @@ export class CollectionsService {
       created_at: now,
       updated_at: now,
       expires_at: new Date(now.getTime() + rail.expiry_seconds * 1000),
-      provider: this.rails.nameFor(marketCode, railCode),
+      provider: this.providers.nameFor(marketCode, railCode),
       provider_reference: null,
       provider_receipt: null,
       submitted_at: null,

@@ -19,7 +19,7 @@ import { convertible, quote } from '../conversion/conversion.js';
 import { payoutReservePostings } from '../conversion/postings.js';
 import { LARGE_PAYOUT_RULE, type RiskService } from '../risk/risk.service.js';
 import type { AfterCommit } from '../../platform/after-commit.js';
-import type { RailAssignment } from '../providers/provider.js';
+import type { ProviderLookup } from '../providers/provider.js';
 import * as repo from './payouts.repository.js';
 import type {
   CommitBody,
@@ -47,8 +47,8 @@ export class PayoutsService {
     private readonly cursors: CursorCodec,
     private readonly marketData: MarketDataService,
     private readonly risk: RiskService,
-    /** The provider that runs each rail. */
-    private readonly rails: RailAssignment,
+    /** The provider registry: the provider that runs each rail. */
+    private readonly providers: ProviderLookup,
     /** Told of each new payout once it is committed (the submitter hands it to the provider). */
     private readonly afterCommit: AfterCommit,
   ) {}
@@ -220,7 +220,7 @@ export class PayoutsService {
           },
         );
       }
-      const unsupported = this.rails.amountProblem(route.market, route.rail, q.net, route.currency);
+      const unsupported = this.providers.amountProblem(route.market, route.rail, q.net, route.currency);
       if (unsupported !== undefined) {
         throw new ApiError(
           'amount_not_supported',
@@ -263,7 +263,7 @@ export class PayoutsService {
         metadata: body.metadata ?? {},
         status: 'created',
         failure_reason: null,
-        provider: this.rails.nameFor(route.market, route.rail),
+        provider: this.providers.nameFor(route.market, route.rail),
         provider_reference: null,
         provider_receipt: null,
         submitted_at: null,

@@ -158,8 +158,11 @@ export function isConnector(provider: RailProvider): provider is OperatorConnect
   return 'readCallback' in provider;
 }
 
-/** Which provider runs each rail, as the services that create operations see it. */
-export interface RailAssignment {
+/**
+ * The provider registry (ProviderRegistry) as the services that create operations see it: which provider runs each
+ * rail, and what amounts it can carry.
+ */
+export interface ProviderLookup {
   /** The provider's name for a rail of the catalogue. */
   nameFor(market: string, rail: string): string;
   /** Why the rail's provider cannot carry this amount (a message for a 422 `amount_not_supported`), or undefined when it can. */

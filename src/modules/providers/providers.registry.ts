@@ -22,7 +22,7 @@ import {
 import { GatewayEntry, HttpGatewayProvider, type GatewayPlan } from './http-gateway.provider.js';
 import { MPESA_DARAJA } from './mpesa-daraja/daraja.connector.js';
 import { MTN_MOMO } from './mtn-momo/momo.connector.js';
-import { isConnector, type OperatorConnector, type RailAssignment, type RailProvider } from './provider.js';
+import { isConnector, type OperatorConnector, type ProviderLookup, type RailProvider } from './provider.js';
 import { SANDBOX_PROVIDER, SandboxProvider } from './sandbox.provider.js';
 
 /** The connector kinds, by their `type` in PROVIDERS_FILE. */
@@ -213,7 +213,7 @@ export function planProviders(
   };
 }
 
-export class ProviderRegistry implements RailAssignment {
+export class ProviderRegistry implements ProviderLookup {
   private readonly byName = new Map<string, RailProvider>();
 
   constructor(
