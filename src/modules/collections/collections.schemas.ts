@@ -254,11 +254,16 @@ export const CollectionIdParams = Type.Object({
   id: Type.String({ maxLength: 64, description: 'The collection_id.' }),
 });
 
-/** A collection as the API shows it (its answers, its events, the dashboard). */
+/**
+ * A collection as the API shows it (its answers, its events, the dashboard). The API's names are the interface
+ * spec's and are not renamed: the owner of a collection is its "integrator" there (`integrator_id`, "Identifier of
+ * the owning integrator") and its workspace everywhere inside (`workspace_id`). The trigger collection_api_json
+ * (migration 011, the stored text a list reads) maps it the same way.
+ */
 export function toCollectionApi(row: CollectionRow): Collection {
   return {
     collection_id: row.id,
-    integrator_id: row.workspace_id,
+    integrator_id: row.workspace_id, // the spec's integrator is our workspace
     market: row.market,
     rail: row.rail,
     amount: row.amount,
