@@ -110,3 +110,19 @@ test('the relay runs one round at a time, and the calls made during a round shar
   assert.equal(rounds, 3);
   await relayRound.settled();
 });
+
+test('rounds start at most once every gapMs: a call soon after a round waits for the gap, a later one does not', async () => {
+  const starts: number[] = [];
+  const relayRound = oneAtATime(async () => {
+    starts.push(Date.now());
+    await sleep(5);
+  }, 100);
+  await relayRound.run();
+  await relayRound.run(); // right after the first round: waits out the gap
+  assert.ok(starts[1]! - starts[0]! >= 95, `second round ${starts[1]! - starts[0]!} ms after the first`);
+  await sleep(150);
+  const called = Date.now();
+  await relayRound.run(); // past the gap: starts at once
+  assert.ok(starts[2]! - called < 50, `third round ${starts[2]! - called} ms after its call`);
+  await relayRound.settled();
+});

@@ -1,6 +1,7 @@
 // The background work of one process: provider initiations, the sandbox simulator, expiry, reconciliation,
 // webhook delivery and the purges. Every job is safe to run in several processes at once (row claims with
 // SKIP LOCKED or leases, and notices applied once by id).
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config.js';
@@ -40,6 +41,9 @@ export interface WorkerServices {
   submitter: Submitter;
   metrics: Registry;
 }
+
+/** The least time between the starts of two relay rounds woken by commits: a round within it waits (a few ms). */
+const RELAY_ROUND_GAP_MS = 10;
 
 export interface Workers {
   /** Stops taking work and waits for what is running. */
@@ -85,8 +89,9 @@ export function startWorkers(
     log,
   );
   // The relay's round: new outbox rows fanned out to deliveries, then what is due sent. Run by its poll and by every
-  // commit that wrote events or deliveries; one round at a time, and the calls made during one share the next.
-  const relayRound = oneAtATime(() => relay.tick());
+  // commit that wrote events or deliveries; one round at a time, at most one every RELAY_ROUND_GAP_MS, and the calls
+  // made meanwhile share the next.
+  const relayRound = oneAtATime(() => relay.tick(), Math.min(RELAY_ROUND_GAP_MS, config.webhookPollMs));
   // Committed work reaches the background at once, through the after-commit hook (platform/after-commit.ts): a new
   // operation goes to its provider; new events (recorded in any transaction: a request's, the lifecycle's) and new
   // deliveries (a resend, a test event) wake the relay.
@@ -162,23 +167,30 @@ export function startWorkers(
 }
 
 /**
- * `round` run one at a time. A call while a round runs is answered by the next round, shared by every call made
- * meanwhile: what was committed after the running round looked is seen by the next one, and a burst of calls costs
- * one round, not one each.
+ * `round` run one at a time, and started at most once every `gapMs`. A call while a round runs (or within `gapMs` of
+ * the last start) is answered by the next round, shared by every call made meanwhile: what was committed after the
+ * running round looked is seen by the next one, and a burst of calls costs one round, not one each. The gap bounds a
+ * busy process's rounds (a commit with events every few milliseconds) to 1000 / gapMs a second.
  */
-export function oneAtATime(round: () => Promise<void>): { run(): Promise<void>; settled(): Promise<void> } {
+export function oneAtATime(round: () => Promise<void>, gapMs = 0): { run(): Promise<void>; settled(): Promise<void> } {
   let current: Promise<void> | undefined;
   let next: Promise<void> | undefined;
-  const start = (): Promise<void> =>
-    (current = round().finally(() => {
+  let lastStart = -Infinity;
+  const start = (): Promise<void> => {
+    lastStart = Date.now();
+    return (current = round().finally(() => {
       current = undefined;
     }));
+  };
   return {
     run() {
-      if (current === undefined && next === undefined) return start();
-      next ??= (current ?? Promise.resolve())
+      if (next !== undefined) return next;
+      if (current === undefined && Date.now() - lastStart >= gapMs) return start();
+      next = (current ?? Promise.resolve())
         .catch(() => undefined)
-        .then(() => {
+        .then(async () => {
+          const wait = lastStart + gapMs - Date.now();
+          if (wait > 0) await sleep(wait);
           next = undefined;
           return start();
         });
