@@ -79,7 +79,7 @@ export interface Config {
   rateMaxAgeSeconds: number;
   /** The fee on autoconvert credits, basis points of the converted amount. */
   autoconvertFeeBps: number;
-  /** Delays before each webhook retry, in ms (contract §10: immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+  /** Delays before each webhook retry, in ms (by default immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
   webhookRetryScheduleMs: number[];
   /** How long one webhook delivery attempt may take before it counts as failed, in ms. */
   webhookTimeoutMs: number;

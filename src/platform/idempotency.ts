@@ -1,4 +1,5 @@
-// The idempotency engine (contract §4): the outcome is stored in the same transaction as the write (a create's, in the same statement).
+// The idempotency engine: the outcome is stored in the same transaction as the write (a create's, in the same
+// statement).
 import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { withTransaction, type Db, type Tx } from '../db/pool.js';

@@ -1,4 +1,4 @@
-// Keyset pagination (contract §8): newest first, opaque signed cursors, the same query params on every list.
+// Keyset pagination: newest first, opaque signed cursors, the same query params on every list.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Type, type Static } from 'typebox';
 import { ApiError } from './errors.js';

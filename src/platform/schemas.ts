@@ -160,7 +160,7 @@ export function htmlResponse(description: string) {
   return { description, content: { 'text/html': { schema: Type.String({ description }) } } };
 }
 
-/** The rule of an Idempotency-Key (contract §4): 1 to 255 visible ASCII characters (0x21–0x7E), sent once. */
+/** The rule of an Idempotency-Key: 1 to 255 visible ASCII characters (0x21–0x7E), sent once. */
 export const IDEMPOTENCY_KEY_PATTERN = '^[\\x21-\\x7e]{1,255}$';
 
 export const IdempotencyKeyHeader = Type.String({

@@ -1,4 +1,5 @@
-// Routes for beneficiaries: create, list, read, and row 4 (deactivate). No SQL here.
+// Routes for beneficiaries: create, list, read, and deactivate (DELETE /v1/api/beneficiaries/{beneficiaryId}). No SQL
+// here.
 import { requireAuth } from '../../platform/auth.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
@@ -93,7 +94,7 @@ export function beneficiariesRoutes(app: App, service: BeneficiariesService): vo
         tags: ['Beneficiaries'],
         summary: 'Deactivate a beneficiary',
         description:
-          'Row 4. 200 with the beneficiary, `status: inactive` and `deactivated_at` set. Deactivation is final: an inactive beneficiary ' +
+          '200 with the beneficiary, `status: inactive` and `deactivated_at` set. Deactivation is final: an inactive beneficiary ' +
           'receives no payout. Deactivating again answers 200 with the same record (`deactivated_at` unchanged), so a retried DELETE is safe.',
         params: BeneficiaryIdParams,
         response: { 200: BeneficiarySchema, ...problemResponses({ ...BEARER_PROBLEMS, 404: ['not_found'] }) },

@@ -1,4 +1,4 @@
-// Beneficiaries (row 4 and its companions): who a workspace pays out to. Descriptions write the reference docs.
+// Beneficiaries (create, list, read, deactivate): who a workspace pays out to. Descriptions write the reference docs.
 import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
 import { component, DateTime, Uuid } from '../../platform/schemas.js';

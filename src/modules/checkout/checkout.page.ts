@@ -1,6 +1,6 @@
 // The hosted payment page at /checkout/{token}: one HTML document served by the service itself, with its
 // style and script (page/) inline and pinned by hash in a strict Content-Security-Policy. No CDN, no third-party
-// asset, nothing secret: the page knows what the payer view (row 18) shows and talks only to those endpoints.
+// asset, nothing secret: the page knows what the by-token payer view shows and talks only to those endpoints.
 import path from 'node:path';
 import { bundlePageAssets, cspHash as hash } from '../../platform/page-assets.js';
 import { PROJECT_ROOT } from '../../platform/project-root.js';

@@ -1,5 +1,5 @@
-// Routes for hosted checkout: sessions (rows 15, 16, and a list), the by-token endpoints the payer's page
-// calls without an API key (row 18), and the page itself at /checkout/{token}. No SQL here.
+// Routes for hosted checkout: sessions (create, read, list), the by-token endpoints the payer's page
+// calls without an API key (/v1/checkout/by-token/{token}), and the page itself at /checkout/{token}. No SQL here.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { requireAuth } from '../../platform/auth.js';
 import { ApiError } from '../../platform/errors.js';

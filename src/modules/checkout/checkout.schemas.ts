@@ -1,4 +1,4 @@
-// Request and response schemas for hosted checkout: sessions (rows 15 and 16) and the payer's by-token view (row 18).
+// Request and response schemas for hosted checkout: sessions and the payer's by-token view.
 import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
 import { component, DateTime, Uuid } from '../../platform/schemas.js';
@@ -158,7 +158,7 @@ export const SessionPage = component(
   pageSchema(SessionSchema, 'Checkout sessions, newest first.'),
 );
 
-// ---- Row 18: what the hosted page (the payer) sees. No metadata, no ids of other objects.
+// ---- The by-token view: what the hosted page (the payer) sees. No metadata, no ids of other objects.
 
 export const TokenParams = Type.Object({
   token: Type.String({ minLength: 1, maxLength: 128, description: 'The token from the session_url.' }),
@@ -265,8 +265,9 @@ export function toSessionApi(row: SessionRow, publicBaseUrl: string): Session {
 }
 
 /**
- * The redirect_url with the session's id and final status added to its query (contract §9). Appended to the
- * query exactly as given, so a signed return URL keeps its bytes; a fragment stays last.
+ * The redirect_url with the session's id and final status added to its query (`session_id`, `status`): where the page
+ * sends the payer on completion. Appended to the query exactly as given, so a signed return URL keeps its bytes; a
+ * fragment stays last.
  */
 export function returnUrl(row: Pick<SessionRow, 'id' | 'redirect_url' | 'status'>): string {
   const hashAt = row.redirect_url.indexOf('#');

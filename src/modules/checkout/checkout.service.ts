@@ -1,4 +1,4 @@
-// Hosted checkout rules: sessions (rows 15, 16), the payer's by-token view and payment attempts (row 18),
+// Hosted checkout rules: sessions (create, read), the payer's by-token view and payment attempts (no API key),
 // sessions following their attempt's collection, and expiry. Every change is written with its event and
 // outbox row in one transaction.
 import { randomBytes } from 'node:crypto';
@@ -68,7 +68,10 @@ export class CheckoutService {
     private readonly options: CheckoutOptions,
   ) {}
 
-  /** Row 15's rules, in the order a request fails them: redirect URL, market and currency, customer, amount, metadata. */
+  /**
+   * Creating a session (POST /v1/checkout/sessions): its rules, in the order a request fails them: redirect URL, market
+   * and currency, customer, amount, metadata.
+   */
   private check(body: CreateSessionBody): { market: string } {
     const redirectProblem = this.redirectProblem(body.redirect_url);
     if (redirectProblem) {
@@ -182,7 +185,7 @@ export class CheckoutService {
     return this.cursors.page(rows, limit, (r) => toSessionApi(r, this.options.publicBaseUrl));
   }
 
-  // ---- Row 18: the payer, who knows only the token.
+  // ---- The by-token endpoints (/v1/checkout/by-token/{token}): the payer, who knows only the token.
 
   private async byToken(token: string): Promise<repo.SessionRow & { merchant_name: string }> {
     const row = isSessionToken(token) ? await repo.findByToken(this.db, token) : undefined;

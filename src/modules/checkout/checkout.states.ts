@@ -1,4 +1,4 @@
-// The checkout session state machine (contract §9): open → processing (an attempt runs) → complete; back to open
+// The checkout session state machine: open → processing (an attempt runs) → complete; back to open
 // when the attempt fails; expired at expires_at (a session processing at that moment ends with its attempt).
 import { allows, type TransitionTable } from '../../platform/state-machine.js';
 import type { SessionStatus } from './checkout.schemas.js';

@@ -1,4 +1,5 @@
-// Routes for collections: row 1 (create), row 3 (list) and read one. No SQL here.
+// Routes for collections: create (POST /v1/collections/{market}/rails/{rail}), list (GET /v1/collections) and read one.
+// No SQL here.
 import { requireAuth } from '../../platform/auth.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
 import { sendStored, type App } from '../../platform/http.js';

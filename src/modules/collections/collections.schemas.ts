@@ -1,4 +1,4 @@
-// Request and response schemas for collections (rows 1 and 3); descriptions write the reference docs.
+// Request and response schemas for collections (create, list, read); descriptions write the reference docs.
 import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
 import { component, DateTime, Uuid } from '../../platform/schemas.js';

@@ -145,8 +145,9 @@ export class CollectionsService {
   }
 
   /**
-   * Row 1. The collection, its `collection.created` event and outbox row, and the stored idempotent answer are one
-   * statement in autocommit: everything in it (ids, times, the answer's body) is made before it is sent.
+   * Creating a collection (POST /v1/collections/{market}/rails/{rail}): the collection, its `collection.created` event
+   * and outbox row, and the stored idempotent answer are one statement in autocommit: everything in it (ids, times,
+   * the answer's body) is made before it is sent.
    */
   async create(
     workspaceId: string,

@@ -1,4 +1,4 @@
-// The collection state machine (contract §5): its transition table, and how a reported status is reached.
+// The collection state machine: its transition table, and how a reported status is reached.
 import { isFinal, plan, type Plan, type TransitionTable } from '../../platform/state-machine.js';
 import type { CollectionStatus } from './collections.schemas.js';
 
@@ -8,7 +8,7 @@ export const COLLECTION_TRANSITIONS: TransitionTable<CollectionStatus> = {
   processing: ['failed', 'successful'],
   successful: ['refunded', 'reversed'],
   failed: [],
-  // A late payment: the provider confirms a payment authorised after we expired the collection (contract §5).
+  // A late payment: the provider confirms a payment authorised after we expired the collection.
   expired: ['successful'],
   refunded: [],
   reversed: [],

@@ -1,4 +1,5 @@
-// Routes for a workspace's own credentials and the admin workspace API (contract §3).
+// Routes for a workspace's own credentials (any credential holder lists, creates, rotates and revokes its own
+// workspace's) and the admin workspace API (the admin creates workspaces and their credentials).
 import { Type } from 'typebox';
 import type { PaymentsEnv } from '../../config.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';

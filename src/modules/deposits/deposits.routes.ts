@@ -1,4 +1,4 @@
-// Routes for deposit addresses (row 9), deposits (row 10) and autoconvert credits (row 5); the liquidity
+// Routes for deposit addresses, deposits and autoconvert credits; the liquidity
 // provider's pool and ingestion routes; the sandbox's deposit simulation (sandbox only). No SQL here.
 import { requireAuth } from '../../platform/auth.js';
 import { sendStored, type App } from '../../platform/http.js';
@@ -43,7 +43,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
         summary: 'Get a deposit address',
         description:
           "An address for one asset on one network, from the liquidity provider's pool (the sandbox makes one). With `autoconvert_currency`, " +
-          'confirmed deposits are converted to that currency and credited (row 5). An asset or network not taken: 400 `invalid_asset`; ' +
+          'confirmed deposits are converted to that currency and credited (an autoconvert credit, `GET /v1/api/autoconvert/credits/{creditId}`). An asset or network not taken: 400 `invalid_asset`; ' +
           'no free address: 409 `deposit_address_pool_empty` with Retry-After. An Idempotency-Key is honoured.',
         body: CreateAddressBody,
         headers: OptionalIdempotencyKey,
@@ -73,7 +73,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
         operationId: 'listDepositAddresses',
         tags: ['Deposits'],
         summary: 'List deposit addresses',
-        description: "Row 9. The workspace's deposit addresses, newest first, paged by cursor.",
+        description: "The workspace's deposit addresses, newest first, paged by cursor.",
         querystring: ListAddressesQuery,
         response: { 200: AddressPage, ...problemResponses({ ...BEARER_PROBLEMS, 400: LIST_QUERY_PROBLEMS }) },
       },
@@ -127,7 +127,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
         tags: ['Deposits'],
         summary: 'List deposits',
         description:
-          "Row 10. Deposits on the workspace's addresses, newest first, filtered by status and creation time, paged by cursor.",
+          "Deposits on the workspace's addresses, newest first, filtered by status and creation time, paged by cursor.",
         querystring: ListDepositsQuery,
         response: { 200: DepositPage, ...problemResponses({ ...BEARER_PROBLEMS, 400: LIST_QUERY_PROBLEMS }) },
       },
@@ -192,7 +192,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
         tags: ['Deposits'],
         summary: 'Get an autoconvert credit',
         description:
-          'Row 5. A confirmed deposit converted to fiat: the source and target amounts, the rate and its source, the fee. The converted amount ' +
+          'A confirmed deposit converted to fiat: the source and target amounts, the rate and its source, the fee. The converted amount ' +
           "and the fee are rounded down to whole minor units. Another workspace's credit is 404.",
         params: CreditIdParams,
         response: { 200: CreditSchema, ...problemResponses({ ...BEARER_PROBLEMS, 404: ['not_found'] }) },

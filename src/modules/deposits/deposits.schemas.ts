@@ -1,4 +1,4 @@
-// Deposit addresses (row 9), deposits (row 10) and autoconvert credits (row 5). Descriptions write the reference docs.
+// Deposit addresses, deposits and autoconvert credits. Descriptions write the reference docs.
 import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
 import { normaliseDecimal } from '../../platform/money.js';
@@ -136,7 +136,8 @@ export const DepositSchema = component(
         description: 'Minor units credited to the balance; null until credited.',
       }),
       credit_id: Type.Union([Uuid('The autoconvert credit.'), Type.Null()], {
-        description: 'The autoconvert credit (row 5) when it was converted; null otherwise.',
+        description:
+          'The autoconvert credit (`GET /v1/api/autoconvert/credits/{creditId}`) when it was converted; null otherwise.',
       }),
       created_at: DateTime('When it was first reported.'),
       updated_at: DateTime('Time of the last change.'),

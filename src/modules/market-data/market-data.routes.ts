@@ -1,4 +1,4 @@
-// Routes for market data: rows 13 (rates) and 14 (active sources), and the writes behind them. No SQL here.
+// Routes for market data: the rates and the active sources, and the writes behind them. No SQL here.
 import { requireAuth } from '../../platform/auth.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
@@ -34,7 +34,7 @@ export function marketDataRoutes(app: App, service: MarketDataService): void {
         operationId: 'listRateSources',
         tags: ['Market data'],
         summary: 'List active rate sources',
-        description: 'Row 14. The rate sources currently in use, newest first.',
+        description: 'The rate sources currently in use, newest first.',
         querystring: ListSourcesQuery,
         response: { 200: SourcePage, ...problemResponses({ ...BEARER_PROBLEMS, 400: LIST_QUERY_PROBLEMS }) },
       },
@@ -79,7 +79,8 @@ export function marketDataRoutes(app: App, service: MarketDataService): void {
         operationId: 'updateRateSource',
         tags: ['Market data'],
         summary: 'Activate or deactivate a rate source',
-        description: 'Deactivating a source takes its rates out of row 14 and out of every conversion at once.',
+        description:
+          'Deactivating a source takes it out of the active sources (`GET /v1/api/markets/sources`) and its rates out of every conversion at once.',
         params: SourceIdParams,
         body: UpdateSourceBody,
         response: {
@@ -99,7 +100,7 @@ export function marketDataRoutes(app: App, service: MarketDataService): void {
         operationId: 'listRates',
         tags: ['Market data'],
         summary: 'List market rate records',
-        description: 'Row 13. Rate records, newest first; `pair=USDT/KES` keeps one pair.',
+        description: 'Rate records, newest first; `pair=USDT/KES` keeps one pair.',
         querystring: ListRatesQuery,
         response: { 200: RatePage, ...problemResponses({ ...BEARER_PROBLEMS, 400: LIST_QUERY_PROBLEMS }) },
       },

@@ -1,4 +1,4 @@
-// Market data (rows 13 and 14): rate sources and rate records. Descriptions write the reference docs.
+// Market data: rate sources and rate records. Descriptions write the reference docs.
 import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
 import { normaliseDecimal } from '../../platform/money.js';

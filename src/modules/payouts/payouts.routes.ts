@@ -1,4 +1,4 @@
-// Routes for offramp routes (row 12 and the writes behind it) and payouts (rows 11 and 17). No SQL here.
+// Routes for offramp routes (the list and the writes behind it) and payouts (list, read, commit). No SQL here.
 import { requireAuth } from '../../platform/auth.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
@@ -38,7 +38,7 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
         tags: ['Payouts'],
         summary: 'List offramp routes',
         description:
-          'Row 12. The active routes, newest first: what each pays from, into which market, currency and rail, its limits and its fee.',
+          'The active routes, newest first: what each pays from, into which market, currency and rail, its limits and its fee.',
         querystring: ListRoutesQuery,
         response: { 200: RoutePage, ...problemResponses({ ...BEARER_PROBLEMS, 400: LIST_QUERY_PROBLEMS }) },
       },
@@ -123,7 +123,7 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
         tags: ['Payouts'],
         summary: 'Commit a payout transaction',
         description:
-          'Row 17. Requires an Idempotency-Key (422 `idempotency_key_missing` without): a retry returns the stored response. Pays `amount` ' +
+          'Requires an Idempotency-Key (422 `idempotency_key_missing` without): a retry returns the stored response. Pays `amount` ' +
           "minor units of the route's source to an active beneficiary on an active route: converted at the current rate when the source is " +
           "an asset (rounded down), less the route's fee; the recipient gets `amount` of the answer. The source amount is reserved from your " +
           'available balance at once; more than is available: 422 `insufficient_balance`. An inactive beneficiary: 422 `beneficiary_inactive`; ' +
@@ -168,8 +168,7 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
         operationId: 'listTransactions',
         tags: ['Payouts'],
         summary: 'List payout transactions',
-        description:
-          "Row 11. The workspace's payouts, newest first, filtered by status and creation time, paged by cursor.",
+        description: "The workspace's payouts, newest first, filtered by status and creation time, paged by cursor.",
         querystring: ListPayoutsQuery,
         response: { 200: PayoutPage, ...problemResponses({ ...BEARER_PROBLEMS, 400: LIST_QUERY_PROBLEMS }) },
       },

@@ -1,4 +1,4 @@
-// Offramp routes (row 12) and payout transactions (rows 11 and 17). Descriptions write the reference docs.
+// Offramp routes and payout transactions (list, read, commit). Descriptions write the reference docs.
 import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
 import { component, DateTime, Uuid } from '../../platform/schemas.js';
@@ -101,7 +101,9 @@ export const RouteSchema = component(
       max_amount: Type.Integer({ description: 'Largest payout, minor units of the source.' }),
       fee_fixed: Type.Integer({ description: 'Fixed fee, minor units of the payout currency.' }),
       fee_bps: Type.Integer({ description: 'Percentage fee, basis points of the converted amount.' }),
-      status: Type.Enum(ROUTE_STATUSES, { description: 'Only active routes take payouts and are listed in row 12.' }),
+      status: Type.Enum(ROUTE_STATUSES, {
+        description: 'Only active routes take payouts and are listed by `GET /v1/api/routes`.',
+      }),
       created_at: DateTime('Creation time.'),
       updated_at: DateTime('Time of the last change.'),
     },
@@ -118,7 +120,7 @@ export const CommitBody = component(
   'CommitPayoutRequest',
   Type.Object(
     {
-      route_id: Uuid('An active route (row 12).'),
+      route_id: Uuid('An active route (`GET /v1/api/routes` lists them).'),
       beneficiary_id: Uuid("An active beneficiary of yours on the route's market and rail."),
       amount: Minor(
         "What to pay from the route's source, in its minor units (10^-6 of an asset; cents of a currency). It is reserved from your balance at once.",

@@ -1,9 +1,9 @@
-// Offramp routes and payouts. A commit (row 17) checks the route, the beneficiary and the limits, converts at
-// the current rate when the route pays from an asset, and reserves the source amount from the workspace's
-// available balance under a lock on that balance row, so concurrent commits can never overdraw it. The
-// payout, its reservation postings, its event and any risk signal are written in the idempotent
-// transaction; the provider gets it after the commit (the submitter), and its outcome settles or releases
-// the reservation (the lifecycle).
+// Offramp routes and payouts. A commit (POST /api/transactions/commit) checks the route, the beneficiary and the
+// limits, converts at the current rate when the route pays from an asset, and reserves the source amount from the
+// workspace's available balance under a lock on that balance row, so concurrent commits can never overdraw it. The
+// payout, its reservation postings, its event and any risk signal are written in the idempotent transaction; the
+// provider gets it after the commit (the submitter), and its outcome settles or releases the reservation (the
+// lifecycle).
 import { withTransaction, type Db } from '../../db/pool.js';
 import type { AuthContext } from '../../platform/auth.js';
 import { ApiError, notFound } from '../../platform/errors.js';
@@ -131,7 +131,7 @@ export class PayoutsService {
     return this.cursors.page(await repo.listActiveRoutes(this.db, filter), limit, toRouteApi);
   }
 
-  /** Row 17. */
+  /** A commit (POST /api/transactions/commit): a payout of `body.amount` along an active route to a beneficiary. */
   async commit(
     workspaceId: string,
     body: CommitBody,

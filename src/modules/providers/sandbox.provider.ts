@@ -1,6 +1,6 @@
-// The sandbox simulator (contract §6): a rail provider that moves no money. The last four digits of the
-// payer's phone number pick the outcome; its state lives in `sandbox_operations`, and its steps reach us as
-// signed callbacks through the same path a real provider's do.
+// The sandbox simulator (PAYMENTS_ENV=sandbox runs every rail on it): a rail provider that moves no money. The last
+// four digits of the payer's phone number pick the outcome; its state lives in `sandbox_operations`, and its steps
+// reach us as signed callbacks through the same path a real provider's do.
 import type { TransactionBatcher } from '../../db/batcher.js';
 import { randomBytes } from 'node:crypto';
 import type { Db, Queryable } from '../../db/pool.js';

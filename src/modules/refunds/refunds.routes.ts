@@ -1,4 +1,5 @@
-// Routes for refunds: row 2 (refund a collection), read one, list the workspace's or a collection's. No SQL here.
+// Routes for refunds: refund a collection (POST /v1/collections/{id}/refund), read one, list the workspace's or a
+// collection's. No SQL here.
 import { requireAuth } from '../../platform/auth.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';

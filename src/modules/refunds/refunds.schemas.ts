@@ -1,4 +1,4 @@
-// Request and response schemas for refunds (row 2 and the reads); descriptions write the reference docs.
+// Request and response schemas for refunds (refund a collection, and the reads); descriptions write the reference docs.
 import { Type, type Static } from 'typebox';
 import { REFUND_STATUSES } from './refunds.states.js';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';

@@ -1,4 +1,4 @@
-// Refund rules (row 2, contract §7): full refunds of successful collections, one in progress at a time,
+// Refund rules (POST /v1/collections/{id}/refund): full refunds of successful collections, one in progress at a time,
 // created through the idempotency engine with their event and outbox row in one transaction.
 import type { Db, Tx } from '../../db/pool.js';
 import { ApiError, notFound } from '../../platform/errors.js';

@@ -1,4 +1,4 @@
-// The refund state machine (contract §7): requested → pending → successful | failed.
+// The refund state machine: requested → pending → successful | failed.
 import { plan, type Plan, type TransitionTable } from '../../platform/state-machine.js';
 
 export const REFUND_STATUSES = ['requested', 'pending', 'successful', 'failed'] as const;

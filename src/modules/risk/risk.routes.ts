@@ -1,4 +1,4 @@
-// Routes for risk signals: rows 6 (open ones), 7 (one) and 8 (report one), and the admin's review. No SQL here.
+// Routes for risk signals: the open ones, one, report one, and the admin's review. No SQL here.
 import { requireAuth } from '../../platform/auth.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
@@ -38,7 +38,7 @@ export function riskRoutes(app: App, service: RiskService): void {
         tags: ['Risk'],
         summary: 'List open risk signals',
         description:
-          `Row 6. Open signals of your workspace, newest first; an admin token lists every workspace's (the review queue). Built-in rules: ${rules}. ` +
+          `Open signals of your workspace, newest first; an admin token lists every workspace's (the review queue). Built-in rules: ${rules}. ` +
           'A `liquidity_provider` token sees payer phone numbers masked (`+254*****5678`, see `RiskSignal`). There is no filter by ' +
           'subject: a search by a full phone number would tell a liquidity provider the number it is not shown.',
         querystring: ListOpenQuery,
@@ -57,7 +57,7 @@ export function riskRoutes(app: App, service: RiskService): void {
         tags: ['Risk'],
         summary: 'Get a risk signal',
         description:
-          "Row 7. A signal of your workspace (an admin token reads any); another workspace's is 404. A `liquidity_provider` " +
+          "A signal of your workspace (an admin token reads any); another workspace's is 404. A `liquidity_provider` " +
           'token sees payer phone numbers masked (`+254*****5678`, see `RiskSignal`).',
         params: SignalIdParams,
         response: { 200: SignalSchema, ...problemResponses({ ...BEARER_PROBLEMS, 404: ['not_found'] }) },
@@ -75,7 +75,7 @@ export function riskRoutes(app: App, service: RiskService): void {
         tags: ['Risk'],
         summary: 'Report a risk signal',
         description:
-          'Row 8: 201 with the signal, `open`, in your workspace (an admin token may name another with `workspace_id`). An Idempotency-Key is honoured. ' +
+          '201 with the signal, `open`, in your workspace (an admin token may name another with `workspace_id`). An Idempotency-Key is honoured. ' +
           'A `liquidity_provider` token gets the signal back with phone numbers masked, as it reads every signal.',
         body: CreateSignalBody,
         headers: OptionalIdempotencyKey,

@@ -1,4 +1,5 @@
-// Request and response schemas for risk signals (rows 6 to 8) and the admin's review; descriptions write the reference docs.
+// Request and response schemas for risk signals (report, read, list the open ones) and the admin's review; descriptions
+// write the reference docs.
 import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
 import { component, DateTime, Uuid } from '../../platform/schemas.js';

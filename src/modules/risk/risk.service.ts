@@ -1,4 +1,4 @@
-// Risk signals: reported by token holders (row 8), read (row 7) and listed while open (row 6), reviewed by the
+// Risk signals: reported by token holders, read one at a time and listed while open, reviewed by the
 // admin, and raised by built-in rules inside the transaction of the change that shows the pattern.
 import { withTransaction, type Db, type Tx } from '../../db/pool.js';
 import type { AuthContext } from '../../platform/auth.js';
@@ -74,7 +74,10 @@ export class RiskService {
     private readonly cursors: CursorCodec,
   ) {}
 
-  /** Row 8: a token holder reports a risk in its own workspace; the admin may name another workspace. */
+  /**
+   * POST /v1/api/risk/signals: a token holder reports a risk in its own workspace; the admin may name another
+   * workspace.
+   */
   async create(
     auth: AuthContext,
     body: CreateSignalBody,
@@ -114,7 +117,7 @@ export class RiskService {
     });
   }
 
-  /** Row 7: the caller's own workspace's signal; the admin reads any. */
+  /** GET /v1/api/risk/signals/{signalId}: the caller's own workspace's signal; the admin reads any. */
   async get(auth: AuthContext, id: string): Promise<Signal> {
     const row = !isUuid(id)
       ? undefined
@@ -125,7 +128,10 @@ export class RiskService {
     return forAudience(toSignalApi(row), auth.audience);
   }
 
-  /** Row 6: open signals of the caller's workspace, newest first; the admin's list is every workspace's (its review queue). */
+  /**
+   * GET /v1/api/risk/signals/open: open signals of the caller's workspace, newest first; the admin's list is every
+   * workspace's (its review queue).
+   */
   async listOpen(auth: AuthContext, query: ListOpenQuery): Promise<Page<Signal>> {
     const { limit, filter } = this.cursors.filterOf(query);
     const rows = await repo.listOpen(this.db, auth.audience === 'admin' ? null : auth.workspaceId, filter);

@@ -1,5 +1,6 @@
-// The simulate endpoints (contract §6): drive a sandbox collection, refund or payout to an outcome by hand. The
-// simulator's own script stops there, and the change goes through the lifecycle like any other.
+// The simulate endpoints (POST /v1/sandbox/collections/{id}/simulate, and refunds and payouts likewise): drive a
+// sandbox collection, refund or payout to an outcome by hand. The simulator's own script stops there, and the change
+// goes through the lifecycle like any other.
 import type { IdempotencyEngine, IdempotentResult } from '../../platform/idempotency.js';
 import { ApiError, notFound } from '../../platform/errors.js';
 import { isUuid } from '../../platform/ids.js';

@@ -6,7 +6,7 @@ import { PAYOUT_STATUSES } from '../payouts/payouts.schemas.js';
 
 export const EVENT_TYPES: readonly string[] = [
   ...COLLECTION_STATUSES.map((s) => `collection.${s}`),
-  // A payment confirmed after its collection expired: sent just before `collection.successful` (contract §5).
+  // A payment confirmed after its collection expired: sent just before `collection.successful`.
   'collection.late_payment',
   ...REFUND_STATUSES.map((s) => `refund.${s}`),
   'checkout.session.completed',

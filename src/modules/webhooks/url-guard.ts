@@ -1,4 +1,4 @@
-// Where webhooks may go (contract §10). In production an endpoint must be https and must not reach a
+// Where webhooks may go. In production an endpoint must be https and must not reach a
 // loopback, private, link-local or otherwise internal address: checked when the URL is registered and
 // again at every delivery, on the addresses the connection actually uses (a name may resolve elsewhere later).
 // The sandbox allows both, so an integrator can point it at a local receiver.

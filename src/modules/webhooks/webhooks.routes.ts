@@ -1,4 +1,4 @@
-// Routes for webhook endpoints and the events API (contract §10). No SQL here.
+// Routes for webhook endpoints and the events API. No SQL here.
 import { Type } from 'typebox';
 import { requireAuth } from '../../platform/auth.js';
 import { sendJsonText, sendStored, type App } from '../../platform/http.js';

@@ -1,4 +1,4 @@
-// Webhook endpoints, events and their deliveries (contract §10); descriptions write the reference docs.
+// Webhook endpoints, events and their deliveries; descriptions write the reference docs.
 import { UUID_PATTERN } from '../../platform/ids.js';
 import { Type, type Static, type TSchema } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';

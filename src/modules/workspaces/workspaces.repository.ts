@@ -8,7 +8,7 @@ export interface WorkspaceRow {
   display_name: string;
   environment: PaymentsEnv;
   kind: 'integrator' | 'operator';
-  /** What a payment confirmed after its collection expired becomes (contract §5): sent back, or credited. */
+  /** What a payment confirmed after its collection expired becomes: `refund` sends it back, `accept` keeps it. */
   late_payment: LatePaymentPolicy;
   created_at: Date;
 }

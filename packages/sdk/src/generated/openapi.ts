@@ -602,7 +602,7 @@ export interface paths {
         post?: never;
         /**
          * Deactivate a beneficiary
-         * @description Row 4. 200 with the beneficiary, `status: inactive` and `deactivated_at` set. Deactivation is final: an inactive beneficiary receives no payout. Deactivating again answers 200 with the same record (`deactivated_at` unchanged), so a retried DELETE is safe.
+         * @description 200 with the beneficiary, `status: inactive` and `deactivated_at` set. Deactivation is final: an inactive beneficiary receives no payout. Deactivating again answers 200 with the same record (`deactivated_at` unchanged), so a retried DELETE is safe.
          *
          *     Tokens of audience `integrator` may call this; any other audience gets 403 `forbidden`.
          */
@@ -621,7 +621,7 @@ export interface paths {
         };
         /**
          * List active rate sources
-         * @description Row 14. The rate sources currently in use, newest first.
+         * @description The rate sources currently in use, newest first.
          *
          *     Tokens of audience `integrator`, `liquidity_provider`, `admin` may call this; any other audience gets 403 `forbidden`.
          */
@@ -655,7 +655,7 @@ export interface paths {
         head?: never;
         /**
          * Activate or deactivate a rate source
-         * @description Deactivating a source takes its rates out of row 14 and out of every conversion at once.
+         * @description Deactivating a source takes it out of the active sources (`GET /v1/api/markets/sources`) and its rates out of every conversion at once.
          *
          *     Tokens of audience `admin` may call this; any other audience gets 403 `forbidden`.
          */
@@ -671,7 +671,7 @@ export interface paths {
         };
         /**
          * List market rate records
-         * @description Row 13. Rate records, newest first; `pair=USDT/KES` keeps one pair.
+         * @description Rate records, newest first; `pair=USDT/KES` keeps one pair.
          *
          *     Tokens of audience `integrator`, `liquidity_provider`, `admin` may call this; any other audience gets 403 `forbidden`.
          */
@@ -699,7 +699,7 @@ export interface paths {
         };
         /**
          * List open risk signals
-         * @description Row 6. Open signals of your workspace, newest first; an admin token lists every workspace's (the review queue). Built-in rules: `repeated_failed_collections` (3 within 60 min, medium); `refund_burst` (5 within 10 min, high); `large_payout` (a payout of at least 50% of its currency's largest collection amount, high). A `liquidity_provider` token sees payer phone numbers masked (`+254*****5678`, see `RiskSignal`). There is no filter by subject: a search by a full phone number would tell a liquidity provider the number it is not shown.
+         * @description Open signals of your workspace, newest first; an admin token lists every workspace's (the review queue). Built-in rules: `repeated_failed_collections` (3 within 60 min, medium); `refund_burst` (5 within 10 min, high); `large_payout` (a payout of at least 50% of its currency's largest collection amount, high). A `liquidity_provider` token sees payer phone numbers masked (`+254*****5678`, see `RiskSignal`). There is no filter by subject: a search by a full phone number would tell a liquidity provider the number it is not shown.
          *
          *     Tokens of audience `integrator`, `liquidity_provider`, `admin` may call this; any other audience gets 403 `forbidden`.
          */
@@ -721,7 +721,7 @@ export interface paths {
         };
         /**
          * Get a risk signal
-         * @description Row 7. A signal of your workspace (an admin token reads any); another workspace's is 404. A `liquidity_provider` token sees payer phone numbers masked (`+254*****5678`, see `RiskSignal`).
+         * @description A signal of your workspace (an admin token reads any); another workspace's is 404. A `liquidity_provider` token sees payer phone numbers masked (`+254*****5678`, see `RiskSignal`).
          *
          *     Tokens of audience `integrator`, `liquidity_provider`, `admin` may call this; any other audience gets 403 `forbidden`.
          */
@@ -751,7 +751,7 @@ export interface paths {
         put?: never;
         /**
          * Report a risk signal
-         * @description Row 8: 201 with the signal, `open`, in your workspace (an admin token may name another with `workspace_id`). An Idempotency-Key is honoured. A `liquidity_provider` token gets the signal back with phone numbers masked, as it reads every signal.
+         * @description 201 with the signal, `open`, in your workspace (an admin token may name another with `workspace_id`). An Idempotency-Key is honoured. A `liquidity_provider` token gets the signal back with phone numbers masked, as it reads every signal.
          *
          *     Tokens of audience `integrator`, `liquidity_provider`, `admin` may call this; any other audience gets 403 `forbidden`.
          */
@@ -771,7 +771,7 @@ export interface paths {
         };
         /**
          * List deposit addresses
-         * @description Row 9. The workspace's deposit addresses, newest first, paged by cursor.
+         * @description The workspace's deposit addresses, newest first, paged by cursor.
          *
          *     Tokens of audience `integrator` may call this; any other audience gets 403 `forbidden`.
          */
@@ -779,7 +779,7 @@ export interface paths {
         put?: never;
         /**
          * Get a deposit address
-         * @description An address for one asset on one network, from the liquidity provider's pool (the sandbox makes one). With `autoconvert_currency`, confirmed deposits are converted to that currency and credited (row 5). An asset or network not taken: 400 `invalid_asset`; no free address: 409 `deposit_address_pool_empty` with Retry-After. An Idempotency-Key is honoured.
+         * @description An address for one asset on one network, from the liquidity provider's pool (the sandbox makes one). With `autoconvert_currency`, confirmed deposits are converted to that currency and credited (an autoconvert credit, `GET /v1/api/autoconvert/credits/{creditId}`). An asset or network not taken: 400 `invalid_asset`; no free address: 409 `deposit_address_pool_empty` with Retry-After. An Idempotency-Key is honoured.
          *
          *     Tokens of audience `integrator` may call this; any other audience gets 403 `forbidden`.
          */
@@ -843,7 +843,7 @@ export interface paths {
         };
         /**
          * List deposits
-         * @description Row 10. Deposits on the workspace's addresses, newest first, filtered by status and creation time, paged by cursor.
+         * @description Deposits on the workspace's addresses, newest first, filtered by status and creation time, paged by cursor.
          *
          *     Tokens of audience `integrator` may call this; any other audience gets 403 `forbidden`.
          */
@@ -893,7 +893,7 @@ export interface paths {
         };
         /**
          * Get an autoconvert credit
-         * @description Row 5. A confirmed deposit converted to fiat: the source and target amounts, the rate and its source, the fee. The converted amount and the fee are rounded down to whole minor units. Another workspace's credit is 404.
+         * @description A confirmed deposit converted to fiat: the source and target amounts, the rate and its source, the fee. The converted amount and the fee are rounded down to whole minor units. Another workspace's credit is 404.
          *
          *     Tokens of audience `integrator` may call this; any other audience gets 403 `forbidden`.
          */
@@ -959,7 +959,7 @@ export interface paths {
         };
         /**
          * List offramp routes
-         * @description Row 12. The active routes, newest first: what each pays from, into which market, currency and rail, its limits and its fee.
+         * @description The active routes, newest first: what each pays from, into which market, currency and rail, its limits and its fee.
          *
          *     Tokens of audience `integrator`, `liquidity_provider`, `admin` may call this; any other audience gets 403 `forbidden`.
          */
@@ -1017,7 +1017,7 @@ export interface paths {
         put?: never;
         /**
          * Commit a payout transaction
-         * @description Row 17. Requires an Idempotency-Key (422 `idempotency_key_missing` without): a retry returns the stored response. Pays `amount` minor units of the route's source to an active beneficiary on an active route: converted at the current rate when the source is an asset (rounded down), less the route's fee; the recipient gets `amount` of the answer. The source amount is reserved from your available balance at once; more than is available: 422 `insufficient_balance`. An inactive beneficiary: 422 `beneficiary_inactive`; an unknown or inactive route: 422 `route_unavailable`; a route of another market or rail than the beneficiary's: 422 `route_mismatch`; outside the route's limits: 422 `amount_out_of_range`; no current rate: 422 `rate_unavailable`. In the sandbox the payout is simulated (the beneficiary's number or account ending 0001: declined, 0002: invalid account, 0005: stays pending); no real money moves.
+         * @description Requires an Idempotency-Key (422 `idempotency_key_missing` without): a retry returns the stored response. Pays `amount` minor units of the route's source to an active beneficiary on an active route: converted at the current rate when the source is an asset (rounded down), less the route's fee; the recipient gets `amount` of the answer. The source amount is reserved from your available balance at once; more than is available: 422 `insufficient_balance`. An inactive beneficiary: 422 `beneficiary_inactive`; an unknown or inactive route: 422 `route_unavailable`; a route of another market or rail than the beneficiary's: 422 `route_mismatch`; outside the route's limits: 422 `amount_out_of_range`; no current rate: 422 `rate_unavailable`. In the sandbox the payout is simulated (the beneficiary's number or account ending 0001: declined, 0002: invalid account, 0005: stays pending); no real money moves.
          *
          *     Tokens of audience `integrator` may call this; any other audience gets 403 `forbidden`.
          */
@@ -1037,7 +1037,7 @@ export interface paths {
         };
         /**
          * List payout transactions
-         * @description Row 11. The workspace's payouts, newest first, filtered by status and creation time, paged by cursor.
+         * @description The workspace's payouts, newest first, filtered by status and creation time, paged by cursor.
          *
          *     Tokens of audience `integrator` may call this; any other audience gets 403 `forbidden`.
          */
@@ -2395,7 +2395,7 @@ export interface components {
             data: components["schemas"]["Collection"];
         };
         CommitPayoutRequest: {
-            /** @description An active route (row 12). */
+            /** @description An active route (`GET /v1/api/routes` lists them). */
             route_id: components["schemas"]["Uuid"];
             /** @description An active beneficiary of yours on the route's market and rail. */
             beneficiary_id: components["schemas"]["Uuid"];
@@ -2704,7 +2704,7 @@ export interface components {
             credited_currency: string | null;
             /** @description Minor units credited to the balance; null until credited. */
             credited_amount: number | null;
-            /** @description The autoconvert credit (row 5) when it was converted; null otherwise. */
+            /** @description The autoconvert credit (`GET /v1/api/autoconvert/credits/{creditId}`) when it was converted; null otherwise. */
             credit_id: components["schemas"]["Uuid"] | null;
             /**
              * Format: date-time
@@ -2965,7 +2965,7 @@ export interface components {
             /** @description Percentage fee, basis points of the converted amount. */
             fee_bps: number;
             /**
-             * @description Only active routes take payouts and are listed in row 12.
+             * @description Only active routes take payouts and are listed by `GET /v1/api/routes`.
              * @enum {unknown}
              */
             status: "active" | "inactive";

@@ -54,7 +54,7 @@ const PAYOUT_REASONS = {
   provider_refused: 'provider_refused',
 } satisfies Record<PayoutReason, string>;
 
-/** The simulator's test numbers (docs/spec/contract.md §6): the last four digits pick what happens. */
+/** The simulator's test numbers: the last four digits of the payer's phone number pick what happens. */
 const TEST_NUMBERS = {
   '0000': '…0000: successful',
   '0001': '…0001: declined (failed)',
