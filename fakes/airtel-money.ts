@@ -206,7 +206,7 @@ export class AirtelFake extends FakeOperator {
       return envelope(false, { message: 'Missing header/body params', result_code: 'ROUTER003' });
     }
     // No rule on the reference's characters: Airtel's collection API describes `reference` only as the reference
-    // for the goods or service, and no published document was found refusing a hyphen in it (issue 34 looked).
+    // for the goods or service, and no published document was found refusing a hyphen in it.
     const msisdn = get(body, 'subscriber', 'msisdn');
     const refused = this.msisdnProblem(msisdn);
     if (refused) return refused;

@@ -1,4 +1,4 @@
-// Contract §3: bearer tokens (ES256 JWTs signed by the service) and credentials: who gets 401, who gets 403,
+// Authentication: bearer tokens (ES256 JWTs signed by the service) and credentials: who gets 401, who gets 403,
 // rotation and revocation that take effect at once, minting rules, workspace isolation of credentials, bootstrap.
 import assert from 'node:assert/strict';
 import { createHmac, randomUUID } from 'node:crypto';

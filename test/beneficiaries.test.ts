@@ -1,4 +1,5 @@
-// Beneficiaries: create, list, read, and row 4 (DELETE deactivates), through HTTP on a real database.
+// Beneficiaries: create, list, read, and deactivate (DELETE /v1/api/beneficiaries/{beneficiaryId}), through HTTP on a
+// real database.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { assertProblem, createWorkspace, newKey, request, startTestApp, type TestApp } from './helpers/harness.js';
@@ -106,7 +107,7 @@ describe('create', () => {
   });
 });
 
-describe('row 4: DELETE /v1/api/beneficiaries/{beneficiaryId} deactivates', () => {
+describe('DELETE /v1/api/beneficiaries/{beneficiaryId} deactivates', () => {
   it('200 with status inactive and deactivated_at; again: the same record; reads show it inactive', async () => {
     const b = (await create(wallet())).body;
     const res = await request(t, 'DELETE', `/v1/api/beneficiaries/${b.beneficiary_id}`, { token: t.demoToken });

@@ -20,7 +20,7 @@ const REQUIRED: Record<string, [string, string[]]> = {
 };
 
 describe('built-in catalogue', () => {
-  it('covers every market, currency and rail of contract §5', () => {
+  it('covers every market, currency and rail the contract names', () => {
     const c = loadCatalogue(undefined);
     for (const [market, [currency, rails]] of Object.entries(REQUIRED)) {
       assert.equal(c.markets[market]?.currency, currency, market);

@@ -1,4 +1,4 @@
-// Hosted checkout through HTTP: sessions (rows 15, 16), the by-token endpoints (row 18), attempts that follow
+// Hosted checkout through HTTP: sessions (create, read), the by-token endpoints (no API key), attempts that follow
 // their collection, expiry without any request, and the completion events with the session's metadata.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -62,7 +62,7 @@ async function sessionWhen(id: string, status: string, timeoutMs = 10_000): Prom
   );
 }
 
-describe('row 15: create a session', () => {
+describe('POST /v1/checkout/sessions: create a session', () => {
   it('201 with the session: open, session_url on PUBLIC_BASE_URL with a random token that is not the id, Location', async () => {
     const before = Date.now();
     const res = await createSession();
@@ -191,7 +191,7 @@ describe('row 15: create a session', () => {
   });
 });
 
-describe('row 16: read a session', () => {
+describe('GET /v1/checkout/sessions/{id}: read a session', () => {
   it("another workspace's session is 404, exactly like a missing one; a malformed id is 404", async () => {
     const { body: s } = await createSession();
     const other = await createWorkspace(t, 'checkout-other');
@@ -229,7 +229,7 @@ describe('row 16: read a session', () => {
   });
 });
 
-describe('row 18: the by-token endpoints', () => {
+describe('/v1/checkout/by-token/{token}: the by-token endpoints', () => {
   it('need no API key and show only what the payer needs: never metadata, the session id or other ids', async () => {
     const { body: s } = await createSession();
     const res = await byToken(tokenOf(s));
@@ -332,7 +332,7 @@ describe('row 18: the by-token endpoints', () => {
 });
 
 describe('the session follows its attempt', () => {
-  it('success: polling row 16 shows complete; checkout.session.completed is recorded with the metadata; the view gives the return URL', async () => {
+  it('success: polling GET /v1/checkout/sessions/{id} shows complete; checkout.session.completed is recorded with the metadata; the view gives the return URL', async () => {
     const { body: s } = await createSession();
     const token = tokenOf(s);
     assert.equal((await pay(token, '+254712340000')).status, 201);
@@ -491,7 +491,7 @@ describe('expiry', () => {
   });
 });
 
-describe('late payments of an attempt (issue 21)', () => {
+describe('late payments of an attempt', () => {
   const simulate = (token: string, collectionId: string, outcome: string) =>
     request(t, 'POST', `/v1/sandbox/collections/${collectionId}/simulate`, { token, body: { outcome } });
 

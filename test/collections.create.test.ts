@@ -1,4 +1,5 @@
-// Row 1: POST /v1/collections/{market}/rails/{rail}: every status of the spec's error table, and the record it returns.
+// Create a collection, POST /v1/collections/{market}/rails/{rail}: every status of the spec's error table, and the
+// record it returns.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
@@ -30,7 +31,7 @@ const post = (
     headers: opts.headers,
   });
 
-describe('row 1 success: 201 with the complete Collection record', () => {
+describe('create success: 201 with the complete Collection record', () => {
   it('returns every field of the spec, status created, expiry from the rail', async () => {
     const body = validCollection({ metadata: { order_id: 'A-1', nested: { x: [1, 2] } } });
     const res = await post('/v1/collections/KE/rails/mpesa', body);
@@ -132,7 +133,7 @@ describe('row 1 success: 201 with the complete Collection record', () => {
   });
 });
 
-describe('row 1 in one statement (issue 30, item 2)', () => {
+describe('create in one statement', () => {
   it('a create with a fresh key sends the token check and one write statement: no BEGIN, COMMIT or lock of its own', async () => {
     const key = newKey();
     const { result: res, statements: sent } = await statementsSent(t.db, () =>
@@ -174,7 +175,7 @@ describe('row 1 in one statement (issue 30, item 2)', () => {
   });
 });
 
-describe('row 1 errors: 400', () => {
+describe('create errors: 400', () => {
   it('400 invalid_market for an unknown market', async () => {
     assertProblem(await post('/v1/collections/XX/rails/mpesa', validCollection()), 400, 'invalid_market');
   });
@@ -294,7 +295,7 @@ describe('row 1 errors: 400', () => {
   });
 });
 
-describe('row 1 errors: 401', () => {
+describe('create errors: 401', () => {
   it('401 unauthorized without a bearer token', async () => {
     const res = await request(t, 'POST', '/v1/collections/KE/rails/mpesa', {
       body: validCollection(),
@@ -309,7 +310,7 @@ describe('row 1 errors: 401', () => {
   });
 });
 
-describe('row 1 errors: 422', () => {
+describe('create errors: 422', () => {
   it('422 idempotency_key_missing without an Idempotency-Key', async () => {
     assertProblem(
       await post('/v1/collections/KE/rails/mpesa', validCollection(), { key: null }),

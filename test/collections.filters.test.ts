@@ -1,4 +1,4 @@
-// GET /v1/collections filters (row 3): market, rail, an exact reference and an exact payer phone number, alone and
+// GET /v1/collections filters: market, rail, an exact reference and an exact payer phone number, alone and
 // together with status and paging; never another workspace's collections; each filter read from its index in the
 // list's order (migration 020), so a page costs its own rows whatever the workspace holds.
 import assert from 'node:assert/strict';

@@ -267,7 +267,7 @@ describe('M-Pesa collections by STK Push', () => {
   });
 });
 
-describe('M-Pesa late payments (issue 21)', () => {
+describe('M-Pesa late payments', () => {
   it('a payer who approves after the collection expired is paid back by Reversal, under the default policy', async () => {
     const p = phone();
     fake.outcomes.set(msisdn(p), 'never'); // the payer leaves the prompt on screen
@@ -367,7 +367,7 @@ describe('M-Pesa refunds by Reversal and payouts by B2C', () => {
   });
 });
 
-describe('reconciliation against the M-Pesa organisation statement (issue 21)', () => {
+describe('reconciliation against the M-Pesa organisation statement', () => {
   /** Runs `npm run reconcile` on this app's database with `statement` as the export. */
   function reconcileCli(statement: string): { status: number | null; stdout: string; stderr: string } {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'statement-'));

@@ -1,4 +1,4 @@
-// The dashboard against a page on another site, in a real Chromium (issue 31, item 5). The dashboard is served on
+// The dashboard against a page on another site, in a real Chromium. The dashboard is served on
 // 127.0.0.1 and the attacker's page on 127.0.0.2: another host, so another site (not only another origin), and the
 // browser applies SameSite as it would between two domains. The page (a) auto-submits a sign-in form with the
 // attacker's token, which must not sign the visitor into the attacker's workspace, whatever one-time value it carries;

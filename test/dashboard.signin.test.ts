@@ -1,4 +1,4 @@
-// The dashboard's sign-in over HTTP, without a browser (issue 31, item 5): the sign-in form's one-time value is a
+// The dashboard's sign-in over HTTP, without a browser: the sign-in form's one-time value is a
 // server-side record taken once (empty, missing, made-up, replayed, raced and expired values are refused), the way
 // back after sign-in stays under /dashboard whatever `next` says, sign-out ends the session server-side, and a request
 // that arrives without the session cookie (as a cross-site one does) clears nothing and ends nothing.

@@ -1,4 +1,4 @@
-// The service and a database that goes away under it (issue 29): a connection killed inside a transaction, a request
+// The service and a database that goes away under it: a connection killed inside a transaction, a request
 // caught by it, a COMMIT cut off after it committed, and a PostgreSQL restarted under load. The process never ends,
 // nothing answers 500, and an Idempotency-Key retried afterwards gets the stored outcome or makes the write once.
 import assert from 'node:assert/strict';

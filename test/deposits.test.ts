@@ -1,4 +1,4 @@
-// Deposits through HTTP: addresses (row 9), deposits (row 10) and autoconvert credits (row 5); the liquidity
+// Deposits through HTTP: addresses, deposits and autoconvert credits; the liquidity
 // provider's pool and ingestion; the sandbox's deposits; crediting in the asset or converted at a current rate.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -87,7 +87,7 @@ const postRate = async (quote: string, rate: string, observedAt?: string) => {
   return { ...r.body, name } as { rate_id: string; source_id: string; observed_at: string; name: string };
 };
 
-describe('row 9: deposit addresses', () => {
+describe('deposit addresses', () => {
   it("the sandbox makes an address in the network's format; GET and the list (newest first) show it", async () => {
     const res = await request(t, 'POST', '/v1/api/deposit-addresses', {
       token: t.demoToken,
@@ -290,7 +290,7 @@ describe('the address pool', () => {
   });
 });
 
-describe('row 10: deposits, credited in the asset', () => {
+describe('deposits, credited in the asset', () => {
   it('sandbox: pending → confirmed → credited; the balance rises by exactly the amount; the events are recorded', async () => {
     const ws = await createWorkspace(t, 'Lifecycle workspace');
     const a = await newAddress(ws.token);
@@ -475,7 +475,7 @@ describe('ingestion by the liquidity provider', () => {
   });
 });
 
-describe('row 5: autoconvert credits', () => {
+describe('autoconvert credits', () => {
   it('a confirmed deposit is converted at the current rate, rounded down, less the fee; the balance is in the currency', async () => {
     const ws = await createWorkspace(t, 'Autoconvert workspace');
     const rate = await postRate('KES', '129.45');

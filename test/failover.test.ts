@@ -1,4 +1,4 @@
-// The service survives losing its database (issue 29): one service process on a Patroni-managed PostgreSQL pair in
+// The service survives losing its database: one service process on a Patroni-managed PostgreSQL pair in
 // synchronous mode behind HAProxy (test/helpers/patroni.ts). Under steady creates from concurrent clients, each
 // retrying its own Idempotency-Key on 503, the primary's postmaster is killed with -9, twice (the old primary rejoining
 // in between); then a planned switchover. Each time: the same process keeps serving, nothing is answered 500, every

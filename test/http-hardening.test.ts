@@ -1,4 +1,4 @@
-// What the HTTP layer answers before or around the routes (issue 21, item 7): a wrong method on a known path is 405
+// What the HTTP layer answers before or around the routes: a wrong method on a known path is 405
 // with Allow; what Node's parser refuses (bad framing, headers too large, a request that stalls) is a problem
 // document with X-Request-Id and API-Version, and the connection closes; refused tokens (only) are limited per address.
 import assert from 'node:assert/strict';

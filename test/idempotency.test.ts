@@ -1,4 +1,4 @@
-// The idempotency engine (contract §4), exercised through row 1.
+// The idempotency engine, exercised through creating a collection (POST /v1/collections/{market}/rails/{rail}).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { newKey, request, startTestApp, validCollection, type TestApp } from './helpers/harness.js';

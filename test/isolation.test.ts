@@ -1,4 +1,4 @@
-// Contract §3 and §4: workspaces never see each other's objects. Another workspace's id answers 404 exactly as a
+// Workspaces never see each other's objects. Another workspace's id answers 404 exactly as a
 // missing id does, lists are scoped to the caller, and Idempotency-Keys are scoped per workspace.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';

@@ -1,4 +1,4 @@
-// No hot balance row (issue 30, item 4): a workspace's successes post to different bucket rows of its balances, so
+// No hot balance row: a workspace's successes post to different bucket rows of its balances, so
 // they do not wait on one another; every reader sums the buckets and sees the exact balance; debits that need a check
 // (refund reserves, payout commits) still pass one at a time on the check row, bucket 0, and never overdraw.
 import assert from 'node:assert/strict';

@@ -1,9 +1,9 @@
-// A randomised run (fast-check) of over 1,000 operations on collections and refunds — creates, provider
-// callbacks (in order, out of order, impossible, duplicated, badly signed), sandbox simulations, refunds,
-// idempotent retries, the expiry sweep and the submitter — all through the real code paths (HTTP, and the
-// sweep/submitter functions the workers call), checked step by step against a model of contract §5 and §7,
-// and at the end of each run against the ledger: verifyLedger() finds nothing, GET /v1/balances equals what
-// the final statuses imply, the events of each object are the model's, in strictly increasing time.
+// A randomised run (fast-check) of over 1,000 operations on collections and refunds — creates, provider callbacks (in
+// order, out of order, impossible, duplicated, badly signed), sandbox simulations, refunds, idempotent retries, the
+// expiry sweep and the submitter — all through the real code paths (HTTP, and the sweep/submitter functions the workers
+// call), checked step by step against a model of the contract's collection and refund transitions, and at the end of
+// each run against the ledger: verifyLedger() finds nothing, GET /v1/balances equals what the final statuses imply, the
+// events of each object are the model's, in strictly increasing time.
 //
 // One app WITHOUT background workers: nothing moves unless this file moves it, so every answer is
 // predictable. Each run uses a workspace of its own. The transition tables are written out here from the

@@ -1,5 +1,6 @@
-// Provider callbacks received more than once (contract §5): the same signed notice again, several copies at once, and
-// another notice reporting the status the collection already has are each applied once.
+// Provider callbacks received more than once (a repeated provider notice changes nothing): the same signed notice
+// again, several copies at once, and another notice reporting the status the collection already has are each applied
+// once.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { signCallback } from '../src/modules/providers/callback-protocol.js';

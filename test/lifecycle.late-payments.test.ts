@@ -1,4 +1,4 @@
-// Late payments (contract §5): a success reported after a collection expired, under the workspace's late payment
+// Late payments: a success reported after a collection expired, under the workspace's late payment
 // policy (refund, the default, or accept), and that policy as PATCH /v1/workspace sets it.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -21,7 +21,7 @@ import {
 
 startLifecycleApp();
 
-describe('late payments (contract §5, issue 21)', () => {
+describe('late payments', () => {
   const types = async (c: Made): Promise<string[]> =>
     (await listObjectEvents(t.db, c.workspaceId, c.id)).map((e) => e.type);
 

@@ -1,6 +1,6 @@
-// The collection lifecycle in the sandbox (contract §6): the outcome each magic number's script plays out on its own,
-// expiry by the sweeper alone, and the ledger behind GET /v1/balances once they have run. The rows of the transition
-// table driven one by one are in states.collections.test.ts.
+// The collection lifecycle in the sandbox (the last four digits of the phone number pick the outcome): the outcome each
+// magic number's script plays out on its own, expiry by the sweeper alone, and the ledger behind GET /v1/balances once
+// they have run. The rows of the transition table driven one by one are in states.collections.test.ts.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
@@ -22,7 +22,7 @@ import {
 
 startLifecycleApp();
 
-describe('sandbox outcomes by the last four digits (contract §6)', () => {
+describe('sandbox outcomes by the last four digits', () => {
   it('any other number: pending → processing → successful, credited once', async () => {
     const c = await make(undefined);
     await atRest(c.id, 'successful');

@@ -1,5 +1,6 @@
-// Market data: rate sources kept by the admin (row 14 lists the active ones) and rate records posted by
-// liquidity providers (row 13 lists them, newest first, by pair); a stale rate is never current.
+// Market data: rate sources kept by the admin (GET /v1/api/markets/sources lists the active ones) and rate records
+// posted by liquidity providers (GET /v1/api/markets/rates lists them, newest first, by pair); a stale rate is never
+// current.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { assertProblem, liquidityProviderToken, newKey, request, startTestApp } from './helpers/harness.js';
@@ -24,8 +25,8 @@ const changeSource = (id: string, body: unknown) =>
 const postRate = (body: Record<string, unknown>, token = lpToken) =>
   request(t, 'POST', '/v1/api/markets/rates', { token, body });
 
-describe('rate sources (row 14)', () => {
-  it('the admin adds one (active), row 14 lists it; deactivated, it leaves the list', async () => {
+describe('rate sources (GET /v1/api/markets/sources)', () => {
+  it('the admin adds one (active), the sources list shows it; deactivated, it leaves the list', async () => {
     const s = await source({ url: 'https://example.org/prices' });
     const listed = async () =>
       (await request(t, 'GET', '/v1/api/markets/sources?limit=100', { token: t.demoToken })).body.data.map(
@@ -65,7 +66,7 @@ describe('rate sources (row 14)', () => {
   });
 });
 
-describe('rate records (row 13)', () => {
+describe('rate records (GET /v1/api/markets/rates)', () => {
   it('a liquidity provider posts a rate: 201, exact decimal string, pair, source name', async () => {
     const s = await source();
     const res = await postRate({ source_id: s.source_id, base: 'USDT', quote: 'KES', rate: '129.450000000001' });

@@ -1,4 +1,4 @@
-// Several nodes, proven (issue 24): three service processes on one PostgreSQL behind HAProxy (round-robin, health checks
+// Several nodes, proven: three service processes on one PostgreSQL behind HAProxy (round-robin, health checks
 // on /readyz). Through the balancer: one idempotency key sent 50 times at once makes one collection; a rotation on one
 // node kills the old token on all three before it returns; 1,000 collections are initiated once each and their events
 // delivered once each; a rolling restart under load fails no request and loses nothing; the per-credential rate limit

@@ -1,4 +1,4 @@
-// The OpenAPI document (contract §11): served publicly, valid OpenAPI 3.1, every route documented and every field
+// The OpenAPI document: served publicly, valid OpenAPI 3.1, every route documented and every field
 // described, security declared truthfully, the committed openapi.json current; and the rendered /docs page.
 import { Validator } from '@seriousme/openapi-schema-validator';
 import assert from 'node:assert/strict';
@@ -47,7 +47,7 @@ const EXPECTED_ROUTES: readonly (readonly [string, string])[] = [
   ['POST', '/v1/providers/{provider}/callbacks'],
   ['POST', '/v1/sandbox/collections/{id}/simulate'],
   ['POST', '/v1/sandbox/refunds/{id}/simulate'],
-  // Contract §10: webhook endpoints and the events API.
+  // Webhook endpoints and the events API.
   ['POST', '/v1/webhooks/endpoints'],
   ['GET', '/v1/webhooks/endpoints'],
   ['GET', '/v1/webhooks/endpoints/{id}'],
@@ -91,7 +91,7 @@ const EXPECTED_ROUTES: readonly (readonly [string, string])[] = [
   ['GET', '/v1/api/risk/signals/{signalId}'],
   ['POST', '/v1/api/risk/signals'],
   ['PATCH', '/v1/api/risk/signals/{signalId}'],
-  // Contract §9: hosted checkout (rows 15, 16 and 18) and the page.
+  // Hosted checkout (sessions, the by-token endpoints) and the page.
   ['POST', '/v1/checkout/sessions'],
   ['GET', '/v1/checkout/sessions'],
   ['GET', '/v1/checkout/sessions/{id}'],
@@ -402,8 +402,8 @@ describe('GET /v1/openapi.json', () => {
     assert.deepEqual(problems, [], problems.join('\n'));
   });
 
-  it('names once what many operations share (issue 20), and stays under 272 KB compact', () => {
-    // 210 KB until issue 34 named the instruction's variants and declared WWW-Authenticate and Idempotency-Key, 220 KB
+  it('names once what many operations share, and stays under 272 KB compact', () => {
+    // 210 KB until the instruction's variants were named and declared WWW-Authenticate and Idempotency-Key, 220 KB
     // until it typed the events (a named variant per type, and the webhooks), 245 KB until each operation's problems
     // named their codes (one shared response per status and set of codes): the document grows with what it declares;
     // what this guards against is parts repeated inline (checked below).
@@ -465,7 +465,7 @@ describe('GET /v1/openapi.json', () => {
     assert.deepEqual(undescribed, [], 'responses described only as "Default Response"');
   });
 
-  it('every union of objects is of named variants with a discriminator on their type (issue 34, item 3)', () => {
+  it('every union of objects is of named variants with a discriminator on their type', () => {
     const schemas = doc.components.schemas as Record<string, Json>;
     const resolve = (x: Json): Json | undefined =>
       typeof x.$ref === 'string' ? schemas[String(x.$ref).replace('#/components/schemas/', '')] : x;
@@ -504,7 +504,7 @@ describe('GET /v1/openapi.json', () => {
     assert.ok(unions.includes('#/components/schemas/PaymentInstruction'), `unions found: ${unions.join(', ')}`);
   });
 
-  it('Event is one named variant per event type, each with its object as data (issue 34, item 1)', () => {
+  it('Event is one named variant per event type, each with its object as data', () => {
     const schemas = doc.components.schemas as Record<string, Json>;
     const event = schemas.Event as Json;
     assert.ok(Array.isArray(event.oneOf), 'Event is a oneOf');
@@ -543,7 +543,7 @@ describe('GET /v1/openapi.json', () => {
     });
   });
 
-  it('declares each delivery as an OpenAPI 3.1 webhook whose body is its event type (issue 34, item 1)', () => {
+  it('declares each delivery as an OpenAPI 3.1 webhook whose body is its event type', () => {
     const webhooks = doc.webhooks as Record<string, Json>;
     assert.deepEqual(Object.keys(webhooks).sort(), [...EVENT_TYPES, TEST_EVENT_TYPE].sort());
     const mapping = doc.components.schemas.Event.discriminator.mapping as Record<string, string>;
@@ -555,7 +555,7 @@ describe('GET /v1/openapi.json', () => {
     }
   });
 
-  it('a real event is checked against its type: data of another object does not conform (issue 34, item 1)', async () => {
+  it('a real event is checked against its type: data of another object does not conform', async () => {
     const ws = await createWorkspace(t, 'typed-events');
     const created = await createCollection(t, ws.token);
     assert.equal(created.status, 201, created.text);
@@ -581,7 +581,7 @@ describe('GET /v1/openapi.json', () => {
     return schema?.allOf?.[1]?.properties?.code?.enum as string[] | undefined;
   };
 
-  it("every problem response names its operation's codes, each of its status, on the shared Problem (issue 34, item 2)", () => {
+  it("every problem response names its operation's codes, each of its status, on the shared Problem", () => {
     const wrong: string[] = [];
     for (const { method, path: p, op } of operations(doc)) {
       for (const [status, response] of Object.entries((op.responses ?? {}) as Record<string, Json>)) {
@@ -613,7 +613,7 @@ describe('GET /v1/openapi.json', () => {
     ]);
   });
 
-  it('an answer whose code its operation does not declare fails the conformance check (issue 34, item 2)', async () => {
+  it('an answer whose code its operation does not declare fails the conformance check', async () => {
     const ws = await createWorkspace(t, 'typed-problems');
     const endpoint = await request(t, 'POST', '/v1/webhooks/endpoints', {
       token: ws.token,

@@ -1,4 +1,4 @@
-// Operator tokens shared across nodes (issue 29, item 5): three service instances on one database, each with the
+// Operator tokens shared across nodes: three service instances on one database, each with the
 // Daraja connector pointed at one Daraja fake, which (like Daraja, per its FAQ) invalidates an app's previous token
 // whenever it issues a new one. The nodes share one token, sealed in operator_tokens; after the operator expires
 // it, one node renews it for all. With per-process tokens each node fetched its own and the fake refused the others.

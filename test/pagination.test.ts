@@ -1,4 +1,4 @@
-// Row 3: GET /v1/collections (contract §8): cursor paging, limits, status and date filters, tampered cursors,
+// GET /v1/collections (and every list): cursor paging, limits, status and date filters, tampered cursors,
 // stability under concurrent inserts. Through HTTP on a real database.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -124,7 +124,7 @@ function assertEachOnce(items: Item[], expected: string[]): void {
   assert.deepEqual(got, expected);
 }
 
-describe('row 3: walking 250 collections', () => {
+describe('GET /v1/collections: walking 250 collections', () => {
   let ws: { id: string; token: string };
   let created: Item[];
 
@@ -222,7 +222,7 @@ describe('row 3: walking 250 collections', () => {
   });
 });
 
-describe('row 3: limit and unknown parameters', () => {
+describe('GET /v1/collections: limit and unknown parameters', () => {
   let ws: { id: string; token: string };
   before(async () => {
     ws = await createWorkspace(t, 'pagination-limits');
@@ -247,7 +247,7 @@ describe('row 3: limit and unknown parameters', () => {
   });
 });
 
-describe('row 3: status filter', () => {
+describe('GET /v1/collections: status filter', () => {
   let ws: { id: string; token: string };
   let failed: string[];
 
@@ -310,7 +310,7 @@ describe('row 3: status filter', () => {
   }
 });
 
-describe('row 3: from and to', () => {
+describe('GET /v1/collections: from and to', () => {
   let ws: { id: string; token: string };
   const groups: Record<string, string[]> = {};
   const STAMPS = {
@@ -432,7 +432,7 @@ describe('row 3: from and to', () => {
   }
 });
 
-describe('row 3: cursors', () => {
+describe('GET /v1/collections: cursors', () => {
   let ws: { id: string; token: string };
   let cursor: string;
 
@@ -531,7 +531,7 @@ describe('row 3: cursors', () => {
   });
 });
 
-describe('row 3: stable under concurrent inserts', () => {
+describe('GET /v1/collections: stable under concurrent inserts', () => {
   it("pages after the first hold exactly the items older than page 1's last item, none repeated, none missing", async () => {
     const ws = await createWorkspace(t, 'pagination-concurrent');
     await createMany(ws.token, 120);
@@ -577,7 +577,7 @@ describe('row 3: stable under concurrent inserts', () => {
 });
 
 // The list's items are JSON written by PostgreSQL, a GET's by the service (toApi): both must be the same object.
-describe('row 3: a list item is the collection a GET returns', () => {
+describe('GET /v1/collections: a list item is the collection a GET returns', () => {
   it('for every rail, status, payment instruction, failure reason and kind of metadata', async () => {
     const ws = await createWorkspace(t, 'list-equals-get');
     const metadata = [

@@ -1,4 +1,4 @@
-// Offramp routes (row 12) and payouts (rows 11 and 17) through HTTP: who may call what, validation, the
+// Offramp routes and payouts (list, read, commit) through HTTP: who may call what, validation, the
 // reservation from the ledger balance under concurrency, idempotent commits, the sandbox lifecycle that
 // settles or releases the reservation, conversion from an asset, and the large-payout risk rule.
 import assert from 'node:assert/strict';
@@ -103,7 +103,7 @@ async function ledgerBalance(workspaceId: string, account: string, currency: str
   return rows[0]?.balance ?? 0;
 }
 
-describe('offramp routes (row 12)', () => {
+describe('offramp routes (GET /v1/api/routes)', () => {
   it('a liquidity provider adds one (201); every audience lists the active ones; the integrator may not add; PATCH deactivates', async () => {
     const r = await createRoute({ fee_fixed: 50, fee_bps: 100 });
     assert.equal(r.status, 'active');
@@ -159,8 +159,8 @@ describe('offramp routes (row 12)', () => {
   });
 });
 
-describe('row 17: commit a payout', () => {
-  it('reserves the amount, charges the fee, answers 201; a retried key is the stored response; rows 11 and the GET show it', async () => {
+describe('POST /api/transactions/commit: commit a payout', () => {
+  it('reserves the amount, charges the fee, answers 201; a retried key is the stored response; the list and the GET show it', async () => {
     const ws = await createWorkspace(t, 'payouts-happy');
     await fund(ws.token, 10_000);
     const r = await createRoute({ fee_fixed: 50, fee_bps: 100 });
@@ -328,7 +328,7 @@ describe('row 17: commit a payout', () => {
   });
 });
 
-describe('refunds reserve from the same balance (issue 21)', () => {
+describe('refunds reserve from the same balance', () => {
   it('10 refunds and 5 payouts at once against a balance that covers 6 of them: exactly 6 succeed, the rest are insufficient_balance, the balance never goes negative', async () => {
     const ws = await createWorkspace(t, 'refunds-and-payouts-race');
     // Ten collections of 1,000, then a payout of 3,500 that stays pending: 6,500 available.

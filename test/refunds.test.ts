@@ -1,4 +1,4 @@
-// Row 2: full refunds (contract §7). POST /v1/collections/{id}/refund, GET /v1/refunds/{id},
+// Full refunds only. POST /v1/collections/{id}/refund, GET /v1/refunds/{id},
 // GET /v1/collections/{id}/refunds and the sandbox refund simulator, through HTTP on a real database with
 // the background workers running. Three apps: `t` (fast lifecycle: refunds succeed by themselves within
 // ~100 ms), `slow` (simulator steps of 10 minutes: a refund stays `pending` until simulated) and `held`
@@ -126,7 +126,10 @@ async function availableKes(app: Api, token: string): Promise<number> {
   return entry?.available ?? 0;
 }
 
-/** A 201 refund record of `collectionId` in status `requested`, exactly as contract §7 describes it. */
+/**
+ * A 201 refund record of `collectionId` in status `requested` with `resolved_at` an empty object, as the contract
+ * describes it.
+ */
 function assertRequestedRefund(res: ApiResponse, collectionId: string): void {
   assert.equal(res.status, 201, res.text);
   assert.match(res.headers.get('content-type') ?? '', /^application\/json/);

@@ -1,4 +1,4 @@
-// The settlement report (GET /v1/reports/settlement, issue 21 item 3) and the `reconciliation.mismatch` events a
+// The settlement report (GET /v1/reports/settlement) and the `reconciliation.mismatch` events a
 // provider's contradicting answer raises. One app without workers: everything moves by the simulate endpoints and
 // signed sandbox callbacks, so the figures are exactly the ones made here.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Retention (issue 21, item 9): what is past its retention is deleted by batched purges, each batch one short
+// Retention: what is past its retention is deleted by batched purges, each batch one short
 // statement. Rows are made through the app where it makes them (deliveries and their attempts, provider notices,
 // idempotency outcomes, outbox rows), aged by moving their timestamps back, and the purge functions run directly;
 // the Daraja queries and the batch counts are seeded with SQL. The purges span workspaces, so each test leaves no

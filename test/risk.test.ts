@@ -1,4 +1,4 @@
-// Risk signals through HTTP: rows 6 (open ones), 7 (one) and 8 (report one), the admin's review, the built-in
+// Risk signals through HTTP: the open ones, one, report one, the admin's review, the built-in
 // rules firing on their pattern and not on ordinary traffic, and payer phone numbers masked for liquidity providers.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -39,7 +39,7 @@ const review = (id: string, body: unknown) =>
 const openSignals = async (token: string) =>
   (await request(t, 'GET', '/v1/api/risk/signals/open?limit=100', { token })).body.data as Record<string, any>[];
 
-describe('row 8: report a signal', () => {
+describe('POST /v1/api/risk/signals: report a signal', () => {
   it('201 with the signal: open, source from the token, in the caller’s workspace, Location; a key replays it', async () => {
     const key = newKey();
     const res = await create(t.demoToken, report(), key);
@@ -107,7 +107,7 @@ describe('row 8: report a signal', () => {
   });
 });
 
-describe('rows 7 and 6: read one, list the open ones', () => {
+describe('read one, list the open ones', () => {
   it("another workspace's signal is 404; the admin reads any; a malformed id is 404", async () => {
     const { body: s } = await create(t.demoToken, report());
     const other = await createWorkspace(t, 'risk-other');

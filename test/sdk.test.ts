@@ -1,4 +1,4 @@
-// The TypeScript client (packages/sdk, issue 22) against a started service: its resource methods, a retry that
+// The TypeScript client (packages/sdk) against a started service: its resource methods, a retry that
 // replays instead of duplicating, pagination over 250 items, webhook verification of a real delivery, typed errors,
 // and the retry, timeout and abort rules (the last with a scripted fetch, to control what the network does).
 import assert from 'node:assert/strict';

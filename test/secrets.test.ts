@@ -1,4 +1,4 @@
-// Secrets at rest (issue 21, item 4): the token signing key, the webhook signing secrets (and stored answers that show
+// Secrets at rest: the token signing key, the webhook signing secrets (and stored answers that show
 // a secret) and PROVIDERS_FILE's sealed credentials are sealed under a key kept apart from the database (SECRETS_KEY,
 // or DATA_DIR/secrets.key). The database alone opens none of them; `npm run secrets -- rotate-key` moves everything to a
 // new key. The CLI runs as a child process against each test app's database, with the app's key.

@@ -1,4 +1,5 @@
-// The checkout session state machine (contract §9) checked against its rules as documented. Pure: no database.
+// The checkout session state machine (open → processing → complete; back to open; expired) checked against its rules as
+// documented. Pure: no database.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checkSessionMove, SESSION_TRANSITIONS } from '../src/modules/checkout/checkout.states.js';
@@ -6,7 +7,7 @@ import { SESSION_STATUSES } from '../src/modules/checkout/checkout.schemas.js';
 import { isFinal } from '../src/platform/state-machine.js';
 import { edges } from './helpers/transition-table.js';
 
-describe('checkout sessions (contract §9)', () => {
+describe('checkout sessions', () => {
   it('open → processing → complete; back to open after a failed attempt; expired from open or processing; complete from open or expired by an accepted late payment', () => {
     assert.deepEqual(Object.keys(SESSION_TRANSITIONS).sort(), [...SESSION_STATUSES].sort());
     assert.deepEqual(edges(SESSION_TRANSITIONS), [

@@ -1,4 +1,4 @@
-// The collection transition table (contract §5), every way it is tested: the code's table and `plan()` against the
+// The collection transition table, every way it is tested: the code's table and `plan()` against the
 // contract's table, written out here on its own so the code's copy is checked against the document rather than
 // against itself (pure); then every row of it driven through the service by signed provider callbacks and the
 // simulate endpoint, and the moves it refuses, which change nothing. The app (workers on) is the lifecycle tests'
@@ -37,7 +37,7 @@ import { checkTable, key, pairs, type Edge } from './helpers/transition-table.js
 
 startLifecycleApp();
 
-/** Contract §5, row by row: "from (one or several) → to". */
+/** The contract's collection transition table, one entry per line: "from (one or several) → to". */
 const CONTRACT_COLLECTION_ROWS: readonly { from: readonly CollectionStatus[]; to: CollectionStatus }[] = [
   { from: ['created'], to: 'pending' },
   { from: ['created', 'pending'], to: 'processing' },
@@ -54,7 +54,7 @@ const CONTRACT_COLLECTION_EDGES: readonly Edge<CollectionStatus>[] = CONTRACT_CO
 /** Expired is final except for a provider-confirmed late payment (expired → successful). */
 const COLLECTION_FINALS: readonly CollectionStatus[] = ['failed', 'refunded', 'reversed'];
 
-describe('collection transitions (contract §5)', () => {
+describe("collection transitions (the contract's table)", () => {
   checkTable('collection', COLLECTION_STATUSES, COLLECTION_TRANSITIONS, CONTRACT_COLLECTION_EDGES, COLLECTION_FINALS);
 
   it('refuses failed → successful, expired → processing, a stale processing → pending, and successful → failed', () => {
@@ -110,7 +110,7 @@ describe('collection transitions (contract §5)', () => {
   });
 });
 
-describe('every row of the transition table, through the service (contract §5)', () => {
+describe('every row of the transition table, through the service', () => {
   it('created → pending (provider callback)', async () => {
     const c = await makeHeld();
     const res = await callback(await notice(c.id, 'pending'));

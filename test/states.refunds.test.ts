@@ -1,4 +1,4 @@
-// The refund transition table (contract §7: requested → pending → successful | failed) checked against the code's
+// The refund transition table (the contract's: requested → pending → successful | failed) checked against the code's
 // table and `plan()`: pure, no database. The contract's table is written out here on its own, so the code's copy is
 // checked against the document rather than against itself (plus the one departure the README documents).
 import assert from 'node:assert/strict';
@@ -7,7 +7,7 @@ import { REFUND_STATUSES, REFUND_TRANSITIONS, type RefundStatus } from '../src/m
 import { plan } from '../src/platform/state-machine.js';
 import { checkTable, type Edge } from './helpers/transition-table.js';
 
-/** Contract §7: requested → pending → successful | failed. */
+/** The contract's refund transitions: requested → pending → successful | failed. */
 const CONTRACT_REFUND_EDGES: readonly Edge<RefundStatus>[] = [
   ['requested', 'pending'],
   ['pending', 'successful'],
@@ -20,7 +20,7 @@ const CONTRACT_REFUND_EDGES: readonly Edge<RefundStatus>[] = [
 const DOCUMENTED_REFUND_DEPARTURES: readonly Edge<RefundStatus>[] = [['requested', 'failed']];
 const REFUND_FINALS: readonly RefundStatus[] = ['successful', 'failed'];
 
-describe('refund transitions (contract §7)', () => {
+describe("refund transitions (the contract's table)", () => {
   checkTable(
     'refund',
     REFUND_STATUSES,

@@ -1,4 +1,4 @@
-// Contract §10, webhook endpoints under limits, retries and races: at most 16 endpoints per workspace (20 concurrent
+// Webhook endpoints under limits, retries and races: at most 16 endpoints per workspace (20 concurrent
 // creations leave 16), an idempotent creation made once, and disabling or deleting an endpoint while the relay fans
 // out an event to it.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// At least once across a crash (contract §10): the service is killed (SIGKILL) while a delivery is in
+// At least once across a crash (deliveries are at-least-once): the service is killed (SIGKILL) while a delivery is in
 // flight; the attempt's lease runs out and a fresh process on the same database sends the event again,
 // with the same webhook-id, signed so that the `standardwebhooks` package accepts it.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Webhook delivery end to end (contract §10, issue 4): real local receivers behind the relay that the
+// Webhook delivery end to end: real local receivers behind the relay that the
 // background workers run, every delivery checked with the `standardwebhooks` package. Three apps, each with
 // its retry schedule shortened by configuration (WEBHOOK_RETRY_SCHEDULE), never by a branch in code:
 // - `main`: '0s,300ms,600ms,300ms,300ms', WEBHOOK_TIMEOUT_MS=3000: transitions, retries, resend, a slow

@@ -1,4 +1,4 @@
-// Contract §10, webhook endpoints and events, the errors: unusable URLs, bad bodies and queries are 400 naming the
+// Webhook endpoints and events, the errors: unusable URLs, bad bodies and queries are 400 naming the
 // field, and nothing is created or changed.
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';

@@ -1,4 +1,4 @@
-// Contract §10, webhook endpoints, the happy paths: create (the secret shown once), list and page, read, change,
+// Webhook endpoints, the happy paths: create (the secret shown once), list and page, read, change,
 // enable and disable, delete and rotate the secret, through HTTP with the workers running (test/helpers/webhooks-api.ts).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Contract §10, the events API: GET /v1/events (object_id, type, from/to, limit and cursor) and GET /v1/events/{id},
+// The events API: GET /v1/events (object_id, type, from/to, limit and cursor) and GET /v1/events/{id},
 // and events stored long ago, read as stored.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Contract §10, an event's deliveries and resend: GET /v1/events/{id}/deliveries with each attempt, and
+// An event's deliveries and resend: GET /v1/events/{id}/deliveries with each attempt, and
 // POST /v1/events/{id}/resend to a named endpoint or to every enabled subscriber, and its refusals.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Contract §10, signing secrets end to end: after a rotation every delivery is signed with the old and the new secret,
+// Signing secrets end to end: after a rotation every delivery is signed with the old and the new secret,
 // and rotating often keeps only the two newest earlier secrets signing next to the current one.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';

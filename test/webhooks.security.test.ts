@@ -1,4 +1,4 @@
-// Contract §10, who may call the webhook and events routes: integrator tokens only (401 without a valid token, 403 for
+// Who may call the webhook and events routes: integrator tokens only (401 without a valid token, 403 for
 // the other roles), and workspaces never see or touch each other's endpoints and events (404 exactly as a missing id).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';

@@ -1,4 +1,4 @@
-// The SSRF guard (contract §10): in production an endpoint must be https and must not reach a loopback,
+// The SSRF guard: in production an endpoint must be https and must not reach a loopback,
 // private or link-local address, checked at registration and again at every delivery (a name may resolve
 // elsewhere later). The sandbox accepts local receivers.
 import assert from 'node:assert/strict';

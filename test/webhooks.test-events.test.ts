@@ -1,4 +1,4 @@
-// Contract §10, test events and an endpoint's delivery log: POST /v1/webhooks/endpoints/{id}/test (a signed
+// Test events and an endpoint's delivery log: POST /v1/webhooks/endpoints/{id}/test (a signed
 // webhook.test event to that endpoint only) and GET /v1/webhooks/endpoints/{id}/deliveries, with who may call them.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';

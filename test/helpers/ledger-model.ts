@@ -1,5 +1,5 @@
 // The model the ledger property test (test/ledger.property.test.ts) checks the service against: the contract's
-// transition tables (§5 collections, §7 refunds), written out here from the contract, not imported, so the model is
+// transition tables (of collections and of refunds), written out here from the contract, not imported, so the model is
 // the document's and not the code's; the markets and the random operations (fast-check arbitraries); and what the
 // model does with each move. Pure: no database.
 import assert from 'node:assert/strict';
@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import type { TestApp } from './harness.js';
 
 // ---------------------------------------------------------------------------------------------------------
-// The contract's tables (§5 collections, §7 refunds).
+// The contract's transition tables of collections and of refunds.
 
 export type CStatus =
   'created' | 'pending' | 'processing' | 'successful' | 'failed' | 'expired' | 'refunded' | 'reversed';
@@ -30,7 +30,7 @@ export const REFUND_EDGES: Record<RStatus, readonly RStatus[]> = {
   successful: [],
   failed: [],
 };
-/** Statuses a provider may report about a refund (contract §7; the callback schema's description). */
+/** Statuses a provider may report about a refund (the refund statuses; the callback schema's description). */
 export const REFUND_NOTICE_STATUSES: readonly string[] = ['pending', 'successful', 'failed'];
 /** The documented failure reasons of a collection; a provider's unknown reason is a provider error. */
 export const COLLECTION_REASONS: readonly string[] = [
@@ -79,7 +79,10 @@ export const RAILS = [
   { market: 'GH', rail: 'mtn_momo', currency: 'GHS', countryCode: '233' },
   { market: 'UG', rail: 'mtn_momo', currency: 'UGX', countryCode: '256' },
 ] as const;
-/** Last four digits of the payer's phone (contract §6): at initiation 0002 fails at once, everything else is pending. */
+/**
+ * Last four digits of the payer's phone (the sandbox's outcomes): at initiation 0002 fails at once, everything else is
+ * pending.
+ */
 export const DIGITS = ['0001', '0002', '0003', '0004', '0005', '4242', '7310'] as const;
 
 // ---------------------------------------------------------------------------------------------------------

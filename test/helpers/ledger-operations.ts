@@ -100,9 +100,9 @@ interface RefundAnswer {
 }
 
 /**
- * Sends one refund request per key, all at once, and checks the answers against the model (contract §7, its
- * rules in the order listed). Of several at once for a refundable collection exactly one is accepted; the
- * others find it in progress.
+ * Sends one refund request per key, all at once, and checks the answers against the model (the refund rules, in the
+ * contract's order: refundable, amount, in progress). Of several at once for a refundable collection exactly one is
+ * accepted; the others find it in progress.
  */
 async function refundRequests(
   run: Run,
@@ -533,7 +533,7 @@ export async function apply(run: Run, op: Op): Promise<string> {
         return `submit collection ${c.id} (${from}): nothing to do`;
       }
       c.reference = await submittedReference('collections', c.id);
-      // Contract §6: 0002 fails at once (insufficient funds); everything else is pending with the payer.
+      // The sandbox's outcomes: 0002 fails at once (insufficient funds); everything else is pending with the payer.
       if (c.digits === '0002') run.moveCollection(c, ['failed'], 'insufficient_funds');
       else run.moveCollection(c, ['pending'], null);
       run.count('submit collection: submitted');

@@ -1,4 +1,4 @@
-// What the webhook API tests (test/webhooks.*.test.ts of contract §10: endpoints, secrets, events, deliveries and
+// What the webhook API tests (test/webhooks.*.test.ts: endpoints, secrets, events, deliveries and
 // resend, test events) share: the app with the background workers running (relay polled every 20 ms) and a local
 // receiver on 127.0.0.1 that records every delivery, the shapes the API answers with, and one short function per
 // route. Each group works in a workspace of its own, so the relay only ever sends to the local receiver (workspaces
