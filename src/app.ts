@@ -16,6 +16,7 @@ import { compose, liveCredentialLookup, type Services } from './composition.js';
 import type { Config } from './config.js';
 import { isDatabaseUnavailable } from './db/errors.js';
 import type { Db } from './db/pool.js';
+import { registerAudit } from './platform/audit.js';
 import { registerAuth } from './platform/auth.js';
 import { ApiError, databaseUnavailable, ERROR_CODES, problemBody, type ErrorCode } from './platform/errors.js';
 import type { App } from './platform/http.js';
@@ -40,6 +41,7 @@ import {
   unsafeJson,
 } from './platform/validation.js';
 import type { MarketCatalogue } from './modules/catalogue/catalogue.js';
+import { auditRoutes } from './modules/audit/audit.routes.js';
 import { beneficiariesRoutes } from './modules/beneficiaries/beneficiaries.routes.js';
 import { checkoutRoutes, isCheckoutPage, sendUnknownLinkPage } from './modules/checkout/checkout.routes.js';
 import { collectionsRoutes } from './modules/collections/collections.routes.js';
@@ -295,6 +297,9 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
     lookUpAddresses: deps.lookUpAddresses,
   });
 
+  // The audit log: every route that declares config.audit is recorded by one hook, right before it answers.
+  registerAudit(app, (entry) => services.audit.record(entry));
+
   systemRoutes(app, { db, registry, migrationCount: deps.migrationCount, isDraining: () => draining });
   credentialsRoutes(app, {
     db,
@@ -310,6 +315,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   refundsRoutes(app, services.refunds);
   ledgerRoutes(app, db);
   reportsRoutes(app, services.reports);
+  auditRoutes(app, services.audit);
   beneficiariesRoutes(app, services.beneficiaries);
   marketDataRoutes(app, services.marketData);
   riskRoutes(app, services.risk);

@@ -12,6 +12,7 @@ import { CursorCodec } from './platform/pagination.js';
 import type { SecretBox } from './platform/secret-box.js';
 import type { ServiceKeys } from './platform/secrets.js';
 import type { TokenService } from './platform/tokens.js';
+import { AuditService } from './modules/audit/audit.service.js';
 import { BeneficiariesService } from './modules/beneficiaries/beneficiaries.service.js';
 import type { MarketCatalogue } from './modules/catalogue/catalogue.js';
 import { CheckoutService } from './modules/checkout/checkout.service.js';
@@ -56,6 +57,8 @@ export interface Services {
   box: SecretBox;
   tokens: TokenService;
   credentials: CredentialsService;
+  /** The audit log: what the recording hook (platform/audit.ts) writes, and its reads. */
+  audit: AuditService;
   idempotency: IdempotencyEngine;
   collections: CollectionsService;
   checkout: CheckoutService;
@@ -170,6 +173,7 @@ export function compose(deps: CompositionDeps): Services {
 
   const beneficiaries = new BeneficiariesService(db, deps.catalogue, idempotency, cursors);
   const reports = new ReportsService(db, deps.catalogue);
+  const audit = new AuditService(db, cursors);
   const sandbox =
     config.paymentsEnv === 'sandbox' && providers.sandbox
       ? new SandboxService(idempotency, lifecycle, providers.sandbox)
@@ -179,6 +183,7 @@ export function compose(deps: CompositionDeps): Services {
     box: deps.box,
     tokens,
     credentials,
+    audit,
     idempotency,
     collections,
     checkout,

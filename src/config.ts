@@ -61,6 +61,8 @@ export interface Config {
    * they arrived; at least 7, far longer than any provider repeats a callback.
    */
   providerNoticeRetentionDays: number;
+  /** Audit events are deleted this many days after they occurred; at least 30 (the table's trigger refuses younger). */
+  auditRetentionDays: number;
   /** How often the retention purges run, in ms. */
   purgeIntervalMs: number;
   /** Rows one purge statement deletes at most (a webhook delivery counts with its attempts). */
@@ -211,6 +213,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     idempotencyRetentionSeconds: integer(env, 'IDEMPOTENCY_RETENTION_SECONDS', 86_400, 1, 30 * 86_400),
     webhookDeliveryRetentionDays: integer(env, 'WEBHOOK_DELIVERY_RETENTION_DAYS', 30, 1, 3650),
     providerNoticeRetentionDays: integer(env, 'PROVIDER_NOTICE_RETENTION_DAYS', 90, 7, 3650),
+    auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 400, 30, 3650),
     purgeIntervalMs: integer(env, 'PURGE_INTERVAL_MS', 3_600_000, 1000, 86_400_000),
     purgeBatchSize: integer(env, 'PURGE_BATCH_SIZE', 1000, 1, 100_000),
     providersFile: env.PROVIDERS_FILE === '' ? undefined : env.PROVIDERS_FILE,

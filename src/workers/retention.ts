@@ -3,6 +3,7 @@
 // range scan (src/platform/purge.ts); the SQL is in each module's repository. Maintenance: they span workspaces.
 import type { Config } from '../config.js';
 import type { Db } from '../db/pool.js';
+import { purgeAuditEventsOfAllWorkspaces } from '../modules/audit/audit.repository.js';
 import { purgeIdleSessions } from '../modules/dashboard/dashboard.repository.js';
 import { IDLE_LIMIT_MS } from '../modules/dashboard/sessions.js';
 import { purgeNotices } from '../modules/lifecycle/notices.repository.js';
@@ -51,6 +52,11 @@ export function purgeDashboardSessions(db: Db, batchSize: number): Promise<Purge
   return deleteInBatches(batchSize, (limit) => purgeIdleSessions(db, IDLE_LIMIT_MS / 1000, limit));
 }
 
+/** Audit events older than the retention (the table refuses to delete any younger than 30 days). */
+export function purgeAuditEvents(db: Db, retentionDays: number, batchSize: number): Promise<PurgeResult> {
+  return deleteInBatches(batchSize, (limit) => purgeAuditEventsOfAllWorkspaces(db, retentionDays * DAY_SECONDS, limit));
+}
+
 export interface Purge {
   /** The job's name in logs. */
   name: string;
@@ -61,7 +67,10 @@ export interface Purge {
 export function retentionPurges(
   db: Db,
   idempotency: IdempotencyEngine,
-  config: Pick<Config, 'purgeBatchSize' | 'webhookDeliveryRetentionDays' | 'providerNoticeRetentionDays'>,
+  config: Pick<
+    Config,
+    'purgeBatchSize' | 'webhookDeliveryRetentionDays' | 'providerNoticeRetentionDays' | 'auditRetentionDays'
+  >,
 ): Purge[] {
   const batch = config.purgeBatchSize;
   return [
@@ -78,5 +87,6 @@ export function retentionPurges(
       name: 'provider-notices-purge',
       run: () => purgeProviderNotices(db, config.providerNoticeRetentionDays, batch),
     },
+    { name: 'audit-events-purge', run: () => purgeAuditEvents(db, config.auditRetentionDays, batch) },
   ];
 }

@@ -25,7 +25,10 @@ export function beneficiariesRoutes(app: App, service: BeneficiariesService): vo
   app.post(
     '/v1/api/beneficiaries',
     {
-      config: { auth: INTEGRATOR },
+      config: {
+        auth: INTEGRATOR,
+        audit: { action: 'beneficiary.create', objectType: 'beneficiary', objectId: 'answer.beneficiary_id' },
+      },
       schema: {
         operationId: 'createBeneficiary',
         tags: ['Beneficiaries'],
@@ -88,7 +91,7 @@ export function beneficiariesRoutes(app: App, service: BeneficiariesService): vo
   app.delete(
     '/v1/api/beneficiaries/:beneficiaryId',
     {
-      config: { auth: INTEGRATOR },
+      config: { auth: INTEGRATOR, audit: { action: 'beneficiary.delete', objectType: 'beneficiary' } },
       schema: {
         operationId: 'deactivateBeneficiary',
         tags: ['Beneficiaries'],

@@ -84,7 +84,7 @@ export function credentialsRoutes(
   app.patch(
     '/v1/workspace',
     {
-      config: { auth: INTEGRATOR },
+      config: { auth: INTEGRATOR, audit: { action: 'workspace.update', objectType: 'workspace' } },
       schema: {
         operationId: 'updateWorkspace',
         tags: ['Workspace'],
@@ -124,7 +124,7 @@ export function credentialsRoutes(
   app.post(
     '/v1/credentials',
     {
-      config: { auth: ANY },
+      config: { auth: ANY, audit: { action: 'credential.create', objectType: 'credential' } },
       schema: {
         operationId: 'createCredential',
         tags: ['Credentials'],
@@ -153,7 +153,7 @@ export function credentialsRoutes(
   app.post(
     '/v1/credentials/:id/rotate',
     {
-      config: { auth: ANY },
+      config: { auth: ANY, audit: { action: 'credential.rotate', objectType: 'credential', objectId: 'params.id' } },
       schema: {
         operationId: 'rotateCredential',
         tags: ['Credentials'],
@@ -183,7 +183,7 @@ export function credentialsRoutes(
   app.delete(
     '/v1/credentials/:id',
     {
-      config: { auth: ANY },
+      config: { auth: ANY, audit: { action: 'credential.revoke', objectType: 'credential', objectId: 'params.id' } },
       schema: {
         operationId: 'revokeCredential',
         tags: ['Credentials'],
@@ -224,7 +224,15 @@ export function credentialsRoutes(
   app.post(
     '/v1/admin/workspaces',
     {
-      config: { auth: ADMIN },
+      config: {
+        auth: ADMIN,
+        audit: {
+          action: 'workspace.create',
+          objectType: 'workspace',
+          objectId: 'answer.workspace.id',
+          workspaceId: 'answer.workspace.id',
+        },
+      },
       schema: {
         operationId: 'adminCreateWorkspace',
         tags: ['Admin'],
@@ -256,7 +264,10 @@ export function credentialsRoutes(
   app.post(
     '/v1/admin/workspaces/:id/credentials',
     {
-      config: { auth: ADMIN },
+      config: {
+        auth: ADMIN,
+        audit: { action: 'credential.create', objectType: 'credential', workspaceId: 'params.id' },
+      },
       schema: {
         operationId: 'adminCreateCredential',
         tags: ['Admin'],

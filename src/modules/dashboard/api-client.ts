@@ -2,10 +2,14 @@
 // the same routes, validation, idempotency and access checks as an integrator's call, so no business rule is written
 // twice. The calls stay in the process (fastify's inject): no socket, no second authentication scheme.
 import type { FastifyInstance } from 'fastify';
+import { actingThrough } from '../../platform/audit.js';
 import { Payments } from '../../../packages/sdk/src/index.js';
 
-/** A fetch that answers from `app` in-process. */
-function injectFetch(app: FastifyInstance, requestId: string): typeof fetch {
+/**
+ * A fetch that answers from `app` in-process. What the calls write is recorded in the audit log as done through the
+ * dashboard, from the browser's address (`actingThrough`: async context, which no outside request can claim).
+ */
+function injectFetch(app: FastifyInstance, requestId: string, clientAddress: string): typeof fetch {
   return async (input, init) => {
     const request = new Request(input, init);
     const url = new URL(request.url);
@@ -14,12 +18,14 @@ function injectFetch(app: FastifyInstance, requestId: string): typeof fetch {
       headers[name] = value;
     });
     const body = request.body ? Buffer.from(await request.arrayBuffer()) : undefined;
-    const answer = await app.inject({
-      method: request.method as 'GET',
-      url: url.pathname + url.search,
-      headers,
-      ...(body ? { payload: body } : {}),
-    });
+    const answer = await actingThrough({ actorType: 'dashboard', clientAddress }, () =>
+      app.inject({
+        method: request.method as 'GET',
+        url: url.pathname + url.search,
+        headers,
+        ...(body ? { payload: body } : {}),
+      }),
+    );
     const responseHeaders = new Headers();
     for (const [name, value] of Object.entries(answer.headers)) {
       if (value === undefined) continue;
@@ -33,13 +39,16 @@ function injectFetch(app: FastifyInstance, requestId: string): typeof fetch {
   };
 }
 
-/** An SDK client acting with `token`; the dashboard's request id travels to the API calls it makes (one log trail). */
-export function apiClient(app: FastifyInstance, token: string, requestId: string): Payments {
+/**
+ * An SDK client acting with `token`; the dashboard's request id travels to the API calls it makes (one log trail, and
+ * the audit log's request id), and the browser's address is what the audit log records.
+ */
+export function apiClient(app: FastifyInstance, token: string, requestId: string, clientAddress: string): Payments {
   // No retries: a person is waiting and sees any problem on the page.
   return new Payments({
     token,
     baseUrl: 'http://dashboard.internal',
-    fetch: injectFetch(app, requestId),
+    fetch: injectFetch(app, requestId, clientAddress),
     maxRetries: 0,
   });
 }

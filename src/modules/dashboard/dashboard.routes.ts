@@ -7,6 +7,7 @@ import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/pool.js';
+import { NO_WORKSPACE } from '../../platform/audit.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import type { TokenService } from '../../platform/tokens.js';
 import { PaymentsError } from '../../../packages/sdk/src/index.js';
@@ -182,7 +183,7 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
           const ctx: PageContext = {
             request,
             session,
-            api: apiClient(app, session.token, request.id),
+            api: apiClient(app, session.token, request.id, request.ip),
             csrf: html`<input type="hidden" name="csrf" value="${session.csrf_token}" />`,
             fields,
             money,
@@ -291,12 +292,26 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
         );
       };
 
-      scope.post('/sign-in', route, async (request, reply) => {
+      // Every token tried is recorded in the audit log (docs/guides/audit-log.md): a success or a failure under the
+      // workspace and credential the token names when this service signed it, else under no workspace with no actor.
+      // The answer is the same either way: the log tells the person signing in nothing.
+      const signInRoute = {
+        config: { auth: 'public' as const, audit: { action: 'dashboard.sign_in', objectType: 'credential' } },
+        schema: { hide: true },
+      };
+      scope.post('/sign-in', signInRoute, async (request, reply) => {
         const fields = firstValues(request.body);
         const back = next(fields.next);
         if (!(await nonces.redeem(fields.csrf, request.cookies[SIGNIN_COOKIE])))
           return signInForm(reply, back, { problem: 'The sign-in form expired. Paste the token again.', status: 403 });
         const result = await sessions.signIn(fields.token ?? '');
+        request.auditNote = {
+          workspaceId: result.credential?.workspaceId ?? NO_WORKSPACE,
+          actorType: result.credential ? 'dashboard' : 'anonymous',
+          actorId: result.credential?.credentialId ?? null,
+          objectId: result.credential?.credentialId ?? null,
+          ...(result.ok ? {} : { action: 'dashboard.sign_in_failed' }),
+        };
         if (!result.ok) return signInForm(reply, back, { problem: result.reason, status: 401 });
         reply.clearCookie(SIGNIN_COOKIE, cookieOptions);
         // No Max-Age: the cookie lasts while the browser does; the server ends the session after IDLE_LIMIT_MS unused.

@@ -29,7 +29,15 @@ export interface Session extends SessionRow {
   idHash: Buffer;
 }
 
-export type SignIn = { ok: true; sessionId: string } | { ok: false; reason: string };
+/** The credential a sign-in named, for the audit log: on a refusal, only when the token was one this service signed. */
+export interface SignInCredential {
+  workspaceId: string;
+  credentialId: string;
+}
+
+export type SignIn =
+  | { ok: true; sessionId: string; credential: SignInCredential }
+  | { ok: false; reason: string; credential: SignInCredential | undefined };
 
 const hashOf = (sessionId: string): Buffer => createHash('sha256').update(sessionId).digest();
 
@@ -54,12 +62,14 @@ export class DashboardSessions {
   async signIn(token: string, now = new Date()): Promise<SignIn> {
     const claims = await this.tokens.verify(token.trim());
     const stored = claims && (await findLiveToken(this.db, claims.workspaceId, claims.credentialId, claims.tokenId));
+    const credential = claims && { workspaceId: claims.workspaceId, credentialId: claims.credentialId };
     if (!claims || !stored || stored.audience !== claims.audience || stored.environment !== claims.env)
-      return { ok: false, reason: 'This token is not valid here: it may be mistyped, rotated or revoked.' };
+      return { ok: false, reason: 'This token is not valid here: it may be mistyped, rotated or revoked.', credential };
     if (!DASHBOARD_AUDIENCES.includes(claims.audience))
       return {
         ok: false,
         reason: `A ${claims.audience} token cannot sign in: use an integrator token, or the operator's admin token.`,
+        credential,
       };
     const sessionId = newSecret();
     await insertSession(this.db, {
@@ -71,7 +81,7 @@ export class DashboardSessions {
       csrfToken: newSecret(),
       now,
     });
-    return { ok: true, sessionId };
+    return { ok: true, sessionId, credential: { workspaceId: claims.workspaceId, credentialId: claims.credentialId } };
   }
 
   /** The live session of a cookie, or undefined (unknown, idle too long, or its credential rotated or revoked). */

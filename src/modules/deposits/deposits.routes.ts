@@ -36,7 +36,14 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
   app.post(
     '/v1/api/deposit-addresses',
     {
-      config: { auth: INTEGRATOR },
+      config: {
+        auth: INTEGRATOR,
+        audit: {
+          action: 'deposit_address.create',
+          objectType: 'deposit_address',
+          objectId: 'answer.deposit_address_id',
+        },
+      },
       schema: {
         operationId: 'createDepositAddress',
         tags: ['Deposits'],
@@ -100,7 +107,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
   app.post(
     '/v1/api/deposit-addresses/pool',
     {
-      config: { auth: LIQUIDITY },
+      config: { auth: LIQUIDITY, audit: { action: 'deposit_address.pool_add', objectType: 'deposit_address_pool' } },
       schema: {
         operationId: 'stockDepositAddressPool',
         tags: ['Deposits'],
@@ -154,7 +161,10 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
   app.post(
     '/v1/api/deposits',
     {
-      config: { auth: LIQUIDITY },
+      config: {
+        auth: LIQUIDITY,
+        audit: { action: 'deposit.create', objectType: 'deposit', objectId: 'answer.deposit_id' },
+      },
       schema: {
         operationId: 'reportDeposit',
         tags: ['Deposits'],
@@ -206,7 +216,10 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
   app.post(
     '/v1/sandbox/deposits',
     {
-      config: { auth: INTEGRATOR },
+      config: {
+        auth: INTEGRATOR,
+        audit: { action: 'deposit.simulate_create', objectType: 'deposit', objectId: 'answer.deposit_id' },
+      },
       schema: {
         operationId: 'simulateIncomingDeposit',
         tags: ['Sandbox'],
@@ -238,7 +251,10 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
   app.post(
     '/v1/sandbox/deposits/:depositId/simulate',
     {
-      config: { auth: INTEGRATOR },
+      config: {
+        auth: INTEGRATOR,
+        audit: { action: 'deposit.simulate', objectType: 'deposit', objectId: 'params.depositId' },
+      },
       schema: {
         operationId: 'simulateDeposit',
         tags: ['Sandbox'],

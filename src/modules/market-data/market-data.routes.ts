@@ -45,7 +45,10 @@ export function marketDataRoutes(app: App, service: MarketDataService): void {
   app.post(
     '/v1/api/markets/sources',
     {
-      config: { auth: ADMIN },
+      config: {
+        auth: ADMIN,
+        audit: { action: 'rate_source.create', objectType: 'rate_source', objectId: 'answer.source_id' },
+      },
       schema: {
         operationId: 'createRateSource',
         tags: ['Market data'],
@@ -74,7 +77,7 @@ export function marketDataRoutes(app: App, service: MarketDataService): void {
   app.patch(
     '/v1/api/markets/sources/:sourceId',
     {
-      config: { auth: ADMIN },
+      config: { auth: ADMIN, audit: { action: 'rate_source.update', objectType: 'rate_source' } },
       schema: {
         operationId: 'updateRateSource',
         tags: ['Market data'],
@@ -111,7 +114,7 @@ export function marketDataRoutes(app: App, service: MarketDataService): void {
   app.post(
     '/v1/api/markets/rates',
     {
-      config: { auth: LIQUIDITY },
+      config: { auth: LIQUIDITY, audit: { action: 'rate.create', objectType: 'rate', objectId: 'answer.rate_id' } },
       schema: {
         operationId: 'postRate',
         tags: ['Market data'],

@@ -65,7 +65,10 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
   app.post(
     '/v1/api/routes',
     {
-      config: { auth: LIQUIDITY },
+      config: {
+        auth: LIQUIDITY,
+        audit: { action: 'offramp_route.create', objectType: 'offramp_route', objectId: 'answer.route_id' },
+      },
       schema: {
         operationId: 'createRoute',
         tags: ['Payouts'],
@@ -95,7 +98,7 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
   app.patch(
     '/v1/api/routes/:routeId',
     {
-      config: { auth: LIQUIDITY },
+      config: { auth: LIQUIDITY, audit: { action: 'offramp_route.update', objectType: 'offramp_route' } },
       schema: {
         operationId: 'updateRoute',
         tags: ['Payouts'],
@@ -117,7 +120,10 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
   app.post(
     '/api/transactions/commit',
     {
-      config: { auth: INTEGRATOR },
+      config: {
+        auth: INTEGRATOR,
+        audit: { action: 'payout.commit', objectType: 'payout', objectId: 'answer.transaction_id' },
+      },
       schema: {
         operationId: 'commitTransaction',
         tags: ['Payouts'],

@@ -21,7 +21,10 @@ export function refundsRoutes(app: App, service: RefundsService): void {
   app.post(
     '/v1/collections/:id/refund',
     {
-      config: { auth: INTEGRATOR },
+      config: {
+        auth: INTEGRATOR,
+        audit: { action: 'refund.create', objectType: 'refund', objectId: 'answer.refund_id' },
+      },
       schema: {
         operationId: 'refundCollection',
         tags: ['Refunds'],

@@ -69,7 +69,10 @@ export function riskRoutes(app: App, service: RiskService): void {
   app.post(
     '/v1/api/risk/signals',
     {
-      config: { auth: ANY },
+      config: {
+        auth: ANY,
+        audit: { action: 'risk_signal.create', objectType: 'risk_signal', objectId: 'answer.signal_id' },
+      },
       schema: {
         operationId: 'createRiskSignal',
         tags: ['Risk'],
@@ -100,7 +103,7 @@ export function riskRoutes(app: App, service: RiskService): void {
   app.patch(
     '/v1/api/risk/signals/:signalId',
     {
-      config: { auth: ADMIN },
+      config: { auth: ADMIN, audit: { action: 'risk_signal.review', objectType: 'risk_signal' } },
       schema: {
         operationId: 'reviewRiskSignal',
         tags: ['Risk'],

@@ -67,7 +67,10 @@ export function sandboxRoutes(app: App, service: SandboxService): void {
   app.post(
     '/v1/sandbox/collections/:id/simulate',
     {
-      config: { auth: INTEGRATOR },
+      config: {
+        auth: INTEGRATOR,
+        audit: { action: 'collection.simulate', objectType: 'collection', objectId: 'params.id' },
+      },
       schema: {
         operationId: 'simulateCollection',
         tags: ['Sandbox'],
@@ -103,7 +106,7 @@ export function sandboxRoutes(app: App, service: SandboxService): void {
   app.post(
     '/v1/sandbox/refunds/:id/simulate',
     {
-      config: { auth: INTEGRATOR },
+      config: { auth: INTEGRATOR, audit: { action: 'refund.simulate', objectType: 'refund', objectId: 'params.id' } },
       schema: {
         operationId: 'simulateRefund',
         tags: ['Sandbox'],
@@ -138,7 +141,10 @@ export function sandboxRoutes(app: App, service: SandboxService): void {
   app.post(
     '/v1/sandbox/payouts/:transactionId/simulate',
     {
-      config: { auth: INTEGRATOR },
+      config: {
+        auth: INTEGRATOR,
+        audit: { action: 'payout.simulate', objectType: 'payout', objectId: 'params.transactionId' },
+      },
       schema: {
         operationId: 'simulatePayout',
         tags: ['Sandbox'],

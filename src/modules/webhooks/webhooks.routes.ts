@@ -52,7 +52,7 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
   app.post(
     '/v1/webhooks/endpoints',
     {
-      config: { auth: INTEGRATOR },
+      config: { auth: INTEGRATOR, audit: { action: 'webhook_endpoint.create', objectType: 'webhook_endpoint' } },
       schema: {
         operationId: 'createWebhookEndpoint',
         tags: ['Webhooks'],
@@ -117,7 +117,7 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
   app.patch(
     '/v1/webhooks/endpoints/:id',
     {
-      config: { auth: INTEGRATOR },
+      config: { auth: INTEGRATOR, audit: { action: 'webhook_endpoint.update', objectType: 'webhook_endpoint' } },
       schema: {
         operationId: 'updateWebhookEndpoint',
         tags: ['Webhooks'],
@@ -143,7 +143,7 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
   app.delete(
     '/v1/webhooks/endpoints/:id',
     {
-      config: { auth: INTEGRATOR },
+      config: { auth: INTEGRATOR, audit: { action: 'webhook_endpoint.delete', objectType: 'webhook_endpoint' } },
       schema: {
         operationId: 'deleteWebhookEndpoint',
         tags: ['Webhooks'],
@@ -166,7 +166,10 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
   app.post(
     '/v1/webhooks/endpoints/:id/rotate-secret',
     {
-      config: { auth: INTEGRATOR },
+      config: {
+        auth: INTEGRATOR,
+        audit: { action: 'webhook_endpoint.rotate_secret', objectType: 'webhook_endpoint', objectId: 'params.id' },
+      },
       schema: {
         operationId: 'rotateWebhookSecret',
         tags: ['Webhooks'],
@@ -193,7 +196,10 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
   app.post(
     '/v1/webhooks/endpoints/:id/test',
     {
-      config: { auth: INTEGRATOR },
+      config: {
+        auth: INTEGRATOR,
+        audit: { action: 'webhook_endpoint.test', objectType: 'webhook_endpoint', objectId: 'params.id' },
+      },
       schema: {
         operationId: 'testWebhookEndpoint',
         tags: ['Webhooks'],
@@ -310,7 +316,7 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
   app.post(
     '/v1/events/:id/resend',
     {
-      config: { auth: INTEGRATOR },
+      config: { auth: INTEGRATOR, audit: { action: 'event.resend', objectType: 'event', objectId: 'params.id' } },
       schema: {
         operationId: 'resendEvent',
         tags: ['Events'],

@@ -558,6 +558,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List audit events
+         * @description Who did what, to which object, when, from where: one event per audited write and per dashboard sign-in (failed ones too; docs/guides/audit-log.md). Newest first, paged and filtered like every list (`from`/`to` on `occurred_at`). An integrator token reads its own workspace; the admin token names one (`workspace_id`). `Accept: text/csv`: the same events as CSV, up to 10000 per answer (`limit` aside), the rest from the `Next-Cursor` header as `cursor`.
+         *
+         *     Tokens of audience `integrator`, `admin` may call this; any other audience gets 403 `forbidden`.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api/beneficiaries": {
         parameters: {
             query?: never;
@@ -1928,6 +1950,42 @@ export interface components {
          * @enum {unknown}
          */
         Audience: "integrator" | "admin" | "liquidity_provider";
+        /** @description One audited request: who did what to which object, when and from where. */
+        AuditEvent: {
+            /** @description Identifier of the audit event (time-ordered). */
+            id: components["schemas"]["Uuid"];
+            /** @description The workspace; the nil UUID for a failed sign-in whose token named none. */
+            workspace_id: components["schemas"]["Uuid"];
+            /**
+             * Format: date-time
+             * @description When the request was answered.
+             */
+            occurred_at: string;
+            /** @description Who acted: `api_key`, `dashboard`, `admin` or `anonymous` (a failed sign-in); more may come. */
+            actor_type: string;
+            /** @description The credential that acted; null when nobody is known. */
+            actor_id: string | null;
+            /** @description A stable dotted name of what was done: `refund.create`, `credential.rotate`, `dashboard.sign_in_failed`. */
+            action: string;
+            /** @description The kind of object: `refund`, `credential`. */
+            object_type: string | null;
+            /** @description The object: the id answered, else the one in the path; null when neither. */
+            object_id: string | null;
+            /** @description The HTTP status answered: 2xx done, 4xx refused. */
+            status: number;
+            /** @description The client's IP address (the browser's, for the dashboard). */
+            client_address: string | null;
+            /** @description The `X-Request-Id` answered. */
+            request_id: string;
+        };
+        /** @description Audit events, newest first. One page of them. */
+        AuditEventPage: {
+            /** @description Audit events, newest first. */
+            data: components["schemas"]["AuditEvent"][];
+            /** @description True when another page follows this one. */
+            has_more: boolean;
+            next_cursor: components["schemas"]["NextCursor"];
+        };
         /** @description A confirmed deposit converted to fiat and credited to the balance. */
         AutoconvertCredit: {
             /** @description Identifier of the credit. */
@@ -5614,6 +5672,57 @@ export interface operations {
             400: components["responses"]["Problem400ValidationFailedInvalidCurrency"];
             401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
+            429: components["responses"]["Problem429"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description The `next_cursor` of the previous page. Opaque; do not build it yourself. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Page size, 1 to 100 (default 20). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Only objects created at or after this ISO 8601 date or date-time (UTC when no offset is given). */
+                from?: components["parameters"]["From"];
+                /** @description Only objects created at or before this ISO 8601 date-time; a date alone includes that whole UTC day. */
+                to?: components["parameters"]["To"];
+                /** @description Whose log: required with the admin token; an integrator's own only (else 404). */
+                workspace_id?: string;
+                /** @description Only this action. */
+                action?: string;
+                /** @description Only this actor (a credential id). */
+                actor_id?: string;
+                /** @description Only this object. */
+                object_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of audit events. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    /** @description CSV answers only: the `cursor` of the rest of the export, when it did not fit in this one. */
+                    "Next-Cursor"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEventPage"];
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["Problem400ValidationFailedInvalidCursor"];
+            401: components["responses"]["Problem401Unauthorized"];
+            403: components["responses"]["Problem403"];
+            404: components["responses"]["Problem404"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
