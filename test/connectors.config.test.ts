@@ -110,9 +110,11 @@ describe('PROVIDERS_FILE connectors', () => {
         /field collection.api_user/,
       ],
       [{ connectors: [{ ...daraja, type: 'mpesa_g2' }] }, /field connectors.0.type/],
+      [{ connectors: [{ ...airtel, rails: ['KE/mpesa'] }] }, /an airtel_money connector runs airtel_money rails only/],
+      // Two connectors that may each run the rail: only the one-provider-per-rail rule can refuse them.
       [
-        { connectors: [daraja, { ...airtel, rails: ['KE/mpesa'] }] },
-        /rail KE\/mpesa is given to both 'mkopo' and 'airtel'|serves KE in KES|airtel_money rails only/,
+        { connectors: [momo, { ...momo, name: 'mtn2', callback_token: 'e'.repeat(24) }] },
+        /rail GH\/mtn_momo is given to both 'mtn' and 'mtn2'/,
       ],
       [{ connectors: [daraja, { ...daraja }] }, /the name 'mkopo' is used twice/],
       [
