@@ -138,14 +138,20 @@ describe('the settlement report', () => {
   });
 
   it('bad input: 400 with the field named; another audience 403; no token 401', async () => {
-    for (const [query, code] of [
-      [`date=2026-02-30&currency=KES`, 'validation_failed'],
-      [`date=24-11-2026&currency=KES`, 'validation_failed'],
-      [`date=${today}`, 'validation_failed'],
-      [`date=${today}&currency=kes`, 'validation_failed'],
-      [`date=${today}&currency=XYZ`, 'invalid_currency'],
+    for (const [query, code, field] of [
+      [`date=2026-02-30&currency=KES`, 'validation_failed', 'date'],
+      [`date=24-11-2026&currency=KES`, 'validation_failed', 'date'],
+      [`date=${today}`, 'validation_failed', 'currency'],
+      [`date=${today}&currency=kes`, 'validation_failed', 'currency'],
+      [`date=${today}&currency=XYZ`, 'invalid_currency', 'currency'],
     ] as const) {
-      assertProblem(await report(query), 400, code);
+      const res = await report(query);
+      assertProblem(res, 400, code);
+      assert.deepEqual(
+        (res.body.errors ?? []).map((e: { field: string }) => e.field),
+        [field],
+        `${query}: ${res.text}`,
+      );
     }
     assertProblem(
       await request(t, 'GET', `/v1/reports/settlement?date=${today}&currency=KES`, { token: t.adminToken }),
