@@ -428,6 +428,13 @@ describe('production with an HTTP gateway', () => {
       assert.match(after.resolved_at, /^\d{4}-/);
       const calls = refundCalls;
       gateway.answer = new FakeGateway().answer;
+      // Due again now (its retry after the 503 would be seconds away, and a sweep before then sends nothing whatever
+      // its status): only its being failed keeps the sweep from sending it.
+      const due = await t.db.query(
+        "UPDATE refunds SET submit_after = now() - interval '1 second' WHERE id = $1 AND submitted_at IS NULL",
+        [after.refund_id],
+      );
+      assert.equal(due.rowCount, 1, 'the refund was never answered by the gateway, and is due');
       await t.services.submitter.sweep();
       await new Promise((r) => setTimeout(r, 200));
       assert.equal(refundCalls, calls, 'the refund is not sent after the reversal');
