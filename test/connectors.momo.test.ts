@@ -108,9 +108,18 @@ describe('MTN MoMo collections', () => {
     const done = await collectionReaching(mtn, phone(), 'successful');
     process.stdout.write(`# MoMo: create → successful with the callback lost (poll every 1 s): ${since(start)} ms\n`);
     assert.ok(done.provider_receipt);
+    // The mechanism: this collection's callback was the one dropped, none of its reached us, and the status of its
+    // RequestToPay (under the X-Reference-Id we derive from its id) was read: only that read could have moved it.
+    const id = done.collection_id as string;
+    const about = (body: unknown): boolean => (body as { externalId?: string } | undefined)?.externalId === id;
     assert.ok(
-      !fake.callbacks.some((c) => (c.body as { externalId?: string }).externalId === done.collection_id),
-      'no callback was sent',
+      fake.dropped.some((d) => about(d.body)),
+      'the callback of this collection was the one dropped',
+    );
+    assert.equal(fake.callbacks.filter((c) => about(c.body)).length, 0, 'no callback reached us');
+    assert.ok(
+      fake.requests('GET', `/requesttopay/${momoReferenceId(id)}`).length >= 1,
+      'the poll read the status of its RequestToPay',
     );
   });
 
@@ -164,20 +173,29 @@ describe('MTN MoMo collections', () => {
     await assertOneNewTokenOnExpiry(mtn, () => fake.requests('POST', '/collection/token/').length);
   });
 
-  it('MoMo answering 500, or not at all, at initiation: retried under the same X-Reference-Id, and the payer prompted once', async () => {
-    await assertPromptedOnceDespite(mtn, { path: '/requesttopay', status: 500 });
+  it('MoMo answering 500 at initiation: sent again under the same X-Reference-Id, and the payer prompted once', async () => {
+    const first = await assertPromptedOnceDespite(mtn, { path: '/requesttopay', status: 500 });
+    const sent = fake
+      .requests('POST', '/requesttopay')
+      .filter((r) => (r.json as any)?.payer?.partyId === digits(first.phone));
+    assert.equal(sent.length, 2, 'sent again after the 500');
+    for (const r of sent) assert.equal(r.headers['x-reference-id'], momoReferenceId(first.id));
+  });
 
-    // The answer is lost after MoMo created it (and so is its callback): the retry finds it there (409) and prompts
-    // nobody again.
+  it('MoMo acting on an initiation whose answer never came: asked about it by our X-Reference-Id, never sent again', async () => {
+    // The answer is lost after MoMo created it (and so is its callback): the retry reads its status by the
+    // X-Reference-Id we derive from our id, and sends nothing again.
     fake.callbacksPlan({ drop: 1 });
     const second = await assertPromptedOnceDespite(mtn, { path: '/requesttopay', timeout: { processed: true } });
-    // Sent again under its X-Reference-Id (MoMo answers 409: it has it), unless the status poll, asking by that same
-    // id, found it successful first: either way one prompt, and never another reference.
     const sent = fake
       .requests('POST', '/requesttopay')
       .filter((r) => (r.json as any)?.payer?.partyId === digits(second.phone));
-    assert.ok(sent.length >= 1);
-    for (const r of sent) assert.equal(r.headers['x-reference-id'], momoReferenceId(second.id));
+    assert.equal(sent.length, 1, 'the operator was asked to collect once');
+    assert.equal(sent[0]?.headers['x-reference-id'], momoReferenceId(second.id));
+    assert.ok(
+      fake.requests('GET', `/requesttopay/${momoReferenceId(second.id)}`).length >= 1,
+      'the retry read its status by our id instead',
+    );
   });
 });
 
