@@ -210,10 +210,26 @@ describe('M-Pesa collections by STK Push', () => {
   });
 
   it('an internal 500 from Daraja after it prompted the payer: not sent again; the callback completes it, with one prompt', async () => {
-    const { phone: p } = await assertPromptedOnceDespite(mpesa, { path: '/stkpush/', status: 500, processed: true });
-    await new Promise((r) => setTimeout(r, 500));
-    assert.equal(pushes(p).length, 1);
-    assert.equal(fake.prompts(msisdn(p)), 1);
+    // The callback is held back for longer than the retry's backoff (2 s after a first attempt), so the 500 alone
+    // decides: a push that may have reached the payer is recorded pending at once, without a reference, and never
+    // pushed again. (With the callback on time, 150 ms after the push, it completes the collection before any retry:
+    // one push would be seen whether or not the 500 was taken for "nothing happened".)
+    const p = phone();
+    fake.inject({ path: '/stkpush/', status: 500, processed: true });
+    fake.callbacksPlan({ delayMs: 4000 });
+    try {
+      const waiting = await collectionReaching(mpesa, p, 'pending');
+      const id = waiting.collection_id as string;
+      const callbacksOf = () => fake.callbacks.filter((c) => c.url.endsWith(`/stk/${id}`));
+      assert.equal(pushes(p).length, 1, 'pending on the 500 itself, not after a second push');
+      assert.equal(callbacksOf().length, 0, 'pending before any callback');
+      await waitStatus(t, t.demoToken, 'collection', id, 'successful');
+      await waitFor('its callback', async () => (callbacksOf().length === 1 ? true : undefined));
+      assert.equal(pushes(p).length, 1, 'not pushed again while its callback was awaited');
+      assert.equal(fake.prompts(msisdn(p)), 1);
+    } finally {
+      fake.callbacksPlan({ delayMs: 0 });
+    }
   });
 
   it('an STK push whose answer is lost is not sent again: its callback completes it, with one prompt', async () => {
