@@ -170,9 +170,11 @@ describe('resources', () => {
       description: 'sdk',
     });
     assert.equal((await admin.riskSignals.get(signal.signal_id)).signal_id, signal.signal_id);
+    const openIds = async () => (await admin.riskSignals.listOpen().firstPage()).data.map((s) => s.signal_id);
+    assert.ok((await openIds()).includes(signal.signal_id), 'listed while open');
     const reviewed = await admin.riskSignals.review(signal.signal_id, { status: 'acknowledged' });
     assert.equal(reviewed.status, 'acknowledged');
-    assert.ok((await admin.riskSignals.listOpen().firstPage()).data.length >= 0);
+    assert.ok(!(await openIds()).includes(signal.signal_id), 'no longer listed once acknowledged');
   });
 });
 
