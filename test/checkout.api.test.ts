@@ -438,25 +438,45 @@ describe('expiry', () => {
   });
 
   it('an attempt that fails after expires_at expires the session, with the reason', async () => {
-    const { body: s } = await createSession();
-    assert.equal((await pay(tokenOf(s), '+254712340005')).status, 201); // 0005: stays processing until driven
-    await t.db.query(`UPDATE checkout_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [s.id]);
-    const collectionId = (await readSession(s.id)).body.collection_id;
-    // processing → failed is allowed from every status the attempt can be in by now (created, pending or processing).
-    const driven = await request(t, 'POST', `/v1/sandbox/collections/${collectionId}/simulate`, {
-      token: t.demoToken,
-      body: { outcome: 'failed' },
-    });
-    assert.ok(driven.status < 300, driven.text);
-    const expired = await sessionWhen(s.id, 'expired');
-    const collection = (await request(t, 'GET', `/v1/collections/${collectionId}`, { token: t.demoToken })).body;
-    assert.equal(collection.status, 'failed');
-    assert.equal(expired.failure_reason, collection.failure_reason);
-    const events = await request(t, 'GET', `/v1/events?object_id=${s.id}`, { token: t.demoToken });
-    assert.deepEqual(
-      events.body.data.map((e: { type: string }) => e.type),
-      ['checkout.session.expired'],
-    );
+    // On an app without workers: no expiry sweep, which would also expire a session opened again past its
+    // expires_at (with the same reason and the same one event), so only the attempt's failure can expire it here.
+    const held = await startTestApp({ PUBLIC_BASE_URL });
+    try {
+      const created = await request(held, 'POST', '/v1/checkout/sessions', {
+        token: held.demoToken,
+        body: sessionBody(),
+      });
+      assert.equal(created.status, 201, created.text);
+      const s = created.body;
+      const paid = await request(held, 'POST', `/v1/checkout/by-token/${tokenOf(s)}/pay`, {
+        body: { rail: 'mpesa', customer: { phone_number: '+254712340005' } },
+        idempotencyKey: newKey(),
+      });
+      assert.equal(paid.status, 201, paid.text);
+      await held.db.query(`UPDATE checkout_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+        s.id,
+      ]);
+      const read = async (url: string) => (await request(held, 'GET', url, { token: held.demoToken })).body;
+      const collectionId = (await read(`/v1/checkout/sessions/${s.id}`)).collection_id;
+      // failed is allowed from every status the attempt can be in by now (created here: nothing initiates it).
+      const driven = await request(held, 'POST', `/v1/sandbox/collections/${collectionId}/simulate`, {
+        token: held.demoToken,
+        body: { outcome: 'failed' },
+      });
+      assert.ok(driven.status < 300, driven.text);
+      const expired = await read(`/v1/checkout/sessions/${s.id}`);
+      assert.equal(expired.status, 'expired', 'expired by the failed attempt, not opened again');
+      const collection = await read(`/v1/collections/${collectionId}`);
+      assert.equal(collection.status, 'failed');
+      assert.equal(expired.failure_reason, collection.failure_reason);
+      const events = await read(`/v1/events?object_id=${s.id}`);
+      assert.deepEqual(
+        events.data.map((e: { type: string }) => e.type),
+        ['checkout.session.expired'],
+      );
+    } finally {
+      await held.close();
+    }
   });
 
   it('an unauthorised attempt that expires after expires_at expires the session with reason expired', async () => {
