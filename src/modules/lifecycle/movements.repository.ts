@@ -50,15 +50,19 @@ export async function claimInitiations<R extends MovingRow>(
   jobs: readonly { workspaceId: string; id: string; attempt: number }[],
   leaseSeconds: number,
 ): Promise<Claimed<R>[]> {
+  // The rows are found by primary key alone, and updated by the physical address found. A status condition in the
+  // lookup would let the planner read the unsent rows through their partial index instead: with statistics taken while
+  // few were unsent, it counts on one row there and joins the table to itself through it, which a burst of thousands
+  // of unsent rows made quadratic (minutes, cut off by the statement time-out, with no initiation sent meanwhile).
   const { rows } = await db.query<Claimed<R>>(
-    `UPDATE ${m.table} AS t SET submit_after = now() + make_interval(secs => $4), sent_at = now()
-     FROM (SELECT c.id, c.sent_at, j.attempt FROM ${m.table} c
-           JOIN unnest($1::uuid[], $2::uuid[], $3::int[]) AS j(workspace_id, id, attempt)
-             ON c.workspace_id = j.workspace_id AND c.id = j.id AND c.submit_attempts = j.attempt
-           WHERE c.status = '${m.initial as string}' AND c.submitted_at IS NULL) AS before
-     -- Checked again on the row as it is when locked: a sweep in another process that took it meanwhile (and moved its
-     -- attempts on) wins, and this claim takes nothing.
-     WHERE t.id = before.id AND t.submit_attempts = before.attempt
+    `WITH before AS MATERIALIZED (
+       SELECT c.ctid AS row, c.sent_at, j.attempt FROM unnest($1::uuid[], $2::uuid[], $3::int[]) AS j(workspace_id, id, attempt)
+       JOIN ${m.table} c ON c.id = j.id AND c.workspace_id = j.workspace_id)
+     UPDATE ${m.table} AS t SET submit_after = now() + make_interval(secs => $4), sent_at = now()
+     FROM before
+     -- Checked on the row as it is when locked. A row another process changed since the lookup has moved to another
+     -- address and is not taken: a sweep that took it meanwhile (and moved its attempts on) wins.
+     WHERE t.ctid = before.row AND t.submit_attempts = before.attempt
        AND t.status = '${m.initial as string}' AND t.submitted_at IS NULL
      RETURNING ${m.columns
        .split(',')
