@@ -207,7 +207,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbStatementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 60_000, 0, 86_400_000),
     dbIdleInTransactionTimeoutMs: integer(env, 'DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', 60_000, 0, 86_400_000),
     dbStartTimeoutMs: integer(env, 'DB_START_TIMEOUT_MS', 60_000, 0, 3_600_000),
-    initiationMaxWaitMs: integer(env, 'INITIATION_MAX_WAIT_MS', 1000, 50, 600_000),
+    initiationMaxWaitMs: integer(env, 'INITIATION_MAX_WAIT_MS', 2000, 50, 600_000),
     initiationConcurrency: integer(env, 'INITIATION_CONCURRENCY', 64, 1, 10_000),
     embeddedPgPort: integer(env, 'EMBEDDED_PG_PORT', DEFAULT_EMBEDDED_PORT, 0, 65535),
     idempotencyRetentionSeconds: integer(env, 'IDEMPOTENCY_RETENTION_SECONDS', 86_400, 1, 30 * 86_400),

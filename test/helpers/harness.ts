@@ -81,6 +81,9 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
     // Every test request comes from 127.0.0.1, and many present refused tokens on purpose: the per-address limit on
     // those is tested on its own (http-hardening.test.ts, with its own value).
     AUTH_FAILURES_PER_MINUTE: '1000000',
+    // Two test files share two cores, so a burst of creates can find prompts waiting for the machine: the push-back
+    // (503 overloaded) is tested on its own (collections.overload.test.ts, with its own value).
+    INITIATION_MAX_WAIT_MS: '600000',
     DB_POOL_SIZE: '20',
     ...env,
   });

@@ -71,7 +71,7 @@ export class CollectionsService {
      */
     private readonly afterCommit: AfterCommit,
     /** How long the oldest initiation waiting in this process has waited, in ms, and the most it may. */
-    private readonly backlog: { waitingMs: () => number; maxWaitMs: number } = { waitingMs: () => 0, maxWaitMs: 1000 },
+    private readonly backlog: { waitingMs: () => number; maxWaitMs: number } = { waitingMs: () => 0, maxWaitMs: 2000 },
   ) {}
 
   /**
