@@ -1,8 +1,9 @@
-// HTTP load on loopback with autocannon: a fixed number of connections, each sending its next request as soon as
-// the last is answered, for a fixed time (the maximum rate). A fixed rate is paced.ts.
+// HTTP load on loopback: a fixed number of connections, each sending its next request as soon as the last is answered,
+// for a fixed time (the maximum rate), with autocannon; where the service may push back (503 with Retry-After), with a
+// loop of our own whose connections wait as told. A fixed rate is paced.ts.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { IncomingHttpHeaders } from 'node:http';
+import http, { type IncomingHttpHeaders } from 'node:http';
 import autocannon from 'autocannon';
 
 /** Both cores' time since boot, busy and in all, from /proc/stat (zeros where there is none). */
@@ -77,7 +78,89 @@ export interface LoadOptions {
 const round = (n: number, places = 1): number => Math.round(n * 10 ** places) / 10 ** places;
 
 export function load(options: LoadOptions): Promise<LoadResult> {
-  return withCpu(() => run(options));
+  return withCpu(() => (options.pushedBack === undefined ? run(options) : politely(options)));
+}
+
+/**
+ * The same closed loop as `run` (each connection sends its next request once the last is answered), for a route that
+ * may push back: a connection answered `pushedBack` waits the `Retry-After` it was given before its next request, as
+ * the API's clients are told to (docs/reference/api-conventions.md). Without that pause, 64 connections would spend
+ * the service's two cores on answering refusals at thousands a second. Latencies are of the accepted requests.
+ */
+async function politely(options: LoadOptions): Promise<Omit<LoadResult, 'machine_busy_pct'>> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: options.connections });
+  const url = new URL(options.url);
+  const latencies: number[] = [];
+  let refused = 0;
+  let unexpected: string | undefined;
+  const began = performance.now();
+  const until = began + options.seconds * 1000;
+  const send = (): Promise<{ status: number; retryAfter: number; body: string }> =>
+    new Promise((resolve, reject) => {
+      const headers: Record<string, string> = { ...options.headers };
+      if (options.freshKey) headers['idempotency-key'] = randomUUID();
+      if (options.authorizations?.length)
+        headers.authorization = options.authorizations[
+          Math.floor(Math.random() * options.authorizations.length)
+        ] as string;
+      const req = http.request(
+        {
+          agent,
+          hostname: url.hostname,
+          port: url.port,
+          path: url.pathname + url.search,
+          method: options.method ?? 'GET',
+          headers,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              retryAfter: Number(res.headers['retry-after'] ?? 1),
+              body: Buffer.concat(chunks).toString(),
+            }),
+          );
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(options.body);
+    });
+  const connection = async (): Promise<void> => {
+    while (performance.now() < until && unexpected === undefined) {
+      const start = performance.now();
+      const res = await send();
+      if (res.status === options.expect) latencies.push(performance.now() - start);
+      else if (res.status === options.pushedBack) {
+        refused++;
+        await new Promise((r) =>
+          setTimeout(r, Math.min(res.retryAfter * 1000, Math.max(0, until - performance.now()))),
+        );
+      } else unexpected = `${res.status} ${res.body.slice(0, 300)}`;
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: options.connections }, connection));
+  } finally {
+    agent.destroy();
+  }
+  if (unexpected !== undefined)
+    throw new Error(
+      `${options.method ?? 'GET'} ${options.url}: a response other than ${options.expect}: ${unexpected}`,
+    );
+  const seconds = (performance.now() - began) / 1000;
+  const summary = summarise(latencies, seconds);
+  return {
+    requests: summary.count,
+    seconds: summary.seconds,
+    per_second: summary.per_second,
+    p50_ms: summary.p50_ms,
+    p99_ms: summary.p99_ms,
+    max_ms: summary.max_ms,
+    refused,
+  };
 }
 
 async function run(options: LoadOptions): Promise<Omit<LoadResult, 'machine_busy_pct'>> {
