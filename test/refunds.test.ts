@@ -1,8 +1,6 @@
-// Full refunds only. POST /v1/collections/{id}/refund, GET /v1/refunds/{id},
-// GET /v1/collections/{id}/refunds and the sandbox refund simulator, through HTTP on a real database with
-// the background workers running. Three apps: `t` (fast lifecycle: refunds succeed by themselves within
-// ~100 ms), `slow` (simulator steps of 10 minutes: a refund stays `pending` until simulated) and `held`
-// (no workers: a collection stays `created`, a refund stays `requested`).
+// Full refunds (POST /v1/collections/{id}/refund, GET /v1/refunds/{id}, GET /v1/collections/{id}/refunds, the sandbox
+// refund simulator) through HTTP, on three apps: `t` (refunds succeed by themselves within ~100 ms), `slow` (simulator
+// steps of 10 minutes: a refund stays `pending` until simulated) and `held` (no workers: nothing moves by itself).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
