@@ -490,7 +490,7 @@ function markdown(at: string, helloResult: LoadResult, passes: Pass[], checks: T
     `| ${p.database} | (h) pgbench lifecycle, one workspace, ${CONNECTIONS} clients | ${p.pgbench.lifecycle_hot.per_second}/s | ${ms(p.pgbench.lifecycle_hot)} |`,
     ...lifecycleRows(p.database, `${p.lifecycle_many.workspaces} workspaces`, p.lifecycle_many),
     ...lifecycleRows(p.database, 'one workspace', p.lifecycle_hot),
-    `| ${p.database} | (g) create at a steady ${p.create_at_half_rate.rate}/s (half of (a)), open loop | ${p.create_at_half_rate.per_second}/s | ${ms(p.create_at_half_rate)} |`,
+    `| ${p.database} | (g) create at a steady ${p.create_at_half_rate.rate}/s (half of (a)), open loop${p.create_at_half_rate.refused ? ` (${p.create_at_half_rate.refused} refused: 503 overloaded)` : ''} | ${p.create_at_half_rate.per_second}/s | ${ms(p.create_at_half_rate)} |`,
     `| ${p.database} | (c) list collections, limit=100 | ${p.list.per_second}/s | ${ms(p.list)} |`,
     `| ${p.database} | (c) the list request's statements alone, over raw pg, ${CONNECTIONS} connections | ${p.raw_list.per_second}/s | ${ms(p.raw_list)} |`,
     `| ${p.database} | (e) webhook deliveries (burst of ${p.webhooks.burst_events}); change→delivery over ${p.webhooks.paced_events} paced | ${p.webhooks.deliveries_per_second}/s | ${p.webhooks.change_to_delivery_p50_ms} / ${p.webhooks.change_to_delivery_p99_ms} ms | ${p.webhooks.machine_busy_pct}% |`,

@@ -18,6 +18,7 @@ async function run(options: LoadOptions & { rate: number }): Promise<Omit<LoadRe
   const total = Math.round(options.rate * options.seconds);
   const latencies: number[] = [];
   let unexpected = 0;
+  let refused = 0;
   let errors = 0;
   let first: string | undefined;
   const pending = new Set<Promise<void>>();
@@ -42,8 +43,10 @@ async function run(options: LoadOptions & { rate: number }): Promise<Omit<LoadRe
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('end', () => {
-            latencies.push(performance.now() - from);
-            if (res.statusCode !== options.expect) {
+            // A push-back (the open loop does not wait for it: the next request is due regardless) is counted apart.
+            if (res.statusCode === options.pushedBack) refused++;
+            else latencies.push(performance.now() - from);
+            if (res.statusCode !== options.expect && res.statusCode !== options.pushedBack) {
               unexpected++;
               first ??= `${res.statusCode} ${Buffer.concat(chunks).toString().slice(0, 300)}`;
             }
@@ -76,5 +79,5 @@ async function run(options: LoadOptions & { rate: number }): Promise<Omit<LoadRe
     );
   }
   const { count, ...summary } = summarise(latencies, seconds);
-  return { requests: count, ...summary, refused: 0 };
+  return { requests: count, ...summary, refused };
 }
