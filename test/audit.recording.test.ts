@@ -5,6 +5,7 @@
 // record never fails the write; and the table refuses UPDATE.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { AuditEventRow } from '../src/modules/audit/audit.repository.js';
 import { NO_WORKSPACE } from '../src/platform/audit.js';
 import {
   createCollection,
@@ -16,17 +17,8 @@ import {
   type TestApp,
 } from './helpers/harness.js';
 
-interface Row {
-  workspace_id: string;
-  actor_type: string;
-  actor_id: string | null;
-  action: string;
-  object_type: string | null;
-  object_id: string | null;
-  status: number;
-  client_address: string | null;
-  request_id: string;
-}
+/** A row as the table holds it, less what each test cannot know in advance. */
+type Row = Omit<AuditEventRow, 'id' | 'occurred_at'>;
 
 let t: TestApp;
 let ws: { id: string; token: string; credentialId: string };
