@@ -77,7 +77,7 @@ export class CollectionsService {
   /**
    * Refuses a new collection (503 `overloaded`, Retry-After) while its prompt could not go out within the most a payer
    * waits for it (`maxWaitMs`): accepted now, the prompt would come after the phone gave up. A new initiation queues
-   * behind those in hand, so it waits about as long as the oldest of them has: it is refused once that one has waited
+   * behind those queued, so it waits about as long as the oldest of them has: it is refused once that one has waited
    * half the most. The client retries shortly, or on another node.
    */
   admit(): void {

@@ -26,10 +26,6 @@ interface Job {
   queuedAt: number;
   /** Set as its provider is called: whether that provider can be asked about it by our id, and whether it answered. */
   sending?: { askable: boolean; answered: boolean };
-  /** While its provider is being called: since when (ms since the epoch). */
-  callingSince?: number;
-  /** How long its provider calls took, in ms: the operator's time, not a wait of ours. */
-  calledMs: number;
 }
 
 const MAX_QUEUE = 10_000;
@@ -53,8 +49,6 @@ export const MAX_ATTEMPTS = 10;
 export class Submitter {
   private readonly queue: Job[] = [];
   private readonly queued = new Set<string>();
-  /** The jobs taken off the queue and not yet finished (claimed, sent, or being recorded). */
-  private readonly inHand = new Set<Job>();
   private active = 0;
   private stopped = false;
   private idle: (() => void) | undefined;
@@ -78,7 +72,7 @@ export class Submitter {
   kick(kind: MovementType, workspaceId: string, id: string, attempt = 0): void {
     if (this.stopped || this.queued.has(id) || this.queue.length >= MAX_QUEUE) return;
     this.queued.add(id);
-    this.queue.push({ kind, workspaceId, id, attempt, queuedAt: Date.now(), calledMs: 0 });
+    this.queue.push({ kind, workspaceId, id, attempt, queuedAt: Date.now() });
     this.pump();
   }
 
@@ -92,22 +86,10 @@ export class Submitter {
       this.kick(row.kind, row.workspace_id, row.id, row.submit_attempts);
   }
 
-  /**
-   * How far behind this process's initiations are, in ms: the longest any initiation queued or in hand here has waited
-   * for us (to be claimed, to be sent, to have its answer recorded), the time its operator took to answer left out;
-   * 0 when none waits. A slow operator is not a backlog of ours (its calls time out on their own); work waiting for a
-   * database connection or a batch's commit is.
-   */
+  /** How long the oldest initiation still queued here (not yet claimed) has waited, in ms; 0 when none waits. */
   waitingMs(): number {
-    const now = Date.now();
-    let longest = 0;
     const oldest = this.queue[0];
-    if (oldest !== undefined) longest = now - oldest.queuedAt;
-    for (const job of this.inHand) {
-      if (job.callingSince !== undefined) continue;
-      longest = Math.max(longest, now - job.queuedAt - job.calledMs);
-    }
-    return longest;
+    return oldest === undefined ? 0 : Date.now() - oldest.queuedAt;
   }
 
   /** Stops taking work and waits for the submissions in flight. */
@@ -126,7 +108,6 @@ export class Submitter {
     if (free <= 0 || this.queue.length === 0) return;
     const jobs = this.queue.splice(0, free);
     this.active += jobs.length;
-    for (const job of jobs) this.inHand.add(job);
     void this.claimAndSubmit(jobs);
   }
 
@@ -205,7 +186,6 @@ export class Submitter {
 
   private finished(job: Job): void {
     this.active -= 1;
-    this.inHand.delete(job);
     this.queued.delete(job.id);
     if (this.active === 0 && this.idle) this.idle();
     this.pump();
@@ -227,7 +207,7 @@ export class Submitter {
     if ('giveUp' in initiation) return this.giveUp(job, initiation.giveUp);
     if ('fail' in initiation) return this.move(job, 'failed', initiation.fail);
     job.sending = { askable: provider.findsByOurId(job.kind), answered: false };
-    const ack = await this.calling(job, () => initiation.send(provider));
+    const ack = await initiation.send(provider);
     job.sending.answered = true;
     await this.record(job, claimedAt, ack.status, ackOptions(provider.name, ack));
   }
@@ -250,7 +230,7 @@ export class Submitter {
       await this.record(job, claimedAt, 'pending', { cause: `unanswered initiation at ${provider.name}` });
       return true;
     }
-    const answer = await this.calling(job, () => provider.queryStatus(job.kind, job.id, row.provider_reference ?? ''));
+    const answer = await provider.queryStatus(job.kind, job.id, row.provider_reference ?? '');
     if (answer === undefined) return false;
     if (answer === ANSWER_BY_CALLBACK) {
       await this.record(job, claimedAt, 'pending', { cause: `unanswered initiation at ${provider.name}` });
@@ -267,18 +247,6 @@ export class Submitter {
       receipt: answer.receipt,
     });
     return true;
-  }
-
-  /** Runs a call to the job's operator, its time kept apart from the job's wait (see `waitingMs`). */
-  private async calling<T>(job: Job, call: () => Promise<T>): Promise<T> {
-    const since = Date.now();
-    job.callingSince = since;
-    try {
-      return await call();
-    } finally {
-      job.callingSince = undefined;
-      job.calledMs += Date.now() - since;
-    }
   }
 
   /** The initiation cannot be made: the object fails with provider_error (and its event) rather than wait forever. */
