@@ -499,7 +499,7 @@ function markdown(at: string, helloResult: LoadResult, passes: Pass[], checks: T
   return [
     '# Benchmark',
     '',
-    `${at}; Node ${process.version}; ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown'}); ${SECONDS} s runs (${SHORT} s for (c), (d), (g)); load from autocannon on loopback.`,
+    `${at}; Node ${process.version}; ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown'}); ${SECONDS} s runs (${SHORT} s for (c), (d), (g)); load from autocannon on loopback (creates: connections that wait out Retry-After).`,
     '',
     '| database | measurement | rate | p50 / p99 | machine busy |',
     '|---|---|---|---|---|',
