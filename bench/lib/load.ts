@@ -95,49 +95,15 @@ async function politely(options: LoadOptions): Promise<Omit<LoadResult, 'machine
   let unexpected: string | undefined;
   const began = performance.now();
   const until = began + options.seconds * 1000;
-  const send = (): Promise<{ status: number; retryAfter: number; body: string }> =>
-    new Promise((resolve, reject) => {
-      const headers: Record<string, string> = { ...options.headers };
-      if (options.freshKey) headers['idempotency-key'] = randomUUID();
-      if (options.authorizations?.length)
-        headers.authorization = options.authorizations[
-          Math.floor(Math.random() * options.authorizations.length)
-        ] as string;
-      const req = http.request(
-        {
-          agent,
-          hostname: url.hostname,
-          port: url.port,
-          path: url.pathname + url.search,
-          method: options.method ?? 'GET',
-          headers,
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () =>
-            resolve({
-              status: res.statusCode ?? 0,
-              retryAfter: Number(res.headers['retry-after'] ?? 1),
-              body: Buffer.concat(chunks).toString(),
-            }),
-          );
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-      req.end(options.body);
-    });
   const connection = async (): Promise<void> => {
     while (performance.now() < until && unexpected === undefined) {
       const start = performance.now();
-      const res = await send();
+      const res = await request(agent, url, options);
       if (res.status === options.expect) latencies.push(performance.now() - start);
       else if (res.status === options.pushedBack) {
         refused++;
-        await new Promise((r) =>
-          setTimeout(r, Math.min(res.retryAfter * 1000, Math.max(0, until - performance.now()))),
-        );
+        const retryAfterMs = Number(res.headers['retry-after'] ?? 1) * 1000;
+        await new Promise((r) => setTimeout(r, Math.min(retryAfterMs, Math.max(0, until - performance.now()))));
       } else unexpected = `${res.status} ${res.body.slice(0, 300)}`;
     }
   };
@@ -214,4 +180,44 @@ async function run(options: LoadOptions): Promise<Omit<LoadResult, 'machine_busy
     max_ms: round(result.latency.max),
     refused,
   };
+}
+
+/**
+ * One request of `options` on `agent`: a fresh Idempotency-Key when asked, one of the `authorizations` at random, the
+ * body; answers once the whole response has arrived. Both HTTP loops of our own (`politely`, `paced`) send with it.
+ */
+export function request(
+  agent: http.Agent,
+  url: URL,
+  options: LoadOptions,
+): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.freshKey) headers['idempotency-key'] = randomUUID();
+    if (options.authorizations?.length)
+      headers.authorization = options.authorizations[
+        Math.floor(Math.random() * options.authorizations.length)
+      ] as string;
+    if (options.body !== undefined) headers['content-length'] = String(Buffer.byteLength(options.body));
+    const req = http.request(
+      {
+        agent,
+        hostname: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        method: options.method ?? 'GET',
+        headers,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
 }

@@ -3,9 +3,8 @@
 // when it could be sent, so a stall counts against every request it delayed (no coordinated omission).
 // autocannon's own rate limit is not used here: it sends each connection's quota for a second back to back at the
 // start of that second, which measures bursts at the maximum rate rather than a steady half of it.
-import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import { summarise, withCpu, type LoadOptions, type LoadResult } from './load.js';
+import { request, summarise, withCpu, type LoadOptions, type LoadResult } from './load.js';
 
 export function paced(options: LoadOptions & { rate: number }): Promise<LoadResult> {
   return withCpu(() => run(options));
@@ -23,44 +22,23 @@ async function run(options: LoadOptions & { rate: number }): Promise<Omit<LoadRe
   let first: string | undefined;
   const pending = new Set<Promise<void>>();
 
-  const fire = (due: number): Promise<void> =>
-    new Promise<void>((resolve) => {
-      // A timer can fire a little early: latency runs from the later of when it was due and when it was sent.
-      const from = Math.max(due, performance.now());
-      const headers: Record<string, string> = { ...options.headers };
-      if (options.freshKey) headers['idempotency-key'] = randomUUID();
-      if (options.body !== undefined) headers['content-length'] = String(Buffer.byteLength(options.body));
-      const req = http.request(
-        {
-          agent,
-          host: url.hostname,
-          port: url.port,
-          path: `${url.pathname}${url.search}`,
-          method: options.method ?? 'GET',
-          headers,
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            // A push-back (the open loop does not wait for it: the next request is due regardless) is counted apart.
-            if (res.statusCode === options.pushedBack) refused++;
-            else latencies.push(performance.now() - from);
-            if (res.statusCode !== options.expect && res.statusCode !== options.pushedBack) {
-              unexpected++;
-              first ??= `${res.statusCode} ${Buffer.concat(chunks).toString().slice(0, 300)}`;
-            }
-            resolve();
-          });
-        },
-      );
-      req.on('error', (err) => {
-        errors++;
-        first ??= err.message;
-        resolve();
-      });
-      req.end(options.body);
-    });
+  const fire = async (due: number): Promise<void> => {
+    // A timer can fire a little early: latency runs from the later of when it was due and when it was sent.
+    const from = Math.max(due, performance.now());
+    try {
+      const res = await request(agent, url, options);
+      // A push-back (the open loop does not wait for it: the next request is due regardless) is counted apart.
+      if (res.status === options.pushedBack) refused++;
+      else latencies.push(performance.now() - from);
+      if (res.status !== options.expect && res.status !== options.pushedBack) {
+        unexpected++;
+        first ??= `${res.status} ${res.body.slice(0, 300)}`;
+      }
+    } catch (err) {
+      errors++;
+      first ??= (err as Error).message;
+    }
+  };
 
   const started = performance.now();
   for (let i = 0; i < total; i++) {
