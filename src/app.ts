@@ -204,6 +204,9 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
     // Only the error's own words: a database error's detail and context can quote the row (phone numbers).
     if (apiError.code === 'database_unavailable') {
       request.log.warn({ err: { type: error.name, message: error.message, code: error.code } }, 'database unavailable');
+    } else if (error instanceof ApiError && apiError.status >= 500 && apiError.code !== 'internal_error') {
+      // A refusal the service chose (overloaded, shutting down, an operator away): no fault of ours, no stack to read.
+      request.log.warn({ code: apiError.code, detail: apiError.message }, 'request refused');
     } else if (apiError.status >= 500) {
       request.log.error(
         { err: { type: error.name, message: error.message, code: error.code, stack: error.stack } },
