@@ -56,6 +56,7 @@ export const collectionMovement: Movement<CollectionStatus, CollectionRow, undef
       }),
   }),
   askBeforeGivingUp: false,
+  compareAndSet: true,
   // A late payment (the table allows nothing else out of expired): the merchant hears of it first.
   lead: (from) => (from === 'expired' ? 'late_payment' : undefined),
   async after(tx, { row, from, cause }, engine) {

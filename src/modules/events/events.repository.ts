@@ -49,10 +49,15 @@ export async function recordEvent(
  * then the event's. For a caller that sends it itself, inside a larger statement (a create adds its stored idempotent
  * answer to it); that caller wakes the relay itself once it has committed (`afterCommit.emit({ kind: 'events' })`).
  */
-export function eventStatement(workspaceId: string, event: EventInput & { id: string }, change?: Statement): Statement {
+export function eventStatement(
+  workspaceId: string,
+  event: EventInput & { id: string },
+  change?: Statement,
+  options: { ifChanged?: boolean } = {},
+): Statement {
   const before = change?.values ?? [];
   return {
-    text: `WITH ${change ? `change AS (${change.text}), ` : ''}${eventSql(before.length)}`,
+    text: `WITH ${change ? `change AS (${change.text}), ` : ''}${eventSql(before.length, change !== undefined && options.ifChanged)}`,
     values: [
       ...before,
       event.id,
@@ -66,12 +71,36 @@ export function eventStatement(workspaceId: string, event: EventInput & { id: st
   };
 }
 
-/** The event and outbox inserts, their parameters numbered after `offset` others. */
-function eventSql(offset: number): string {
+/**
+ * Writes an event and its outbox row only if `change` (an UPDATE with a RETURNING, which may match no row: a
+ * compare-and-set) changed a row, all in one statement. True when it did, and then the relay is woken once `tx`
+ * commits; false when it matched nothing, and nothing was written.
+ */
+export async function recordEventIfChanged(
+  tx: Tx,
+  workspaceId: string,
+  event: EventInput,
+  change: Statement,
+): Promise<boolean> {
+  const id = uuidv7(event.at.getTime());
+  const { text, values } = eventStatement(workspaceId, { ...event, id }, change, { ifChanged: true });
+  const { rowCount } = await tx.query(text, values);
+  if (rowCount === 0) return false;
+  emitOnCommit(tx, { kind: 'events' });
+  return true;
+}
+
+/** The event and outbox inserts, their parameters numbered after `offset` others; only if `change` changed a row, if so told. */
+function eventSql(offset: number, ifChanged = false): string {
   const p = (n: number): string => `$${offset + n}`;
+  const row = ifChanged
+    ? // Typed here: in a SELECT the parameters do not take the columns' types as VALUES' do.
+      `SELECT ${p(1)}::uuid, ${p(2)}::uuid, ${p(3)}::text, ${p(4)}::text, ${p(5)}::uuid, ${p(6)}::jsonb, ${p(7)}::timestamptz
+       WHERE EXISTS (SELECT 1 FROM change)`
+    : `VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)})`;
   return `e AS (
        INSERT INTO events (id, workspace_id, type, object_type, object_id, data, created_at)
-       VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}) RETURNING id, workspace_id, created_at)
+       ${row} RETURNING id, workspace_id, created_at)
      INSERT INTO outbox (workspace_id, event_id, created_at) SELECT workspace_id, id, created_at FROM e`;
 }
 

@@ -10,15 +10,15 @@ import { stepTime } from '../../platform/time.js';
 import { collectionMovement } from '../collections/collections.movement.js';
 import type { CollectionRow } from '../collections/collections.repository.js';
 import type { CollectionStatus } from '../collections/collections.schemas.js';
-import { recordEvent, type EventInput } from '../events/events.repository.js';
-import { postMany } from '../ledger/ledger.repository.js';
+import { recordEvent, recordEventIfChanged, type EventInput } from '../events/events.repository.js';
+import { postMany, type Posting } from '../ledger/ledger.repository.js';
 import { payoutMovement } from '../payouts/payouts.movement.js';
 import type { PayoutRow } from '../payouts/payouts.repository.js';
 import type { PayoutStatus } from '../payouts/payouts.schemas.js';
 import { refundMovement } from '../refunds/refunds.movement.js';
 import type { RefundRow } from '../refunds/refunds.repository.js';
 import type { RefundStatus } from '../refunds/refunds.states.js';
-import type { AnyMovement, Move, MoveOptions, MovementType, MovingRow, Reactions } from './movement.js';
+import type { AnyMovement, Move, MoveOptions, MovementType, MovingRow, Reactions, Versioned } from './movement.js';
 import { saveStatus, statusUpdate } from './movements.repository.js';
 
 export type { Move, MoveOptions, MoveOutcome } from './movement.js';
@@ -69,6 +69,11 @@ export class Lifecycle implements Reactions {
    * Moves one object to `to`: locks it, checks the notice against it, walks the transition table, and writes each
    * step's event (the last one in the statement that saves the row) and ledger postings; then what follows the
    * movement (its `after`). Undefined when the object is not there.
+   *
+   * Given `seen`, the row as read earlier (by a claim, or a notice's owner lookup) with its version, and where its
+   * movement allows it (`compareAndSet`): a move the table allows from it is made without a locked read, by one
+   * update that changes the row only if it is still that version. Anything else (the row changed since, or the move is
+   * a repeat or refused, which the locked path logs and records) takes the locked path.
    */
   async move<K extends MovementType>(
     tx: Tx,
@@ -77,39 +82,91 @@ export class Lifecycle implements Reactions {
     id: string,
     to: Typed[K]['status'],
     options: MoveOptions,
+    seen?: Versioned,
   ): Promise<Move<Typed[K]['row']> | undefined> {
     const m = MOVEMENTS[type];
+    if (seen !== undefined && m.compareAndSet && seen.workspace_id === workspaceId && seen.id === id) {
+      const route = this.route(m, seen, to, options);
+      if ('steps' in route) {
+        const moved = await this.apply(tx, m, seen, route, undefined, options, seen.version);
+        if (moved) return moved as Move<Typed[K]['row']>;
+      }
+    }
     const locked = await m.lock(tx, workspaceId, id);
     if (!locked) return undefined;
     const current = locked.row as MovingRow;
     const started = await this.start(tx, m, current, to, options);
     if ('done' in started) return started.done as Move<Typed[K]['row']>;
+    return (await this.apply(tx, m, current, started, locked.context, options)) as Move<Typed[K]['row']>;
+  }
+
+  /**
+   * Writes a move's steps: the row saved with the last step's event in one statement, then the earlier steps' events
+   * and the postings, then what follows the movement. With `version`, the save is a compare-and-set, and undefined
+   * (nothing written) when the row is no longer that version.
+   */
+  private async apply(
+    tx: Tx,
+    m: AnyMovement,
+    current: MovingRow,
+    started: { row: MovingRow; steps: string[] },
+    context: unknown,
+    options: MoveOptions,
+    version?: string,
+  ): Promise<Move<MovingRow> | undefined> {
+    const workspaceId = current.workspace_id;
     const from = current.status;
     let row = started.row;
     const events: EventInput[] = [];
+    const postings: { postings: Posting[]; at: Date }[] = [];
+    const to = started.steps[started.steps.length - 1] as string;
     const lead = m.lead?.(from);
     if (lead !== undefined) {
       const at = stepTime(row.updated_at);
       row = m.step(row, to, at, options.reason);
-      events.push(this.event(m, row, locked.context, lead, at));
+      events.push(this.event(m, row, context, lead, at));
     }
     for (const status of started.steps) {
       const at = stepTime(row.updated_at);
       row = m.step(row, status, at, options.reason);
-      events.push(this.event(m, row, locked.context, status, at));
-      const postings = m.postings(row, status);
-      if (postings.length > 0) await postMany(tx, workspaceId, postings, at);
+      events.push(this.event(m, row, context, status, at));
+      const stepPostings = m.postings(row, status);
+      if (stepPostings.length > 0) postings.push({ postings: stepPostings, at });
     }
-    // The last step's event goes in the statement that saves the row (a plan has at least one step).
+    // The last step's event goes in the statement that saves the row (a plan has at least one step); the row is
+    // locked from then on, so what follows is written in any order.
     const last = events.pop() as EventInput;
+    if (version === undefined) await recordEvent(tx, workspaceId, last, statusUpdate(m, row));
+    else if (!(await recordEventIfChanged(tx, workspaceId, last, statusUpdate(m, row, version)))) return undefined;
     for (const event of events) await recordEvent(tx, workspaceId, event);
-    await recordEvent(tx, workspaceId, last, statusUpdate(m, row));
+    for (const step of postings) await postMany(tx, workspaceId, step.postings, step.at);
     await m.after?.(tx, { row, from, cause: options.cause }, this);
-    return { outcome: 'applied', row: row as Typed[K]['row'], from };
+    return { outcome: 'applied', row, from };
   }
 
   private event(m: AnyMovement, row: MovingRow, context: unknown, name: string, at: Date): EventInput {
     return { type: `${m.type}.${name}`, objectType: m.type, objectId: row.id, data: m.toApi(row, context), at };
+  }
+
+  /**
+   * Where a notice leads from `current`, without writing anything: the statuses to step through (with the provider's
+   * reference and receipt recorded where the row had none), a repeat, or a refusal and why.
+   */
+  private route(
+    m: AnyMovement,
+    current: MovingRow,
+    to: string,
+    options: MoveOptions,
+  ): { row: MovingRow; steps: string[] } | { repeat: true } | { refusedFor: 'reference' | 'amount' | 'transition' } {
+    if (!sameReference(current, options.providerReference)) return { refusedFor: 'reference' };
+    if (
+      options.amount !== undefined &&
+      minorUnits(options.amount, this.exponentOf(current.currency)) !== current.amount
+    )
+      return { refusedFor: 'amount' };
+    const route = plan(m.transitions, current.status, to, m.notWalked);
+    if (route.kind === 'steps') return { row: withReference(current, options), steps: route.steps };
+    return route.kind === 'refused' ? { refusedFor: 'transition' } : { repeat: true };
   }
 
   /**
@@ -127,33 +184,28 @@ export class Lifecycle implements Reactions {
   ): Promise<{ done: Move<MovingRow> } | { row: MovingRow; steps: string[] }> {
     const from = current.status;
     const ids = { [`${m.type}_id`]: current.id, cause: options.cause };
-    if (!sameReference(current, options.providerReference)) {
-      this.log.warn(ids, 'provider notice refused: its reference is not the one the provider gave');
-      return { done: { outcome: 'refused', row: current, from, refusedFor: 'reference' } };
+    const route = this.route(m, current, to, options);
+    if ('steps' in route) return route;
+    if ('repeat' in route) {
+      const row = withReference(current, options);
+      if (row !== current) await saveStatus(tx, m, row);
+      return { done: { outcome: 'duplicate', row, from } };
     }
-    if (
-      options.amount !== undefined &&
-      minorUnits(options.amount, this.exponentOf(current.currency)) !== current.amount
-    ) {
+    if (route.refusedFor === 'reference') {
+      this.log.warn(ids, 'provider notice refused: its reference is not the one the provider gave');
+    } else if (route.refusedFor === 'amount') {
       // Money moved, but not the amount we asked for: a person must look; nothing is credited or settled.
       this.log.error(
         { ...ids, amount: current.amount, reported_amount: options.amount },
         `provider reports another amount for this ${m.type}; refused`,
       );
-      return { done: { outcome: 'refused', row: current, from, refusedFor: 'amount' } };
-    }
-    const route = plan(m.transitions, from, to, m.notWalked);
-    if (route.kind === 'steps') return { row: withReference(current, options), steps: route.steps };
-    if (route.kind === 'refused') {
+    } else {
       const moneyMoved = (m.moneyMoved as string[]).includes(to);
       this.log[moneyMoved ? 'error' : 'warn'](
         { ...ids, from, to, money_moved: moneyMoved },
         `${m.type} transition refused`,
       );
-      return { done: { outcome: 'refused', row: current, from, refusedFor: 'transition' } };
     }
-    const row = withReference(current, options);
-    if (row !== current) await saveStatus(tx, m, row);
-    return { done: { outcome: 'duplicate', row, from } };
+    return { done: { outcome: 'refused', row: current, from, refusedFor: route.refusedFor } };
   }
 }

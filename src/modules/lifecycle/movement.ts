@@ -29,6 +29,12 @@ export interface MovingRow<S extends string = string> {
   failure_reason: string | null;
 }
 
+/**
+ * A row as read earlier, with its version (PostgreSQL's `xmin`, which every update of the row changes): a move from it
+ * can be made by one compare-and-set, with no locked read first.
+ */
+export type Versioned<R extends MovingRow = MovingRow> = R & { version: string };
+
 /** What the submitter sends a provider for one initiation, or why it cannot be sent. */
 export type Initiation =
   | { send: (provider: RailProvider) => Promise<ProviderAck> }
@@ -66,6 +72,12 @@ export interface Movement<S extends string, R extends MovingRow<S>, C> {
   toApi(row: R, context: C): unknown;
   /** The ledger postings of a step to `status` (none for most). */
   postings(row: R, status: S): Posting[];
+  /**
+   * Whether a move from a row read earlier (`Versioned`) may be made by a compare-and-set update instead of a locked
+   * read: only where `lock` takes the row alone and its events need nothing more than the row (no context). The
+   * update then locks the row first, as `lock` would.
+   */
+  compareAndSet: boolean;
   /** Reads the row locked for the transaction, with what its events need; in the lock order its creation takes. */
   lock(tx: Tx, workspaceId: string, id: string): Promise<{ row: R; context: C } | undefined>;
   /** What the submitter sends its provider for a claimed row. */

@@ -3,7 +3,7 @@
 // where noted: those claims span workspaces; each change they lead to is made in its own workspace.
 import type { Queryable } from '../../db/pool.js';
 import type { Statement } from '../events/events.repository.js';
-import type { AnyMovement, MovementType, MovingRow } from './movement.js';
+import type { AnyMovement, MovementType, MovingRow, Versioned } from './movement.js';
 
 /** Columns every move writes; a description adds its own (`resolved_at`, `completed_at`). */
 const MOVED = [
@@ -15,14 +15,18 @@ const MOVED = [
   'provider_receipt',
 ] as const;
 
-/** What a move changes: status, times, failure reason, and the provider's reference and receipt once known. */
-export function statusUpdate(m: AnyMovement, row: MovingRow): Statement {
+/**
+ * What a move changes: status, times, failure reason, and the provider's reference and receipt once known. With
+ * `version`, a compare-and-set: it changes the row only if it is still the version read (`xmin`, which every update
+ * of the row changes), and returns it if so.
+ */
+export function statusUpdate(m: AnyMovement, row: MovingRow, version?: string): Statement {
   const columns: string[] = [...MOVED, ...(m.stepColumns as string[])];
   const record = row as unknown as Record<string, unknown>;
-  return {
-    text: `UPDATE ${m.table} SET ${columns.map((c, i) => `${c} = $${i + 3}`).join(', ')} WHERE workspace_id = $1 AND id = $2`,
-    values: [row.workspace_id, row.id, ...columns.map((c) => record[c])],
-  };
+  const set = `UPDATE ${m.table} SET ${columns.map((c, i) => `${c} = $${i + 3}`).join(', ')} WHERE workspace_id = $1 AND id = $2`;
+  const values = [row.workspace_id, row.id, ...columns.map((c) => record[c])];
+  if (version === undefined) return { text: set, values };
+  return { text: `${set} AND xmin = $${values.length + 1}::xid RETURNING id`, values: [...values, version] };
 }
 
 /** Writes `statusUpdate` alone (a change with no event of its own: a provider reference recorded by a repeat). */
@@ -34,8 +38,8 @@ export async function saveStatus(db: Queryable, m: AnyMovement, row: MovingRow):
 /** Due for its initiation: in its first status, not yet answered by its provider. */
 const unsent = (m: AnyMovement): string => `status = '${m.initial as string}' AND submitted_at IS NULL`;
 
-/** A claimed initiation's row, and when a sender last claimed it to call its provider (null: never). */
-export type Claimed<R extends MovingRow> = R & { sent_before: Date | null };
+/** A claimed initiation's row as the claim left it, and when a sender last claimed it to call its provider (null: never). */
+export type Claimed<R extends MovingRow> = Versioned<R> & { sent_before: Date | null };
 
 /**
  * Takes the initiations of new objects for one sender, and reads them, in one statement: pushes each one's
@@ -67,7 +71,7 @@ export async function claimInitiations<R extends MovingRow>(
      RETURNING ${m.columns
        .split(',')
        .map((c) => `t.${c.trim()}`)
-       .join(', ')}, before.sent_at AS sent_before`,
+       .join(', ')}, t.xmin::text AS version, before.sent_at AS sent_before`,
     [jobs.map((j) => j.workspaceId), jobs.map((j) => j.id), jobs.map((j) => j.attempt), leaseSeconds],
   );
   return rows;

@@ -2,27 +2,21 @@
 // Maintenance-scoped where noted: a provider names our object id, not its workspace.
 import type { Queryable } from '../../db/pool.js';
 import type { NoticeObjectType } from '../providers/provider.js';
+import type { AnyMovement, MovingRow, Versioned } from './movement.js';
 
 const TABLES: Record<NoticeObjectType, string> = { collection: 'collections', refund: 'refunds', payout: 'payouts' };
 
-export interface ObjectOwner {
-  workspace_id: string;
-  provider: string;
-  provider_reference: string | null;
-}
+/** An object a provider names, as read by `objectOwner`: its workspace, its provider, and the rest of its row. */
+export type ObjectOwner = Versioned<MovingRow>;
 
 /**
- * Who owns a collection, refund or payout and which provider runs it. Provider callbacks name our object id but not
- * its workspace: the one lookup by id alone outside maintenance. Everything after it is scoped by the workspace
- * found here.
+ * Who owns a collection, refund or payout and which provider runs it, with its row as read (and its version, for a
+ * move made from it by compare-and-set). Provider callbacks name our object id but not its workspace: the one lookup
+ * by id alone outside maintenance. Everything after it is scoped by the workspace found here.
  */
-export async function objectOwner(
-  db: Queryable,
-  objectType: NoticeObjectType,
-  id: string,
-): Promise<ObjectOwner | undefined> {
+export async function objectOwner(db: Queryable, m: AnyMovement, id: string): Promise<ObjectOwner | undefined> {
   const { rows } = await db.query<ObjectOwner>(
-    `SELECT workspace_id, provider, provider_reference FROM ${TABLES[objectType]} WHERE id = $1`,
+    `SELECT ${m.columns}, xmin::text AS version FROM ${m.table} WHERE id = $1`,
     [id],
   );
   return rows[0];

@@ -129,12 +129,13 @@ export class ProviderNotices {
   private async confirm(connector: OperatorConnector, claim: CallbackClaim): Promise<void> {
     const ids = { provider: connector.name, object_id: claim.objectId, claimed: claim.status };
     try {
-      const owner = await this.owner(claim.objectType, claim.objectId);
-      if (!owner || owner.provider !== connector.name) {
+      const found = await this.owner(claim.objectType, claim.objectId);
+      if (!found || found.row.provider !== connector.name) {
         this.log.warn(ids, 'operator callback about an operation this connector does not run; ignored');
         return;
       }
-      const typed = { ...claim, objectType: owner.objectType };
+      const owner = found.row;
+      const typed = { ...claim, objectType: found.objectType };
       if (
         owner.provider_reference !== null &&
         claim.reference !== undefined &&
@@ -147,13 +148,13 @@ export class ProviderNotices {
         return;
       }
       if (owner.provider_reference === null && claim.reference !== undefined) {
-        await noteClaimedReference(this.db, owner.workspace_id, owner.objectType, claim.objectId, claim.reference);
+        await noteClaimedReference(this.db, owner.workspace_id, found.objectType, claim.objectId, claim.reference);
       }
       for (const delay of CONFIRM_DELAYS_MS) {
         await sleep(delay);
         // The reference we recorded wins over the one the callback names (a Daraja push whose answer was lost has none yet).
         const answer = await connector.queryStatus(
-          owner.objectType,
+          found.objectType,
           claim.objectId,
           owner.provider_reference ?? claim.reference ?? '',
           typed,
@@ -200,11 +201,11 @@ export class ProviderNotices {
   private async owner(
     objectType: NoticeObjectType | undefined,
     id: string,
-  ): Promise<(ObjectOwner & { objectType: NoticeObjectType }) | undefined> {
+  ): Promise<{ objectType: NoticeObjectType; row: ObjectOwner } | undefined> {
     if (!isUuid(id)) return undefined;
     for (const type of objectType === undefined ? (['collection', 'payout', 'refund'] as const) : [objectType]) {
-      const found = await objectOwner(this.db, type, id);
-      if (found) return { objectType: type, ...found };
+      const found = await objectOwner(this.db, MOVEMENTS[type], id);
+      if (found) return { objectType: type, row: found };
     }
     return undefined;
   }
@@ -214,12 +215,12 @@ export class ProviderNotices {
       'not_found',
       `No ${notice.objectType} ${notice.objectId} is run by provider '${providerName}'.`,
     );
-    const owner = await this.owner(notice.objectType, notice.objectId);
+    const owner = (await this.owner(notice.objectType, notice.objectId))?.row;
     if (!owner || owner.provider !== providerName) throw unknown;
     const workspaceId = owner.workspace_id;
     try {
       return await this.batcher.run(async (tx) => {
-        const outcome = await this.move(tx, workspaceId, providerName, notice);
+        const outcome = await this.move(tx, workspaceId, providerName, notice, owner);
         // Recorded after the move, in the same transaction. The same notice arriving twice at once waits on the
         // object's row lock, then finds the first one's change already made and its id taken here: it rolls back, with
         // anything its move wrote (a reference the first did not carry). In a batch, that undoes the batch, and each
@@ -247,6 +248,8 @@ export class ProviderNotices {
     workspaceId: string,
     providerName: string,
     notice: ProviderNotice,
+    /** The object as its owner lookup read it, before this transaction: moved from by compare-and-set if unchanged. */
+    seen: ObjectOwner,
   ): Promise<NoticeOutcome> {
     const options = {
       cause: `provider notice ${notice.noticeId}`,
@@ -265,6 +268,7 @@ export class ProviderNotices {
       notice.objectId,
       notice.status as never,
       options,
+      seen,
     );
     // Only the table's refusal is a disagreement: a notice naming another reference or amount is about something else.
     if (moved?.refusedFor === 'transition' && disagrees(notice.objectType, moved.row.status, notice.status)) {

@@ -12,7 +12,7 @@ import { withTransaction, type Db } from '../../db/pool.js';
 import { ANSWER_BY_CALLBACK, ProviderError, type ProviderAck, type RailProvider } from '../providers/provider.js';
 import type { ProviderRegistry } from '../providers/providers.registry.js';
 import { MOVEMENTS, type Lifecycle } from './lifecycle.service.js';
-import type { MoveOptions, MovementType, MovingRow } from './movement.js';
+import type { MoveOptions, MovementType, MovingRow, Versioned } from './movement.js';
 import * as sql from './movements.repository.js';
 import type { Claimed } from './movements.repository.js';
 
@@ -26,6 +26,8 @@ interface Job {
   queuedAt: number;
   /** Set as its provider is called: whether that provider can be asked about it by our id, and whether it answered. */
   sending?: { askable: boolean; answered: boolean };
+  /** Its row as the claim left it: the answer's move is made from it, by compare-and-set, if nothing changed it since. */
+  claimed?: Versioned<MovingRow>;
 }
 
 const MAX_QUEUE = 10_000;
@@ -199,6 +201,7 @@ export class Submitter {
     if (job.attempt > MAX_ATTEMPTS)
       return this.giveUp(job, `no answer from the provider after ${MAX_ATTEMPTS} attempts`);
     if (!row) return; // sent already, or another sender has it
+    job.claimed = row;
     const m = MOVEMENTS[job.kind];
     const provider = this.providers.get(row.provider);
     if (!provider) return this.giveUp(job, `provider '${row.provider}' is not configured here`);
@@ -287,7 +290,9 @@ export class Submitter {
 
   /** Moves the job's object through the lifecycle, in a transaction shared with other answers recorded meanwhile. */
   private async move(job: Job, to: ProviderAck['status'], options: MoveOptions): Promise<void> {
-    await this.batcher.run((tx) => this.lifecycle.move(tx, job.kind, job.workspaceId, job.id, to, options));
+    await this.batcher.run((tx) =>
+      this.lifecycle.move(tx, job.kind, job.workspaceId, job.id, to, options, job.claimed),
+    );
   }
 
   /**

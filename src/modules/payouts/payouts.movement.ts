@@ -60,4 +60,6 @@ export const payoutMovement: Movement<PayoutStatus, PayoutRow, undefined> = {
   },
   // A payout whose initiation went unanswered may still have been paid (a time-out after the provider took it).
   askBeforeGivingUp: true,
+  // A locked read: payouts' moves are few beside collections', for which the compare-and-set is made.
+  compareAndSet: false,
 };

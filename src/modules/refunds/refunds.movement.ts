@@ -73,6 +73,8 @@ export const refundMovement: Movement<RefundStatus, RefundRow, RefundContext> = 
     };
   },
   askBeforeGivingUp: false,
+  // Its lock takes its collection first (the order a refund's creation takes), and its events need the collection.
+  compareAndSet: false,
   async after(tx, { row }, engine) {
     // The money went back to the payer: the collection is refunded (refused, and logged, if it was reversed meanwhile).
     if (row.status === 'successful')

@@ -1,0 +1,111 @@
+// A move made from a row read earlier (an initiation's claim, a notice's owner lookup): one compare-and-set update
+// with its event, no locked read first; and a row that changed since it was read is never overwritten with the old
+// read: the move is then made from the locked row, as without one.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { withTransaction } from '../src/db/pool.js';
+import { COLLECTION_COLUMNS, type CollectionRow } from '../src/modules/collections/collections.repository.js';
+import type { Versioned } from '../src/modules/lifecycle/movement.js';
+import { createCollection, startTestApp, type TestApp } from './helpers/harness.js';
+import { statementsSent } from './helpers/statements.js';
+
+let t: TestApp;
+
+before(async () => {
+  t = await startTestApp();
+});
+
+after(async () => {
+  await t.close();
+});
+
+/** A new collection (no workers run: it stays `created`), and its row as read now, with its version. */
+async function created(): Promise<Versioned<CollectionRow>> {
+  const res = await createCollection(t, t.demoToken);
+  assert.equal(res.status, 201);
+  return read((res.body as { collection_id: string }).collection_id);
+}
+
+async function read(id: string): Promise<Versioned<CollectionRow>> {
+  const { rows } = await t.db.query<Versioned<CollectionRow>>(
+    `SELECT ${COLLECTION_COLUMNS}, xmin::text AS version FROM collections WHERE id = $1`,
+    [id],
+  );
+  assert.ok(rows[0]);
+  return rows[0];
+}
+
+/** Moves the collection to pending from `seen`, in a transaction of its own; the outcome and the statements sent. */
+async function toPending(seen: Versioned<CollectionRow>, reference: string) {
+  const { result, statements } = await statementsSent(t.db, () =>
+    withTransaction(t.db, (tx) =>
+      t.services.lifecycle.move(
+        tx,
+        'collection',
+        seen.workspace_id,
+        seen.id,
+        'pending',
+        { cause: 'test', providerReference: reference },
+        seen,
+      ),
+    ),
+  );
+  return { outcome: result?.outcome, texts: statements.map((s) => s.text) };
+}
+
+async function eventsOf(id: string): Promise<string[]> {
+  const { rows } = await t.db.query<{ type: string }>('SELECT type FROM events WHERE object_id = $1', [id]);
+  return rows.map((r) => r.type).sort();
+}
+
+describe('a move from a row read earlier', () => {
+  it('is one compare-and-set update with its event and outbox row: no locked read', async () => {
+    const seen = await created();
+    const moved = await toPending(seen, 'REF-CAS-1');
+    assert.equal(moved.outcome, 'applied');
+    assert.deepEqual(
+      moved.texts.filter((text) => /FOR UPDATE/.test(text)),
+      [],
+      'no locked read was sent',
+    );
+    const writes = moved.texts.filter((text) => /UPDATE collections/.test(text));
+    assert.equal(writes.length, 1, moved.texts.join('\n---\n'));
+    assert.match(writes[0] ?? '', /xmin = \$\d+::xid/);
+    assert.match(writes[0] ?? '', /INSERT INTO events/);
+    const after = await read(seen.id);
+    assert.equal(after.status, 'pending');
+    assert.equal(after.provider_reference, 'REF-CAS-1');
+    // Each event with its outbox row.
+    const { rows } = await t.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM events e JOIN outbox o ON o.event_id = e.id WHERE e.object_id = $1',
+      [seen.id],
+    );
+    assert.equal(rows[0]?.n, 2);
+    assert.deepEqual(await eventsOf(seen.id), ['collection.created', 'collection.pending']);
+  });
+
+  it('changed since it was read: nothing of the old read is written; the move is made from the locked row', async () => {
+    const seen = await created();
+    // Another writer records the operator's receipt meanwhile (a repeat notice does this without a status change).
+    await t.db.query(`UPDATE collections SET provider_receipt = 'RECEIPT-OTHER' WHERE id = $1`, [seen.id]);
+    const moved = await toPending(seen, 'REF-CAS-2');
+    assert.equal(moved.outcome, 'applied');
+    // The compare-and-set found another version and wrote nothing; the locked read followed.
+    assert.equal(moved.texts.filter((text) => /xmin = \$\d+::xid/.test(text)).length, 1);
+    assert.equal(moved.texts.filter((text) => /FOR UPDATE/.test(text)).length, 1);
+    const after = await read(seen.id);
+    assert.equal(after.status, 'pending');
+    assert.equal(after.provider_reference, 'REF-CAS-2');
+    assert.equal(after.provider_receipt, 'RECEIPT-OTHER', 'the receipt written meanwhile is kept');
+    assert.deepEqual(await eventsOf(seen.id), ['collection.created', 'collection.pending'], 'one pending event');
+  });
+
+  it('already made by another: a repeat, with no second event', async () => {
+    const seen = await created();
+    assert.equal((await toPending(seen, 'REF-CAS-3')).outcome, 'applied');
+    // The same answer again, from the same (now old) read: the table walk from `created` would allow it.
+    const again = await toPending(seen, 'REF-CAS-3');
+    assert.equal(again.outcome, 'duplicate');
+    assert.deepEqual(await eventsOf(seen.id), ['collection.created', 'collection.pending']);
+  });
+});
