@@ -1,6 +1,7 @@
 // A move made from a row read earlier (an initiation's claim, a notice's owner lookup): one compare-and-set update
 // with its event, no locked read first; and a row that changed since it was read is never overwritten with the old
-// read: the move is then made from the locked row, as without one.
+// read: the move is then made from the locked row, as without one. A provider notice's record goes in that same
+// statement.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { withTransaction } from '../src/db/pool.js';
@@ -107,5 +108,42 @@ describe('a move from a row read earlier', () => {
     const again = await toPending(seen, 'REF-CAS-3');
     assert.equal(again.outcome, 'duplicate');
     assert.deepEqual(await eventsOf(seen.id), ['collection.created', 'collection.pending']);
+  });
+});
+
+describe("a provider notice's record", () => {
+  it('goes in the statement that saves the move it causes; the same notice again is a duplicate, moving nothing', async () => {
+    const seen = await created();
+    assert.equal((await toPending(seen, 'REF-NOTICE-1')).outcome, 'applied');
+    const notice = {
+      noticeId: 'notice-fold-1',
+      objectType: 'collection' as const,
+      objectId: seen.id,
+      reference: 'REF-NOTICE-1',
+      status: 'processing',
+    };
+    const applied = await statementsSent(t.workerDb, () => t.services.notices.apply(seen.provider, notice));
+    assert.equal(applied.result, 'applied');
+    const texts = applied.statements.map((s) => s.text);
+    // One statement saves the row, the event, its outbox row and the notice's record; nothing records it apart.
+    const saves = texts.filter((text) => /UPDATE collections/.test(text));
+    assert.equal(saves.length, 1, texts.join('\n---\n'));
+    assert.match(saves[0] ?? '', /INSERT INTO provider_notices/);
+    assert.match(saves[0] ?? '', /INSERT INTO events/);
+    assert.equal(texts.filter((text) => /INSERT INTO provider_notices/.test(text)).length, 1);
+    assert.deepEqual(
+      texts.filter((text) => /FOR UPDATE/.test(text)),
+      [],
+      'moved from the owner lookup by compare-and-set',
+    );
+    const { rows } = await t.db.query<{ outcome: string }>(
+      'SELECT outcome FROM provider_notices WHERE provider = $1 AND notice_id = $2',
+      [seen.provider, notice.noticeId],
+    );
+    assert.deepEqual(rows, [{ outcome: 'applied' }]);
+
+    assert.equal(await t.services.notices.apply(seen.provider, notice), 'duplicate');
+    assert.deepEqual(await eventsOf(seen.id), ['collection.created', 'collection.pending', 'collection.processing']);
+    assert.equal((await read(seen.id)).status, 'processing');
   });
 });

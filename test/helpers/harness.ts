@@ -24,6 +24,8 @@ export interface TestApp {
   baseUrl: string;
   app: App;
   db: Db;
+  /** The pool of the background's writes (the batcher's transactions: providers' answers, notices). */
+  workerDb: Db;
   services: Services;
   config: Config;
   /** The app's secrets key (DATA_DIR/secrets.key in the app's temporary DATA_DIR, unless the test set SECRETS_KEY). */
@@ -114,6 +116,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
     baseUrl: `http://127.0.0.1:${port}`,
     app,
     db,
+    workerDb,
     services,
     config,
     box: services.box,

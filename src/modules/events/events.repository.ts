@@ -53,55 +53,74 @@ export function eventStatement(
   workspaceId: string,
   event: EventInput & { id: string },
   change?: Statement,
-  options: { ifChanged?: boolean } = {},
+  options: { ifChanged?: boolean; alongside?: Alongside | undefined } = {},
 ): Statement {
   const before = change?.values ?? [];
-  return {
-    text: `WITH ${change ? `change AS (${change.text}), ` : ''}${eventSql(before.length, change !== undefined && options.ifChanged)}`,
-    values: [
-      ...before,
-      event.id,
-      workspaceId,
-      event.type,
-      event.objectType,
-      event.objectId,
-      JSON.stringify(event.data),
-      event.at,
-    ],
-  };
+  const eventValues = [
+    event.id,
+    workspaceId,
+    event.type,
+    event.objectType,
+    event.objectId,
+    JSON.stringify(event.data),
+    event.at,
+  ];
+  const ifChanged = change !== undefined && options.ifChanged === true;
+  const alongside = ifChanged ? options.alongside?.(before.length + eventValues.length) : undefined;
+  const ctes = [
+    ...(change ? [`change AS (${change.text})`] : []),
+    ...(alongside ? [`alongside AS (${alongside.text})`] : []),
+    eventSql(before.length, ifChanged, alongside !== undefined),
+  ];
+  return { text: `WITH ${ctes.join(', ')}`, values: [...before, ...eventValues, ...(alongside?.values ?? [])] };
 }
 
 /**
- * Writes an event and its outbox row only if `change` (an UPDATE with a RETURNING, which may match no row: a
- * compare-and-set) changed a row, all in one statement. True when it did, and then the relay is woken once `tx`
- * commits; false when it matched nothing, and nothing was written.
+ * A write made in the statement that saves a change, only if the change changed a row (a provider notice's record):
+ * an INSERT … SELECT … WHERE EXISTS (SELECT 1 FROM change) … RETURNING 1, its parameters numbered after `offset`.
  */
-export async function recordEventIfChanged(
+export type Alongside = (offset: number) => Statement;
+
+/**
+ * Saves `change` (an UPDATE … RETURNING, which may match no row: a compare-and-set) with the event that announces it,
+ * its outbox row and `alongside`, all in one statement; the event, its outbox row and `alongside` are written only if
+ * the change changed a row. Answers whether it did, and whether `alongside` wrote its row. Once `tx` commits, the relay
+ * is woken.
+ */
+export async function saveWithEvent(
   tx: Tx,
   workspaceId: string,
   event: EventInput,
   change: Statement,
-): Promise<boolean> {
+  alongside?: Alongside,
+): Promise<{ changed: boolean; alongsideWritten: boolean }> {
   const id = uuidv7(event.at.getTime());
-  const { text, values } = eventStatement(workspaceId, { ...event, id }, change, { ifChanged: true });
-  const { rowCount } = await tx.query(text, values);
-  if (rowCount === 0) return false;
+  const { text, values } = eventStatement(workspaceId, { ...event, id }, change, { ifChanged: true, alongside });
+  const { rows } = await tx.query<{ alongside: number }>(text, values);
+  const saved = rows[0];
+  if (saved === undefined) return { changed: false, alongsideWritten: false };
   emitOnCommit(tx, { kind: 'events' });
-  return true;
+  return { changed: true, alongsideWritten: saved.alongside > 0 };
 }
 
-/** The event and outbox inserts, their parameters numbered after `offset` others; only if `change` changed a row, if so told. */
-function eventSql(offset: number, ifChanged = false): string {
+/**
+ * The event and outbox inserts, their parameters numbered after `offset` others. Told `ifChanged`, only if `change`
+ * changed a row, and answering one row (`alongside`: how many rows that write made) when they are written.
+ */
+function eventSql(offset: number, ifChanged = false, alongside = false): string {
   const p = (n: number): string => `$${offset + n}`;
   const row = ifChanged
     ? // Typed here: in a SELECT the parameters do not take the columns' types as VALUES' do.
       `SELECT ${p(1)}::uuid, ${p(2)}::uuid, ${p(3)}::text, ${p(4)}::text, ${p(5)}::uuid, ${p(6)}::jsonb, ${p(7)}::timestamptz
        WHERE EXISTS (SELECT 1 FROM change)`
     : `VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)})`;
+  const answer = ifChanged
+    ? ` RETURNING ${alongside ? '(SELECT count(*) FROM alongside)::int' : '0'} AS alongside`
+    : '';
   return `e AS (
        INSERT INTO events (id, workspace_id, type, object_type, object_id, data, created_at)
        ${row} RETURNING id, workspace_id, created_at)
-     INSERT INTO outbox (workspace_id, event_id, created_at) SELECT workspace_id, id, created_at FROM e`;
+     INSERT INTO outbox (workspace_id, event_id, created_at) SELECT workspace_id, id, created_at FROM e${answer}`;
 }
 
 export interface EventRow {

@@ -10,7 +10,7 @@ import { stepTime } from '../../platform/time.js';
 import { collectionMovement } from '../collections/collections.movement.js';
 import type { CollectionRow } from '../collections/collections.repository.js';
 import type { CollectionStatus } from '../collections/collections.schemas.js';
-import { recordEvent, recordEventIfChanged, type EventInput } from '../events/events.repository.js';
+import { recordEvent, saveWithEvent, type EventInput } from '../events/events.repository.js';
 import { postMany, type Posting } from '../ledger/ledger.repository.js';
 import { payoutMovement } from '../payouts/payouts.movement.js';
 import type { PayoutRow } from '../payouts/payouts.repository.js';
@@ -101,9 +101,9 @@ export class Lifecycle implements Reactions {
   }
 
   /**
-   * Writes a move's steps: the row saved with the last step's event in one statement, then the earlier steps' events
-   * and the postings, then what follows the movement. With `version`, the save is a compare-and-set, and undefined
-   * (nothing written) when the row is no longer that version.
+   * Writes a move's steps: the row saved with the last step's event (and the caller's `alongside`) in one statement,
+   * then the earlier steps' events and the postings, then what follows the movement. With `version`, the save is a
+   * compare-and-set, and undefined (nothing written) when the row is no longer that version.
    */
   private async apply(
     tx: Tx,
@@ -136,12 +136,12 @@ export class Lifecycle implements Reactions {
     // The last step's event goes in the statement that saves the row (a plan has at least one step); the row is
     // locked from then on, so what follows is written in any order.
     const last = events.pop() as EventInput;
-    if (version === undefined) await recordEvent(tx, workspaceId, last, statusUpdate(m, row));
-    else if (!(await recordEventIfChanged(tx, workspaceId, last, statusUpdate(m, row, version)))) return undefined;
+    const saved = await saveWithEvent(tx, workspaceId, last, statusUpdate(m, row, version), options.alongside);
+    if (!saved.changed) return undefined;
     for (const event of events) await recordEvent(tx, workspaceId, event);
     for (const step of postings) await postMany(tx, workspaceId, step.postings, step.at);
     await m.after?.(tx, { row, from, cause: options.cause }, this);
-    return { outcome: 'applied', row, from };
+    return { outcome: 'applied', row, from, alongsideWritten: saved.alongsideWritten };
   }
 
   private event(m: AnyMovement, row: MovingRow, context: unknown, name: string, at: Date): EventInput {

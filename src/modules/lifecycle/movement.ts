@@ -4,6 +4,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Queryable, Tx } from '../../db/pool.js';
 import type { TransitionTable } from '../../platform/state-machine.js';
+import type { Alongside } from '../events/events.repository.js';
 import type { Posting } from '../ledger/ledger.repository.js';
 import type { CollectionRow } from '../collections/collections.repository.js';
 import type { LatePaymentAction } from '../collections/collections.states.js';
@@ -117,6 +118,8 @@ export interface Move<R> {
   from: string;
   /** Why a move was refused: the notice names another reference or amount, or the table does not allow it. */
   refusedFor?: 'reference' | 'amount' | 'transition';
+  /** Applied: whether the options' `alongside` wrote its row (false: it found its row there already). */
+  alongsideWritten?: boolean;
 }
 
 export interface MoveOptions {
@@ -130,6 +133,8 @@ export interface MoveOptions {
   receipt?: string | undefined;
   /** The amount the operator says moved (major units, as it wrote it), when it says: a move for another amount than the row's is refused. */
   amount?: string | undefined;
+  /** A write made in the statement that saves the row, if the move is applied (a provider notice's record). */
+  alongside?: Alongside | undefined;
 }
 
 /** Any description, as the engine holds them. */

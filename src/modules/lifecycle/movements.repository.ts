@@ -16,16 +16,16 @@ const MOVED = [
 ] as const;
 
 /**
- * What a move changes: status, times, failure reason, and the provider's reference and receipt once known. With
- * `version`, a compare-and-set: it changes the row only if it is still the version read (`xmin`, which every update
- * of the row changes), and returns it if so.
+ * What a move changes: status, times, failure reason, and the provider's reference and receipt once known; returns
+ * the row's id if it changed it. With `version`, a compare-and-set: it changes the row only if it is still the
+ * version read (`xmin`, which every update of the row changes).
  */
 export function statusUpdate(m: AnyMovement, row: MovingRow, version?: string): Statement {
   const columns: string[] = [...MOVED, ...(m.stepColumns as string[])];
   const record = row as unknown as Record<string, unknown>;
   const set = `UPDATE ${m.table} SET ${columns.map((c, i) => `${c} = $${i + 3}`).join(', ')} WHERE workspace_id = $1 AND id = $2`;
   const values = [row.workspace_id, row.id, ...columns.map((c) => record[c])];
-  if (version === undefined) return { text: set, values };
+  if (version === undefined) return { text: `${set} RETURNING id`, values };
   return { text: `${set} AND xmin = $${values.length + 1}::xid RETURNING id`, values: [...values, version] };
 }
 

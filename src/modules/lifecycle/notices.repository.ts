@@ -1,6 +1,7 @@
 // SQL of provider notices: the record of each notice applied, and the references operators' callbacks claim.
 // Maintenance-scoped where noted: a provider names our object id, not its workspace.
 import type { Queryable } from '../../db/pool.js';
+import type { Alongside } from '../events/events.repository.js';
 import type { NoticeObjectType } from '../providers/provider.js';
 import type { AnyMovement, MovingRow, Versioned } from './movement.js';
 
@@ -22,20 +23,56 @@ export async function objectOwner(db: Queryable, m: AnyMovement, id: string): Pr
   return rows[0];
 }
 
+interface NoticeInput {
+  noticeId: string;
+  objectType: NoticeObjectType;
+  objectId: string;
+  status: string;
+}
+
+const NOTICE_COLUMNS = 'provider, notice_id, workspace_id, object_type, object_id, status, outcome, received_at';
+
+const noticeValues = (provider: string, workspaceId: string, notice: NoticeInput, outcome: string): unknown[] => [
+  provider,
+  notice.noticeId,
+  workspaceId,
+  notice.objectType,
+  notice.objectId,
+  notice.status,
+  outcome,
+];
+
 /** Records a notice as applied (or refused); false when the same notice id was recorded before. */
 export async function recordNotice(
   db: Queryable,
   provider: string,
   workspaceId: string,
-  notice: { noticeId: string; objectType: NoticeObjectType; objectId: string; status: string },
+  notice: NoticeInput,
   outcome: string,
 ): Promise<boolean> {
   const { rowCount } = await db.query(
-    `INSERT INTO provider_notices (provider, notice_id, workspace_id, object_type, object_id, status, outcome, received_at)
+    `INSERT INTO provider_notices (${NOTICE_COLUMNS})
      VALUES ($1, $2, $3, $4, $5, $6, $7, now()) ON CONFLICT (provider, notice_id) DO NOTHING`,
-    [provider, notice.noticeId, workspaceId, notice.objectType, notice.objectId, notice.status, outcome],
+    noticeValues(provider, workspaceId, notice, outcome),
   );
   return rowCount === 1;
+}
+
+/**
+ * The record of a notice as applied, written in the statement that saves the move it causes (an `Alongside`): its
+ * row is written if that move changed the object, and not if the same notice id was recorded before.
+ */
+export function appliedNotice(provider: string, workspaceId: string, notice: NoticeInput): Alongside {
+  return (offset) => {
+    const p = (n: number): string => `$${offset + n}`;
+    return {
+      text: `INSERT INTO provider_notices (${NOTICE_COLUMNS})
+       SELECT ${p(1)}::text, ${p(2)}::text, ${p(3)}::uuid, ${p(4)}::text, ${p(5)}::uuid, ${p(6)}::text, ${p(7)}::text, now()
+       WHERE EXISTS (SELECT 1 FROM change)
+       ON CONFLICT (provider, notice_id) DO NOTHING RETURNING 1`,
+      values: noticeValues(provider, workspaceId, notice, 'applied'),
+    };
+  };
 }
 
 /** Whether a notice of that id was recorded already (applied or refused before). */

@@ -11,6 +11,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { recordEvent } from '../events/events.repository.js';
 import {
+  appliedNotice,
   noteClaimedReference,
   noticeRecorded,
   objectOwner,
@@ -220,12 +221,13 @@ export class ProviderNotices {
     const workspaceId = owner.workspace_id;
     try {
       return await this.batcher.run(async (tx) => {
-        const outcome = await this.move(tx, workspaceId, providerName, notice, owner);
-        // Recorded after the move, in the same transaction. The same notice arriving twice at once waits on the
-        // object's row lock, then finds the first one's change already made and its id taken here: it rolls back, with
-        // anything its move wrote (a reference the first did not carry). In a batch, that undoes the batch, and each
-        // of its notices is applied again alone.
-        if (!(await recordNotice(tx, providerName, workspaceId, notice, outcome))) throw DUPLICATE;
+        const { outcome, recorded } = await this.move(tx, workspaceId, providerName, notice, owner);
+        // Recorded with the move it causes (in the statement that saves the row), or after a move that changed
+        // nothing, in the same transaction. The same notice arriving twice at once waits on the object's row lock,
+        // then finds the first one's change already made and its id taken here: it rolls back, with anything its move
+        // wrote (a reference the first did not carry). In a batch, that undoes the batch, and each of its notices is
+        // applied again alone.
+        if (!(recorded ?? (await recordNotice(tx, providerName, workspaceId, notice, outcome)))) throw DUPLICATE;
         return outcome;
       });
     } catch (err) {
@@ -250,17 +252,18 @@ export class ProviderNotices {
     notice: ProviderNotice,
     /** The object as its owner lookup read it, before this transaction: moved from by compare-and-set if unchanged. */
     seen: ObjectOwner,
-  ): Promise<NoticeOutcome> {
+  ): Promise<{ outcome: NoticeOutcome; recorded?: boolean | undefined }> {
     const options = {
       cause: `provider notice ${notice.noticeId}`,
       reason: notice.reason,
       providerReference: notice.reference,
       receipt: notice.receipt,
       amount: notice.amount,
+      alongside: appliedNotice(providerName, workspaceId, notice),
     };
     const m = MOVEMENTS[notice.objectType];
     if (!(m.reported as readonly string[]).includes(notice.status))
-      return this.refuse(notice, `not a ${notice.objectType} status a provider reports`);
+      return { outcome: this.refuse(notice, `not a ${notice.objectType} status a provider reports`) };
     const moved = await this.lifecycle.move(
       tx,
       notice.objectType,
@@ -292,7 +295,8 @@ export class ProviderNotices {
         'reconciliation mismatch: the provider and we disagree about whether money moved',
       );
     }
-    return moved?.outcome ?? 'refused';
+    // Applied: the notice's record was written (or found there) with the move. Otherwise the caller records it.
+    return { outcome: moved?.outcome ?? 'refused', recorded: moved?.alongsideWritten };
   }
 
   private refuse(notice: ProviderNotice, why: string): NoticeOutcome {
