@@ -8,9 +8,13 @@ import { withTransaction } from '../src/db/pool.js';
 import { COLLECTION_COLUMNS, type CollectionRow } from '../src/modules/collections/collections.repository.js';
 import type { Versioned } from '../src/modules/lifecycle/movement.js';
 import { createCollection, startTestApp, type TestApp } from './helpers/harness.js';
+import { verifyLedger } from '../src/modules/ledger/ledger.verify.js';
 import { statementsSent } from './helpers/statements.js';
 
 let t: TestApp;
+
+/** The locked read of a collection (lockCollection). */
+const LOCKED_READ = /FROM collections WHERE workspace_id = \$1 AND id = \$2 FOR UPDATE/;
 
 before(async () => {
   t = await startTestApp();
@@ -65,7 +69,7 @@ describe('a move from a row read earlier', () => {
     const moved = await toPending(seen, 'REF-CAS-1');
     assert.equal(moved.outcome, 'applied');
     assert.deepEqual(
-      moved.texts.filter((text) => /FOR UPDATE/.test(text)),
+      moved.texts.filter((text) => LOCKED_READ.test(text)),
       [],
       'no locked read was sent',
     );
@@ -93,7 +97,7 @@ describe('a move from a row read earlier', () => {
     assert.equal(moved.outcome, 'applied');
     // The compare-and-set found another version and wrote nothing; the locked read followed.
     assert.equal(moved.texts.filter((text) => /xmin = \$\d+::xid/.test(text)).length, 1);
-    assert.equal(moved.texts.filter((text) => /FOR UPDATE/.test(text)).length, 1);
+    assert.equal(moved.texts.filter((text) => LOCKED_READ.test(text)).length, 1);
     const after = await read(seen.id);
     assert.equal(after.status, 'pending');
     assert.equal(after.provider_reference, 'REF-CAS-2');
@@ -132,7 +136,7 @@ describe("a provider notice's record", () => {
     assert.match(saves[0] ?? '', /INSERT INTO events/);
     assert.equal(texts.filter((text) => /INSERT INTO provider_notices/.test(text)).length, 1);
     assert.deepEqual(
-      texts.filter((text) => /FOR UPDATE/.test(text)),
+      texts.filter((text) => LOCKED_READ.test(text)),
       [],
       'moved from the owner lookup by compare-and-set',
     );
@@ -145,5 +149,91 @@ describe("a provider notice's record", () => {
     assert.equal(await t.services.notices.apply(seen.provider, notice), 'duplicate');
     assert.deepEqual(await eventsOf(seen.id), ['collection.created', 'collection.pending', 'collection.processing']);
     assert.equal((await read(seen.id)).status, 'processing');
+  });
+});
+
+describe("a success's ledger posting", () => {
+  it('goes in the statement that saves the move, with its lines; the balances follow, and the books balance', async () => {
+    const seen = await created();
+    assert.equal((await toPending(seen, 'REF-POST-1')).outcome, 'applied');
+    const notice = (status: string) => ({
+      noticeId: `notice-post-${status}`,
+      objectType: 'collection' as const,
+      objectId: seen.id,
+      reference: 'REF-POST-1',
+      status,
+    });
+    assert.equal(await t.services.notices.apply(seen.provider, notice('processing')), 'applied');
+    const success = await statementsSent(t.workerDb, () =>
+      t.services.notices.apply(seen.provider, notice('successful')),
+    );
+    assert.equal(success.result, 'applied');
+    const texts = success.statements.map((s) => s.text);
+    const saves = texts.filter((text) => /UPDATE collections/.test(text));
+    assert.equal(saves.length, 1, texts.join('\n---\n'));
+    assert.match(saves[0] ?? '', /INSERT INTO ledger_postings/);
+    assert.match(saves[0] ?? '', /INSERT INTO ledger_lines/);
+    assert.equal(
+      texts.filter((text) => /INSERT INTO ledger_postings/.test(text)).length,
+      1,
+      'posted once, with the save',
+    );
+    // Then one statement per balance: the provider's receivable and the workspace's available balance.
+    assert.equal(texts.filter((text) => /INSERT INTO ledger_balances/.test(text)).length, 2);
+    const { rows } = await t.db.query<{ account: string; amount: string }>(
+      `SELECT l.account, l.amount FROM ledger_lines l JOIN ledger_postings p ON p.id = l.posting_id
+       WHERE p.object_id = $1 ORDER BY l.account`,
+      [seen.id],
+    );
+    assert.deepEqual(
+      rows.map((r) => [r.account, Number(r.amount)]),
+      [
+        ['provider_receivable', seen.amount],
+        ['workspace_available', -seen.amount],
+      ],
+    );
+    assert.deepEqual(await verifyLedger(t.db), [], 'the books balance');
+  });
+
+  it('is not written when the compare-and-set finds the row changed', async () => {
+    const seen = await created();
+    await toPending(seen, 'REF-POST-2');
+    const processing = await read(seen.id);
+    await withTransaction(t.db, (tx) =>
+      t.services.lifecycle.move(
+        tx,
+        'collection',
+        seen.workspace_id,
+        seen.id,
+        'processing',
+        { cause: 'test' },
+        processing,
+      ),
+    );
+    const before = await read(seen.id);
+    // Changed after this read: the read's compare-and-set to successful writes nothing, the locked path posts once.
+    await t.db.query(`UPDATE collections SET provider_receipt = 'RECEIPT-POST-2' WHERE id = $1`, [seen.id]);
+    const moved = await statementsSent(t.db, () =>
+      withTransaction(t.db, (tx) =>
+        t.services.lifecycle.move(
+          tx,
+          'collection',
+          seen.workspace_id,
+          seen.id,
+          'successful',
+          { cause: 'test' },
+          before,
+        ),
+      ),
+    );
+    assert.equal(moved.result?.outcome, 'applied');
+    assert.equal(moved.statements.filter((s) => LOCKED_READ.test(s.text)).length, 1, 'the locked path ran');
+    const { rows } = await t.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM ledger_postings WHERE object_id = $1',
+      [seen.id],
+    );
+    assert.equal(rows[0]?.n, 1, 'one posting');
+    assert.equal((await read(seen.id)).provider_receipt, 'RECEIPT-POST-2');
+    assert.deepEqual(await verifyLedger(t.db), []);
   });
 });

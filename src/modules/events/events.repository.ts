@@ -53,7 +53,7 @@ export function eventStatement(
   workspaceId: string,
   event: EventInput & { id: string },
   change?: Statement,
-  options: { ifChanged?: boolean; alongside?: Alongside | undefined } = {},
+  options: { ifChanged?: boolean; alongside?: Alongside | undefined; also?: Alongside[] } = {},
 ): Statement {
   const before = change?.values ?? [];
   const eventValues = [
@@ -66,13 +66,25 @@ export function eventStatement(
     event.at,
   ];
   const ifChanged = change !== undefined && options.ifChanged === true;
-  const alongside = ifChanged ? options.alongside?.(before.length + eventValues.length) : undefined;
+  // The writes made only if the change changed a row, each numbered after the parameters before it.
+  let offset = before.length + eventValues.length;
+  const numbered = (write: Alongside): Statement => {
+    const statement = write(offset);
+    offset += statement.values.length;
+    return statement;
+  };
+  const alongside = ifChanged && options.alongside ? numbered(options.alongside) : undefined;
+  const also = ifChanged ? (options.also ?? []).map(numbered) : [];
   const ctes = [
     ...(change ? [`change AS (${change.text})`] : []),
     ...(alongside ? [`alongside AS (${alongside.text})`] : []),
+    ...also.map((write, i) => `also${i} AS (${write.text})`),
     eventSql(before.length, ifChanged, alongside !== undefined),
   ];
-  return { text: `WITH ${ctes.join(', ')}`, values: [...before, ...eventValues, ...(alongside?.values ?? [])] };
+  return {
+    text: `WITH ${ctes.join(', ')}`,
+    values: [...before, ...eventValues, ...(alongside?.values ?? []), ...also.flatMap((write) => write.values)],
+  };
 }
 
 /**
@@ -93,9 +105,11 @@ export async function saveWithEvent(
   event: EventInput,
   change: Statement,
   alongside?: Alongside,
+  /** More writes made only if the change changed a row (a success's ledger postings), not counted. */
+  also: Alongside[] = [],
 ): Promise<{ changed: boolean; alongsideWritten: boolean }> {
   const id = uuidv7(event.at.getTime());
-  const { text, values } = eventStatement(workspaceId, { ...event, id }, change, { ifChanged: true, alongside });
+  const { text, values } = eventStatement(workspaceId, { ...event, id }, change, { ifChanged: true, alongside, also });
   const { rows } = await tx.query<{ alongside: number }>(text, values);
   const saved = rows[0];
   if (saved === undefined) return { changed: false, alongsideWritten: false };

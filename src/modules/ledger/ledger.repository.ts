@@ -2,6 +2,7 @@
 // transaction, each split across bucket rows summed on read (no hot row). Debits are positive, credits negative.
 import type { Queryable, Tx } from '../../db/pool.js';
 import { uuidv7 } from '../../platform/ids.js';
+import type { Statement } from '../events/events.repository.js';
 
 /** What the rail providers hold for us (debit-normal); payouts are paid out of it. */
 export const PROVIDER_RECEIVABLE = 'provider_receivable';
@@ -99,14 +100,21 @@ function lockOrder(a: { account: string; currency: string }, b: { account: strin
   return rank(a.account) - rank(b.account) || cmp(a.account, b.account) || cmp(a.currency, b.currency);
 }
 
-/**
- * Posts movements inside the caller's transaction: the postings and their lines in one statement, then one
- * statement per balance. Each posting must sum to zero in its currency. The unique (workspace, kind, object) key
- * makes a second posting of a kind for the same object fail the whole transaction rather than move money twice.
- */
-export async function postMany(tx: Tx, workspaceId: string, postings: Posting[], at: Date): Promise<void> {
+/** Postings made ready to write: checked to balance, with their ids, their lines, and the balance changes they make. */
+export interface PreparedPostings {
+  workspaceId: string;
+  at: Date;
+  postings: Posting[];
+  ids: string[];
+  lines: { posting: string; account: string; currency: string; amount: number }[];
+  /** The balance changes, summed per account and currency, in lock order. */
+  deltas: { account: string; currency: string; amount: number }[];
+}
+
+/** Checks that each posting sums to zero in its currency, and gives each its id; nothing is written. */
+export function preparePostings(workspaceId: string, postings: Posting[], at: Date): PreparedPostings {
   const ids: string[] = [];
-  const lines: { posting: string; account: string; currency: string; amount: number }[] = [];
+  const lines: PreparedPostings['lines'] = [];
   for (const p of postings) {
     const kept = p.lines.filter((l) => l.amount !== 0);
     if (
@@ -120,7 +128,6 @@ export async function postMany(tx: Tx, workspaceId: string, postings: Posting[],
     ids.push(id);
     for (const l of kept) lines.push({ posting: id, account: l.account, currency: p.currency, amount: l.amount });
   }
-  // The balance changes, summed per account and currency, in lock order.
   const deltas = new Map<string, { account: string; currency: string; amount: number }>();
   for (const l of lines) {
     const key = `${l.account}\u0000${l.currency}`;
@@ -128,37 +135,84 @@ export async function postMany(tx: Tx, workspaceId: string, postings: Posting[],
     d.amount += l.amount;
     deltas.set(key, d);
   }
-  await tx.query(
-    `WITH postings AS (
-       INSERT INTO ledger_postings (id, workspace_id, kind, object_type, object_id, currency, created_at)
-       SELECT p.id, $1, p.kind, p.object_type, p.object_id, p.currency, $2
-       FROM unnest($3::uuid[], $4::text[], $5::text[], $6::uuid[], $7::text[]) AS p(id, kind, object_type, object_id, currency)
-       RETURNING id)
-     INSERT INTO ledger_lines (posting_id, workspace_id, account, currency, amount)
-     SELECT l.posting_id, $1, l.account, l.currency, l.amount
-     FROM unnest($8::uuid[], $9::text[], $10::text[], $11::bigint[]) AS l(posting_id, account, currency, amount)
-     WHERE EXISTS (SELECT 1 FROM postings)`,
-    [
-      workspaceId,
-      at,
-      ids,
-      postings.map((p) => p.kind),
-      postings.map((p) => p.objectType),
-      postings.map((p) => p.objectId),
-      postings.map((p) => p.currency),
-      lines.map((l) => l.posting),
-      lines.map((l) => l.account),
-      lines.map((l) => l.currency),
-      lines.map((l) => l.amount),
-    ],
-  );
-  // Where an account's writers start looking for a bucket to create: from the posting's id (its last digits are
-  // random), so writers that overlap while the account grows its buckets mostly create different ones.
-  const spare = 1 + (parseInt((ids[0] ?? '0').slice(-4), 16) % (BUCKETS - 1));
-  for (const d of [...deltas.values()].sort(lockOrder)) {
-    if (SPREAD_ACCOUNTS.has(d.account)) await addToBalance(tx, workspaceId, d, spare, at);
-    else await addToBucketZero(tx, workspaceId, d, at);
+  return { workspaceId, at, postings, ids, lines, deltas: [...deltas.values()].sort(lockOrder) };
+}
+
+/**
+ * The two inserts of prepared postings, the postings and their lines, each made only under `condition` (an SQL
+ * condition: in the statement that saves a move, that the save changed its row), with parameters numbered after
+ * `offset`. Run together in one statement (the lines' key to their posting is checked at its end).
+ */
+export function postingInserts(
+  prepared: PreparedPostings,
+  condition = 'true',
+): [(offset: number) => Statement, (offset: number) => Statement] {
+  const { workspaceId, at, postings, ids, lines } = prepared;
+  const numbered = (offset: number) => (n: number) => `$${offset + n}`;
+  return [
+    (offset) => {
+      const p = numbered(offset);
+      return {
+        text: `INSERT INTO ledger_postings (id, workspace_id, kind, object_type, object_id, currency, created_at)
+       SELECT p.id, ${p(1)}::uuid, p.kind, p.object_type, p.object_id, p.currency, ${p(2)}::timestamptz
+       FROM unnest(${p(3)}::uuid[], ${p(4)}::text[], ${p(5)}::text[], ${p(6)}::uuid[], ${p(7)}::text[])
+         AS p(id, kind, object_type, object_id, currency)
+       WHERE ${condition}`,
+        values: [
+          workspaceId,
+          at,
+          ids,
+          postings.map((x) => x.kind),
+          postings.map((x) => x.objectType),
+          postings.map((x) => x.objectId),
+          postings.map((x) => x.currency),
+        ],
+      };
+    },
+    (offset) => {
+      const p = numbered(offset);
+      return {
+        text: `INSERT INTO ledger_lines (posting_id, workspace_id, account, currency, amount)
+       SELECT l.posting_id, ${p(1)}::uuid, l.account, l.currency, l.amount
+       FROM unnest(${p(2)}::uuid[], ${p(3)}::text[], ${p(4)}::text[], ${p(5)}::bigint[]) AS l(posting_id, account, currency, amount)
+       WHERE ${condition}`,
+        values: [
+          workspaceId,
+          lines.map((l) => l.posting),
+          lines.map((l) => l.account),
+          lines.map((l) => l.currency),
+          lines.map((l) => l.amount),
+        ],
+      };
+    },
+  ];
+}
+
+/**
+ * Adds prepared postings' changes to the balances, one statement per account and currency, in lock order. Where an
+ * account's writers start looking for a bucket to create: from the posting's id (its last digits are random), so
+ * writers that overlap while the account grows its buckets mostly create different ones.
+ */
+export async function addToBalances(tx: Tx, prepared: PreparedPostings): Promise<void> {
+  const spare = 1 + (parseInt((prepared.ids[0] ?? '0').slice(-4), 16) % (BUCKETS - 1));
+  for (const d of prepared.deltas) {
+    if (SPREAD_ACCOUNTS.has(d.account)) await addToBalance(tx, prepared.workspaceId, d, spare, prepared.at);
+    else await addToBucketZero(tx, prepared.workspaceId, d, prepared.at);
   }
+}
+
+/**
+ * Posts movements inside the caller's transaction: the postings and their lines in one statement, then one
+ * statement per balance. Each posting must sum to zero in its currency. The unique (workspace, kind, object) key
+ * makes a second posting of a kind for the same object fail the whole transaction rather than move money twice.
+ */
+export async function postMany(tx: Tx, workspaceId: string, postings: Posting[], at: Date): Promise<void> {
+  const prepared = preparePostings(workspaceId, postings, at);
+  const [insertPostings, insertLines] = postingInserts(prepared);
+  const first = insertPostings(0);
+  const second = insertLines(first.values.length);
+  await tx.query(`WITH postings AS (${first.text}) ${second.text}`, [...first.values, ...second.values]);
+  await addToBalances(tx, prepared);
 }
 
 /** Adds `amount` to the account's bucket 0, waiting for a transaction that holds it. */

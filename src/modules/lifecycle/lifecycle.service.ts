@@ -11,7 +11,7 @@ import { collectionMovement } from '../collections/collections.movement.js';
 import type { CollectionRow } from '../collections/collections.repository.js';
 import type { CollectionStatus } from '../collections/collections.schemas.js';
 import { recordEvent, saveWithEvent, type EventInput } from '../events/events.repository.js';
-import { postMany, type Posting } from '../ledger/ledger.repository.js';
+import { addToBalances, postingInserts, preparePostings, type PreparedPostings } from '../ledger/ledger.repository.js';
 import { payoutMovement } from '../payouts/payouts.movement.js';
 import type { PayoutRow } from '../payouts/payouts.repository.js';
 import type { PayoutStatus } from '../payouts/payouts.schemas.js';
@@ -101,8 +101,8 @@ export class Lifecycle implements Reactions {
   }
 
   /**
-   * Writes a move's steps: the row saved with the last step's event (and the caller's `alongside`) in one statement,
-   * then the earlier steps' events and the postings, then what follows the movement. With `version`, the save is a
+   * Writes a move's steps: the row saved with the last step's event, the postings' rows and the caller's `alongside`
+   * in one statement, then the earlier steps' events and the balances, then what follows the movement. With `version`, the save is a
    * compare-and-set, and undefined (nothing written) when the row is no longer that version.
    */
   private async apply(
@@ -118,7 +118,7 @@ export class Lifecycle implements Reactions {
     const from = current.status;
     let row = started.row;
     const events: EventInput[] = [];
-    const postings: { postings: Posting[]; at: Date }[] = [];
+    const postings: PreparedPostings[] = [];
     const to = started.steps[started.steps.length - 1] as string;
     const lead = m.lead?.(from);
     if (lead !== undefined) {
@@ -131,15 +131,17 @@ export class Lifecycle implements Reactions {
       row = m.step(row, status, at, options.reason);
       events.push(this.event(m, row, context, status, at));
       const stepPostings = m.postings(row, status);
-      if (stepPostings.length > 0) postings.push({ postings: stepPostings, at });
+      if (stepPostings.length > 0) postings.push(preparePostings(workspaceId, stepPostings, at));
     }
-    // The last step's event goes in the statement that saves the row (a plan has at least one step); the row is
-    // locked from then on, so what follows is written in any order.
+    // The last step's event and the postings' rows go in the statement that saves the row (a plan has at least one
+    // step); the row is locked from then on, so what follows is written in any order: the earlier steps' events, and
+    // the balances (their bucket rows are locked after the row, as always).
     const last = events.pop() as EventInput;
-    const saved = await saveWithEvent(tx, workspaceId, last, statusUpdate(m, row, version), options.alongside);
+    const inserts = postings.flatMap((p) => postingInserts(p, 'EXISTS (SELECT 1 FROM change)'));
+    const saved = await saveWithEvent(tx, workspaceId, last, statusUpdate(m, row, version), options.alongside, inserts);
     if (!saved.changed) return undefined;
     for (const event of events) await recordEvent(tx, workspaceId, event);
-    for (const step of postings) await postMany(tx, workspaceId, step.postings, step.at);
+    for (const step of postings) await addToBalances(tx, step);
     await m.after?.(tx, { row, from, cause: options.cause }, this);
     return { outcome: 'applied', row, from, alongsideWritten: saved.alongsideWritten };
   }
