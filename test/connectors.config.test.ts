@@ -48,6 +48,16 @@ const airtel = {
   pin: 'p',
 };
 
+const wave = {
+  type: 'wave',
+  name: 'wave',
+  rails: ['SN/wave', 'CI/wave'],
+  base_url: 'https://api.wave.com',
+  callback_token: 'w'.repeat(24),
+  api_key: 'wave_sn_prod_k',
+  webhook_secret: 'wave_sn_WHS_s',
+};
+
 async function plan(content: unknown, env: NodeJS.ProcessEnv = {}, settings: Record<string, string> = {}) {
   const file = path.join(dir, `${Math.random().toString(36).slice(2)}.json`);
   await writeFile(file, JSON.stringify(content));
@@ -55,8 +65,11 @@ async function plan(content: unknown, env: NodeJS.ProcessEnv = {}, settings: Rec
 }
 
 describe('PROVIDERS_FILE connectors', () => {
-  it('the three kinds in the documented shape run their rails; the rest stay on the simulator; gateways may be absent', async () => {
-    const p = await plan({ connectors: [daraja, momo, airtel] });
+  it('the four kinds in the documented shape run their rails; the rest stay on the simulator; gateways may be absent', async () => {
+    const p = await plan({ connectors: [daraja, momo, airtel, wave] });
+    assert.equal(p.rails.get('SN/wave'), 'wave');
+    assert.equal(p.rails.get('CI/wave'), 'wave');
+    assert.equal(p.rails.get('SN/orange_money'), 'sandbox');
     assert.equal(p.rails.get('KE/mpesa'), 'mkopo');
     assert.equal(p.rails.get('GH/mtn_momo'), 'mtn');
     assert.equal(p.rails.get('UG/mtn_momo'), 'mtn');
@@ -112,6 +125,8 @@ describe('PROVIDERS_FILE connectors', () => {
         { connectors: [{ ...momo, collection: { ...momo.collection, api_user: 'nope' } }] },
         /field collection.api_user/,
       ],
+      [{ connectors: [{ ...wave, rails: ['CI/orange_money'] }] }, /a wave connector runs wave rails only/],
+      [{ connectors: [{ ...wave, api_key: undefined }] }, /connector 'wave'.*field api_key is required/],
       [{ connectors: [{ ...daraja, type: 'mpesa_g2' }] }, /field connectors.0.type/],
       [{ connectors: [{ ...airtel, rails: ['KE/mpesa'] }] }, /an airtel_money connector runs airtel_money rails only/],
       // Two connectors that may each run the rail: only the one-provider-per-rail rule can refuse them.

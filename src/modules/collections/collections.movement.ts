@@ -1,5 +1,6 @@
 // A collection as a money movement: what the lifecycle engine needs to move one (its table, transition table,
 // events, ledger postings, API mapper and initiation). The rules of each step are the engine's, written once.
+import { emitOnCommit } from '../../platform/after-commit.js';
 import { linesFor, type Posting } from '../ledger/ledger.repository.js';
 import type { Tx } from '../../db/pool.js';
 import type { Movement, Reactions } from '../lifecycle/movement.js';
@@ -74,6 +75,16 @@ export const collectionMovement: Movement<CollectionStatus, CollectionRow, undef
       engine.log.info({ collection_id: row.id, cause }, 'late payment: refunding it to the payer');
     } else if (late === 'accept') {
       engine.log.info({ collection_id: row.id, cause }, 'late payment: accepted and credited');
+    }
+    if ((row.status === 'expired' || row.status === 'failed') && row.provider_reference !== null) {
+      // Ended unpaid: the provider closes it too, where the payer could still pay it (a Wave session).
+      emitOnCommit(tx, {
+        kind: 'close',
+        provider: row.provider,
+        workspaceId,
+        id: row.id,
+        reference: row.provider_reference,
+      });
     }
     if (row.status === 'reversed') {
       // The payer has the money back: a refund not yet sent to the provider must not be sent.

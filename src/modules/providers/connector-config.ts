@@ -188,6 +188,13 @@ export const WaveEntry = connectorEntry('wave', {
   webhook_secret: Secret(
     "The webhook's secret shown by the Business Portal when the webhook was registered (the Wave-Signature strategy).",
   ),
+  return_url: Type.Optional(
+    Type.String({
+      format: 'uri',
+      description:
+        "Where Wave sends the payer's browser after paying, or after a failed payment (the session's success_url and error_url); default PUBLIC_BASE_URL.",
+    }),
+  ),
   signing_secret: Type.Optional(
     Secret(
       "The key's request-signing secret, when request signing was enabled for the key in the Business Portal: every call then carries Wave-Signature.",
@@ -199,5 +206,6 @@ export interface WaveSettings extends ConnectorCommon {
   type: 'wave';
   api_key: string;
   webhook_secret: string;
+  return_url?: string | undefined;
   signing_secret?: string | undefined;
 }

@@ -1127,7 +1127,7 @@ export interface paths {
         put?: never;
         /**
          * Receive an operator callback
-         * @description For operators, not integrators. Operators do not sign callbacks: the address carries the connector's callback_token, and a callback changes nothing until the operator's own status query agrees with it (asked in the background; the operator is answered at once). A wrong token is 404.
+         * @description For operators, not integrators. The address carries the connector's callback_token; an operator that signs its callbacks (Wave: Wave-Signature) is checked too, and a bad signature is 401 `invalid_signature`. Either way a callback changes nothing until the operator's own status query agrees with it (asked in the background; the operator is answered at once). A wrong token is 404.
          *
          *     No token needed.
          */
@@ -1148,14 +1148,14 @@ export interface paths {
         get?: never;
         /**
          * Receive an operator callback of one kind (PUT)
-         * @description For operators, not integrators. Operators do not sign callbacks: the address carries the connector's callback_token, and a callback changes nothing until the operator's own status query agrees with it (asked in the background; the operator is answered at once). A wrong token is 404.
+         * @description For operators, not integrators. The address carries the connector's callback_token; an operator that signs its callbacks (Wave: Wave-Signature) is checked too, and a bad signature is 401 `invalid_signature`. Either way a callback changes nothing until the operator's own status query agrees with it (asked in the background; the operator is answered at once). A wrong token is 404.
          *
          *     No token needed.
          */
         put: operations["receiveOperatorCallbackOfKindByPut"];
         /**
          * Receive an operator callback of one kind
-         * @description For operators, not integrators. Operators do not sign callbacks: the address carries the connector's callback_token, and a callback changes nothing until the operator's own status query agrees with it (asked in the background; the operator is answered at once). A wrong token is 404.
+         * @description For operators, not integrators. The address carries the connector's callback_token; an operator that signs its callbacks (Wave: Wave-Signature) is checked too, and a bad signature is 401 `invalid_signature`. Either way a callback changes nothing until the operator's own status query agrees with it (asked in the background; the operator is answered at once). A wrong token is 404.
          *
          *     No token needed.
          */
@@ -1177,7 +1177,7 @@ export interface paths {
         put?: never;
         /**
          * Receive an operator callback about one operation
-         * @description For operators, not integrators. Operators do not sign callbacks: the address carries the connector's callback_token, and a callback changes nothing until the operator's own status query agrees with it (asked in the background; the operator is answered at once). A wrong token is 404.
+         * @description For operators, not integrators. The address carries the connector's callback_token; an operator that signs its callbacks (Wave: Wave-Signature) is checked too, and a bad signature is 401 `invalid_signature`. Either way a callback changes nothing until the operator's own status query agrees with it (asked in the background; the operator is answered at once). A wrong token is 404.
          *
          *     No token needed.
          */
@@ -6946,6 +6946,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["Problem400"];
+            401: components["responses"]["Problem401"];
             404: components["responses"]["Problem404"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
@@ -6989,6 +6990,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["Problem400"];
+            401: components["responses"]["Problem401"];
             404: components["responses"]["Problem404"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
@@ -7032,6 +7034,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["Problem400"];
+            401: components["responses"]["Problem401"];
             404: components["responses"]["Problem404"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
@@ -7077,6 +7080,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["Problem400"];
+            401: components["responses"]["Problem401"];
             404: components["responses"]["Problem404"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
