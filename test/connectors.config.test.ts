@@ -56,6 +56,7 @@ const wave = {
   callback_token: 'w'.repeat(24),
   api_key: 'wave_sn_prod_k',
   webhook_secret: 'wave_sn_WHS_s',
+  return_url: 'https://shop.example/paid',
 };
 
 async function plan(content: unknown, env: NodeJS.ProcessEnv = {}, settings: Record<string, string> = {}) {
@@ -126,6 +127,11 @@ describe('PROVIDERS_FILE connectors', () => {
         /field collection.api_user/,
       ],
       [{ connectors: [{ ...wave, rails: ['CI/orange_money'] }] }, /a wave connector runs wave rails only/],
+      [
+        { connectors: [{ ...wave, return_url: undefined }] },
+        /field return_url is required while PUBLIC_BASE_URL is not https/,
+      ],
+      [{ connectors: [{ ...wave, return_url: 'http://shop.example/paid' }] }, /field return_url must be an https URL/],
       [{ connectors: [{ ...wave, api_key: undefined }] }, /connector 'wave'.*field api_key is required/],
       [{ connectors: [{ ...daraja, type: 'mpesa_g2' }] }, /field connectors.0.type/],
       [{ connectors: [{ ...airtel, rails: ['KE/mpesa'] }] }, /an airtel_money connector runs airtel_money rails only/],

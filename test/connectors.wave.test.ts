@@ -3,13 +3,16 @@
 // API key, an outage or a lost answer at initiation with one session made, a session closed when our collection
 // ends, refunds by the session's refund call, and payouts under an idempotency key.
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { WaveFake } from '../fakes/wave.js';
+import { DEFAULT_CATALOGUE } from '../src/modules/catalogue/default-catalogue.js';
 import { verifyLedger } from '../src/modules/ledger/ledger.verify.js';
 import {
   verifyWaveSignature,
   waveSignature,
-  WaveConnector,
   WAVE_PAYMENT_ERRORS,
 } from '../src/modules/providers/wave/wave.connector.js';
 import {
@@ -271,13 +274,51 @@ describe('Wave collections', () => {
     assert.equal(fake.pay(session?.id ?? ''), false, 'the payer can no longer pay it');
   });
 
-  it('an amount Wave cannot carry is named: whole francs only', () => {
-    const connector = new WaveConnector({ name: 'wave' } as never, {} as never);
-    assert.equal(connector.amountProblem(150_000, 'XOF', 0), undefined);
-    assert.equal(
-      connector.amountProblem(150_050, 'XOF', 2),
-      'Wave moves whole XOF only: 150050 minor units is 1500.5 XOF.',
+  it('an amount Wave cannot carry (a catalogue giving XOF decimals) is refused at create with 422 amount_not_supported', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'wave-catalogue-'));
+    const catalogue = structuredClone(DEFAULT_CATALOGUE);
+    catalogue.currencies.XOF = { exponent: 2, min_amount: 100, max_amount: 200_000_000 };
+    await writeFile(path.join(dir, 'catalogue.json'), JSON.stringify(catalogue));
+    const other = new WaveFake({ actAfterMs: 150 });
+    const decimals = await startConnectorApp(
+      other,
+      {
+        type: 'wave',
+        name: 'wave',
+        rails: ['SN/wave'],
+        api_key: 'wave_sn_prod_fake-api-key',
+        webhook_secret: 'w',
+        return_url: 'https://shop.example/thanks',
+      },
+      { CATALOGUE_FILE: path.join(dir, 'catalogue.json') },
     );
+    try {
+      const body = (amount: number) => ({
+        amount,
+        currency: 'XOF',
+        reference: 'fraction',
+        customer: { phone_number: '+221771234567' },
+      });
+      const refused = await request(decimals.t, 'POST', '/v1/collections/SN/rails/wave', {
+        token: decimals.t.demoToken,
+        body: body(150_050),
+        idempotencyKey: `k-${Date.now()}`,
+      });
+      assertProblem(refused, 422, 'amount_not_supported');
+      assert.match(refused.body.detail, /Wave moves whole XOF only: 150050 minor units is 1500\.5 XOF/);
+      const whole = await request(decimals.t, 'POST', '/v1/collections/SN/rails/wave', {
+        token: decimals.t.demoToken,
+        body: body(150_000),
+        idempotencyKey: `k-${Date.now()}-2`,
+      });
+      assert.equal(whole.status, 201, whole.text);
+      await waitFor('the session', async () => other.sessionOf(whole.body.collection_id));
+      assert.equal(other.sessionOf(whole.body.collection_id)?.amount, '1500', 'sent as whole francs');
+      assert.equal(other.requests('POST', '/v1/checkout/sessions').length, 1, 'the refused amount never reached Wave');
+    } finally {
+      await decimals.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

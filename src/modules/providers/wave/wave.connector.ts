@@ -373,5 +373,12 @@ export const WAVE: ConnectorKind<WaveSettings> = {
     if (currency !== 'XOF') return `Wave's Checkout API takes XOF here, not ${currency}`;
     return undefined;
   },
+  // Wave takes only https success and error URLs: the default, PUBLIC_BASE_URL, must be one when no return_url is given.
+  check: (settings, callbackBase) =>
+    settings.return_url === undefined && !callbackBase.startsWith('https:')
+      ? 'field return_url is required while PUBLIC_BASE_URL is not https (Wave takes https success and error URLs only)'
+      : settings.return_url !== undefined && !settings.return_url.startsWith('https:')
+        ? 'field return_url must be an https URL (Wave takes no other)'
+        : undefined,
   create: (settings, deps) => new WaveConnector(settings, deps),
 };
