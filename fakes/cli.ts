@@ -1,4 +1,4 @@
-// `npm run fake -- mpesa_daraja|mtn_momo|airtel_money [--port N] [--providers-file FILE] [--callback-url URL] [--act-after-ms N]`:
+// `npm run fake -- mpesa_daraja|mtn_momo|airtel_money|wave [--port N] [--providers-file FILE] [--callback-url URL] [--act-after-ms N]`:
 // starts one operator fake on loopback and prints (or writes to FILE) the PROVIDERS_FILE that points a connector at
 // it. Faults are injected with POST /__fake/control (see docs/connectors/README.md).
 import { writeFileSync } from 'node:fs';
@@ -13,6 +13,7 @@ import {
   SANDBOX_SHORTCODE,
 } from './mpesa-daraja.js';
 import { MomoFake } from './mtn-momo.js';
+import { WaveFake } from './wave.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -89,10 +90,24 @@ switch (type) {
       pin: 'fake-encrypted-pin',
     });
     break;
+  case 'wave':
+    // The payer pays on the page each session's wave_launch_url opens (or by a control command: {"pay": "cos-…"}).
+    fake = new WaveFake({ port, actAfterMs, log, webhookUrl: values['callback-url'], autoPay: false });
+    entry = (url) => ({
+      type,
+      name: 'wave',
+      rails: ['SN/wave', 'CI/wave'],
+      base_url: url,
+      callback_token: callbackToken,
+      api_key: 'wave_sn_prod_fake-api-key',
+      webhook_secret: 'wave_sn_WHS_fake-webhook-secret',
+      return_url: 'https://shop.example/thanks',
+    });
+    break;
   case undefined:
   default:
     process.stderr.write(
-      'usage: npm run fake -- mpesa_daraja|mtn_momo|airtel_money [--port N] [--providers-file FILE] [--callback-url URL] [--act-after-ms N]\n',
+      'usage: npm run fake -- mpesa_daraja|mtn_momo|airtel_money|wave [--port N] [--providers-file FILE] [--callback-url URL] [--act-after-ms N]\n',
     );
     process.exit(2);
 }

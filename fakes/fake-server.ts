@@ -1,6 +1,6 @@
 // What the operator fakes share: an HTTP server on loopback, the faults a test (or a person, through
 // POST /__fake/control) can inject, and callbacks that can be delayed, dropped or sent twice. Each fake
-// (mpesa-daraja.ts, mtn-momo.ts, airtel-money.ts) follows its operator's published API and refuses what the
+// (mpesa-daraja.ts, mtn-momo.ts, airtel-money.ts, wave.ts) follows its operator's published API and refuses what the
 // operator refuses. A test tool: it never stands in for the real integration.
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
@@ -148,8 +148,16 @@ export abstract class FakeOperator {
     this.timers.add(timer);
   }
 
-  /** Sends a callback as the operator would: once (no retry), unless the plan drops or repeats it. */
-  protected sendCallback(url: string, body: unknown, method = 'POST'): void {
+  /**
+   * Sends a callback as the operator would: once (no retry), unless the plan drops or repeats it. `sign` gives the
+   * headers of an operator that signs its callbacks, made from the raw body at the moment each is sent.
+   */
+  protected sendCallback(
+    url: string,
+    body: unknown,
+    method = 'POST',
+    sign?: (raw: string) => Record<string, string>,
+  ): void {
     if (this.plan.drop > 0) {
       this.plan.drop -= 1;
       this.dropped.push({ url, body });
@@ -162,10 +170,11 @@ export abstract class FakeOperator {
       this.later(this.plan.delayMs + i * 50, async () => {
         let status: number;
         try {
+          const raw = JSON.stringify(body);
           const res = await fetch(url, {
             method,
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify(body),
+            headers: { 'content-type': 'application/json', ...sign?.(raw) },
+            body: raw,
             signal: AbortSignal.timeout(10_000),
           });
           status = res.status;

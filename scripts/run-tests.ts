@@ -21,7 +21,7 @@ function findTests(dir: string): string[] {
 const SLOW = [
   /\.browser\.test\.ts$/, // Chromium
   /\.property\.test\.ts$/, // randomised runs of the lifecycle and conversion
-  /connectors\.(daraja|momo|airtel)\.test\.ts$/, // operator fakes acting in real time, sweeps, time-outs
+  /connectors\.(daraja|momo|airtel|wave)\.test\.ts$/, // operator fakes acting in real time, sweeps, time-outs
   /webhooks\.(crash|fairness|delivery)\.test\.ts$/, // killed processes, retry schedules, bursts
   /startup\.test\.ts$/, // npm start in child processes
   /multinode\.test\.ts$/, // three service processes behind HAProxy, restarted one by one

@@ -11,6 +11,9 @@ import { loadCatalogue, MarketCatalogue } from '../src/modules/catalogue/catalog
 import { planProviders } from '../src/modules/providers/providers.registry.js';
 import { DARAJA_FAKE_CERTIFICATE, initiatorPasswordOf } from '../fakes/mpesa-daraja.js';
 import { securityCredential } from '../src/modules/providers/mpesa-daraja/daraja.connector.js';
+import { readSecrets, WaveEntry } from '../src/modules/providers/connector-config.js';
+import { SecretBox } from '../src/platform/secret-box.js';
+import { compileBody } from '../src/platform/validation.js';
 import { DARAJA_ENTRY } from './helpers/connectors.js';
 import { npmStartArgs } from './helpers/start-command.js';
 
@@ -45,6 +48,17 @@ const airtel = {
   pin: 'p',
 };
 
+const wave = {
+  type: 'wave',
+  name: 'wave',
+  rails: ['SN/wave', 'CI/wave'],
+  base_url: 'https://api.wave.com',
+  callback_token: 'w'.repeat(24),
+  api_key: 'wave_sn_prod_k',
+  webhook_secret: 'wave_sn_WHS_s',
+  return_url: 'https://shop.example/paid',
+};
+
 async function plan(content: unknown, env: NodeJS.ProcessEnv = {}, settings: Record<string, string> = {}) {
   const file = path.join(dir, `${Math.random().toString(36).slice(2)}.json`);
   await writeFile(file, JSON.stringify(content));
@@ -52,8 +66,11 @@ async function plan(content: unknown, env: NodeJS.ProcessEnv = {}, settings: Rec
 }
 
 describe('PROVIDERS_FILE connectors', () => {
-  it('the three kinds in the documented shape run their rails; the rest stay on the simulator; gateways may be absent', async () => {
-    const p = await plan({ connectors: [daraja, momo, airtel] });
+  it('the four kinds in the documented shape run their rails; the rest stay on the simulator; gateways may be absent', async () => {
+    const p = await plan({ connectors: [daraja, momo, airtel, wave] });
+    assert.equal(p.rails.get('SN/wave'), 'wave');
+    assert.equal(p.rails.get('CI/wave'), 'wave');
+    assert.equal(p.rails.get('SN/orange_money'), 'sandbox');
     assert.equal(p.rails.get('KE/mpesa'), 'mkopo');
     assert.equal(p.rails.get('GH/mtn_momo'), 'mtn');
     assert.equal(p.rails.get('UG/mtn_momo'), 'mtn');
@@ -109,6 +126,13 @@ describe('PROVIDERS_FILE connectors', () => {
         { connectors: [{ ...momo, collection: { ...momo.collection, api_user: 'nope' } }] },
         /field collection.api_user/,
       ],
+      [{ connectors: [{ ...wave, rails: ['CI/orange_money'] }] }, /a wave connector runs wave rails only/],
+      [
+        { connectors: [{ ...wave, return_url: undefined }] },
+        /field return_url is required while PUBLIC_BASE_URL is not https/,
+      ],
+      [{ connectors: [{ ...wave, return_url: 'http://shop.example/paid' }] }, /field return_url must be an https URL/],
+      [{ connectors: [{ ...wave, api_key: undefined }] }, /connector 'wave'.*field api_key is required/],
       [{ connectors: [{ ...daraja, type: 'mpesa_g2' }] }, /field connectors.0.type/],
       [{ connectors: [{ ...airtel, rails: ['KE/mpesa'] }] }, /an airtel_money connector runs airtel_money rails only/],
       // Two connectors that may each run the rail: only the one-provider-per-rail rule can refuse them.
@@ -134,6 +158,39 @@ describe('PROVIDERS_FILE connectors', () => {
       ],
     ];
     for (const [content, message] of cases) await assert.rejects(plan(content), message);
+  });
+
+  it('a Wave entry in the documented shape is valid, and its secrets may be literals, {"env"} or {"sealed"}', () => {
+    const wave = {
+      type: 'wave',
+      name: 'wave',
+      rails: ['SN/wave', 'CI/wave'],
+      base_url: 'https://api.wave.com',
+      callback_token: 'w'.repeat(24),
+      api_key: 'wave_sn_prod_literal',
+      webhook_secret: 'wave_sn_WHS_literal',
+    };
+    const validate = compileBody(WaveEntry);
+    assert.ok(validate(wave), JSON.stringify(validate.errors));
+    for (const missing of ['api_key', 'webhook_secret']) {
+      const without: Record<string, unknown> = { ...wave };
+      delete without[missing];
+      assert.equal(validate(without), false, `without ${missing}`);
+    }
+    assert.equal(validate({ ...wave, api_key: '' }), false, 'an empty api_key');
+    assert.equal(validate({ ...wave, merchant_key: 'k' }), false, 'a field Wave has not');
+    const box = new SecretBox(Buffer.alloc(32, 7));
+    const literals: string[] = [];
+    const read = readSecrets(
+      { ...wave, webhook_secret: { env: 'WAVE_WEBHOOK_SECRET' }, signing_secret: { sealed: box.seal('signing') } },
+      WaveEntry,
+      { env: { WAVE_WEBHOOK_SECRET: 'from-env' }, box: () => box, literal: (field) => literals.push(field) },
+      'wave',
+    ) as Record<string, unknown>;
+    assert.equal(read.api_key, 'wave_sn_prod_literal');
+    assert.equal(read.webhook_secret, 'from-env');
+    assert.equal(read.signing_secret, 'signing');
+    assert.deepEqual(literals.sort(), ['api_key', 'callback_token']);
   });
 
   it('the Daraja initiator: a ready-made security_credential, or initiator_password with the certificate, never half of one or both', async () => {

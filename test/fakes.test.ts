@@ -6,6 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import { AirtelFake } from '../fakes/airtel-money.js';
 import { DarajaFake, SANDBOX_PASSKEY, SANDBOX_SHORTCODE } from '../fakes/mpesa-daraja.js';
 import { MomoFake } from '../fakes/mtn-momo.js';
+import { WaveFake } from '../fakes/wave.js';
+import { verifyWaveSignature } from '../src/modules/providers/wave/wave.connector.js';
 import { waitFor } from './helpers/harness.js';
 
 interface Answer {
@@ -364,5 +366,109 @@ describe('the Airtel Money fake', () => {
       transaction: { amount: 10, id: randomUUID(), type: 'B2C' },
     });
     assert.deepEqual([pin.status, pin.body.status.message], [200, 'Incorrect Encrypted Pin']);
+  });
+});
+
+describe('the Wave fake', () => {
+  const fake = new WaveFake({ actAfterMs: 50, webhookSecret: 'whs' });
+  const key = 'wave_sn_prod_fake-api-key';
+  const api = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    call(`${fake.url}${path}`, method, { authorization: `Bearer ${key}`, ...headers }, body);
+  const checkout = (overrides: Record<string, unknown> = {}) => ({
+    amount: '1500',
+    currency: 'XOF',
+    client_reference: randomUUID(),
+    success_url: 'https://shop.example/ok',
+    error_url: 'https://shop.example/ko',
+    ...overrides,
+  });
+  const received: { headers: Record<string, string>; raw: string }[] = [];
+  let hook: import('node:http').Server;
+  before(async () => {
+    await fake.start();
+    const http = await import('node:http');
+    hook = http.createServer((req, res) => {
+      let raw = '';
+      req.on('data', (c: Buffer) => (raw += c.toString('utf8')));
+      req.on('end', () => {
+        received.push({ headers: req.headers as Record<string, string>, raw });
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
+    const address = hook.address();
+    fake.webhookUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/hook`;
+  });
+  after(async () => {
+    await fake.stop();
+    await new Promise<void>((resolve) => hook.close(() => resolve()));
+  });
+
+  it("refuses a missing, unreadable, unknown or revoked API key with Wave's 401 codes", async () => {
+    const codes = async (headers: Record<string, string>) =>
+      (await call(`${fake.url}/v1/checkout/sessions/search?client_reference=x`, 'GET', headers)).body.code;
+    assert.equal(await codes({}), 'missing-auth-header');
+    assert.equal(await codes({ authorization: 'Basic abc' }), 'invalid-auth');
+    assert.equal(await codes({ authorization: 'Bearer wave_sn_prod_other' }), 'api-key-not-found');
+    fake.expireTokens();
+    assert.equal(await codes({ authorization: `Bearer ${key}` }), 'api-key-revoked');
+    fake.restoreKey();
+    assert.equal((await api('GET', '/v1/checkout/sessions/search?client_reference=x')).status, 200);
+  });
+
+  it('a checkout session refuses what Wave refuses: decimals in XOF, a number amount, http URLs, unknown fields, a mobile not in E.164', async () => {
+    for (const bad of [
+      { amount: '1500.50' },
+      { amount: 1500 },
+      { amount: '0' },
+      { success_url: 'http://shop.example/ok' },
+      { currency: 'EUR' },
+      { colour: 'blue' },
+      { restrict_payer_mobile: '771234567' },
+    ]) {
+      const res = await api('POST', '/v1/checkout/sessions', checkout(bad));
+      assert.deepEqual([res.status, res.body.code], [400, 'request-validation-error'], JSON.stringify(bad));
+    }
+    const ok = await api('POST', '/v1/checkout/sessions', checkout({ restrict_payer_mobile: '+221771234567' }));
+    assert.equal(ok.status, 200, ok.text);
+    assert.match(ok.body.id, /^cos-/);
+    assert.equal(ok.body.wave_launch_url, `${fake.url}/c/${ok.body.id}`);
+    assert.deepEqual([ok.body.checkout_status, ok.body.payment_status], ['open', 'processing']);
+    assert.equal((await api('GET', '/v1/checkout/sessions/cos-nope')).status, 404);
+  });
+
+  it('the payer pays; the webhook is signed as Wave signs it; a paid session cannot be expired and is refunded once', async () => {
+    const made = await api('POST', '/v1/checkout/sessions', checkout());
+    const ofThis = (w: { raw: string }) => JSON.parse(w.raw).data.id === made.body.id;
+    const webhook = await waitFor('the webhook', async () => received.find(ofThis));
+    verifyWaveSignature('whs', webhook.raw, webhook.headers);
+    assert.throws(() => verifyWaveSignature('another', webhook.raw, webhook.headers));
+    const event = JSON.parse(webhook.raw);
+    assert.equal(event.type, 'checkout.session.completed');
+    assert.equal(event.data.id, made.body.id);
+    const paid = await api('GET', `/v1/checkout/sessions/${made.body.id}`);
+    assert.deepEqual([paid.body.checkout_status, paid.body.payment_status], ['complete', 'succeeded']);
+    assert.match(paid.body.transaction_id, /^T_/);
+    assert.equal((await api('POST', `/v1/checkout/sessions/${made.body.id}/expire`)).status, 409);
+    assert.equal((await api('POST', `/v1/checkout/sessions/${made.body.id}/refund`)).status, 200);
+    const again = await api('POST', `/v1/checkout/sessions/${made.body.id}/refund`);
+    assert.deepEqual([again.status, again.body.code], [409, 'checkout-refund-failed']);
+  });
+
+  it('a payout needs an idempotency key; the same key answers the same payout, another body under it is 409', async () => {
+    const body = { currency: 'XOF', receive_amount: '1000', mobile: '+221771234567', client_reference: 'po-1' };
+    assert.equal((await api('POST', '/v1/payout', body)).status, 400);
+    const first = await api('POST', '/v1/payout', body, { 'idempotency-key': 'k-1' });
+    assert.equal(first.status, 200, first.text);
+    assert.deepEqual([first.body.status, first.body.receive_amount], ['succeeded', '1000']);
+    const retry = await api('POST', '/v1/payout', body, { 'idempotency-key': 'k-1' });
+    assert.equal(retry.body.id, first.body.id);
+    const other = await api('POST', '/v1/payout', { ...body, receive_amount: '2000' }, { 'idempotency-key': 'k-1' });
+    assert.deepEqual([other.status, other.body.code], [409, 'idempotency-mismatch']);
+    fake.outcomes.set('+221770000000', { error: 'insufficient-funds' });
+    const failed = await api('POST', '/v1/payout', { ...body, mobile: '+221770000000' }, { 'idempotency-key': 'k-2' });
+    assert.deepEqual([failed.body.status, failed.body.payout_error.error_code], ['failed', 'insufficient-funds']);
+    const found = await api('GET', '/v1/payouts/search?client_reference=po-1');
+    assert.equal(found.body.result.length, 2);
   });
 });

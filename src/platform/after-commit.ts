@@ -1,7 +1,8 @@
 // The after-commit hook: the one way committed work reaches what reacts to it in this process, outside the
 // transaction that wrote it. Every cross-module reaction that must wait for a commit goes through it:
 //   - a new collection, refund or payout is handed to its provider (the submitter);
-//   - new events in the outbox, or new deliveries, wake the webhook relay (fan-out and send now, not at its next poll).
+//   - new events in the outbox, or new deliveries, wake the webhook relay (fan-out and send now, not at its next poll);
+//   - a collection ended unpaid is closed at its provider, where the payer could otherwise still pay it.
 // The rule: a write never tells another module, or the background, about itself directly; it says what it committed
 // to this hook, in one of two ways:
 //   - `afterCommit.emit(committed)` once its own transaction has returned (a service that ran the transaction, or a
@@ -18,7 +19,9 @@ export type Committed =
   /** A new operation to hand to its provider. */
   | { kind: 'collection' | 'refund' | 'payout'; workspaceId: string; id: string }
   /** New events in the outbox, or new deliveries, to send. */
-  | { kind: 'events' };
+  | { kind: 'events' }
+  /** A collection ended unpaid (expired or failed) that its provider may still let the payer pay: to close there. */
+  | { kind: 'close'; provider: string; workspaceId: string; id: string; reference: string };
 
 export type CommitListener = (committed: Committed) => void;
 
@@ -38,7 +41,7 @@ export function emitOnCommit(tx: Tx, committed: Committed): void {
 /** Whether a note handed on by db/pool.ts is one of ours. */
 function isCommitted(note: unknown): note is Committed {
   const kind = (note as { kind?: unknown } | null)?.kind;
-  return kind === 'events' || kind === 'collection' || kind === 'refund' || kind === 'payout';
+  return kind === 'events' || kind === 'collection' || kind === 'refund' || kind === 'payout' || kind === 'close';
 }
 
 export class AfterCommit {

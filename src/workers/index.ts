@@ -103,6 +103,16 @@ export function startWorkers(
           ? log.warn({ err: { message: (err as Error).message } }, 'webhook relay paused: database unavailable')
           : log.error({ err }, 'webhook relay failed'),
       );
+    } else if (committed.kind === 'close') {
+      const provider = providers.get(committed.provider);
+      provider
+        ?.closeCollection?.(committed.id, committed.reference)
+        .catch((err: unknown) =>
+          log.warn(
+            { err, collection_id: committed.id, provider: committed.provider },
+            'closing the ended collection at its provider failed; it closes at its own expiry there',
+          ),
+        );
     } else submitter.kick(committed.kind, committed.workspaceId, committed.id);
   });
 

@@ -97,6 +97,7 @@ ${view.sandbox ? `<p class="sandbox">${esc(t.sandbox)}</p>` : ''}
 <section id="screen-wait" aria-labelledby="wait-title" hidden>
 <h2 id="wait-title" tabindex="-1" aria-describedby="instruction ussd">${esc(t.waitTitle)}</h2>
 <p id="instruction"></p><p class="ussd" id="ussd" hidden></p>
+<a class="button" id="redirect" href="#" target="_blank" rel="noopener" hidden></a>
 <dl id="bank" hidden><dt>${esc(t.bankLabel)}</dt><dd id="bank-name"></dd><dt>${esc(t.accountLabel)}</dt><dd id="bank-account"></dd><dt>${esc(t.holderLabel)}</dt><dd id="bank-holder"></dd></dl>
 <p class="status" role="status"><span class="spinner" aria-hidden="true"></span><span id="status-text"></span></p>
 </section>

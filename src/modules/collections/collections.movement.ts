@@ -1,11 +1,13 @@
 // A collection as a money movement: what the lifecycle engine needs to move one (its table, transition table,
 // events, ledger postings, API mapper and initiation). The rules of each step are the engine's, written once.
+import { emitOnCommit } from '../../platform/after-commit.js';
 import { linesFor, type Posting } from '../ledger/ledger.repository.js';
 import type { Tx } from '../../db/pool.js';
 import type { Movement, Reactions } from '../lifecycle/movement.js';
 import { unsentRefunds } from '../refunds/refunds.repository.js';
 import { requestRefund } from '../refunds/refunds.movement.js';
 import { latePaymentPolicy } from '../workspaces/workspaces.repository.js';
+import { recordRedirectUrl } from './payment-instructions.js';
 import { COLLECTION_COLUMNS, lockCollection, type CollectionRow } from './collections.repository.js';
 import { failureReason, toCollectionApi, type CollectionStatus } from './collections.schemas.js';
 import { COLLECTION_NOT_WALKED, COLLECTION_TRANSITIONS, type LatePaymentAction } from './collections.states.js';
@@ -14,7 +16,8 @@ export const collectionMovement: Movement<CollectionStatus, CollectionRow, undef
   type: 'collection',
   table: 'collections',
   columns: COLLECTION_COLUMNS,
-  stepColumns: [],
+  // The instruction is written with each move: a redirect rail's gets the operator's address with its answer.
+  stepColumns: ['payment_instruction'],
   transitions: COLLECTION_TRANSITIONS,
   notWalked: COLLECTION_NOT_WALKED,
   initial: 'created',
@@ -29,6 +32,10 @@ export const collectionMovement: Movement<CollectionStatus, CollectionRow, undef
     updated_at: at,
     failure_reason: status === 'failed' ? failureReason(reason) : row.failure_reason,
   }),
+  recordAnswer(row, options) {
+    const instruction = recordRedirectUrl(row.payment_instruction, options.redirectUrl);
+    return instruction === row.payment_instruction ? row : { ...row, payment_instruction: instruction };
+  },
   toApi: (row) => toCollectionApi(row),
   postings(row, status): Posting[] {
     if (status !== 'successful' && status !== 'reversed') return [];
@@ -69,6 +76,16 @@ export const collectionMovement: Movement<CollectionStatus, CollectionRow, undef
       engine.log.info({ collection_id: row.id, cause }, 'late payment: refunding it to the payer');
     } else if (late === 'accept') {
       engine.log.info({ collection_id: row.id, cause }, 'late payment: accepted and credited');
+    }
+    if ((row.status === 'expired' || row.status === 'failed') && row.provider_reference !== null) {
+      // Ended unpaid: the provider closes it too, where the payer could still pay it (a Wave session).
+      emitOnCommit(tx, {
+        kind: 'close',
+        provider: row.provider,
+        workspaceId,
+        id: row.id,
+        reference: row.provider_reference,
+      });
     }
     if (row.status === 'reversed') {
       // The payer has the money back: a refund not yet sent to the provider must not be sent.

@@ -42,8 +42,16 @@ function sameReference(row: MovingRow, reference: string | undefined): boolean {
   return reference === undefined || row.provider_reference === null || row.provider_reference === reference;
 }
 
-/** The row with the provider's reference and receipt recorded where it had none yet (the first one given wins). */
-function withReference<R extends MovingRow>(row: R, options: MoveOptions): R {
+/**
+ * The row with the provider's reference and receipt recorded where it had none yet (the first one given wins), and
+ * what else the movement records of a provider's answer.
+ */
+function withReference<R extends MovingRow>(m: AnyMovement, row: R, options: MoveOptions): R {
+  const recorded = withIds(row, options);
+  return m.recordAnswer ? (m.recordAnswer(recorded, options) as R) : recorded;
+}
+
+function withIds<R extends MovingRow>(row: R, options: MoveOptions): R {
   const reference = row.provider_reference === null ? options.providerReference : undefined;
   const receipt = row.provider_receipt === null ? options.receipt : undefined;
   if (reference === undefined && receipt === undefined) return row;
@@ -167,7 +175,7 @@ export class Lifecycle implements Reactions {
     )
       return { refusedFor: 'amount' };
     const route = plan(m.transitions, current.status, to, m.notWalked);
-    if (route.kind === 'steps') return { row: withReference(current, options), steps: route.steps };
+    if (route.kind === 'steps') return { row: withReference(m, current, options), steps: route.steps };
     return route.kind === 'refused' ? { refusedFor: 'transition' } : { repeat: true };
   }
 
@@ -189,7 +197,7 @@ export class Lifecycle implements Reactions {
     const route = this.route(m, current, to, options);
     if ('steps' in route) return route;
     if ('repeat' in route) {
-      const row = withReference(current, options);
+      const row = withReference(m, current, options);
       if (row !== current) await saveStatus(tx, m, row);
       return { done: { outcome: 'duplicate', row, from } };
     }

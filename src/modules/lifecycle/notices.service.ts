@@ -100,11 +100,17 @@ export class ProviderNotices {
    * is confirmed by the operator's status query in the background (the operator gets its answer at once), and
    * an answer the connector could authenticate itself is applied now. Returns the body the operator expects.
    */
-  async receiveUnsigned(providerName: string, token: string, path: string, body: unknown): Promise<unknown> {
+  async receiveUnsigned(
+    providerName: string,
+    token: string,
+    path: string,
+    body: unknown,
+    signed?: { rawBody: string | undefined; headers: CallbackHeaders },
+  ): Promise<unknown> {
     const connector = this.providers.connector(providerName);
     if (!connector || !sameToken(token, connector.callbackToken))
       throw new ApiError('not_found', 'No callback is received at this address.');
-    const reading = await connector.readCallback(path, body);
+    const reading = await connector.readCallback(path, body, signed);
     if (reading.confirmed) await this.applyConfirmed(connector.name, reading.confirmed);
     if (reading.claim) this.track(this.confirm(connector, reading.claim));
     return reading.reply;
@@ -260,6 +266,7 @@ export class ProviderNotices {
       receipt: notice.receipt,
       amount: notice.amount,
       alongside: appliedNotice(providerName, workspaceId, notice),
+      redirectUrl: notice.redirectUrl,
     };
     const m = MOVEMENTS[notice.objectType];
     if (!(m.reported as readonly string[]).includes(notice.status))

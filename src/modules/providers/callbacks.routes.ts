@@ -18,7 +18,13 @@ export interface CallbackNotices {
     headers: CallbackHeaders,
   ): Promise<'applied' | 'duplicate' | 'refused'>;
   /** An operator's unsigned callback, behind its callback token; the body the operator expects back. */
-  receiveUnsigned(providerName: string, token: string, path: string, body: unknown): Promise<unknown>;
+  receiveUnsigned(
+    providerName: string,
+    token: string,
+    path: string,
+    body: unknown,
+    signed: { rawBody: string | undefined; headers: CallbackHeaders },
+  ): Promise<unknown>;
 }
 
 export function signedCallbackRoutes(app: App, notices: CallbackNotices): void {
@@ -110,12 +116,13 @@ const OperatorReply = Type.Object(
 );
 
 /**
- * Operator callbacks (M-Pesa Daraja, MTN MoMo, Airtel Money): unsigned, so the URL carries the connector's secret
+ * Operator callbacks (M-Pesa Daraja, MTN MoMo, Airtel Money, Wave): the URL carries the connector's secret
  * callback token, and what a callback says is only applied once the operator's status query agrees.
  */
 export function operatorCallbackRoutes(app: App, notices: CallbackNotices): void {
   const description =
-    "For operators, not integrators. Operators do not sign callbacks: the address carries the connector's callback_token, and " +
+    "For operators, not integrators. The address carries the connector's callback_token; an operator that signs its callbacks (Wave: Wave-Signature) is checked too, and a bad signature is 401 `invalid_signature`. " +
+    'Either way ' +
     "a callback changes nothing until the operator's own status query agrees with it (asked in the background; the operator is answered at once). " +
     'A wrong token is 404.';
   const schema = <P extends TSchema>(operationId: string, summary: string, params: P) => ({
@@ -125,10 +132,14 @@ export function operatorCallbackRoutes(app: App, notices: CallbackNotices): void
     description,
     params,
     body: OperatorBody,
-    response: { 200: OperatorReply, ...problemResponses(400, 404, 413, 415) },
+    response: { 200: OperatorReply, ...problemResponses(400, 401, 404, 413, 415) },
   });
-  const receive = (provider: string, token: string, path: string, body: unknown) =>
-    notices.receiveUnsigned(provider, token, path, body);
+  const receive = (
+    provider: string,
+    token: string,
+    path: string,
+    request: { body: unknown; rawBody: string | undefined; headers: CallbackHeaders },
+  ) => notices.receiveUnsigned(provider, token, path, request.body, request);
 
   app.post(
     '/v1/providers/:provider/callbacks/:token',
@@ -136,7 +147,7 @@ export function operatorCallbackRoutes(app: App, notices: CallbackNotices): void
       config: { auth: 'public' },
       schema: schema('receiveOperatorCallback', 'Receive an operator callback', Type.Object(OperatorParams)),
     },
-    async (request) => receive(request.params.provider, request.params.token, '', request.body),
+    async (request) => receive(request.params.provider, request.params.token, '', request),
   );
   const withKind = Type.Object({ ...OperatorParams, kind: Kind });
   app.post(
@@ -145,7 +156,7 @@ export function operatorCallbackRoutes(app: App, notices: CallbackNotices): void
       config: { auth: 'public' },
       schema: schema('receiveOperatorCallbackOfKind', 'Receive an operator callback of one kind', withKind),
     },
-    async (request) => receive(request.params.provider, request.params.token, request.params.kind, request.body),
+    async (request) => receive(request.params.provider, request.params.token, request.params.kind, request),
   );
   // MTN documents PUT for its callbacks (its sandbox has been seen to POST): both are taken.
   app.put(
@@ -154,7 +165,7 @@ export function operatorCallbackRoutes(app: App, notices: CallbackNotices): void
       config: { auth: 'public' },
       schema: schema('receiveOperatorCallbackOfKindByPut', 'Receive an operator callback of one kind (PUT)', withKind),
     },
-    async (request) => receive(request.params.provider, request.params.token, request.params.kind, request.body),
+    async (request) => receive(request.params.provider, request.params.token, request.params.kind, request),
   );
   app.post(
     '/v1/providers/:provider/callbacks/:token/:kind/:ref',
@@ -167,11 +178,6 @@ export function operatorCallbackRoutes(app: App, notices: CallbackNotices): void
       ),
     },
     async (request) =>
-      receive(
-        request.params.provider,
-        request.params.token,
-        `${request.params.kind}/${request.params.ref}`,
-        request.body,
-      ),
+      receive(request.params.provider, request.params.token, `${request.params.kind}/${request.params.ref}`, request),
   );
 }

@@ -50,6 +50,11 @@ export interface ProviderAck {
   status: 'pending' | 'failed' | 'successful';
   reason?: string | undefined;
   receipt?: string | undefined;
+  /**
+   * For a collection on a redirect rail: the operator's page the payer opens (Wave's launch URL, Orange Money's
+   * payment page), which becomes the collection's `payment_instruction`.
+   */
+  redirectUrl?: string | undefined;
 }
 
 export const NOTICE_OBJECT_TYPES = ['collection', 'refund', 'payout'] as const;
@@ -73,6 +78,8 @@ export interface ProviderNotice {
    * says. A notice for another amount than ours is never applied.
    */
   amount?: string | undefined;
+  /** For a collection on a redirect rail, the operator's page for the payer, when the operator's answer gives it. */
+  redirectUrl?: string | undefined;
 }
 
 /** A provider's view of one operation, as its status query answers it. */
@@ -113,6 +120,12 @@ export interface RailProvider {
    * sent again; one that may have reached another waits for its callback.
    */
   findsByOurId(objectType: NoticeObjectType): boolean;
+  /**
+   * Closes at the provider a collection we ended unpaid (expired or failed), when the payer could otherwise still
+   * pay it there (a Wave checkout session stays payable until Wave's own expiry). Best effort: a payment that beat it
+   * is a late payment, handled as such.
+   */
+  closeCollection?(objectId: string, reference: string): Promise<void>;
   /** Why this provider cannot carry an amount (minor units of a currency with `exponent` decimals), for a 422; undefined if it can. */
   amountProblem?(amount: number, currency: string, exponent: number): string | undefined;
 }
@@ -140,16 +153,24 @@ export interface CallbackReading {
 }
 
 /**
- * A provider speaking an operator's own API. Its callbacks are not signed: they arrive at
- * `{PUBLIC_BASE_URL}/v1/providers/{name}/callbacks/{callbackToken}[/{path}]` and are only believed once the
- * operator's status query agrees.
+ * A provider speaking an operator's own API. Its callbacks arrive at
+ * `{PUBLIC_BASE_URL}/v1/providers/{name}/callbacks/{callbackToken}[/{path}]`, unsigned (or signed, as Wave's are), and
+ * are only believed once the operator's status query agrees.
  */
 export interface OperatorConnector extends RailProvider {
   readonly callbackToken: string;
   /** Open operations are asked about after this many quiet seconds (an operator that never repeats a callback), else RECONCILE_AFTER_SECONDS. */
   readonly pollSeconds: number | undefined;
-  /** Reads a callback; `path` is what follows the token (empty, or a sub-path the connector chose). Throws ApiError on a body it cannot read. */
-  readCallback(path: string, body: unknown): Promise<CallbackReading>;
+  /**
+   * Reads a callback; `path` is what follows the token (empty, or a sub-path the connector chose). `signed` carries
+   * the raw body and headers, for an operator that signs its callbacks (Wave): a bad signature throws
+   * CallbackRejected. Throws ApiError on a body it cannot read.
+   */
+  readCallback(
+    path: string,
+    body: unknown,
+    signed?: { rawBody: string | undefined; headers: CallbackHeaders },
+  ): Promise<CallbackReading>;
   /** The callback URLs to show at start (Airtel's is registered in the operator's portal). */
   callbackUrls(): string[];
 }

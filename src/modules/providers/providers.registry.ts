@@ -24,12 +24,14 @@ import { MPESA_DARAJA } from './mpesa-daraja/daraja.connector.js';
 import { MTN_MOMO } from './mtn-momo/momo.connector.js';
 import { isConnector, type OperatorConnector, type ProviderLookup, type RailProvider } from './provider.js';
 import { SANDBOX_PROVIDER, SandboxProvider } from './sandbox.provider.js';
+import { WAVE } from './wave/wave.connector.js';
 
 /** The connector kinds, by their `type` in PROVIDERS_FILE. */
 const CONNECTOR_KINDS: Record<string, ConnectorKind> = {
   [MPESA_DARAJA.type]: MPESA_DARAJA,
   [MTN_MOMO.type]: MTN_MOMO,
   [AIRTEL_MONEY.type]: AIRTEL_MONEY,
+  [WAVE.type]: WAVE,
 };
 
 /** The file's outline; each connector entry is then checked against its own kind's schema. */

@@ -161,6 +161,13 @@ function render(next: PayerView): void {
       : fill(t.noInstruction, { rail: a ? railName(a.rail) : '' });
     $('ussd').hidden = instruction?.type !== 'ussd_code';
     $('ussd').textContent = instruction?.type === 'ussd_code' ? instruction.ussd_code : '';
+    // The operator's page (Wave's launch URL opens the Wave app on a phone) opens beside this one, which keeps polling.
+    const redirect = $('redirect') as HTMLAnchorElement;
+    redirect.hidden = instruction?.type !== 'redirect';
+    if (instruction?.type === 'redirect' && redirect.href !== instruction.url) {
+      redirect.href = instruction.url;
+      redirect.textContent = fill(t.openRedirect, { rail: a ? railName(a.rail) : '' });
+    }
     $('bank').hidden = instruction?.type !== 'bank_transfer';
     if (instruction?.type === 'bank_transfer') {
       $('bank-name').textContent = instruction.bank_name;
