@@ -17,6 +17,7 @@ const REQUIRED: Record<string, [string, string[]]> = {
   ZM: ['ZMW', ['mtn_momo', 'airtel_money']],
   NG: ['NGN', ['bank_transfer']],
   CI: ['XOF', ['orange_money', 'mtn_momo', 'wave']],
+  SN: ['XOF', ['orange_money', 'wave']],
 };
 
 describe('built-in catalogue', () => {
@@ -26,6 +27,21 @@ describe('built-in catalogue', () => {
       assert.equal(c.markets[market]?.currency, currency, market);
       for (const rail of rails) assert.ok(c.markets[market]?.rails[rail], `${market}/${rail}`);
     }
+  });
+
+  it('Senegal is French, dials +221 and 9 digits; the CFA francs have no minor unit', () => {
+    const c = loadCatalogue(undefined);
+    assert.equal(c.markets.SN?.language, 'fr');
+    assert.deepEqual(c.markets.SN?.phone, { country_code: '221', national_digits: 9 });
+    assert.equal(c.currencies.XOF?.exponent, 0);
+    assert.equal(c.currencies.XAF?.exponent, 0);
+  });
+
+  it("Wave and Orange Money give the payer the operator's page to open, in both markets", () => {
+    const c = loadCatalogue(undefined);
+    for (const market of ['CI', 'SN'])
+      for (const rail of ['wave', 'orange_money'])
+        assert.deepEqual(c.markets[market]?.rails[rail]?.instruction, { type: 'redirect' }, `${market}/${rail}`);
   });
 
   it('refuses a catalogue whose market names an undefined currency or whose limits are inverted', () => {

@@ -310,17 +310,29 @@ describe('the hosted payment page in Chromium', { skip }, () => {
       assert.equal((await page.locator('#amount').textContent())?.replace(/\s/g, ' '), 'XOF 5 000');
       assert.equal(await page.locator('legend').textContent(), 'Payer avec');
       await snapBothWidths(page, shots, '7-pay-fr');
-      await page.getByLabel('Orange Money').check();
-      await page.getByLabel('Numéro mobile money').fill('07 01 23 00 05'); // 0005: stays processing
+      await page.getByLabel('MTN MoMo').check();
+      await page.getByLabel('Numéro mobile money').fill('05 01 23 00 05'); // 0005: stays processing
       await page.getByRole('button', { name: /^Payer / }).click();
       await visible(page, 'screen-wait');
-      assert.equal(await page.locator('#ussd').textContent(), '#144*82#');
-      assert.match((await page.locator('#instruction').textContent()) ?? '', /^Composez #144\*82# depuis le/);
+      assert.match((await page.locator('#instruction').textContent()) ?? '', /^Validez la demande MTN MoMo de XOF/);
       assert.match((await page.locator('#status-text').textContent()) ?? '', /validation|Envoi|Confirmation/);
-      await snapBothWidths(page, shots, '8-wait-ussd-fr');
       assert.deepEqual(errors, []);
     } finally {
       await context.close();
+    }
+    const ussd = await newSession({ currency: 'GHS', market: 'GH', amount: 5000 });
+    const second = await openPage(ussd.url);
+    try {
+      await second.page.getByLabel('Telecel Cash').check();
+      await second.page.getByLabel('Mobile money number').fill('020 123 0005');
+      await second.page.getByRole('button', { name: /^Pay / }).click();
+      await visible(second.page, 'screen-wait');
+      assert.equal(await second.page.locator('#ussd').textContent(), '*110#');
+      assert.match((await second.page.locator('#instruction').textContent()) ?? '', /^Dial \*110# from/);
+      await snapBothWidths(second.page, shots, '8-wait-ussd');
+      assert.deepEqual(second.errors, []);
+    } finally {
+      await second.context.close();
     }
   });
 

@@ -93,15 +93,22 @@ describe('create success: 201 with the complete Collection record', () => {
     assert.equal(rows[0].published_at, null);
   });
 
-  it('gives the payment instruction by rail type: USSD code, bank account, or null for an asynchronous rail', async () => {
+  it('gives the payment instruction by rail type: USSD code, bank account, or the operator page once given', async () => {
     const ussd = await post(
-      '/v1/collections/CI/rails/orange_money',
-      validCollection({ currency: 'XOF', amount: 5000, customer: { phone_number: '+2250701020304' } }),
+      '/v1/collections/GH/rails/vodafone_cash',
+      validCollection({ currency: 'GHS', amount: 5000, customer: { phone_number: '+233201234567' } }),
     );
     assert.equal(ussd.status, 201, ussd.text);
     assert.equal(ussd.body.payment_instruction.type, 'ussd_code');
-    assert.equal(ussd.body.payment_instruction.ussd_code, '#144*82#');
-    assert.match(ussd.body.payment_instruction.message, /Composez/); // francophone market
+    assert.equal(ussd.body.payment_instruction.ussd_code, '*110#');
+    assert.match(ussd.body.payment_instruction.message, /^Dial \*110# from/);
+
+    const french = await post(
+      '/v1/collections/CI/rails/mtn_momo',
+      validCollection({ currency: 'XOF', amount: 5000, customer: { phone_number: '+2250501020304' } }),
+    );
+    assert.equal(french.status, 201, french.text);
+    assert.match(french.body.payment_instruction.message, /^Validez la demande MTN MoMo de XOF 5\s000/); // francophone market
 
     const bank = await post(
       '/v1/collections/NG/rails/bank_transfer',
@@ -112,12 +119,52 @@ describe('create success: 201 with the complete Collection record', () => {
     assert.match(bank.body.payment_instruction.account_number, /^\d{10}$/);
     assert.equal(Date.parse(bank.body.expires_at) - Date.parse(bank.body.created_at), 86_400_000);
 
-    const wave = await post(
-      '/v1/collections/CI/rails/wave',
-      validCollection({ currency: 'XOF', amount: 5000, customer: { phone_number: '+2250701020304' } }),
+    // A redirect rail: the operator gives its page with its answer, so the instruction is null at create; the row
+    // keeps the redirect's message, waiting for the address.
+    for (const [path, phone] of [
+      ['/v1/collections/CI/rails/wave', '+2250701020304'],
+      ['/v1/collections/SN/rails/wave', '+221771234567'],
+      ['/v1/collections/SN/rails/orange_money', '+221771234567'],
+    ] as const) {
+      const res = await post(
+        path,
+        validCollection({ currency: 'XOF', amount: 5000, customer: { phone_number: phone } }),
+      );
+      assert.equal(res.status, 201, res.text);
+      assert.equal(res.body.payment_instruction, null, path);
+      const { rows } = await t.db.query(
+        'SELECT payment_instruction FROM collections WHERE workspace_id = $1 AND id = $2',
+        [t.demoWorkspaceId, res.body.collection_id],
+      );
+      assert.equal(rows[0].payment_instruction.type, 'redirect', path);
+      assert.equal(rows[0].payment_instruction.url, undefined, path);
+      assert.match(rows[0].payment_instruction.message, /^Ouvrez la page (Wave|Orange Money) pour payer XOF 5\s000/);
+    }
+  });
+
+  it("Senegal takes XOF in whole francs from +221 numbers; another country's number is refused", async () => {
+    const res = await post(
+      '/v1/collections/SN/rails/wave',
+      validCollection({ currency: 'XOF', amount: 100, customer: { phone_number: '+221771234567' } }),
     );
-    assert.equal(wave.status, 201, wave.text);
-    assert.equal(wave.body.payment_instruction, null);
+    assert.equal(res.status, 201, res.text);
+    assert.equal(res.body.amount, 100);
+    assertProblem(
+      await post(
+        '/v1/collections/SN/rails/wave',
+        validCollection({ currency: 'XOF', amount: 100, customer: { phone_number: '+2250701020304' } }),
+      ),
+      400,
+      'invalid_customer',
+    );
+    assertProblem(
+      await post(
+        '/v1/collections/SN/rails/wave',
+        validCollection({ currency: 'GHS', amount: 100, customer: { phone_number: '+221771234567' } }),
+      ),
+      400,
+      'invalid_currency',
+    );
   });
 
   it('stores metadata as {} when none is sent', async () => {

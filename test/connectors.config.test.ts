@@ -11,6 +11,9 @@ import { loadCatalogue, MarketCatalogue } from '../src/modules/catalogue/catalog
 import { planProviders } from '../src/modules/providers/providers.registry.js';
 import { DARAJA_FAKE_CERTIFICATE, initiatorPasswordOf } from '../fakes/mpesa-daraja.js';
 import { securityCredential } from '../src/modules/providers/mpesa-daraja/daraja.connector.js';
+import { readSecrets, WaveEntry } from '../src/modules/providers/connector-config.js';
+import { SecretBox } from '../src/platform/secret-box.js';
+import { compileBody } from '../src/platform/validation.js';
 import { DARAJA_ENTRY } from './helpers/connectors.js';
 import { npmStartArgs } from './helpers/start-command.js';
 
@@ -134,6 +137,39 @@ describe('PROVIDERS_FILE connectors', () => {
       ],
     ];
     for (const [content, message] of cases) await assert.rejects(plan(content), message);
+  });
+
+  it('a Wave entry in the documented shape is valid, and its secrets may be literals, {"env"} or {"sealed"}', () => {
+    const wave = {
+      type: 'wave',
+      name: 'wave',
+      rails: ['SN/wave', 'CI/wave'],
+      base_url: 'https://api.wave.com',
+      callback_token: 'w'.repeat(24),
+      api_key: 'wave_sn_prod_literal',
+      webhook_secret: 'wave_sn_WHS_literal',
+    };
+    const validate = compileBody(WaveEntry);
+    assert.ok(validate(wave), JSON.stringify(validate.errors));
+    for (const missing of ['api_key', 'webhook_secret']) {
+      const without: Record<string, unknown> = { ...wave };
+      delete without[missing];
+      assert.equal(validate(without), false, `without ${missing}`);
+    }
+    assert.equal(validate({ ...wave, api_key: '' }), false, 'an empty api_key');
+    assert.equal(validate({ ...wave, merchant_key: 'k' }), false, 'a field Wave has not');
+    const box = new SecretBox(Buffer.alloc(32, 7));
+    const literals: string[] = [];
+    const read = readSecrets(
+      { ...wave, webhook_secret: { env: 'WAVE_WEBHOOK_SECRET' }, signing_secret: { sealed: box.seal('signing') } },
+      WaveEntry,
+      { env: { WAVE_WEBHOOK_SECRET: 'from-env' }, box: () => box, literal: (field) => literals.push(field) },
+      'wave',
+    ) as Record<string, unknown>;
+    assert.equal(read.api_key, 'wave_sn_prod_literal');
+    assert.equal(read.webhook_secret, 'from-env');
+    assert.equal(read.signing_secret, 'signing');
+    assert.deepEqual(literals.sort(), ['api_key', 'callback_token']);
   });
 
   it('the Daraja initiator: a ready-made security_credential, or initiator_password with the certificate, never half of one or both', async () => {

@@ -13,6 +13,8 @@ const Instruction = Type.Union([
     { type: Type.Literal('bank_transfer'), bank_name: Type.String({ minLength: 1 }) },
     { additionalProperties: false },
   ),
+  // The operator gives a page (or an app link) for the payer to open: its address comes with the operator's answer.
+  Type.Object({ type: Type.Literal('redirect') }, { additionalProperties: false }),
   Type.Null(),
 ]);
 

@@ -1,6 +1,20 @@
 // The built-in market and rail catalogue. Data only: an operator replaces it with CATALOGUE_FILE.
 import type { Catalogue, Rail } from './catalogue.schema.js';
 
+/**
+ * A rail whose operator gives the payer a page to open (Wave's launch URL, which opens the Wave app on a phone; Orange
+ * Money's Web Payment page): the address comes with the operator's answer to the initiation.
+ */
+function redirectRail(name: string, expirySeconds: number): Rail {
+  return {
+    name,
+    type: 'mobile_money',
+    customer_fields: ['phone_number'],
+    expiry_seconds: expirySeconds,
+    instruction: { type: 'redirect' },
+  };
+}
+
 /** The common mobile-money rail: the payer approves a prompt on the phone within ten minutes. A fresh object each
  * time, so a copy of the catalogue can change one market's rail without touching another's. */
 function pushPromptRail(name: string): Rail {
@@ -22,7 +36,9 @@ export const DEFAULT_CATALOGUE: Catalogue = {
     RWF: { exponent: 0, min_amount: 100, max_amount: 5_000_000 },
     ZMW: { exponent: 2, min_amount: 100, max_amount: 10_000_000 },
     NGN: { exponent: 2, min_amount: 10_000, max_amount: 1_000_000_000 },
+    // The CFA francs have no minor unit: amounts are whole francs.
     XOF: { exponent: 0, min_amount: 100, max_amount: 2_000_000 },
+    XAF: { exponent: 0, min_amount: 100, max_amount: 2_000_000 },
   },
   markets: {
     KE: {
@@ -111,22 +127,19 @@ export const DEFAULT_CATALOGUE: Catalogue = {
       language: 'fr',
       phone: { country_code: '225', national_digits: 10 },
       rails: {
-        orange_money: {
-          name: 'Orange Money',
-          type: 'mobile_money',
-          customer_fields: ['phone_number'],
-          expiry_seconds: 1800,
-          instruction: { type: 'ussd_code', ussd_code: '#144*82#' },
-        },
+        orange_money: redirectRail('Orange Money', 1800),
         mtn_momo: pushPromptRail('MTN MoMo'),
-        // Wave notifies the payer in its own app and reports back later: nothing for the payer to act on here.
-        wave: {
-          name: 'Wave',
-          type: 'mobile_money',
-          customer_fields: ['phone_number'],
-          expiry_seconds: 900,
-          instruction: null,
-        },
+        wave: redirectRail('Wave', 900),
+      },
+    },
+    SN: {
+      name: 'Senegal',
+      currency: 'XOF',
+      language: 'fr',
+      phone: { country_code: '221', national_digits: 9 },
+      rails: {
+        orange_money: redirectRail('Orange Money', 1800),
+        wave: redirectRail('Wave', 900),
       },
     },
   },

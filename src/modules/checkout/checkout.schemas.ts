@@ -13,7 +13,7 @@ import {
 } from '../collections/collections.schemas.js';
 import type { Market } from '../catalogue/catalogue.schema.js';
 import type { CollectionRow } from '../collections/collections.repository.js';
-import { formatAmount } from '../collections/payment-instructions.js';
+import { apiInstruction, formatAmount, type PaymentInstruction } from '../collections/payment-instructions.js';
 import type { SessionRow } from './checkout.repository.js';
 
 export const SESSION_STATUSES = ['open', 'processing', 'complete', 'expired'] as const;
@@ -70,7 +70,8 @@ export const CreateSessionBody = component(
       market: Type.Optional(
         Type.String({
           maxLength: 8,
-          description: 'ISO 3166-1 alpha-2 market code. Optional when only one market uses the currency (XOF → CI).',
+          description:
+            'ISO 3166-1 alpha-2 market code. Optional when only one market uses the currency (KES → KE; XOF is used in CI and SN, so it needs one).',
         }),
       ),
       reference: Type.Optional(
@@ -315,7 +316,9 @@ export function toPayerView(
         : {
             rail: row.rail,
             status: attempt.status,
-            payment_instruction: attempt.payment_instruction as Collection['payment_instruction'],
+            payment_instruction: apiInstruction(
+              attempt.payment_instruction as PaymentInstruction,
+            ) as Collection['payment_instruction'],
             failure_reason: row.failure_reason as AttemptFailureReason | null,
           },
     return_url: final ? returnUrl(row) : null,

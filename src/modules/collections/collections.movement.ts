@@ -6,6 +6,7 @@ import type { Movement, Reactions } from '../lifecycle/movement.js';
 import { unsentRefunds } from '../refunds/refunds.repository.js';
 import { requestRefund } from '../refunds/refunds.movement.js';
 import { latePaymentPolicy } from '../workspaces/workspaces.repository.js';
+import { recordRedirectUrl } from './payment-instructions.js';
 import { COLLECTION_COLUMNS, lockCollection, type CollectionRow } from './collections.repository.js';
 import { failureReason, toCollectionApi, type CollectionStatus } from './collections.schemas.js';
 import { COLLECTION_NOT_WALKED, COLLECTION_TRANSITIONS, type LatePaymentAction } from './collections.states.js';
@@ -14,7 +15,8 @@ export const collectionMovement: Movement<CollectionStatus, CollectionRow, undef
   type: 'collection',
   table: 'collections',
   columns: COLLECTION_COLUMNS,
-  stepColumns: [],
+  // The instruction is written with each move: a redirect rail's gets the operator's address with its answer.
+  stepColumns: ['payment_instruction'],
   transitions: COLLECTION_TRANSITIONS,
   notWalked: COLLECTION_NOT_WALKED,
   initial: 'created',
@@ -29,6 +31,10 @@ export const collectionMovement: Movement<CollectionStatus, CollectionRow, undef
     updated_at: at,
     failure_reason: status === 'failed' ? failureReason(reason) : row.failure_reason,
   }),
+  recordAnswer(row, options) {
+    const instruction = recordRedirectUrl(row.payment_instruction, options.redirectUrl);
+    return instruction === row.payment_instruction ? row : { ...row, payment_instruction: instruction };
+  },
   toApi: (row) => toCollectionApi(row),
   postings(row, status): Posting[] {
     if (status !== 'successful' && status !== 'reversed') return [];

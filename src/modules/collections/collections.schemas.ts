@@ -3,6 +3,7 @@ import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
 import { component, DateTime, Uuid } from '../../platform/schemas.js';
 import type { CollectionRow } from './collections.repository.js';
+import { apiInstruction } from './payment-instructions.js';
 
 export const COLLECTION_STATUSES = [
   'created',
@@ -171,20 +172,46 @@ export const BankTransferInstructionSchema = component(
   ),
 );
 
+export const RedirectInstructionSchema = component(
+  'RedirectInstruction',
+  Type.Object(
+    {
+      type: Type.Literal('redirect', {
+        description: "The payer opens the operator's page and confirms there (Wave, Orange Money Web Payment).",
+      }),
+      url: Type.String({
+        format: 'uri',
+        description:
+          "The operator's page for this payment: Wave's launch URL (on a phone it opens the Wave app), or Orange Money's payment page. Show it as a link or button; it is only good until the collection expires.",
+      }),
+      message: instructionMessage,
+    },
+    {
+      additionalProperties: false,
+      description:
+        "A page of the operator the payer opens to pay. Its address comes with the operator's answer: until then (status created) the collection's instruction is null.",
+    },
+  ),
+);
+
 /** Each variant by its `type`: generated clients get one named type per variant and narrow on `type`. */
 export const PaymentInstructionSchema = component(
   'PaymentInstruction',
-  Type.Union([PushPromptInstructionSchema, UssdCodeInstructionSchema, BankTransferInstructionSchema], {
-    description: 'How the payer completes the payment, by its `type`.',
-    discriminator: {
-      propertyName: 'type',
-      mapping: {
-        push_prompt: '#/components/schemas/PushPromptInstruction',
-        ussd_code: '#/components/schemas/UssdCodeInstruction',
-        bank_transfer: '#/components/schemas/BankTransferInstruction',
+  Type.Union(
+    [PushPromptInstructionSchema, UssdCodeInstructionSchema, BankTransferInstructionSchema, RedirectInstructionSchema],
+    {
+      description: 'How the payer completes the payment, by its `type`.',
+      discriminator: {
+        propertyName: 'type',
+        mapping: {
+          push_prompt: '#/components/schemas/PushPromptInstruction',
+          ussd_code: '#/components/schemas/UssdCodeInstruction',
+          bank_transfer: '#/components/schemas/BankTransferInstruction',
+          redirect: '#/components/schemas/RedirectInstruction',
+        },
       },
     },
-  }),
+  ),
 );
 
 /** A collection's (or checkout attempt's) instruction, null when the rail is purely asynchronous. */
@@ -272,7 +299,7 @@ export function toCollectionApi(row: CollectionRow): Collection {
     status: row.status,
     customer: row.customer,
     metadata: row.metadata,
-    payment_instruction: row.payment_instruction as Collection['payment_instruction'],
+    payment_instruction: apiInstruction(row.payment_instruction) as Collection['payment_instruction'],
     failure_reason: row.failure_reason as Collection['failure_reason'],
     provider_receipt: row.provider_receipt,
     created_at: row.created_at.toISOString(),

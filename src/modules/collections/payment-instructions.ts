@@ -1,4 +1,6 @@
-// What the payer must do, by the rail's instruction type in the catalogue; null for asynchronous rails.
+// What the payer must do, by the rail's instruction type in the catalogue; null for asynchronous rails. A redirect
+// rail's instruction is stored at create without its address, which the operator gives in answer to the initiation
+// (recordRedirectUrl); until then the API shows null.
 import { createHash } from 'node:crypto';
 import { maskPhone } from '../../platform/logging.js';
 import type { Market, Rail } from '../catalogue/catalogue.schema.js';
@@ -63,6 +65,13 @@ export function paymentInstruction(
           ? `Composez ${instruction.ussd_code} depuis le ${phone} et suivez les instructions pour payer ${amount}.`
           : `Dial ${instruction.ussd_code} from ${phone} and follow the prompts to pay ${amount}.`,
       };
+    case 'redirect':
+      return {
+        type: 'redirect',
+        message: fr
+          ? `Ouvrez la page ${rail.name} pour payer ${amount}. Sur un téléphone, elle s'ouvre dans l'application ${rail.name}.`
+          : `Open the ${rail.name} page to pay ${amount}. On a phone it opens in the ${rail.name} app.`,
+      };
     case 'bank_transfer': {
       const account = virtualAccountNumber(c.id);
       return {
@@ -76,4 +85,19 @@ export function paymentInstruction(
       };
     }
   }
+}
+
+/**
+ * The stored instruction with the address the operator gave for the payer to open, when it is a redirect that has
+ * none yet; otherwise the same object (the first address given stays).
+ */
+export function recordRedirectUrl(instruction: PaymentInstruction, url: string | undefined): PaymentInstruction {
+  if (url === undefined || instruction?.type !== 'redirect' || instruction.url !== undefined) return instruction;
+  return { ...instruction, url };
+}
+
+/** The instruction as the API shows it: a redirect whose address the operator has not given yet is null. */
+export function apiInstruction(instruction: PaymentInstruction): PaymentInstruction {
+  if (instruction?.type === 'redirect' && instruction.url === undefined) return null;
+  return instruction;
 }

@@ -42,8 +42,16 @@ function sameReference(row: MovingRow, reference: string | undefined): boolean {
   return reference === undefined || row.provider_reference === null || row.provider_reference === reference;
 }
 
-/** The row with the provider's reference and receipt recorded where it had none yet (the first one given wins). */
-function withReference<R extends MovingRow>(row: R, options: MoveOptions): R {
+/**
+ * The row with the provider's reference and receipt recorded where it had none yet (the first one given wins), and
+ * what else the movement records of a provider's answer.
+ */
+function withReference<R extends MovingRow>(m: AnyMovement, row: R, options: MoveOptions): R {
+  const recorded = withIds(row, options);
+  return m.recordAnswer ? (m.recordAnswer(recorded, options) as R) : recorded;
+}
+
+function withIds<R extends MovingRow>(row: R, options: MoveOptions): R {
   const reference = row.provider_reference === null ? options.providerReference : undefined;
   const receipt = row.provider_receipt === null ? options.receipt : undefined;
   if (reference === undefined && receipt === undefined) return row;
@@ -143,7 +151,7 @@ export class Lifecycle implements Reactions {
       return { done: { outcome: 'refused', row: current, from, refusedFor: 'amount' } };
     }
     const route = plan(m.transitions, from, to, m.notWalked);
-    if (route.kind === 'steps') return { row: withReference(current, options), steps: route.steps };
+    if (route.kind === 'steps') return { row: withReference(m, current, options), steps: route.steps };
     if (route.kind === 'refused') {
       const moneyMoved = (m.moneyMoved as string[]).includes(to);
       this.log[moneyMoved ? 'error' : 'warn'](
@@ -152,7 +160,7 @@ export class Lifecycle implements Reactions {
       );
       return { done: { outcome: 'refused', row: current, from, refusedFor: 'transition' } };
     }
-    const row = withReference(current, options);
+    const row = withReference(m, current, options);
     if (row !== current) await saveStatus(tx, m, row);
     return { done: { outcome: 'duplicate', row, from } };
   }

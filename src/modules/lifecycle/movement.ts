@@ -64,6 +64,11 @@ export interface Movement<S extends string, R extends MovingRow<S>, C> {
   step(row: R, status: S, at: Date, reason: string | undefined): R;
   /** The event's `data`: the object as the API shows it. */
   toApi(row: R, context: C): unknown;
+  /**
+   * What else a provider's answer records on the row, as the reference and receipt are recorded (a collection's
+   * redirect address); the same row when there is nothing new. Its columns are among `stepColumns`.
+   */
+  recordAnswer?(row: R, options: MoveOptions): R;
   /** The ledger postings of a step to `status` (none for most). */
   postings(row: R, status: S): Posting[];
   /** Reads the row locked for the transaction, with what its events need; in the lock order its creation takes. */
@@ -118,6 +123,8 @@ export interface MoveOptions {
   receipt?: string | undefined;
   /** The amount the operator says moved (major units, as it wrote it), when it says: a move for another amount than the row's is refused. */
   amount?: string | undefined;
+  /** The operator's page for the payer (a collection on a redirect rail), recorded in its instruction if none is recorded yet. */
+  redirectUrl?: string | undefined;
 }
 
 /** Any description, as the engine holds them. */

@@ -254,6 +254,7 @@ export class ProviderNotices {
       providerReference: notice.reference,
       receipt: notice.receipt,
       amount: notice.amount,
+      redirectUrl: notice.redirectUrl,
     };
     const m = MOVEMENTS[notice.objectType];
     if (!(m.reported as readonly string[]).includes(notice.status))

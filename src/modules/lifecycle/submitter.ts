@@ -37,6 +37,7 @@ function ackOptions(providerName: string, ack: ProviderAck): MoveOptions {
     reason: ack.reason,
     providerReference: ack.reference,
     receipt: ack.receipt,
+    redirectUrl: ack.redirectUrl,
   };
 }
 
@@ -245,6 +246,7 @@ export class Submitter {
       reason: answer.reason,
       providerReference: answer.reference,
       receipt: answer.receipt,
+      redirectUrl: answer.redirectUrl,
     });
     return true;
   }

@@ -177,3 +177,27 @@ export interface ConnectorKind<S extends ConnectorCommon = ConnectorCommon> {
   check?(settings: S, callbackBase: string): string | undefined;
   create(settings: S, deps: ConnectorDeps): OperatorConnector;
 }
+
+/**
+ * A Wave Business connector (docs/connectors/wave.md): one API key, bound by Wave to one business wallet, with the
+ * Checkout API and, for payouts, the Payout API enabled on it; and the secret of the webhook registered in Wave's
+ * Business Portal with the signing-secret strategy.
+ */
+export const WaveEntry = connectorEntry('wave', {
+  api_key: Secret("The API key from Wave's Business Portal (Authorization: Bearer)."),
+  webhook_secret: Secret(
+    "The webhook's secret shown by the Business Portal when the webhook was registered (the Wave-Signature strategy).",
+  ),
+  signing_secret: Type.Optional(
+    Secret(
+      "The key's request-signing secret, when request signing was enabled for the key in the Business Portal: every call then carries Wave-Signature.",
+    ),
+  ),
+});
+
+export interface WaveSettings extends ConnectorCommon {
+  type: 'wave';
+  api_key: string;
+  webhook_secret: string;
+  signing_secret?: string | undefined;
+}

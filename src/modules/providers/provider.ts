@@ -50,6 +50,11 @@ export interface ProviderAck {
   status: 'pending' | 'failed' | 'successful';
   reason?: string | undefined;
   receipt?: string | undefined;
+  /**
+   * For a collection on a redirect rail: the operator's page the payer opens (Wave's launch URL, Orange Money's
+   * payment page), which becomes the collection's `payment_instruction`.
+   */
+  redirectUrl?: string | undefined;
 }
 
 export const NOTICE_OBJECT_TYPES = ['collection', 'refund', 'payout'] as const;
@@ -73,6 +78,8 @@ export interface ProviderNotice {
    * says. A notice for another amount than ours is never applied.
    */
   amount?: string | undefined;
+  /** For a collection on a redirect rail, the operator's page for the payer, when the operator's answer gives it. */
+  redirectUrl?: string | undefined;
 }
 
 /** A provider's view of one operation, as its status query answers it. */

@@ -2487,7 +2487,7 @@ export interface components {
             currency: string;
             /** @description Where the payer is sent when the session is complete (and offered a link when it expires), with `session_id` and `status` added to its query. An absolute http(s) URL (https in production) without user name or password; otherwise 400 `invalid_redirect_url`. */
             redirect_url: string;
-            /** @description ISO 3166-1 alpha-2 market code. Optional when only one market uses the currency (XOF → CI). */
+            /** @description ISO 3166-1 alpha-2 market code. Optional when only one market uses the currency (KES → KE; XOF is used in CI and SN, so it needs one). */
             market?: string;
             /** @description Your reconciliation reference; each attempt's collection carries it (default: the session id). */
             reference?: string;
@@ -3047,7 +3047,7 @@ export interface components {
             next_cursor: components["schemas"]["NextCursor"];
         };
         /** @description How the payer completes the payment, by its `type`. */
-        PaymentInstruction: components["schemas"]["PushPromptInstruction"] | components["schemas"]["UssdCodeInstruction"] | components["schemas"]["BankTransferInstruction"];
+        PaymentInstruction: components["schemas"]["PushPromptInstruction"] | components["schemas"]["UssdCodeInstruction"] | components["schemas"]["BankTransferInstruction"] | components["schemas"]["RedirectInstruction"];
         /** @description A payout to a beneficiary, reserved from your balance when committed. */
         Payout: {
             /** @description Identifier of the payout transaction. */
@@ -3257,6 +3257,21 @@ export interface components {
              */
             timestamp: string;
             data: components["schemas"]["ReconciliationMismatch"];
+        };
+        /** @description A page of the operator the payer opens to pay. Its address comes with the operator's answer: until then (status created) the collection's instruction is null. */
+        RedirectInstruction: {
+            /**
+             * @description The payer opens the operator's page and confirms there (Wave, Orange Money Web Payment).
+             * @enum {string}
+             */
+            type: "redirect";
+            /**
+             * Format: uri
+             * @description The operator's page for this payment: Wave's launch URL (on a phone it opens the Wave app), or Orange Money's payment page. Show it as a link or button; it is only good until the collection expires.
+             */
+            url: string;
+            /** @description What to tell the payer. */
+            message: string;
         };
         /** @description A full refund of a successful collection. */
         Refund: {
