@@ -84,6 +84,7 @@ const webpayments = (id: string) =>
 describe('Orange Money collections', () => {
   it('a payment on Orange’s page reaches successful, the notification confirmed by the status call, its txnid kept', async () => {
     const p = payer();
+    const created = performance.now();
     const { id, url, session } = await opened(p.e164);
     const sent = webpayments(id);
     assert.equal(sent.length, 1);
@@ -110,7 +111,9 @@ describe('Orange Money collections', () => {
     const start = performance.now();
     assert.equal((await fake.payerSubmits(url, 'pay', p.national)).location, 'https://shop.example.com/merci');
     const done = await waitStatus(t, t.demoToken, 'collection', id, 'successful');
-    process.stdout.write(`# Orange: paid on the page → successful, notification on time: ${since(start)} ms\n`);
+    process.stdout.write(
+      `# Orange: create → successful ${since(created)} ms (paid on the page → successful ${since(start)} ms), notification on time\n`,
+    );
     assert.match(done.provider_receipt, /^MP[0-9]{6}\.[0-9]{4}\.[A-Z0-9]{6}$/);
     assert.equal(done.provider_receipt, session.txnid);
     assert.equal(delivered(session).length, 1);
@@ -155,13 +158,14 @@ describe('Orange Money collections', () => {
 
   it('a lost notification: the collection still completes, by the status call of the poll', async () => {
     const p = payer();
+    const created = performance.now();
     const { id, url, session } = await opened(p.e164);
     fake.callbacksPlan({ drop: 1 });
     const start = performance.now();
     await fake.payerSubmits(url, 'pay', p.national);
     const done = await waitStatus(t, t.demoToken, 'collection', id, 'successful');
     process.stdout.write(
-      `# Orange: paid → successful with the notification lost (poll every 1 s): ${since(start)} ms\n`,
+      `# Orange: create → successful ${since(created)} ms (paid → successful ${since(start)} ms), notification lost (poll every 1 s)\n`,
     );
     assert.equal(done.provider_receipt, session.txnid);
     // The mechanism: this session's notification was the one dropped, none reached us, and its status was called.
