@@ -15,6 +15,9 @@ CREATE TABLE orange_webpayments (
   payment_url       text NOT NULL,
   notif_token_hash  bytea NOT NULL,
   created_at        timestamptz NOT NULL,
-  PRIMARY KEY (provider, pay_token)
+  -- Keyed with the workspace first, so the table distributes by it (docs/operations.md, "The schema on Citus").
+  PRIMARY KEY (workspace_id, provider, pay_token)
 );
 CREATE INDEX orange_webpayments_collection ON orange_webpayments (provider, collection_id, created_at);
+-- The purge's range scan (sessions are kept ORANGE_WEBPAYMENT_RETENTION_SECONDS).
+CREATE INDEX orange_webpayments_created ON orange_webpayments (created_at);

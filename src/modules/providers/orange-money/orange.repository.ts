@@ -23,7 +23,7 @@ export async function recordWebpayment(
   await db.query(
     `INSERT INTO orange_webpayments (workspace_id, provider, collection_id, order_id, amount, pay_token, payment_url, notif_token_hash, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now())
-     ON CONFLICT (provider, pay_token) DO NOTHING`,
+     ON CONFLICT (workspace_id, provider, pay_token) DO NOTHING`,
     [
       workspaceId,
       provider,
@@ -80,4 +80,18 @@ export async function latestWebpayment(
     [provider, collectionId],
   );
   return res.rows[0];
+}
+
+/**
+ * Forgets up to `limit` sessions opened more than `olderThanSeconds` ago, oldest first by the
+ * `orange_webpayments_created` index; returns how many. Maintenance: spans workspaces.
+ */
+export async function purgeOldWebpayments(db: Queryable, olderThanSeconds: number, limit: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM orange_webpayments WHERE ctid = ANY(ARRAY(
+       SELECT ctid FROM orange_webpayments WHERE created_at < now() - make_interval(secs => $1)
+       ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED))`,
+    [olderThanSeconds, limit],
+  );
+  return rowCount ?? 0;
 }
