@@ -218,7 +218,10 @@ export class OrangeConnector implements OperatorConnector {
     return { reference: undefined, status: 'failed', reason: 'provider_refused' };
   }
 
-  /** Orange's Web Payment API has no refund call; the catalogue turns refunds off for orange_money, so none gets here. */
+  /**
+   * Orange's Web Payment API has no refund call. The catalogue turns refunds off for orange_money, so only the system
+   * refund of a late payment (workspace policy `refund`) gets here: it fails, and the payment stays credited.
+   */
   initiateRefund(): Promise<ProviderAck> {
     return this.unsupported('refund');
   }
