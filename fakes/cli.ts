@@ -1,4 +1,4 @@
-// `npm run fake -- mpesa_daraja|mtn_momo|airtel_money|wave [--port N] [--providers-file FILE] [--callback-url URL] [--act-after-ms N]`:
+// `npm run fake -- mpesa_daraja|mtn_momo|airtel_money|wave|orange_money [--port N] [--providers-file FILE] [--callback-url URL] [--act-after-ms N]`:
 // starts one operator fake on loopback and prints (or writes to FILE) the PROVIDERS_FILE that points a connector at
 // it. Faults are injected with POST /__fake/control (see docs/connectors/README.md).
 import { writeFileSync } from 'node:fs';
@@ -14,6 +14,7 @@ import {
 } from './mpesa-daraja.js';
 import { MomoFake } from './mtn-momo.js';
 import { WaveFake } from './wave.js';
+import { OrangeFake } from './orange-money.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -104,10 +105,26 @@ switch (type) {
       return_url: 'https://shop.example/thanks',
     });
     break;
+  case 'orange_money':
+    fake = new OrangeFake({ port, actAfterMs, log });
+    entry = (url) => ({
+      type,
+      name: 'orange',
+      rails: ['CI/orange_money'],
+      base_url: url,
+      // The fake's notif_url must stay within Orange's 120 characters: a short callback_token.
+      callback_token: 'fake-callback-token',
+      client_id: 'fake-client-id',
+      client_secret: 'fake-client-secret',
+      merchant_key: 'fake-merchant-key',
+      country: 'CI',
+      currency: 'XOF',
+    });
+    break;
   case undefined:
   default:
     process.stderr.write(
-      'usage: npm run fake -- mpesa_daraja|mtn_momo|airtel_money|wave [--port N] [--providers-file FILE] [--callback-url URL] [--act-after-ms N]\n',
+      'usage: npm run fake -- mpesa_daraja|mtn_momo|airtel_money|wave|orange_money [--port N] [--providers-file FILE] [--callback-url URL] [--act-after-ms N]\n',
     );
     process.exit(2);
 }

@@ -112,6 +112,7 @@ export function compose(deps: CompositionDeps): Services {
   const risk = new RiskService(db, idempotency, cursors);
   const refunds = new RefundsService(
     db,
+    deps.catalogue,
     idempotency,
     cursors,
     (tx, workspaceId, refundId) => risk.afterRefundRequested(tx, workspaceId, refundId),

@@ -15,6 +15,7 @@ import type { PurgeResult } from '../src/platform/purge.js';
 import { startWorkers } from '../src/workers/index.js';
 import {
   purgeConnectorQueries,
+  purgeOrangeWebpayments,
   purgeOutbox,
   purgeProviderNotices,
   purgeWebhookDeliveries,
@@ -272,6 +273,22 @@ describe('purges', () => {
       (await t.db.query('SELECT query_id FROM connector_queries WHERE workspace_id = $1', [ws.id])).rows,
       [{ query_id: 'AG_new' }],
     );
+  });
+
+  it('Orange Money sessions go 30 days after they were opened; younger ones stay', async () => {
+    const ws = await createWorkspace(t, 'retention-orange');
+    await t.db.query(
+      `INSERT INTO orange_webpayments (workspace_id, provider, collection_id, order_id, amount, pay_token, payment_url, notif_token_hash, created_at)
+       VALUES ($1, 'orange', $2, 'o1', 1500, 'old', 'https://p.example/old', '\\x00', now() - interval '31 days'),
+              ($1, 'orange', $2, 'o2', 1500, 'new', 'https://p.example/new', '\\x00', now() - interval '29 days')`,
+      [ws.id, randomUUID()],
+    );
+    assert.deepEqual(await purgeOrangeWebpayments(t.db, 1000), { deleted: 1, batches: 1 });
+    assert.deepEqual(
+      (await t.db.query('SELECT pay_token FROM orange_webpayments WHERE workspace_id = $1', [ws.id])).rows,
+      [{ pay_token: 'new' }],
+    );
+    await t.db.query('DELETE FROM orange_webpayments WHERE workspace_id = $1', [ws.id]);
   });
 });
 

@@ -44,6 +44,7 @@ export const ERROR_CODES = {
   rate_source_unavailable: { status: 422, title: 'Rate source unavailable' },
   deposit_address_unknown: { status: 422, title: 'Deposit address unknown' },
   route_unavailable: { status: 422, title: 'Route unavailable' },
+  operation_not_supported: { status: 422, title: 'Operation not offered on this rail' },
   route_mismatch: { status: 422, title: 'Route does not fit the beneficiary' },
   beneficiary_inactive: { status: 422, title: 'Beneficiary inactive' },
   rate_unavailable: { status: 422, title: 'No current rate' },

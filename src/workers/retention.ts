@@ -8,6 +8,7 @@ import { purgeIdleSessions } from '../modules/dashboard/dashboard.repository.js'
 import { IDLE_LIMIT_MS } from '../modules/dashboard/sessions.js';
 import { purgeNotices } from '../modules/lifecycle/notices.repository.js';
 import { purgeOldQueries } from '../modules/providers/mpesa-daraja/daraja.repository.js';
+import { purgeOldWebpayments } from '../modules/providers/orange-money/orange.repository.js';
 import { purgeFinishedDeliveries, purgePublishedOutbox } from '../modules/webhooks/relay.repository.js';
 import type { IdempotencyEngine } from '../platform/idempotency.js';
 import { deleteInBatches, type PurgeResult } from '../platform/purge.js';
@@ -18,6 +19,11 @@ const DAY_SECONDS = 86_400;
 export const OUTBOX_RETENTION_SECONDS = DAY_SECONDS;
 /** Daraja status queries never answered (it repeats no callback) are forgotten after a day; the sweeps ask again. */
 export const CONNECTOR_QUERY_RETENTION_SECONDS = DAY_SECONDS;
+/**
+ * Orange Money sessions are asked about while their collection is open, and after its expiry for a late payment: kept
+ * 30 days, past the longest expiry a rail may have (7 days).
+ */
+export const ORANGE_WEBPAYMENT_RETENTION_SECONDS = 30 * DAY_SECONDS;
 
 /** Finished deliveries (succeeded or failed) older than the retention, with their attempts; never pending ones. */
 export async function purgeWebhookDeliveries(
@@ -45,6 +51,10 @@ export function purgeOutbox(db: Db, batchSize: number): Promise<PurgeResult> {
 
 export function purgeConnectorQueries(db: Db, batchSize: number): Promise<PurgeResult> {
   return deleteInBatches(batchSize, (limit) => purgeOldQueries(db, CONNECTOR_QUERY_RETENTION_SECONDS, limit));
+}
+
+export function purgeOrangeWebpayments(db: Db, batchSize: number): Promise<PurgeResult> {
+  return deleteInBatches(batchSize, (limit) => purgeOldWebpayments(db, ORANGE_WEBPAYMENT_RETENTION_SECONDS, limit));
 }
 
 /** Dashboard sessions past their idle limit: they can no longer be used. */
@@ -78,6 +88,7 @@ export function retentionPurges(
     { name: 'idempotency-purge', run: () => idempotency.purgeExpired(batch) },
     { name: 'outbox-purge', run: () => purgeOutbox(db, batch) },
     { name: 'connector-queries-purge', run: () => purgeConnectorQueries(db, batch) },
+    { name: 'orange-webpayments-purge', run: () => purgeOrangeWebpayments(db, batch) },
     { name: 'dashboard-sessions-purge', run: () => purgeDashboardSessions(db, batch) },
     {
       name: 'webhook-deliveries-purge',

@@ -25,6 +25,11 @@ export const RailSchema = Type.Object(
     customer_fields: Type.Array(CustomerField),
     expiry_seconds: Type.Integer({ minimum: 1, maximum: 7 * 86_400 }),
     instruction: Instruction,
+    // Off for a rail whose operator's API has no such call (Orange Money's Web Payment): refused with a 422, never faked.
+    refunds: Type.Optional(
+      Type.Boolean({ description: 'Whether collections on this rail can be refunded (default true).' }),
+    ),
+    payouts: Type.Optional(Type.Boolean({ description: 'Whether payouts can be made over this rail (default true).' })),
   },
   { additionalProperties: false },
 );

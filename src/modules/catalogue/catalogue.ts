@@ -92,6 +92,21 @@ export class MarketCatalogue {
     return rail;
   }
 
+  /**
+   * Refuses a refund or payout on a rail the catalogue turns it off for (its operator's API has no such call): 422
+   * `operation_not_supported` naming the rail. Rails offer both unless they say otherwise.
+   */
+  requireCapability(marketCode: string, railCode: string, capability: 'refunds' | 'payouts'): void {
+    const market = this.market(marketCode);
+    const rail = market === undefined ? undefined : this.rail(market, railCode);
+    if (rail?.[capability] !== false) return;
+    throw new ApiError(
+      'operation_not_supported',
+      `${rail.name} (${marketCode}/${railCode}) offers no ${capability}: its operator's API has no ${capability === 'refunds' ? 'refund' : 'payout'} call.`,
+      capability === 'payouts' ? { errors: [{ field: 'rail', message: `offers no payouts in ${marketCode}` }] } : {},
+    );
+  }
+
   currency(code: string): CurrencyRules | undefined {
     return Object.hasOwn(this.data.currencies, code) ? this.data.currencies[code] : undefined;
   }

@@ -15,6 +15,11 @@ function redirectRail(name: string, expirySeconds: number): Rail {
   };
 }
 
+/** Orange Money Web Payment: a payment page, and no refund or payout call in Orange's API. */
+function orangeMoneyRail(): Rail {
+  return { ...redirectRail('Orange Money', 1800), refunds: false, payouts: false };
+}
+
 /** The common mobile-money rail: the payer approves a prompt on the phone within ten minutes. A fresh object each
  * time, so a copy of the catalogue can change one market's rail without touching another's. */
 function pushPromptRail(name: string): Rail {
@@ -127,7 +132,7 @@ export const DEFAULT_CATALOGUE: Catalogue = {
       language: 'fr',
       phone: { country_code: '225', national_digits: 10 },
       rails: {
-        orange_money: redirectRail('Orange Money', 1800),
+        orange_money: orangeMoneyRail(),
         mtn_momo: pushPromptRail('MTN MoMo'),
         wave: redirectRail('Wave', 900),
       },
@@ -138,7 +143,7 @@ export const DEFAULT_CATALOGUE: Catalogue = {
       language: 'fr',
       phone: { country_code: '221', national_digits: 9 },
       rails: {
-        orange_money: redirectRail('Orange Money', 1800),
+        orange_money: orangeMoneyRail(),
         wave: redirectRail('Wave', 900),
       },
     },

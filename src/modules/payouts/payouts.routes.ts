@@ -75,7 +75,8 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
         summary: 'Add an offramp route',
         description:
           'Liquidity providers and the admin keep the routes. `source` is an asset (converted at the current rate when a payout is committed) ' +
-          "or the market's currency (paid from that balance). An Idempotency-Key is honoured.",
+          "or the market's currency (paid from that balance). A rail that offers no payouts (Orange Money): 422 `operation_not_supported`. " +
+          'An Idempotency-Key is honoured.',
         body: CreateRouteBody,
         headers: OptionalIdempotencyKey,
         response: {
@@ -84,6 +85,7 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
             ...BEARER_PROBLEMS,
             ...IDEMPOTENCY_PROBLEMS,
             400: [...BODY_PROBLEMS, 'invalid_market', 'invalid_rail', 'invalid_currency'],
+            422: [...IDEMPOTENCY_PROBLEMS[422], 'operation_not_supported'],
           }),
         },
       },
@@ -134,7 +136,7 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
           "an asset (rounded down), less the route's fee; the recipient gets `amount` of the answer. The source amount is reserved from your " +
           'available balance at once; more than is available: 422 `insufficient_balance`. An inactive beneficiary: 422 `beneficiary_inactive`; ' +
           "an unknown or inactive route: 422 `route_unavailable`; a route of another market or rail than the beneficiary's: 422 `route_mismatch`; " +
-          "outside the route's limits: 422 `amount_out_of_range`; no current rate: 422 `rate_unavailable`. In the sandbox the payout is simulated " +
+          "outside the route's limits: 422 `amount_out_of_range`; a route over a rail that no longer offers payouts: 422 `operation_not_supported`; no current rate: 422 `rate_unavailable`. In the sandbox the payout is simulated " +
           "(the beneficiary's number or account ending 0001: declined, 0002: invalid account, 0005: stays pending); no real money moves.",
         headers: RequiredIdempotencyKey,
         body: CommitBody,
@@ -148,6 +150,7 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
             422: [
               ...REQUIRED_IDEMPOTENCY_PROBLEMS[422],
               'insufficient_balance',
+              'operation_not_supported',
               'beneficiary_inactive',
               'route_unavailable',
               'route_mismatch',

@@ -61,6 +61,7 @@ export class PayoutsService {
   ): Promise<IdempotentResult> {
     const market = this.catalogue.marketField(body.market);
     this.catalogue.railField(market, body.market, body.rail);
+    this.catalogue.requireCapability(body.market, body.rail, 'payouts');
     if (body.source !== market.currency && !isAsset(body.source)) {
       throw new ApiError(
         'invalid_currency',
@@ -150,6 +151,8 @@ export class PayoutsService {
           },
         );
       }
+      // A route made before the catalogue turned payouts off for its rail.
+      this.catalogue.requireCapability(route.market, route.rail, 'payouts');
       const beneficiary = await repo.shareBeneficiary(tx, workspaceId, body.beneficiary_id);
       if (!beneficiary)
         throw new ApiError('not_found', 'No beneficiary with that id exists in this workspace.', {

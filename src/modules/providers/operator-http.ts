@@ -24,6 +24,8 @@ export interface OperatorCall {
   url: string;
   headers: Record<string, string>;
   body?: unknown;
+  /** A form body (application/x-www-form-urlencoded) in place of JSON: Orange's token endpoint takes only that. */
+  form?: Record<string, string>;
   timeoutMs: number;
 }
 
@@ -31,13 +33,20 @@ export interface OperatorCall {
 export async function callOperator(operator: string, call: OperatorCall): Promise<OperatorResponse> {
   const headers: Record<string, string> = { accept: 'application/json', ...call.headers };
   if (call.body !== undefined) headers['content-type'] = 'application/json';
+  if (call.form !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
+  const body =
+    call.form !== undefined
+      ? new URLSearchParams(call.form).toString()
+      : call.body === undefined
+        ? null
+        : JSON.stringify(call.body);
   let res: Response;
   let text: string;
   try {
     res = await fetch(call.url, {
       method: call.method,
       headers,
-      body: call.body === undefined ? null : JSON.stringify(call.body),
+      body,
       signal: AbortSignal.timeout(call.timeoutMs),
       redirect: 'error',
     });

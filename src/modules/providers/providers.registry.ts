@@ -22,6 +22,7 @@ import {
 import { GatewayEntry, HttpGatewayProvider, type GatewayPlan } from './http-gateway.provider.js';
 import { MPESA_DARAJA } from './mpesa-daraja/daraja.connector.js';
 import { MTN_MOMO } from './mtn-momo/momo.connector.js';
+import { ORANGE_MONEY } from './orange-money/orange.connector.js';
 import { isConnector, type OperatorConnector, type ProviderLookup, type RailProvider } from './provider.js';
 import { SANDBOX_PROVIDER, SandboxProvider } from './sandbox.provider.js';
 import { WAVE } from './wave/wave.connector.js';
@@ -32,6 +33,7 @@ const CONNECTOR_KINDS: Record<string, ConnectorKind> = {
   [MTN_MOMO.type]: MTN_MOMO,
   [AIRTEL_MONEY.type]: AIRTEL_MONEY,
   [WAVE.type]: WAVE,
+  [ORANGE_MONEY.type]: ORANGE_MONEY,
 };
 
 /** The file's outline; each connector entry is then checked against its own kind's schema. */

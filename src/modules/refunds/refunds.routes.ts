@@ -33,7 +33,7 @@ export function refundsRoutes(app: App, service: RefundsService): void {
           'Refunds a `successful` collection in full. Requires an Idempotency-Key. 201 with the refund, status `requested` and ' +
           '`resolved_at` `{}`; it then moves to `pending` and to `successful` (the collection becomes `refunded`) or `failed` ' +
           '(a new refund may then be requested). A collection in any other status: 409 `collection_not_refundable`; a refund ' +
-          "of it still requested or pending: 409 `refund_in_progress`; an amount other than the collection's: 422 `refund_amount_mismatch`.",
+          "of it still requested or pending: 409 `refund_in_progress`; an amount other than the collection's: 422 `refund_amount_mismatch`; a collection on a rail that offers no refunds (Orange Money): 422 `operation_not_supported`.",
         params: CollectionIdParams,
         headers: RequiredIdempotencyKey,
         body: CreateRefundBody,
@@ -44,7 +44,12 @@ export function refundsRoutes(app: App, service: RefundsService): void {
             400: [...BODY_PROBLEMS],
             404: ['not_found'],
             409: [...IDEMPOTENCY_PROBLEMS[409], 'collection_not_refundable', 'refund_in_progress'],
-            422: [...REQUIRED_IDEMPOTENCY_PROBLEMS[422], 'refund_amount_mismatch', 'insufficient_balance'],
+            422: [
+              ...REQUIRED_IDEMPOTENCY_PROBLEMS[422],
+              'refund_amount_mismatch',
+              'insufficient_balance',
+              'operation_not_supported',
+            ],
           }),
         },
       },

@@ -5,6 +5,7 @@ import { ApiError, notFound } from '../../platform/errors.js';
 import type { IdempotencyEngine, IdempotentResult } from '../../platform/idempotency.js';
 import { isUuid } from '../../platform/ids.js';
 import { type CursorCodec, type Page } from '../../platform/pagination.js';
+import type { MarketCatalogue } from '../catalogue/catalogue.js';
 import * as collections from '../collections/collections.repository.js';
 import { lockAvailable } from '../ledger/ledger.repository.js';
 import type { AfterCommit } from '../../platform/after-commit.js';
@@ -15,6 +16,8 @@ import { toRefundApi, type CreateRefundBody, type ListRefundsQuery, type Refund 
 export class RefundsService {
   constructor(
     private readonly db: Db,
+    /** The rails, and whether each offers refunds. */
+    private readonly catalogue: MarketCatalogue,
     private readonly idempotency: IdempotencyEngine,
     private readonly cursors: CursorCodec,
     /** Runs in the request's transaction once the refund is written (the risk rules look at the pace of refunds). */
@@ -38,6 +41,7 @@ export class RefundsService {
         ? await collections.lockCollection(tx, workspaceId, collectionId)
         : undefined;
       if (!collection) throw notFound('collection');
+      this.catalogue.requireCapability(collection.market, collection.rail, 'refunds');
       if (collection.status !== 'successful') {
         throw new ApiError(
           'collection_not_refundable',

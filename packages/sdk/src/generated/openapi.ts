@@ -439,7 +439,7 @@ export interface paths {
         put?: never;
         /**
          * Refund a collection (full refunds only)
-         * @description Refunds a `successful` collection in full. Requires an Idempotency-Key. 201 with the refund, status `requested` and `resolved_at` `{}`; it then moves to `pending` and to `successful` (the collection becomes `refunded`) or `failed` (a new refund may then be requested). A collection in any other status: 409 `collection_not_refundable`; a refund of it still requested or pending: 409 `refund_in_progress`; an amount other than the collection's: 422 `refund_amount_mismatch`.
+         * @description Refunds a `successful` collection in full. Requires an Idempotency-Key. 201 with the refund, status `requested` and `resolved_at` `{}`; it then moves to `pending` and to `successful` (the collection becomes `refunded`) or `failed` (a new refund may then be requested). A collection in any other status: 409 `collection_not_refundable`; a refund of it still requested or pending: 409 `refund_in_progress`; an amount other than the collection's: 422 `refund_amount_mismatch`; a collection on a rail that offers no refunds (Orange Money): 422 `operation_not_supported`.
          *
          *     Tokens of audience `integrator` may call this; any other audience gets 403 `forbidden`.
          */
@@ -989,7 +989,7 @@ export interface paths {
         put?: never;
         /**
          * Add an offramp route
-         * @description Liquidity providers and the admin keep the routes. `source` is an asset (converted at the current rate when a payout is committed) or the market's currency (paid from that balance). An Idempotency-Key is honoured.
+         * @description Liquidity providers and the admin keep the routes. `source` is an asset (converted at the current rate when a payout is committed) or the market's currency (paid from that balance). A rail that offers no payouts (Orange Money): 422 `operation_not_supported`. An Idempotency-Key is honoured.
          *
          *     Tokens of audience `liquidity_provider`, `admin` may call this; any other audience gets 403 `forbidden`.
          */
@@ -1039,7 +1039,7 @@ export interface paths {
         put?: never;
         /**
          * Commit a payout transaction
-         * @description Requires an Idempotency-Key (422 `idempotency_key_missing` without): a retry returns the stored response. Pays `amount` minor units of the route's source to an active beneficiary on an active route: converted at the current rate when the source is an asset (rounded down), less the route's fee; the recipient gets `amount` of the answer. The source amount is reserved from your available balance at once; more than is available: 422 `insufficient_balance`. An inactive beneficiary: 422 `beneficiary_inactive`; an unknown or inactive route: 422 `route_unavailable`; a route of another market or rail than the beneficiary's: 422 `route_mismatch`; outside the route's limits: 422 `amount_out_of_range`; no current rate: 422 `rate_unavailable`. In the sandbox the payout is simulated (the beneficiary's number or account ending 0001: declined, 0002: invalid account, 0005: stays pending); no real money moves.
+         * @description Requires an Idempotency-Key (422 `idempotency_key_missing` without): a retry returns the stored response. Pays `amount` minor units of the route's source to an active beneficiary on an active route: converted at the current rate when the source is an asset (rounded down), less the route's fee; the recipient gets `amount` of the answer. The source amount is reserved from your available balance at once; more than is available: 422 `insufficient_balance`. An inactive beneficiary: 422 `beneficiary_inactive`; an unknown or inactive route: 422 `route_unavailable`; a route of another market or rail than the beneficiary's: 422 `route_mismatch`; outside the route's limits: 422 `amount_out_of_range`; a route over a rail that no longer offers payouts: 422 `operation_not_supported`; no current rate: 422 `rate_unavailable`. In the sandbox the payout is simulated (the beneficiary's number or account ending 0001: declined, 0002: invalid account, 0005: stays pending); no real money moves.
          *
          *     Tokens of audience `integrator` may call this; any other audience gets 403 `forbidden`.
          */
@@ -1929,7 +1929,7 @@ export interface components {
              * @description Stable machine-readable error code; branch on this.
              * @enum {string}
              */
-            code: "validation_failed" | "invalid_json" | "invalid_market" | "invalid_rail" | "invalid_currency" | "invalid_customer" | "invalid_cursor" | "invalid_webhook_url" | "invalid_redirect_url" | "invalid_asset" | "invalid_address" | "unauthorized" | "invalid_signature" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_key_in_use" | "collection_not_refundable" | "refund_in_progress" | "transition_not_allowed" | "source_name_taken" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "no_webhook_endpoints" | "checkout_session_not_open" | "checkout_session_expired" | "deposit_address_pool_empty" | "deposit_conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "amount_out_of_range" | "amount_not_supported" | "idempotency_key_missing" | "idempotency_key_invalid" | "idempotency_key_reused" | "refund_amount_mismatch" | "rate_source_unavailable" | "deposit_address_unknown" | "route_unavailable" | "route_mismatch" | "beneficiary_inactive" | "rate_unavailable" | "insufficient_balance" | "rate_limited" | "internal_error" | "service_unavailable" | "database_unavailable" | "overloaded";
+            code: "validation_failed" | "invalid_json" | "invalid_market" | "invalid_rail" | "invalid_currency" | "invalid_customer" | "invalid_cursor" | "invalid_webhook_url" | "invalid_redirect_url" | "invalid_asset" | "invalid_address" | "unauthorized" | "invalid_signature" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_key_in_use" | "collection_not_refundable" | "refund_in_progress" | "transition_not_allowed" | "source_name_taken" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "no_webhook_endpoints" | "checkout_session_not_open" | "checkout_session_expired" | "deposit_address_pool_empty" | "deposit_conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "amount_out_of_range" | "amount_not_supported" | "idempotency_key_missing" | "idempotency_key_invalid" | "idempotency_key_reused" | "refund_amount_mismatch" | "rate_source_unavailable" | "deposit_address_unknown" | "route_unavailable" | "operation_not_supported" | "route_mismatch" | "beneficiary_inactive" | "rate_unavailable" | "insufficient_balance" | "rate_limited" | "internal_error" | "service_unavailable" | "database_unavailable" | "overloaded";
             /** @description The X-Request-Id of the request; quote it to support. */
             request_id: string;
             /** @description Field-level problems, when there are any. */
@@ -4138,8 +4138,8 @@ export interface components {
                 };
             };
         };
-        /** @description Problem document; code is one of `idempotency_key_missing`, `idempotency_key_invalid`, `idempotency_key_reused`, `refund_amount_mismatch`, `insufficient_balance`. */
-        Problem422IdempotencyKeyMissingIdempotencyKeyInvalidIdempotencyKeyReusedRefundAmountMismatchInsufficientBalance: {
+        /** @description Problem document; code is one of `idempotency_key_missing`, `idempotency_key_invalid`, `idempotency_key_reused`, `refund_amount_mismatch`, `insufficient_balance`, `operation_not_supported`. */
+        Problem422IdempotencyKeyMissingIdempotencyKeyInvalidIdempotencyKeyReusedRefundAmountMismatchInsufficientBalanceOperationNotSupported: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
                 "API-Version": components["headers"]["ApiVersion"];
@@ -4151,7 +4151,7 @@ export interface components {
                      * @description The codes this answer can carry.
                      * @enum {string}
                      */
-                    code: "idempotency_key_missing" | "idempotency_key_invalid" | "idempotency_key_reused" | "refund_amount_mismatch" | "insufficient_balance";
+                    code: "idempotency_key_missing" | "idempotency_key_invalid" | "idempotency_key_reused" | "refund_amount_mismatch" | "insufficient_balance" | "operation_not_supported";
                 };
             };
         };
@@ -4376,6 +4376,23 @@ export interface components {
                 };
             };
         };
+        /** @description Problem document; code is one of `idempotency_key_invalid`, `idempotency_key_reused`, `operation_not_supported`. */
+        Problem422IdempotencyKeyInvalidIdempotencyKeyReusedOperationNotSupported: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "idempotency_key_invalid" | "idempotency_key_reused" | "operation_not_supported";
+                };
+            };
+        };
         /** @description Problem document; code is one of `validation_failed`, `invalid_json`, `invalid_currency`. */
         Problem400ValidationFailedInvalidJsonInvalidCurrency: {
             headers: {
@@ -4393,8 +4410,8 @@ export interface components {
                 };
             };
         };
-        /** @description Problem document; code is one of `idempotency_key_missing`, `idempotency_key_invalid`, `idempotency_key_reused`, `insufficient_balance`, `beneficiary_inactive`, `route_unavailable`, `route_mismatch`, `amount_out_of_range`, `amount_not_supported`, `rate_unavailable`. */
-        Problem422IdempotencyKeyMissingIdempotencyKeyInvalidIdempotencyKeyReusedInsufficientBalanceBeneficiaryInactiveRouteUnavailableRouteMismatchAmountOutOfRangeAmountNotSupportedRateUnavailable: {
+        /** @description Problem document; code is one of `idempotency_key_missing`, `idempotency_key_invalid`, `idempotency_key_reused`, `insufficient_balance`, `operation_not_supported`, `beneficiary_inactive`, `route_unavailable`, `route_mismatch`, `amount_out_of_range`, `amount_not_supported`, `rate_unavailable`. */
+        Problem422IdempotencyKeyMissingIdempotencyKeyInvalidIdempotencyKeyReusedInsufficientBalanceOperationNotSupportedBeneficiaryInactiveRouteUnavailableRouteMismatchAmountOutOfRangeAmountNotSupportedRateUnavailable: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
                 "API-Version": components["headers"]["ApiVersion"];
@@ -4406,7 +4423,7 @@ export interface components {
                      * @description The codes this answer can carry.
                      * @enum {string}
                      */
-                    code: "idempotency_key_missing" | "idempotency_key_invalid" | "idempotency_key_reused" | "insufficient_balance" | "beneficiary_inactive" | "route_unavailable" | "route_mismatch" | "amount_out_of_range" | "amount_not_supported" | "rate_unavailable";
+                    code: "idempotency_key_missing" | "idempotency_key_invalid" | "idempotency_key_reused" | "insufficient_balance" | "operation_not_supported" | "beneficiary_inactive" | "route_unavailable" | "route_mismatch" | "amount_out_of_range" | "amount_not_supported" | "rate_unavailable";
                 };
             };
         };
@@ -5514,7 +5531,7 @@ export interface operations {
             409: components["responses"]["Problem409IdempotencyKeyInUseCollectionNotRefundableRefundInProgress"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
-            422: components["responses"]["Problem422IdempotencyKeyMissingIdempotencyKeyInvalidIdempotencyKeyReusedRefundAmountMismatchInsufficientBalance"];
+            422: components["responses"]["Problem422IdempotencyKeyMissingIdempotencyKeyInvalidIdempotencyKeyReusedRefundAmountMismatchInsufficientBalanceOperationNotSupported"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
@@ -6663,7 +6680,7 @@ export interface operations {
             409: components["responses"]["Problem409IdempotencyKeyInUse"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
-            422: components["responses"]["Problem422IdempotencyKeyInvalidIdempotencyKeyReused"];
+            422: components["responses"]["Problem422IdempotencyKeyInvalidIdempotencyKeyReusedOperationNotSupported"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
@@ -6755,7 +6772,7 @@ export interface operations {
             409: components["responses"]["Problem409IdempotencyKeyInUse"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
-            422: components["responses"]["Problem422IdempotencyKeyMissingIdempotencyKeyInvalidIdempotencyKeyReusedInsufficientBalanceBeneficiaryInactiveRouteUnavailableRouteMismatchAmountOutOfRangeAmountNotSupportedRateUnavailable"];
+            422: components["responses"]["Problem422IdempotencyKeyMissingIdempotencyKeyInvalidIdempotencyKeyReusedInsufficientBalanceOperationNotSupportedBeneficiaryInactiveRouteUnavailableRouteMismatchAmountOutOfRangeAmountNotSupportedRateUnavailable"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
