@@ -56,6 +56,7 @@ const OTHER_KEYS: Record<string, string> = {
   collections_provider_reference: 'widen; the guard across workspaces needs a table of its own',
   dashboard_sessions_pkey: 'widen; the cookie carries the workspace id',
   deposits_network_tx_hash_log_index_deposit_address_id_key: 'widen',
+  members_email_key: 'a table of its own distributed by email: sign-in finds a member by email alone',
   provider_notices_pkey: 'widen',
   refunds_one_in_progress: 'widen',
   refunds_one_successful: 'widen',

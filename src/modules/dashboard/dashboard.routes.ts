@@ -1,6 +1,6 @@
 // The dashboard at /dashboard: server-rendered pages over the public API (through the SDK, in-process), for a
-// workspace's team and for the operator. Sign-in exchanges a pasted API token for a session cookie (the form itself
-// carries a one-time value, sign-in-nonces.ts); every other form carries the session's CSRF token; pages work without
+// workspace's team and for the operator. Sign-in exchanges a member's email and password, or a pasted API token (the
+// break-glass path), for a session cookie (the form itself carries a one-time value, sign-in-nonces.ts); every other form carries the session's CSRF token; pages work without
 // their script. Not part of the API document.
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
@@ -12,9 +12,10 @@ import type { SecretBox } from '../../platform/secret-box.js';
 import type { TokenService } from '../../platform/tokens.js';
 import { PaymentsError } from '../../../packages/sdk/src/index.js';
 import type { MarketCatalogue } from '../catalogue/catalogue.js';
+import { MembersService } from '../members/members.service.js';
 import { apiClient } from './api-client.js';
 import { exponentOf } from './forms.js';
-import { formatMoney, html, time } from './html.js';
+import { formatMoney, html, raw, time } from './html.js';
 import { DASHBOARD_HEADERS, layout, plainLayout } from './layout.js';
 import { adminPages } from './pages/admin.js';
 import { checkoutLinkPages } from './pages/checkout-links.js';
@@ -94,7 +95,8 @@ function firstValues(input: unknown): Record<string, string> {
 }
 
 export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void {
-  const sessions = new DashboardSessions(deps.db, deps.tokens, deps.box);
+  const members = new MembersService(deps.tokens, deps.config.paymentsEnv);
+  const sessions = new DashboardSessions(deps.db, deps.tokens, deps.box, members);
   const nonces = new SignInNonces(deps.db);
   const origin = new URL(deps.config.publicBaseUrl).origin;
   const next = (value: unknown): string => safeNext(value, origin);
@@ -183,7 +185,7 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
           const ctx: PageContext = {
             request,
             session,
-            api: apiClient(app, session.token, request.id, request.ip),
+            api: apiClient(app, session.token, request.id, request.ip, session.member_id ?? undefined),
             csrf: html`<input type="hidden" name="csrf" value="${session.csrf_token}" />`,
             fields,
             money,
@@ -256,10 +258,19 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
       const signInForm = async (
         reply: FastifyReply,
         back: string,
-        { problem, notice, status = 200 }: { problem?: string; notice?: string; status?: number } = {},
+        {
+          problem,
+          notice,
+          status = 200,
+          failed,
+          email = '',
+        }: { problem?: string; notice?: string; status?: number; failed?: 'member' | 'token'; email?: string } = {},
       ): Promise<FastifyReply> => {
         const nonce = await nonces.issue();
         reply.setCookie(SIGNIN_COOKIE, nonce, { ...cookieOptions, maxAge: SIGNIN_NONCE_TTL_SECONDS });
+        // The error is tied to the fields of the form that was sent (the other form's fields are left alone).
+        const memberError = problem && failed !== 'token' ? ' signin-error' : '';
+        const tokenError = problem && failed === 'token' ? ' signin-error' : '';
         return send(
           reply,
           status,
@@ -268,26 +279,66 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
             'Sign in to the dashboard',
             html`${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
               ${problem ? html`<p class="error" role="alert" id="signin-error">${problem}</p>` : ''}
-              <form method="post" action="/dashboard/sign-in" class="card">
+              <form method="post" action="/dashboard/sign-in/password" class="card">
                 <input type="hidden" name="csrf" value="${nonce}" /><input type="hidden" name="next" value="${back}" />
                 <div class="field">
-                  <label for="token">API token</label>
-                  <textarea
-                    id="token"
-                    name="token"
+                  <label for="email">Email</label>
+                  <input
+                    id="email"
+                    name="email"
+                    type="email"
                     required
-                    autocomplete="off"
-                    spellcheck="false"
-                    aria-describedby="token-hint${problem ? ' signin-error' : ''}"
-                  ></textarea>
-                  <p class="muted" id="token-hint">
-                    Paste a workspace's API token (or the operator's admin token). It stays on the server; your browser
-                    keeps only a session cookie, which ends after 12 hours without use, when you sign out, or when the
-                    key is rotated or revoked.
-                  </p>
+                    maxlength="254"
+                    autocomplete="username"
+                    value="${email}"
+                    ${memberError ? raw(' aria-describedby="signin-error"') : ''}
+                  />
+                </div>
+                <div class="field">
+                  <label for="password">Password</label>
+                  <input
+                    id="password"
+                    name="password"
+                    type="password"
+                    required
+                    maxlength="1000"
+                    autocomplete="current-password"
+                    ${memberError ? raw(' aria-describedby="signin-error"') : ''}
+                  />
                 </div>
                 <button type="submit">Sign in</button>
-              </form>`,
+              </form>
+              <section class="card" aria-labelledby="break-glass">
+                <h2 id="break-glass">Break-glass: sign in with a token</h2>
+                <p class="muted">
+                  For the first owner before any member exists (then create one:
+                  <code>npm run admin -- create-member</code>), or when no member can sign in.
+                </p>
+                <form method="post" action="/dashboard/sign-in">
+                  <input type="hidden" name="csrf" value="${nonce}" /><input
+                    type="hidden"
+                    name="next"
+                    value="${back}"
+                  />
+                  <div class="field">
+                    <label for="token">API token</label>
+                    <textarea
+                      id="token"
+                      name="token"
+                      required
+                      autocomplete="off"
+                      spellcheck="false"
+                      aria-describedby="token-hint${tokenError}"
+                    ></textarea>
+                    <p class="muted" id="token-hint">
+                      Paste a workspace's API token (or the operator's admin token). It stays on the server; your
+                      browser keeps only a session cookie, which ends after 12 hours without use, when you sign out, or
+                      when the key is rotated or revoked.
+                    </p>
+                  </div>
+                  <button type="submit" class="secondary">Sign in with the token</button>
+                </form>
+              </section>`,
           ),
         );
       };
@@ -303,7 +354,11 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
         const fields = firstValues(request.body);
         const back = next(fields.next);
         if (!(await nonces.redeem(fields.csrf, request.cookies[SIGNIN_COOKIE])))
-          return signInForm(reply, back, { problem: 'The sign-in form expired. Paste the token again.', status: 403 });
+          return signInForm(reply, back, {
+            problem: 'The sign-in form expired. Paste the token again.',
+            status: 403,
+            failed: 'token',
+          });
         const result = await sessions.signIn(fields.token ?? '');
         request.auditNote = {
           workspaceId: result.credential?.workspaceId ?? NO_WORKSPACE,
@@ -312,9 +367,48 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
           objectId: result.credential?.credentialId ?? null,
           ...(result.ok ? {} : { action: 'dashboard.sign_in_failed' }),
         };
-        if (!result.ok) return signInForm(reply, back, { problem: result.reason, status: 401 });
+        if (!result.ok) return signInForm(reply, back, { problem: result.reason, status: 401, failed: 'token' });
         reply.clearCookie(SIGNIN_COOKIE, cookieOptions);
         // No Max-Age: the cookie lasts while the browser does; the server ends the session after IDLE_LIMIT_MS unused.
+        reply.setCookie(SESSION_COOKIE, result.sessionId, sessionCookieOptions);
+        return reply.redirect(back, 303);
+      });
+
+      // A member's email and password: the same one-time form value as the token form, and the same kind of session.
+      // Every attempt is recorded in the audit log: a success under the member; a failure under the workspace of the
+      // member the email named (with that member as the object, so its owners see the attempts), else under no
+      // workspace. The answer to a wrong email and to a wrong password is the same.
+      const memberSignInRoute = {
+        config: { auth: 'public' as const, audit: { action: 'dashboard.sign_in', objectType: 'member' } },
+        schema: { hide: true },
+      };
+      scope.post('/sign-in/password', memberSignInRoute, async (request, reply) => {
+        const fields = firstValues(request.body);
+        const back = next(fields.next);
+        const email = (fields.email ?? '').trim().slice(0, 254);
+        if (!(await nonces.redeem(fields.csrf, request.cookies[SIGNIN_COOKIE])))
+          return signInForm(reply, back, {
+            problem: 'The sign-in form expired. Enter your password again.',
+            status: 403,
+            email,
+          });
+        const result = await sessions.signInMember(email, fields.password ?? '');
+        request.auditNote = result.ok
+          ? {
+              workspaceId: result.member.workspace_id,
+              actorType: 'member',
+              actorId: result.member.id,
+              objectId: result.member.id,
+            }
+          : {
+              workspaceId: result.member?.workspace_id ?? NO_WORKSPACE,
+              actorType: 'anonymous',
+              actorId: null,
+              objectId: result.member?.id ?? null,
+              action: 'dashboard.sign_in_failed',
+            };
+        if (!result.ok) return signInForm(reply, back, { problem: result.reason, status: 401, email });
+        reply.clearCookie(SIGNIN_COOKIE, cookieOptions);
         reply.setCookie(SESSION_COOKIE, result.sessionId, sessionCookieOptions);
         return reply.redirect(back, 303);
       });

@@ -112,8 +112,12 @@ export function layout(o: LayoutOptions, content: Html): string {
     <header class="top">
       <p class="brand">Payments dashboard</p>
       <p class="who">
-        ${o.session.workspace_name} · ${o.session.environment} · ${audience === 'admin' ? 'operator' : 'workspace'} key
-        “${o.session.credential_name}”
+        ${o.session.workspace_name} · ${o.session.environment} ·
+        ${
+          o.session.member_email
+            ? html`${o.session.member_email} (${o.session.member_role})`
+            : html`${audience === 'admin' ? 'operator' : 'workspace'} key “${o.session.credential_name}”`
+        }
       </p>
       <form method="post" action="/dashboard/sign-out" class="inline">
         ${o.csrf}<button type="submit" class="secondary">Sign out</button>

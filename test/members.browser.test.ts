@@ -1,0 +1,80 @@
+// Dashboard members in a real Chromium, driven by roles and labels: the sign-in page's member form above the
+// break-glass token form, a refused password answered on the page without saying which field was wrong, then the
+// member signed in (named in the header, by email and role) and signed out. Every page is checked with axe-core, for
+// horizontal scroll at 360 px, and photographed at 360 and 1280 px.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser } from 'playwright-core';
+import { MembersService } from '../src/modules/members/members.service.js';
+import { browserMissing, launchBrowser } from './helpers/browser.js';
+import { assertPageQuality, openContext, signInAsMember } from './helpers/dashboard.js';
+import { startTestApp, type TestApp } from './helpers/harness.js';
+
+const skip = browserMissing();
+const EMAIL = 'amina@demo.test';
+const PASSWORD = 'a passphrase for the browser';
+
+let t: TestApp;
+let browser: Browser;
+
+before(async () => {
+  if (skip) return;
+  t = await startTestApp();
+  browser = await launchBrowser();
+  const made = await new MembersService(t.services.tokens, t.config.paymentsEnv).create(t.db, t.demoWorkspaceId, {
+    email: EMAIL,
+    password: PASSWORD,
+    role: 'finance',
+  });
+  assert.ok(made.ok);
+});
+after(async () => {
+  if (skip) return;
+  await browser.close();
+  await t.close();
+});
+
+describe('dashboard: members sign in by email and password', { skip }, () => {
+  it('refuses a wrong password without saying which field was wrong, then signs the member in and out', async () => {
+    const { context, page, errors } = await openContext(browser, t);
+    await page.goto(`${t.baseUrl}/dashboard/collections`);
+    await page.getByRole('heading', { name: 'Sign in to the dashboard' }).waitFor();
+    // The break-glass token form is there too, under its own heading.
+    await page.getByRole('region', { name: 'Break-glass: sign in with a token' }).getByLabel('API token').waitFor();
+    await assertPageQuality(page, 'member-sign-in');
+
+    await signInAsMember(page, EMAIL, 'not the passphrase');
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    assert.equal(
+      (await alert.innerText()).trim(),
+      'That email and password do not match a member. Check both and try again.',
+    );
+    // The email is kept, the password is not; both fields point at the message.
+    assert.equal(await page.getByLabel('Email').inputValue(), EMAIL);
+    assert.equal(await page.getByLabel('Password').inputValue(), '');
+    assert.equal(await page.getByLabel('Email').getAttribute('aria-describedby'), 'signin-error');
+    assert.equal(await page.getByLabel('Password').getAttribute('aria-describedby'), 'signin-error');
+    await assertPageQuality(page, 'member-sign-in-refused');
+    assert.deepEqual(errors.splice(0), [
+      'console: Failed to load resource: the server responded with a status of 401 (Unauthorized)',
+    ]);
+
+    await signInAsMember(page, EMAIL, PASSWORD);
+    // Back where it was going, with the member named in the header.
+    await page.getByRole('heading', { name: 'Collections', level: 1 }).waitFor();
+    assert.match(await page.getByRole('banner').innerText(), /amina@demo\.test \(finance\)/);
+    await assertPageQuality(page, 'member-signed-in');
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in to the dashboard' }).waitFor();
+    await page.getByRole('status').filter({ hasText: 'Signed out.' }).waitFor();
+    const { rows } = await t.db.query(
+      'SELECT 1 FROM dashboard_sessions s JOIN members m ON m.id = s.member_id WHERE m.email = $1',
+      [EMAIL],
+    );
+    assert.equal(rows.length, 0, 'sign-out ended the session server-side');
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+});
