@@ -77,4 +77,26 @@ describe('dashboard: members sign in by email and password', { skip }, () => {
     assert.deepEqual(errors, []);
     await context.close();
   });
+
+  it('after repeated failures, answers on the page that sign-in must wait, without saying why', async () => {
+    const { context, page } = await openContext(browser, t);
+    await page.goto(`${t.baseUrl}/dashboard/sign-in`);
+    for (let i = 1; i <= 6; i++) {
+      await signInAsMember(page, 'someone@demo.test', `wrong ${i}`);
+      await page.getByRole('alert').filter({ hasText: 'do not match a member' }).waitFor();
+    }
+    // The sixth failure blocked the account for 1 s; held for a minute here so a slow machine cannot outrun it.
+    const held = await t.db.query(
+      `UPDATE dashboard_sign_in_failures SET blocked_until = now() + interval '1 minute'
+        WHERE failures = 6 AND blocked_until > last_failed_at`,
+    );
+    assert.equal(held.rowCount, 1);
+    await signInAsMember(page, 'someone@demo.test', 'anything');
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /^Too many failed sign-ins\. Wait \d+ seconds, then try again\.$/ })
+      .waitFor();
+    await assertPageQuality(page, 'member-sign-in-blocked');
+    await context.close();
+  });
 });

@@ -25,6 +25,7 @@ const NOT_BY_WORKSPACE: Record<string, string> = {
   deposit_addresses: 'reference table (workspace_id is NULL until an address is assigned, then updated)',
   connector_queries: 'distributed by query_id, not co-located',
   dashboard_signin_nonces: 'distributed by nonce_hash, not co-located',
+  dashboard_sign_in_failures: 'distributed by key_hash, not co-located',
   operator_tokens: 'reference table',
 };
 

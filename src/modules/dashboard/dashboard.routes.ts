@@ -32,6 +32,7 @@ import { reportPages } from './pages/reports.js';
 import { sandboxPages } from './pages/sandbox.js';
 import { DashboardSessions, sameSecret, SESSION_COOKIE } from './sessions.js';
 import { SIGNIN_COOKIE, SIGNIN_NONCE_TTL_SECONDS, SignInNonces } from './sign-in-nonces.js';
+import { SignInThrottle } from './sign-in-throttle.js';
 import type { PageContext, PageHandler, PageResult, Pages } from './page-context.js';
 
 export interface DashboardDeps {
@@ -98,6 +99,7 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
   const members = new MembersService(deps.tokens, deps.config.paymentsEnv);
   const sessions = new DashboardSessions(deps.db, deps.tokens, deps.box, members);
   const nonces = new SignInNonces(deps.db);
+  const throttle = new SignInThrottle(deps.db);
   const origin = new URL(deps.config.publicBaseUrl).origin;
   const next = (value: unknown): string => safeNext(value, origin);
   const secure = deps.config.paymentsEnv === 'production' || deps.config.publicBaseUrl.startsWith('https:');
@@ -343,6 +345,25 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
         );
       };
 
+      /**
+       * A sign-in refused before it is tried, after too many failures from this address or for this account
+       * (sign-in-throttle.ts): 429 with Retry-After; it does not say which. Not in the audit log (nothing was tried).
+       */
+      const tooManyFailures = (
+        reply: FastifyReply,
+        back: string,
+        seconds: number,
+        form: { failed?: 'token'; email?: string },
+      ): Promise<FastifyReply> => {
+        reply.header('retry-after', String(seconds));
+        const wait = seconds < 120 ? `${seconds} seconds` : `${Math.ceil(seconds / 60)} minutes`;
+        return signInForm(reply, back, {
+          problem: `Too many failed sign-ins. Wait ${wait}, then try again.`,
+          status: 429,
+          ...form,
+        });
+      };
+
       // Every token tried is recorded in the audit log (docs/guides/audit-log.md): a success or a failure under the
       // workspace and credential the token names when this service signed it, else under no workspace with no actor.
       // The answer is the same either way: the log tells the person signing in nothing.
@@ -359,7 +380,10 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
             status: 403,
             failed: 'token',
           });
+        const wait = await throttle.wait(request.ip);
+        if (wait > 0) return tooManyFailures(reply, back, wait, { failed: 'token' });
         const result = await sessions.signIn(fields.token ?? '');
+        if (!result.ok) await throttle.failed(request.ip);
         request.auditNote = {
           workspaceId: result.credential?.workspaceId ?? NO_WORKSPACE,
           actorType: result.credential ? 'dashboard' : 'anonymous',
@@ -392,7 +416,11 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
             status: 403,
             email,
           });
+        const wait = await throttle.wait(request.ip, email);
+        if (wait > 0) return tooManyFailures(reply, back, wait, { email });
         const result = await sessions.signInMember(email, fields.password ?? '');
+        if (result.ok) await throttle.succeeded(email);
+        else await throttle.failed(request.ip, email);
         request.auditNote = result.ok
           ? {
               workspaceId: result.member.workspace_id,
