@@ -13,6 +13,7 @@ import { startTestApp, type TestApp } from './helpers/harness.js';
 const skip = browserMissing();
 const EMAIL = 'amina@demo.test';
 const PASSWORD = 'a passphrase for the browser';
+const OWNER = 'owner@demo.test';
 
 let t: TestApp;
 let browser: Browser;
@@ -27,6 +28,12 @@ before(async () => {
     role: 'finance',
   });
   assert.ok(made.ok);
+  const owner = await new MembersService(t.services.tokens, t.config.paymentsEnv).create(t.db, t.demoWorkspaceId, {
+    email: OWNER,
+    password: PASSWORD,
+    role: 'owner',
+  });
+  assert.ok(owner.ok);
 });
 after(async () => {
   if (skip) return;
@@ -98,5 +105,59 @@ describe('dashboard: members sign in by email and password', { skip }, () => {
       .waitFor();
     await assertPageQuality(page, 'member-sign-in-blocked');
     await context.close();
+  });
+
+  it('invites a member by a link shown to the owner, who joins, changes the password, and gets a reset link', async () => {
+    const owner = await openContext(browser, t);
+    await owner.page.goto(`${t.baseUrl}/dashboard/sign-in`);
+    await signInAsMember(owner.page, OWNER, PASSWORD);
+    await owner.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Members' }).click();
+    await owner.page.getByRole('heading', { name: 'Members', level: 1 }).waitFor();
+    await owner.page.getByRole('region', { name: 'Members' }).getByRole('cell', { name: EMAIL, exact: true }).waitFor();
+    await assertPageQuality(owner.page, 'members');
+
+    await owner.page.getByLabel('Email').fill('joining@demo.test');
+    await owner.page.getByLabel('Role').selectOption('support');
+    await owner.page.getByRole('button', { name: 'Create invitation link' }).click();
+    await owner.page.getByRole('heading', { name: 'Invitation created' }).waitFor();
+    const link = (await owner.page.locator('#invitation-link').innerText()).trim();
+    assert.match(link, /\/dashboard\/links\/[0-9a-f-]{36}\/[\w-]{43}$/);
+    await assertPageQuality(owner.page, 'member-invitation');
+
+    // The invitee, in a browser of their own.
+    const invitee = await openContext(browser, t);
+    // The link names the configured PUBLIC_BASE_URL; the test's server listens elsewhere.
+    await invitee.page.goto(`${t.baseUrl}${new URL(link).pathname}`);
+    await invitee.page.getByRole('heading', { name: 'Accept the invitation' }).waitFor();
+    await assertPageQuality(invitee.page, 'member-accept');
+    await invitee.page.getByLabel('New password').fill('the invitee passphrase');
+    await invitee.page.getByRole('button', { name: 'Join' }).click();
+    await invitee.page.getByRole('status').filter({ hasText: 'You have joined' }).waitFor();
+    await signInAsMember(invitee.page, 'joining@demo.test', 'the invitee passphrase');
+    assert.match(await invitee.page.getByRole('banner').innerText(), /joining@demo\.test \(support\)/);
+
+    await invitee.page.goto(`${t.baseUrl}/dashboard/account`);
+    await invitee.page.getByRole('heading', { name: 'Your account', level: 1 }).waitFor();
+    await assertPageQuality(invitee.page, 'member-account');
+    await invitee.page.getByLabel('Current password').fill('the invitee passphrase');
+    await invitee.page.getByLabel('New password').fill('a changed passphrase');
+    await invitee.page.getByRole('button', { name: 'Change password' }).click();
+    await invitee.page.getByRole('status').filter({ hasText: 'Password changed' }).waitFor();
+
+    // The owner issues the invitee a reset link.
+    await owner.page.goto(`${t.baseUrl}/dashboard/members`);
+    await owner.page.getByRole('button', { name: 'Reset link for joining@demo.test' }).click();
+    await owner.page.getByRole('heading', { name: 'Password reset link' }).waitFor();
+    await assertPageQuality(owner.page, 'member-reset-link');
+    const reset = (await owner.page.locator('#reset-link').innerText()).trim();
+    await invitee.page.goto(`${t.baseUrl}${new URL(reset).pathname}`);
+    await invitee.page.getByRole('heading', { name: 'Set a new password' }).waitFor();
+    await assertPageQuality(invitee.page, 'member-reset');
+    await invitee.page.getByLabel('New password').fill('a reset passphrase');
+    await invitee.page.getByRole('button', { name: 'Set password' }).click();
+    await invitee.page.getByRole('status').filter({ hasText: 'Password set' }).waitFor();
+    assert.deepEqual([...owner.errors, ...invitee.errors], []);
+    await owner.context.close();
+    await invitee.context.close();
   });
 });

@@ -8,11 +8,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/pool.js';
 import { NO_WORKSPACE } from '../../platform/audit.js';
+import { isUuid } from '../../platform/ids.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import type { TokenService } from '../../platform/tokens.js';
 import { PaymentsError } from '../../../packages/sdk/src/index.js';
 import type { MarketCatalogue } from '../catalogue/catalogue.js';
-import { MembersService } from '../members/members.service.js';
+import { MembersService, type MemberLinkRow } from '../members/members.service.js';
 import { apiClient } from './api-client.js';
 import { exponentOf } from './forms.js';
 import { formatMoney, html, raw, time } from './html.js';
@@ -24,6 +25,7 @@ import { depositPages } from './pages/deposits.js';
 import { developerOverviewPage } from './pages/developers.js';
 import { eventPages } from './pages/developers-events.js';
 import { keyPages } from './pages/developers-keys.js';
+import { memberPages } from './pages/members.js';
 import { webhookPages } from './pages/developers-webhooks.js';
 import { homePage } from './pages/home.js';
 import { payoutPages } from './pages/payouts.js';
@@ -183,6 +185,15 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
               'Form expired',
               'This form was not sent from this session. Go back, reload the page and try again.',
             );
+          if (request.routeOptions.config.audit) {
+            const params = Object.values((request.params ?? {}) as Record<string, string>);
+            request.auditNote = {
+              workspaceId: session.workspace_id,
+              actorType: session.member_id ? 'member' : 'dashboard',
+              actorId: session.member_id ?? session.credential_id,
+              objectId: params.length === 1 ? (params[0] ?? null) : null,
+            };
+          }
           const timeZone = validTimeZone(request.cookies[TZ_COOKIE]);
           const ctx: PageContext = {
             request,
@@ -246,7 +257,8 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
 
       const pages: Pages = {
         get: (path, handler) => scope.get(path, route, handle(handler, false)),
-        post: (path, handler) => scope.post(path, route, handle(handler, true)),
+        post: (path, handler, audit) =>
+          scope.post(path, audit ? { ...route, config: { ...route.config, audit } } : route, handle(handler, true)),
       };
 
       // Sign-in: the form carries a one-time value, stored server-side and set in a cookie with it, so a login form
@@ -441,6 +453,113 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
         return reply.redirect(back, 303);
       });
 
+      // A member's one-time link (pages/members.ts issues them): an invitation, whose invitee chooses a password and
+      // becomes a member, or an owner's password reset. The link's own random value is the secret; the form also
+      // carries the sign-in form's one-time value, so no other site can post it. The link is taken by the post that
+      // uses it, in the same transaction as the member is made or its password replaced.
+      const LINK_TOKEN = /^[A-Za-z0-9_-]{43}$/;
+      const linkOf = (request: FastifyRequest): { workspaceId: string; token: string } | undefined => {
+        const { workspace, token } = request.params as { workspace: string; token: string };
+        return isUuid(workspace) && LINK_TOKEN.test(token) ? { workspaceId: workspace, token } : undefined;
+      };
+      const linkGone = (reply: FastifyReply): FastifyReply =>
+        errorPage(
+          reply,
+          404,
+          'Link not valid',
+          'This link has expired or has already been used. Ask an owner for a new one.',
+        );
+      const linkForm = async (
+        reply: FastifyReply,
+        link: MemberLinkRow,
+        action: string,
+        { problem, status = 200 }: { problem?: string; status?: number } = {},
+      ): Promise<FastifyReply> => {
+        const nonce = await nonces.issue();
+        reply.setCookie(SIGNIN_COOKIE, nonce, { ...cookieOptions, maxAge: SIGNIN_NONCE_TTL_SECONDS });
+        const invitation = link.purpose === 'invitation';
+        return send(
+          reply,
+          status,
+          plainLayout(
+            deps.config.paymentsEnv,
+            invitation ? 'Accept the invitation' : 'Set a new password',
+            html`${problem ? html`<p class="error" role="alert" id="link-error">${problem}</p>` : ''}
+              <p>
+                ${
+                  invitation
+                    ? html`You are invited to the dashboard as ${link.email}, with the role ${link.role}. Choose a
+                      password to join.`
+                    : html`Choose a new password for ${link.email}. Every session of this member ends when it is set.`
+                }
+              </p>
+              <form method="post" action="${action}" class="card">
+                <input type="hidden" name="csrf" value="${nonce}" />
+                <div class="field">
+                  <label for="new-password">New password</label>
+                  <input
+                    id="new-password"
+                    name="password"
+                    type="password"
+                    required
+                    minlength="12"
+                    maxlength="200"
+                    autocomplete="new-password"
+                    aria-describedby="new-password-hint${problem ? ' link-error' : ''}"
+                  />
+                  <p class="muted" id="new-password-hint">At least 12 characters.</p>
+                </div>
+                <button type="submit">${invitation ? 'Join' : 'Set password'}</button>
+              </form>`,
+          ),
+        );
+      };
+      scope.get('/links/:workspace/:token', route, async (request, reply) => {
+        const ref = linkOf(request);
+        const link = ref && (await members.findLink(deps.db, ref.workspaceId, ref.token));
+        if (!ref || !link) return linkGone(reply);
+        return linkForm(reply, link, request.url.split('?')[0] ?? '');
+      });
+      const linkRoute = {
+        config: { auth: 'public' as const, audit: { action: 'member.invitation_accept', objectType: 'member' } },
+        schema: { hide: true },
+      };
+      scope.post('/links/:workspace/:token', linkRoute, async (request, reply) => {
+        const ref = linkOf(request);
+        const link = ref && (await members.findLink(deps.db, ref.workspaceId, ref.token));
+        if (!ref || !link) return linkGone(reply);
+        const action = request.url.split('?')[0] ?? '';
+        const fields = firstValues(request.body);
+        if (!(await nonces.redeem(fields.csrf, request.cookies[SIGNIN_COOKIE])))
+          return linkForm(reply, link, action, { problem: 'The form expired. Enter the password again.', status: 403 });
+        const password = fields.password ?? '';
+        const used =
+          link.purpose === 'invitation'
+            ? await members.acceptInvitation(deps.db, ref.workspaceId, ref.token, password)
+            : await members.resetPassword(deps.db, ref.workspaceId, ref.token, password);
+        if (!used.ok) {
+          if (used.reason === 'expired') return linkGone(reply);
+          return linkForm(reply, link, action, {
+            problem: used.message,
+            status: used.reason === 'email_taken' ? 409 : 400,
+          });
+        }
+        request.auditNote = {
+          workspaceId: ref.workspaceId,
+          actorType: 'member',
+          actorId: used.member.id,
+          objectId: used.member.id,
+          ...(link.purpose === 'invitation' ? {} : { action: 'member.password_reset' }),
+        };
+        reply.clearCookie(SIGNIN_COOKIE, cookieOptions);
+        const notice =
+          link.purpose === 'invitation'
+            ? 'You have joined. Sign in with your email and new password.'
+            : 'Password set. Sign in with it.';
+        reply.setCookie(NOTICE_COOKIE, encodeURIComponent(notice), { ...cookieOptions, maxAge: 60 });
+        return reply.redirect('/dashboard/sign-in', 303);
+      });
+
       // A form with the session's CSRF token (a POST from another site carries neither it nor the Lax cookie).
       pages.post('/sign-out', async (ctx) => {
         await sessions.end(ctx.session);
@@ -460,6 +579,7 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
       reportPages(pages);
       sandboxPages(pages);
       adminPages(pages);
+      memberPages(pages, { db: deps.db, members, publicBaseUrl: deps.config.publicBaseUrl });
 
       scope.setNotFoundHandler((request, reply) =>
         errorPage(reply, 404, 'Page not found', `There is no dashboard page at ${request.url.split('?')[0] ?? ''}.`),

@@ -55,7 +55,9 @@ const NAV: readonly NavItem[] = [
   { href: '/dashboard/reports', label: 'Reports', for: 'integrator' },
   { href: '/dashboard/developers', label: 'Developers', for: 'integrator' },
   { href: '/dashboard/sandbox', label: 'Sandbox', for: 'integrator', sandboxOnly: true },
+  { href: '/dashboard/members', label: 'Members', for: 'integrator' },
   { href: '/dashboard/admin/workspaces', label: 'Workspaces', for: 'admin' },
+  { href: '/dashboard/members', label: 'Members', for: 'admin' },
 ];
 
 /** The navigation entry a path belongs to: the longest href it starts with. */

@@ -62,3 +62,103 @@ export async function listMembers(db: Queryable, workspaceId: string): Promise<M
   );
   return rows;
 }
+
+export type LinkPurpose = 'invitation' | 'password_reset';
+
+export interface MemberLinkRow {
+  workspace_id: string;
+  purpose: LinkPurpose;
+  email: string;
+  role: Role | null;
+  member_id: string | null;
+  expires_at: Date;
+}
+
+export async function insertMemberLink(
+  db: Queryable,
+  workspaceId: string,
+  l: {
+    tokenHash: Buffer;
+    purpose: LinkPurpose;
+    email: string;
+    role: Role | null;
+    memberId: string | null;
+    ttlSeconds: number;
+  },
+): Promise<Date> {
+  const { rows } = await db.query<{ expires_at: Date }>(
+    `INSERT INTO member_links (workspace_id, token_hash, purpose, email, role, member_id, created_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, now(), now() + make_interval(secs => $7)) RETURNING expires_at`,
+    [workspaceId, l.tokenHash, l.purpose, l.email, l.role, l.memberId, l.ttlSeconds],
+  );
+  return (rows[0] as { expires_at: Date }).expires_at;
+}
+
+/** The link, if it exists and has not expired (read only: the form that uses it is drawn from this). */
+export async function findMemberLink(
+  db: Queryable,
+  workspaceId: string,
+  tokenHash: Buffer,
+): Promise<MemberLinkRow | undefined> {
+  const { rows } = await db.query<MemberLinkRow>(
+    `SELECT workspace_id, purpose, email, role, member_id, expires_at FROM member_links
+      WHERE workspace_id = $1 AND token_hash = $2 AND expires_at > now()`,
+    [workspaceId, tokenHash],
+  );
+  return rows[0];
+}
+
+/** Deletes the link and answers it when it was unexpired: of two uses at once, one gets it. */
+export async function takeMemberLink(
+  db: Queryable,
+  workspaceId: string,
+  tokenHash: Buffer,
+  purpose: LinkPurpose,
+): Promise<MemberLinkRow | undefined> {
+  const { rows } = await db.query<MemberLinkRow & { live: boolean }>(
+    `DELETE FROM member_links WHERE workspace_id = $1 AND token_hash = $2 AND purpose = $3
+     RETURNING workspace_id, purpose, email, role, member_id, expires_at, expires_at > now() AS live`,
+    [workspaceId, tokenHash, purpose],
+  );
+  const row = rows[0];
+  return row?.live ? row : undefined;
+}
+
+export async function updatePassword(
+  db: Queryable,
+  workspaceId: string,
+  memberId: string,
+  passwordHash: string,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE members SET password_hash = $3, password_changed_at = now() WHERE workspace_id = $1 AND id = $2`,
+    [workspaceId, memberId, passwordHash],
+  );
+  return rowCount === 1;
+}
+
+export async function findMemberSecret(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+): Promise<MemberSecretRow | undefined> {
+  const { rows } = await db.query<MemberSecretRow>(
+    `SELECT ${COLUMNS}, password_hash FROM members WHERE workspace_id = $1 AND id = $2`,
+    [workspaceId, id],
+  );
+  return rows[0];
+}
+
+/** Ends every dashboard session of a member but `keep` (the session changing its own password). */
+export async function endMemberSessions(
+  db: Queryable,
+  workspaceId: string,
+  memberId: string,
+  keep?: Buffer,
+): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM dashboard_sessions WHERE workspace_id = $1 AND member_id = $2 AND ($3::bytea IS NULL OR id_hash <> $3)`,
+    [workspaceId, memberId, keep ?? null],
+  );
+  return rowCount ?? 0;
+}

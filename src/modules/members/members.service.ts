@@ -2,10 +2,11 @@
 // "Members"). A member is made with a credential of its own in the same workspace (an integrator credential, or an
 // admin one in the operator workspace): the dashboard's pages call the public API with a token for it, so a member
 // reaches the API through the same routes, validation and checks as an API key, and the audit log names the member.
+import { createHash, randomBytes } from 'node:crypto';
 import type { PaymentsEnv } from '../../config.js';
-import type { Db, Queryable } from '../../db/pool.js';
+import type { Db, Queryable, Tx } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
-import { uuidv7 } from '../../platform/ids.js';
+import { isUuid, uuidv7 } from '../../platform/ids.js';
 import type { TokenService } from '../../platform/tokens.js';
 import { CredentialsService } from '../credentials/credentials.service.js';
 import { findCredential } from '../credentials/credentials.repository.js';
@@ -13,7 +14,7 @@ import { findWorkspace } from '../workspaces/workspaces.repository.js';
 import * as repo from './members.repository.js';
 import { checkPassword, hashPassword, passwordProblem } from './passwords.js';
 
-export { ROLES, type MemberRow, type Role } from './members.repository.js';
+export { ROLES, type MemberLinkRow, type MemberRow, type Role } from './members.repository.js';
 
 /** Emails as the sign-in form and the CLI accept them: one @, something either side, no spaces, at most 254. */
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
@@ -63,32 +64,127 @@ export class MembersService {
     const badPassword = passwordProblem(input.password);
     if (badPassword) return { ok: false, reason: 'invalid_password', message: badPassword };
     const passwordHash = await hashPassword(input.password);
-    return withTransaction(db, async (tx): Promise<CreateMember> => {
-      const workspace = await findWorkspace(tx, workspaceId);
-      if (!workspace) return { ok: false, reason: 'no_workspace', message: `There is no workspace ${workspaceId}.` };
-      const audience = workspace.kind === 'operator' ? 'admin' : 'integrator';
-      const issued = await this.credentials.create(
-        tx,
-        workspaceId,
-        audience,
-        `Dashboard member ${email}`.slice(0, 100),
-      );
-      const member = await repo.insertMember(tx, workspaceId, {
-        id: uuidv7(),
-        email,
-        passwordHash,
-        role: input.role,
-        credentialId: issued.credential.id,
-        now: new Date(),
-      });
-      // Thrown, so the transaction rolls back and takes the credential with it.
-      if (!member) throw new EmailTaken();
-      return { ok: true, member };
-    }).catch((error: unknown) => {
-      if (error instanceof EmailTaken)
-        return { ok: false, reason: 'email_taken', message: 'That email already belongs to a member.' } as const;
-      throw error;
+    return withTransaction(db, (tx) => this.insert(tx, workspaceId, { email, passwordHash, role: input.role })).catch(
+      emailTakenAnswer,
+    );
+  }
+
+  /** Inserts a member and its credential in `tx`; throws EmailTaken (rolling `tx` back) when the email is taken. */
+  private async insert(
+    tx: Tx,
+    workspaceId: string,
+    input: { email: string; passwordHash: string; role: repo.Role },
+  ): Promise<CreateMember> {
+    const workspace = await findWorkspace(tx, workspaceId);
+    if (!workspace) return { ok: false, reason: 'no_workspace', message: `There is no workspace ${workspaceId}.` };
+    const audience = workspace.kind === 'operator' ? 'admin' : 'integrator';
+    const name = `Dashboard member ${input.email}`.slice(0, 100);
+    const issued = await this.credentials.create(tx, workspaceId, audience, name);
+    const member = await repo.insertMember(tx, workspaceId, {
+      id: uuidv7(),
+      email: input.email,
+      passwordHash: input.passwordHash,
+      role: input.role,
+      credentialId: issued.credential.id,
+      now: new Date(),
     });
+    // Thrown, so the transaction rolls back and takes the credential with it.
+    if (!member) throw new EmailTaken();
+    return { ok: true, member };
+  }
+
+  /**
+   * A one-time link inviting `email` to the workspace with `role`, valid INVITATION_TTL_SECONDS. The answer's token
+   * goes in the link; only its hash is kept.
+   */
+  async invite(db: Queryable, workspaceId: string, email: string, role: repo.Role): Promise<IssuedLink> {
+    const address = email.trim();
+    const bad = emailProblem(address);
+    if (bad) return { ok: false, reason: 'invalid_email', message: bad };
+    if (await repo.findMemberByEmail(db, address))
+      return { ok: false, reason: 'email_taken', message: 'That email already belongs to a member.' };
+    return this.issueLink(db, workspaceId, { purpose: 'invitation', email: address, role, memberId: null });
+  }
+
+  /** A one-time link that lets member `memberId` set a new password, valid RESET_TTL_SECONDS. */
+  async issueReset(db: Queryable, workspaceId: string, memberId: string): Promise<IssuedLink> {
+    const member = isUuid(memberId) ? await repo.findMember(db, workspaceId, memberId) : undefined;
+    if (!member) return { ok: false, reason: 'no_member', message: 'There is no such member.' };
+    return this.issueLink(db, workspaceId, {
+      purpose: 'password_reset',
+      email: member.email,
+      role: null,
+      memberId: member.id,
+    });
+  }
+
+  private async issueLink(
+    db: Queryable,
+    workspaceId: string,
+    link: { purpose: repo.LinkPurpose; email: string; role: repo.Role | null; memberId: string | null },
+  ): Promise<IssuedLink> {
+    const token = randomBytes(32).toString('base64url');
+    const ttlSeconds = link.purpose === 'invitation' ? INVITATION_TTL_SECONDS : RESET_TTL_SECONDS;
+    const expiresAt = await repo.insertMemberLink(db, workspaceId, { ...link, tokenHash: linkHash(token), ttlSeconds });
+    return { ok: true, token, expiresAt, email: link.email };
+  }
+
+  /** The unexpired link a token names in the workspace, to draw its form. */
+  findLink(db: Queryable, workspaceId: string, token: string): Promise<repo.MemberLinkRow | undefined> {
+    return repo.findMemberLink(db, workspaceId, linkHash(token));
+  }
+
+  /**
+   * Uses an invitation: the invitee becomes a member with the invitation's email and role and the password given. The
+   * link is taken in the same transaction as the member is made, so it works once, and a refused password leaves it.
+   */
+  async acceptInvitation(db: Db, workspaceId: string, token: string, password: string): Promise<UseLink> {
+    const bad = passwordProblem(password);
+    if (bad) return { ok: false, reason: 'invalid_password', message: bad };
+    const passwordHash = await hashPassword(password);
+    return withTransaction(db, async (tx): Promise<UseLink> => {
+      const link = await repo.takeMemberLink(tx, workspaceId, linkHash(token), 'invitation');
+      if (!link || link.role === null) return { ok: false, reason: 'expired', message: LINK_GONE };
+      return this.insert(tx, workspaceId, { email: link.email, passwordHash, role: link.role });
+    }).catch(emailTakenAnswer);
+  }
+
+  /** Uses a reset link: the member's password is replaced and every session of the member ends. */
+  async resetPassword(db: Db, workspaceId: string, token: string, password: string): Promise<UseLink> {
+    const bad = passwordProblem(password);
+    if (bad) return { ok: false, reason: 'invalid_password', message: bad };
+    const passwordHash = await hashPassword(password);
+    return withTransaction(db, async (tx): Promise<UseLink> => {
+      const link = await repo.takeMemberLink(tx, workspaceId, linkHash(token), 'password_reset');
+      const member = link?.member_id ? await repo.findMember(tx, workspaceId, link.member_id) : undefined;
+      if (!member) return { ok: false, reason: 'expired', message: LINK_GONE };
+      await repo.updatePassword(tx, workspaceId, member.id, passwordHash);
+      await repo.endMemberSessions(tx, workspaceId, member.id);
+      return { ok: true, member };
+    });
+  }
+
+  /**
+   * A member changes its own password, giving the current one: every other session of the member ends (the one
+   * making the change, `keepSession`, stays).
+   */
+  async changePassword(
+    db: Db,
+    workspaceId: string,
+    memberId: string,
+    input: { current: string; next: string; keepSession: Buffer },
+  ): Promise<{ ok: true } | { ok: false; reason: 'wrong_password' | 'invalid_password'; message: string }> {
+    const found = await repo.findMemberSecret(db, workspaceId, memberId);
+    if (!(await checkPassword(found?.password_hash, input.current)))
+      return { ok: false, reason: 'wrong_password', message: 'The current password is not right.' };
+    const bad = passwordProblem(input.next);
+    if (bad) return { ok: false, reason: 'invalid_password', message: bad };
+    const passwordHash = await hashPassword(input.next);
+    await withTransaction(db, async (tx) => {
+      await repo.updatePassword(tx, workspaceId, memberId, passwordHash);
+      await repo.endMemberSessions(tx, workspaceId, memberId, input.keepSession);
+    });
+    return { ok: true };
   }
 
   /**
@@ -129,3 +225,25 @@ export class MembersService {
 
 /** The email was taken between the check and the insert: the transaction is rolled back. */
 class EmailTaken extends Error {}
+
+function emailTakenAnswer(error: unknown): { ok: false; reason: 'email_taken'; message: string } {
+  if (error instanceof EmailTaken)
+    return { ok: false, reason: 'email_taken', message: 'That email already belongs to a member.' };
+  throw error;
+}
+
+/** How long an invitation link works. */
+export const INVITATION_TTL_SECONDS = 72 * 60 * 60;
+/** How long a password reset link works. */
+export const RESET_TTL_SECONDS = 60 * 60;
+
+const LINK_GONE = 'This link has expired or has already been used. Ask an owner for a new one.';
+
+const linkHash = (token: string): Buffer => createHash('sha256').update(token).digest();
+
+export type IssuedLink =
+  | { ok: true; token: string; expiresAt: Date; email: string }
+  | { ok: false; reason: 'invalid_email' | 'email_taken' | 'no_member'; message: string };
+
+export type UseLink =
+  CreateMember | { ok: false; reason: 'invalid_password' | 'expired' | 'email_taken'; message: string };
