@@ -150,6 +150,10 @@ describe('invitations', () => {
       `UPDATE member_links SET expires_at = now() - interval '1 second' WHERE email = 'late@links.test'`,
     );
     assert.equal((await drawForm(path)).status, 404);
+    // The next link issued in the workspace deletes the expired one.
+    assert.equal((await t.db.query(`SELECT 1 FROM member_links WHERE email = 'late@links.test'`)).rowCount, 1);
+    await act(admin, '/dashboard/members/invitations', { email: 'later@links.test', role: 'viewer' });
+    assert.equal((await t.db.query(`SELECT 1 FROM member_links WHERE email = 'late@links.test'`)).rowCount, 0);
 
     const taken = await act(admin, '/dashboard/members/invitations', { email: 'DEV@links.test', role: 'viewer' });
     assert.equal(taken.status, 409);

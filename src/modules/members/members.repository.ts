@@ -86,8 +86,13 @@ export async function insertMemberLink(
     ttlSeconds: number;
   },
 ): Promise<Date> {
+  // Up to 10 of the workspace's expired links are deleted by the same statement: links never used do not pile up.
   const { rows } = await db.query<{ expires_at: Date }>(
-    `INSERT INTO member_links (workspace_id, token_hash, purpose, email, role, member_id, created_at, expires_at)
+    `WITH expired AS (
+       DELETE FROM member_links WHERE workspace_id = $1 AND token_hash = ANY(ARRAY(
+         SELECT token_hash FROM member_links WHERE workspace_id = $1 AND expires_at < now()
+         ORDER BY expires_at LIMIT 10 FOR UPDATE SKIP LOCKED)))
+     INSERT INTO member_links (workspace_id, token_hash, purpose, email, role, member_id, created_at, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6, now(), now() + make_interval(secs => $7)) RETURNING expires_at`,
     [workspaceId, l.tokenHash, l.purpose, l.email, l.role, l.memberId, l.ttlSeconds],
   );
