@@ -46,6 +46,11 @@ export async function bootstrap(
       note: 'Bootstrap credentials, written once on first start. Keep this file secret; rotate these tokens before real use.',
       base_url: config.publicBaseUrl,
       environment: config.paymentsEnv,
+      // The dashboard's members sign in with an email and a password; the tokens below are the break-glass path.
+      first_member:
+        'Create the first dashboard member, then sign in at /dashboard with its email and password: ' +
+        `npm run admin -- create-member --email you@example.com --workspace ${demo.workspace.id} ` +
+        '(or --operator for the operator workspace); it prints a password made for the member once.',
       admin: { credential_id: operator.issued.credential.id, audience: 'admin', token: operator.issued.token },
       workspaces: [
         {

@@ -82,7 +82,7 @@ async function main(): Promise<void> {
     if (boot) {
       log.info(
         { file: boot.file },
-        `first start: the demo workspace's token is in ${boot.file} (workspaces[0].integrator.token); paste it at ${config.publicBaseUrl}/dashboard, try the tour in README.md, or read the reference at ${config.publicBaseUrl}/docs`,
+        `first start: the demo workspace's token is in ${boot.file} (workspaces[0].integrator.token); create the first dashboard member with \`npm run admin -- create-member\` (the file's first_member says how) or paste the token at ${config.publicBaseUrl}/dashboard, try the tour in README.md, or read the reference at ${config.publicBaseUrl}/docs`,
       );
     }
     if (signalled) return abandon();

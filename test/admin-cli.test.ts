@@ -21,8 +21,8 @@ interface Run {
   stderr: string;
 }
 
-/** `npm run admin -- ...args` against the test app's database, as a process of its own. */
-function admin(args: string[]): Promise<Run> {
+/** `npm run admin -- ...args` against the test app's database, as a process of its own, with `input` on stdin. */
+function admin(args: string[], input = ''): Promise<Run> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/admin.ts', ...args], {
     cwd: PROJECT_ROOT,
     env: {
@@ -36,6 +36,7 @@ function admin(args: string[]): Promise<Run> {
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  child.stdin.end(input);
   return new Promise((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
@@ -118,5 +119,85 @@ describe('npm run admin -- create-credential', () => {
       assert.match(run.stderr, message);
       assert.equal(run.stdout, '');
     }
+  });
+});
+
+/** Signs in at the dashboard's member form; answers the session cookie, or undefined when refused. */
+async function memberSignIn(email: string, password: string): Promise<string | undefined> {
+  const form = await fetch(`${t.baseUrl}/dashboard/sign-in`);
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? '';
+  const nonce =
+    form.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('dashboard_signin='))
+      ?.split(';')[0] ?? '';
+  const res = await fetch(`${t.baseUrl}/dashboard/sign-in/password`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: nonce },
+    body: new URLSearchParams({ csrf, email, password, next: '/dashboard' }).toString(),
+  });
+  return res.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('dashboard_session='))
+    ?.split(';')[0];
+}
+
+describe('npm run admin -- create-member', () => {
+  it('--password-stdin makes an owner of the workspace with that password, who can sign in; stdout stays empty', async () => {
+    const run = await admin(
+      ['create-member', '--email', 'first.owner@demo.test', '--workspace', t.demoWorkspaceId, '--password-stdin'],
+      'a long enough passphrase\nignored second line\n',
+    );
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout, '');
+    assert.match(run.stderr, /created member [0-9a-f-]{36} <first\.owner@demo\.test> \(owner\) in workspace/);
+    const { rows } = await t.db.query<{ role: string; workspace_id: string }>(
+      `SELECT role, workspace_id::text FROM members WHERE email = 'first.owner@demo.test'`,
+    );
+    assert.deepEqual(rows, [{ role: 'owner', workspace_id: t.demoWorkspaceId }]);
+    assert.ok(await memberSignIn('first.owner@demo.test', 'a long enough passphrase'));
+    assert.equal(await memberSignIn('first.owner@demo.test', 'ignored second line'), undefined);
+  });
+
+  it('--operator without --password-stdin makes a member of the operator workspace and prints its password once', async () => {
+    const run = await admin(['create-member', '--email', 'ops@operator.test', '--operator', '--role', 'admin']);
+    assert.equal(run.code, 0, run.stderr);
+    const lines = run.stdout.split('\n').filter((l) => l !== '');
+    assert.equal(lines.length, 1, run.stdout);
+    const password = lines[0] as string;
+    assert.match(password, /^[\w-]{24}$/);
+    const { rows } = await t.db.query<{ role: string; workspace_id: string; audience: string }>(
+      `SELECT m.role, m.workspace_id::text, c.audience FROM members m
+         JOIN credentials c ON c.workspace_id = m.workspace_id AND c.id = m.credential_id
+        WHERE m.email = 'ops@operator.test'`,
+    );
+    assert.deepEqual(rows, [{ role: 'admin', workspace_id: decodeJwt(t.adminToken).wsp, audience: 'admin' }]);
+    const cookie = await memberSignIn('ops@operator.test', password);
+    assert.ok(cookie);
+    // An operator member's pages are the operator's.
+    const page = await fetch(`${t.baseUrl}/dashboard/admin/workspaces`, { headers: { cookie } });
+    assert.equal(page.status, 200);
+  });
+
+  it('bad arguments or a refused member: a message on stderr, nothing on stdout, exit code 2', async () => {
+    const cases: [string[], string, RegExp][] = [
+      [['create-member', '--workspace', t.demoWorkspaceId], '', /needs --email/],
+      [['create-member', '--email', 'x@y.test'], '', /needs --workspace WORKSPACE_ID or --operator/],
+      [['create-member', '--email', 'x@y.test', '--operator', '--workspace', t.demoWorkspaceId], '', /not both/],
+      [['create-member', '--email', 'x@y.test', '--operator', '--role', 'root'], '', /--role must be one of owner/],
+      [['create-member', '--email', 'x@y.test', '--workspace', randomUUID()], '', /there is no workspace/],
+      [['create-member', '--email', 'x@y.test', '--operator', '--password-stdin'], 'short\n', /at least 12/],
+      [['create-member', '--email', 'first.owner@DEMO.test', '--operator'], '', /already belongs to a member/],
+      [['create-member', '--email', 'not-an-email', '--operator'], '', /Enter an email address/],
+      [['create-credential', '--audience', 'admin', '--email', 'x@y.test'], '', /--email is for create-member only/],
+    ];
+    for (const [args, input, message] of cases) {
+      const run = await admin(args, input);
+      assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
+      assert.match(run.stderr, message);
+      assert.equal(run.stdout, '');
+    }
+    assert.equal((await t.db.query(`SELECT 1 FROM members WHERE email = 'x@y.test'`)).rowCount, 0);
   });
 });

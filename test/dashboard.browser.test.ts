@@ -49,7 +49,7 @@ describe('dashboard: sign-in and home', { skip }, () => {
     await page.getByRole('heading', { name: 'Sign in to the dashboard' }).waitFor();
     await assertPageQuality(page, 'sign-in');
     await page.getByLabel('API token').fill('not-a-token');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in with the token' }).click();
     await page.getByRole('alert').filter({ hasText: 'not valid here' }).waitFor();
     // That answer was a 401, which Chromium logs; nothing else may be.
     assert.deepEqual(errors.splice(0), [
@@ -141,11 +141,18 @@ describe('dashboard: sign-in and home', { skip }, () => {
           document.activeElement?.textContent?.trim() ??
           document.activeElement?.id,
       );
+    // The member form first (email, password, its button), then the break-glass token form.
+    for (const expected of ['email', 'password']) {
+      await page.keyboard.press('Tab');
+      assert.equal(await page.evaluate(() => document.activeElement?.id), expected);
+    }
+    await page.keyboard.press('Tab');
+    assert.equal(await focused(), 'Sign in');
     await page.keyboard.press('Tab');
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'token');
     await page.keyboard.type(t.demoToken);
     await page.keyboard.press('Tab');
-    assert.equal(await focused(), 'Sign in');
+    assert.equal(await focused(), 'Sign in with the token');
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Home', level: 1 }).waitFor();
     await page.keyboard.press('Tab');

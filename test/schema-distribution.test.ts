@@ -25,6 +25,7 @@ const NOT_BY_WORKSPACE: Record<string, string> = {
   deposit_addresses: 'reference table (workspace_id is NULL until an address is assigned, then updated)',
   connector_queries: 'distributed by query_id, not co-located',
   dashboard_signin_nonces: 'distributed by nonce_hash, not co-located',
+  dashboard_sign_in_failures: 'distributed by key_hash, not co-located',
   operator_tokens: 'reference table',
 };
 
@@ -56,6 +57,7 @@ const OTHER_KEYS: Record<string, string> = {
   collections_provider_reference: 'widen; the guard across workspaces needs a table of its own',
   dashboard_sessions_pkey: 'widen; the cookie carries the workspace id',
   deposits_network_tx_hash_log_index_deposit_address_id_key: 'widen',
+  members_email_key: 'a table of its own distributed by email: sign-in finds a member by email alone',
   provider_notices_pkey: 'widen',
   refunds_one_in_progress: 'widen',
   refunds_one_successful: 'widen',

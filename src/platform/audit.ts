@@ -9,8 +9,11 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isUuid } from './ids.js';
 
-/** What kind of actor did it: the channel today (API token, dashboard session, admin token); a member later. */
-export type ActorType = 'api_key' | 'dashboard' | 'admin' | 'anonymous';
+/**
+ * What kind of actor did it: an API token, a dashboard member, a dashboard session opened with a pasted token (the
+ * break-glass path), the admin token, or nobody known (a failed sign-in).
+ */
+export type ActorType = 'api_key' | 'member' | 'dashboard' | 'admin' | 'anonymous';
 
 /** A route's place in the audit log. */
 export interface AuditRoute {
@@ -31,7 +34,7 @@ export interface AuditEntry {
   workspaceId: string;
   occurredAt: Date;
   actorType: ActorType;
-  /** The credential (or, later, the member) that acted; null when nobody is known (a failed sign-in). */
+  /** The credential or the member that acted; null when nobody is known (a failed sign-in). */
   actorId: string | null;
   action: string;
   objectType: string;
@@ -68,9 +71,14 @@ declare module 'fastify' {
   }
 }
 
-/** A request made on behalf of someone elsewhere: the dashboard's in-process API calls, for a person's browser. */
+/**
+ * A request made on behalf of someone elsewhere: the dashboard's in-process API calls, for a person's browser. A
+ * member's session names the member as the actor; a session opened with a pasted token leaves the token's credential.
+ */
 interface Channel {
-  actorType: 'dashboard';
+  actorType: 'dashboard' | 'member';
+  /** The member, for a member's session. */
+  actorId?: string;
   clientAddress: string;
 }
 const channel = new AsyncLocalStorage<Channel>();
@@ -160,7 +168,7 @@ function entryOf(
     workspaceId,
     occurredAt: new Date(),
     actorType: note?.actorType ?? (via ? via.actorType : auth?.audience === 'admin' ? 'admin' : 'api_key'),
-    actorId: note ? note.actorId : (auth?.credentialId ?? null),
+    actorId: note ? note.actorId : (via?.actorId ?? auth?.credentialId ?? null),
     action: note?.action ?? rule.action,
     objectType: rule.objectType,
     objectId: objectId === null || objectId === undefined ? null : objectId.slice(0, 200),

@@ -29,10 +29,18 @@ export async function openContext(
   return { context, page, errors };
 }
 
-/** Fills the sign-in form (the page must be showing it) and submits it. */
+/** Fills the sign-in page's token form, the break-glass path (the page must be showing it), and submits it. */
 export async function signIn(page: Page, token: string): Promise<void> {
   await page.getByLabel('API token').fill(token);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in with the token' }).click();
+  await page.waitForLoadState('load');
+}
+
+/** Fills the sign-in page's member form (email and password) and submits it. */
+export async function signInAsMember(page: Page, email: string, password: string): Promise<void> {
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.waitForLoadState('load');
 }
 

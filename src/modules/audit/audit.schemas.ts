@@ -16,9 +16,11 @@ export const AuditEventSchema = component(
       workspace_id: Uuid('The workspace; the nil UUID for a failed sign-in whose token named none.'),
       occurred_at: DateTime('When the request was answered.'),
       actor_type: Type.String({
-        description: 'Who acted: `api_key`, `dashboard`, `admin` or `anonymous` (a failed sign-in); more may come.',
+        description:
+          'Who acted: `api_key`, `member` (a dashboard member), `dashboard` (a dashboard session opened with a pasted ' +
+          'token), `admin` or `anonymous` (a failed sign-in); more may come.',
       }),
-      actor_id: nullable('The credential that acted; null when nobody is known.'),
+      actor_id: nullable('The credential, or the member, that acted; null when nobody is known.'),
       action: Type.String({
         description:
           'A stable dotted name of what was done: `refund.create`, `credential.rotate`, `dashboard.sign_in_failed`.',
@@ -46,7 +48,7 @@ export const ListAuditEventsQuery = Type.Object(
     ...ListQuery.properties,
     workspace_id: uuidFilter("Whose log: required with the admin token; an integrator's own only (else 404)."),
     action: Type.Optional(Type.String({ maxLength: 64, description: 'Only this action.' })),
-    actor_id: uuidFilter('Only this actor (a credential id).'),
+    actor_id: uuidFilter('Only this actor (a credential id or a member id).'),
     object_id: Type.Optional(Type.String({ maxLength: 200, description: 'Only this object.' })),
   },
   { additionalProperties: false },

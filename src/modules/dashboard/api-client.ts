@@ -9,7 +9,7 @@ import { Payments } from '../../../packages/sdk/src/index.js';
  * A fetch that answers from `app` in-process. What the calls write is recorded in the audit log as done through the
  * dashboard, from the browser's address (`actingThrough`: async context, which no outside request can claim).
  */
-function injectFetch(app: FastifyInstance, requestId: string, clientAddress: string): typeof fetch {
+function injectFetch(app: FastifyInstance, requestId: string, clientAddress: string, memberId?: string): typeof fetch {
   return async (input, init) => {
     const request = new Request(input, init);
     const url = new URL(request.url);
@@ -18,7 +18,10 @@ function injectFetch(app: FastifyInstance, requestId: string, clientAddress: str
       headers[name] = value;
     });
     const body = request.body ? Buffer.from(await request.arrayBuffer()) : undefined;
-    const answer = await actingThrough({ actorType: 'dashboard', clientAddress }, () =>
+    const via = memberId
+      ? { actorType: 'member' as const, actorId: memberId, clientAddress }
+      : { actorType: 'dashboard' as const, clientAddress };
+    const answer = await actingThrough(via, () =>
       app.inject({
         method: request.method as 'GET',
         url: url.pathname + url.search,
@@ -41,14 +44,21 @@ function injectFetch(app: FastifyInstance, requestId: string, clientAddress: str
 
 /**
  * An SDK client acting with `token`; the dashboard's request id travels to the API calls it makes (one log trail, and
- * the audit log's request id), and the browser's address is what the audit log records.
+ * the audit log's request id), and the browser's address is what the audit log records, with the member as the actor
+ * when a member is signed in.
  */
-export function apiClient(app: FastifyInstance, token: string, requestId: string, clientAddress: string): Payments {
+export function apiClient(
+  app: FastifyInstance,
+  token: string,
+  requestId: string,
+  clientAddress: string,
+  memberId?: string,
+): Payments {
   // No retries: a person is waiting and sees any problem on the page.
   return new Payments({
     token,
     baseUrl: 'http://dashboard.internal',
-    fetch: injectFetch(app, requestId, clientAddress),
+    fetch: injectFetch(app, requestId, clientAddress, memberId),
     maxRetries: 0,
   });
 }

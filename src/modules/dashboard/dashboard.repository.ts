@@ -1,5 +1,6 @@
 // SQL for dashboard sessions (migrations/017_dashboard_sessions.sql). A session is found by the hash of its cookie;
-// it is live only while its credential is active and still holds the token it was opened with.
+// it is live only while its credential is active and still holds the token it was opened with, and (a member's) while
+// the member exists: removing a member deletes its sessions (the foreign key cascades).
 import type { Queryable } from '../../db/pool.js';
 import type { PaymentsEnv } from '../../config.js';
 import type { Audience } from '../../platform/tokens.js';
@@ -14,6 +15,10 @@ export interface SessionRow {
   environment: PaymentsEnv;
   credential_name: string;
   workspace_name: string;
+  /** The member who signed in; null for a session opened by pasting a token (the break-glass path). */
+  member_id: string | null;
+  member_email: string | null;
+  member_role: string | null;
 }
 
 export async function insertSession(
@@ -25,14 +30,15 @@ export async function insertSession(
     tokenId: string;
     sealedToken: string;
     csrfToken: string;
+    memberId: string | null;
     now: Date;
   },
 ): Promise<void> {
   await db.query(
     `INSERT INTO dashboard_sessions
-       (id_hash, workspace_id, credential_id, token_id, sealed_token, csrf_token, created_at, last_seen_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`,
-    [s.idHash, s.workspaceId, s.credentialId, s.tokenId, s.sealedToken, s.csrfToken, s.now],
+       (id_hash, workspace_id, credential_id, token_id, sealed_token, csrf_token, created_at, last_seen_at, member_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8)`,
+    [s.idHash, s.workspaceId, s.credentialId, s.tokenId, s.sealedToken, s.csrfToken, s.now, s.memberId],
   );
 }
 
@@ -40,11 +46,13 @@ export async function insertSession(
 export async function findLiveSession(db: Queryable, idHash: Buffer): Promise<SessionRow | undefined> {
   const { rows } = await db.query<SessionRow>(
     `SELECT s.workspace_id, s.credential_id, s.sealed_token, s.csrf_token, s.last_seen_at,
-            c.audience, c.environment, c.name AS credential_name, w.display_name AS workspace_name
+            c.audience, c.environment, c.name AS credential_name, w.display_name AS workspace_name,
+            s.member_id, m.email AS member_email, m.role AS member_role
      FROM dashboard_sessions s
      JOIN credentials c ON c.workspace_id = s.workspace_id AND c.id = s.credential_id
        AND c.token_id = s.token_id AND c.status = 'active'
      JOIN workspaces w ON w.id = s.workspace_id
+     LEFT JOIN members m ON m.workspace_id = s.workspace_id AND m.id = s.member_id
      WHERE s.id_hash = $1`,
     [idHash],
   );

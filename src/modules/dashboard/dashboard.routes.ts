@@ -1,6 +1,6 @@
 // The dashboard at /dashboard: server-rendered pages over the public API (through the SDK, in-process), for a
-// workspace's team and for the operator. Sign-in exchanges a pasted API token for a session cookie (the form itself
-// carries a one-time value, sign-in-nonces.ts); every other form carries the session's CSRF token; pages work without
+// workspace's team and for the operator. Sign-in exchanges a member's email and password, or a pasted API token (the
+// break-glass path), for a session cookie (the form itself carries a one-time value, sign-in-nonces.ts); every other form carries the session's CSRF token; pages work without
 // their script. Not part of the API document.
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
@@ -8,13 +8,15 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/pool.js';
 import { NO_WORKSPACE } from '../../platform/audit.js';
+import { isUuid } from '../../platform/ids.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import type { TokenService } from '../../platform/tokens.js';
 import { PaymentsError } from '../../../packages/sdk/src/index.js';
 import type { MarketCatalogue } from '../catalogue/catalogue.js';
+import { MembersService, type MemberLinkRow } from '../members/members.service.js';
 import { apiClient } from './api-client.js';
 import { exponentOf } from './forms.js';
-import { formatMoney, html, time } from './html.js';
+import { formatMoney, html, raw, time } from './html.js';
 import { DASHBOARD_HEADERS, layout, plainLayout } from './layout.js';
 import { adminPages } from './pages/admin.js';
 import { checkoutLinkPages } from './pages/checkout-links.js';
@@ -23,6 +25,7 @@ import { depositPages } from './pages/deposits.js';
 import { developerOverviewPage } from './pages/developers.js';
 import { eventPages } from './pages/developers-events.js';
 import { keyPages } from './pages/developers-keys.js';
+import { memberPages } from './pages/members.js';
 import { webhookPages } from './pages/developers-webhooks.js';
 import { homePage } from './pages/home.js';
 import { payoutPages } from './pages/payouts.js';
@@ -31,6 +34,7 @@ import { reportPages } from './pages/reports.js';
 import { sandboxPages } from './pages/sandbox.js';
 import { DashboardSessions, sameSecret, SESSION_COOKIE } from './sessions.js';
 import { SIGNIN_COOKIE, SIGNIN_NONCE_TTL_SECONDS, SignInNonces } from './sign-in-nonces.js';
+import { SignInThrottle } from './sign-in-throttle.js';
 import type { PageContext, PageHandler, PageResult, Pages } from './page-context.js';
 
 export interface DashboardDeps {
@@ -94,8 +98,10 @@ function firstValues(input: unknown): Record<string, string> {
 }
 
 export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void {
-  const sessions = new DashboardSessions(deps.db, deps.tokens, deps.box);
+  const members = new MembersService(deps.tokens, deps.config.paymentsEnv);
+  const sessions = new DashboardSessions(deps.db, deps.tokens, deps.box, members);
   const nonces = new SignInNonces(deps.db);
+  const throttle = new SignInThrottle(deps.db);
   const origin = new URL(deps.config.publicBaseUrl).origin;
   const next = (value: unknown): string => safeNext(value, origin);
   const secure = deps.config.paymentsEnv === 'production' || deps.config.publicBaseUrl.startsWith('https:');
@@ -179,11 +185,20 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
               'Form expired',
               'This form was not sent from this session. Go back, reload the page and try again.',
             );
+          if (request.routeOptions.config.audit) {
+            const params = Object.values((request.params ?? {}) as Record<string, string>);
+            request.auditNote = {
+              workspaceId: session.workspace_id,
+              actorType: session.member_id ? 'member' : 'dashboard',
+              actorId: session.member_id ?? session.credential_id,
+              objectId: params.length === 1 ? (params[0] ?? null) : null,
+            };
+          }
           const timeZone = validTimeZone(request.cookies[TZ_COOKIE]);
           const ctx: PageContext = {
             request,
             session,
-            api: apiClient(app, session.token, request.id, request.ip),
+            api: apiClient(app, session.token, request.id, request.ip, session.member_id ?? undefined),
             csrf: html`<input type="hidden" name="csrf" value="${session.csrf_token}" />`,
             fields,
             money,
@@ -242,7 +257,8 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
 
       const pages: Pages = {
         get: (path, handler) => scope.get(path, route, handle(handler, false)),
-        post: (path, handler) => scope.post(path, route, handle(handler, true)),
+        post: (path, handler, audit) =>
+          scope.post(path, audit ? { ...route, config: { ...route.config, audit } } : route, handle(handler, true)),
       };
 
       // Sign-in: the form carries a one-time value, stored server-side and set in a cookie with it, so a login form
@@ -256,10 +272,19 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
       const signInForm = async (
         reply: FastifyReply,
         back: string,
-        { problem, notice, status = 200 }: { problem?: string; notice?: string; status?: number } = {},
+        {
+          problem,
+          notice,
+          status = 200,
+          failed,
+          email = '',
+        }: { problem?: string; notice?: string; status?: number; failed?: 'member' | 'token'; email?: string } = {},
       ): Promise<FastifyReply> => {
         const nonce = await nonces.issue();
         reply.setCookie(SIGNIN_COOKIE, nonce, { ...cookieOptions, maxAge: SIGNIN_NONCE_TTL_SECONDS });
+        // The error is tied to the fields of the form that was sent (the other form's fields are left alone).
+        const memberError = problem && failed !== 'token' ? ' signin-error' : '';
+        const tokenError = problem && failed === 'token' ? ' signin-error' : '';
         return send(
           reply,
           status,
@@ -268,28 +293,87 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
             'Sign in to the dashboard',
             html`${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
               ${problem ? html`<p class="error" role="alert" id="signin-error">${problem}</p>` : ''}
-              <form method="post" action="/dashboard/sign-in" class="card">
+              <form method="post" action="/dashboard/sign-in/password" class="card">
                 <input type="hidden" name="csrf" value="${nonce}" /><input type="hidden" name="next" value="${back}" />
                 <div class="field">
-                  <label for="token">API token</label>
-                  <textarea
-                    id="token"
-                    name="token"
+                  <label for="email">Email</label>
+                  <input
+                    id="email"
+                    name="email"
+                    type="email"
                     required
-                    autocomplete="off"
-                    spellcheck="false"
-                    aria-describedby="token-hint${problem ? ' signin-error' : ''}"
-                  ></textarea>
-                  <p class="muted" id="token-hint">
-                    Paste a workspace's API token (or the operator's admin token). It stays on the server; your browser
-                    keeps only a session cookie, which ends after 12 hours without use, when you sign out, or when the
-                    key is rotated or revoked.
-                  </p>
+                    maxlength="254"
+                    autocomplete="username"
+                    value="${email}"
+                    ${memberError ? raw(' aria-describedby="signin-error"') : ''}
+                  />
+                </div>
+                <div class="field">
+                  <label for="password">Password</label>
+                  <input
+                    id="password"
+                    name="password"
+                    type="password"
+                    required
+                    maxlength="1000"
+                    autocomplete="current-password"
+                    ${memberError ? raw(' aria-describedby="signin-error"') : ''}
+                  />
                 </div>
                 <button type="submit">Sign in</button>
-              </form>`,
+              </form>
+              <section class="card" aria-labelledby="break-glass">
+                <h2 id="break-glass">Break-glass: sign in with a token</h2>
+                <p class="muted">
+                  For the first owner before any member exists (then create one:
+                  <code>npm run admin -- create-member</code>), or when no member can sign in.
+                </p>
+                <form method="post" action="/dashboard/sign-in">
+                  <input type="hidden" name="csrf" value="${nonce}" /><input
+                    type="hidden"
+                    name="next"
+                    value="${back}"
+                  />
+                  <div class="field">
+                    <label for="token">API token</label>
+                    <textarea
+                      id="token"
+                      name="token"
+                      required
+                      autocomplete="off"
+                      spellcheck="false"
+                      aria-describedby="token-hint${tokenError}"
+                    ></textarea>
+                    <p class="muted" id="token-hint">
+                      Paste a workspace's API token (or the operator's admin token). It stays on the server; your
+                      browser keeps only a session cookie, which ends after 12 hours without use, when you sign out, or
+                      when the key is rotated or revoked.
+                    </p>
+                  </div>
+                  <button type="submit" class="secondary">Sign in with the token</button>
+                </form>
+              </section>`,
           ),
         );
+      };
+
+      /**
+       * A sign-in refused before it is tried, after too many failures from this address or for this account
+       * (sign-in-throttle.ts): 429 with Retry-After; it does not say which. Not in the audit log (nothing was tried).
+       */
+      const tooManyFailures = (
+        reply: FastifyReply,
+        back: string,
+        seconds: number,
+        form: { failed?: 'token'; email?: string },
+      ): Promise<FastifyReply> => {
+        reply.header('retry-after', String(seconds));
+        const wait = seconds < 120 ? `${seconds} seconds` : `${Math.ceil(seconds / 60)} minutes`;
+        return signInForm(reply, back, {
+          problem: `Too many failed sign-ins. Wait ${wait}, then try again.`,
+          status: 429,
+          ...form,
+        });
       };
 
       // Every token tried is recorded in the audit log (docs/guides/audit-log.md): a success or a failure under the
@@ -303,8 +387,15 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
         const fields = firstValues(request.body);
         const back = next(fields.next);
         if (!(await nonces.redeem(fields.csrf, request.cookies[SIGNIN_COOKIE])))
-          return signInForm(reply, back, { problem: 'The sign-in form expired. Paste the token again.', status: 403 });
+          return signInForm(reply, back, {
+            problem: 'The sign-in form expired. Paste the token again.',
+            status: 403,
+            failed: 'token',
+          });
+        const wait = await throttle.wait(request.ip);
+        if (wait > 0) return tooManyFailures(reply, back, wait, { failed: 'token' });
         const result = await sessions.signIn(fields.token ?? '');
+        if (!result.ok) await throttle.failed(request.ip);
         request.auditNote = {
           workspaceId: result.credential?.workspaceId ?? NO_WORKSPACE,
           actorType: result.credential ? 'dashboard' : 'anonymous',
@@ -312,11 +403,161 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
           objectId: result.credential?.credentialId ?? null,
           ...(result.ok ? {} : { action: 'dashboard.sign_in_failed' }),
         };
-        if (!result.ok) return signInForm(reply, back, { problem: result.reason, status: 401 });
+        if (!result.ok) return signInForm(reply, back, { problem: result.reason, status: 401, failed: 'token' });
         reply.clearCookie(SIGNIN_COOKIE, cookieOptions);
         // No Max-Age: the cookie lasts while the browser does; the server ends the session after IDLE_LIMIT_MS unused.
         reply.setCookie(SESSION_COOKIE, result.sessionId, sessionCookieOptions);
         return reply.redirect(back, 303);
+      });
+
+      // A member's email and password: the same one-time form value as the token form, and the same kind of session.
+      // Every attempt is recorded in the audit log: a success under the member; a failure under the workspace of the
+      // member the email named (with that member as the object, so its owners see the attempts), else under no
+      // workspace. The answer to a wrong email and to a wrong password is the same.
+      const memberSignInRoute = {
+        config: { auth: 'public' as const, audit: { action: 'dashboard.sign_in', objectType: 'member' } },
+        schema: { hide: true },
+      };
+      scope.post('/sign-in/password', memberSignInRoute, async (request, reply) => {
+        const fields = firstValues(request.body);
+        const back = next(fields.next);
+        const email = (fields.email ?? '').trim().slice(0, 254);
+        if (!(await nonces.redeem(fields.csrf, request.cookies[SIGNIN_COOKIE])))
+          return signInForm(reply, back, {
+            problem: 'The sign-in form expired. Enter your password again.',
+            status: 403,
+            email,
+          });
+        const wait = await throttle.wait(request.ip, email);
+        if (wait > 0) return tooManyFailures(reply, back, wait, { email });
+        const result = await sessions.signInMember(email, fields.password ?? '');
+        if (result.ok) await throttle.succeeded(email);
+        else await throttle.failed(request.ip, email);
+        request.auditNote = result.ok
+          ? {
+              workspaceId: result.member.workspace_id,
+              actorType: 'member',
+              actorId: result.member.id,
+              objectId: result.member.id,
+            }
+          : {
+              workspaceId: result.member?.workspace_id ?? NO_WORKSPACE,
+              actorType: 'anonymous',
+              actorId: null,
+              objectId: result.member?.id ?? null,
+              action: 'dashboard.sign_in_failed',
+            };
+        if (!result.ok) return signInForm(reply, back, { problem: result.reason, status: 401, email });
+        reply.clearCookie(SIGNIN_COOKIE, cookieOptions);
+        reply.setCookie(SESSION_COOKIE, result.sessionId, sessionCookieOptions);
+        return reply.redirect(back, 303);
+      });
+
+      // A member's one-time link (pages/members.ts issues them): an invitation, whose invitee chooses a password and
+      // becomes a member, or an owner's password reset. The link's own random value is the secret; the form also
+      // carries the sign-in form's one-time value, so no other site can post it. The link is taken by the post that
+      // uses it, in the same transaction as the member is made or its password replaced.
+      const LINK_TOKEN = /^[A-Za-z0-9_-]{43}$/;
+      const linkOf = (request: FastifyRequest): { workspaceId: string; token: string } | undefined => {
+        const { workspace, token } = request.params as { workspace: string; token: string };
+        return isUuid(workspace) && LINK_TOKEN.test(token) ? { workspaceId: workspace, token } : undefined;
+      };
+      const linkGone = (reply: FastifyReply): FastifyReply =>
+        errorPage(
+          reply,
+          404,
+          'Link not valid',
+          'This link has expired or has already been used. Ask an owner for a new one.',
+        );
+      const linkForm = async (
+        reply: FastifyReply,
+        link: MemberLinkRow,
+        action: string,
+        { problem, status = 200 }: { problem?: string; status?: number } = {},
+      ): Promise<FastifyReply> => {
+        const nonce = await nonces.issue();
+        reply.setCookie(SIGNIN_COOKIE, nonce, { ...cookieOptions, maxAge: SIGNIN_NONCE_TTL_SECONDS });
+        const invitation = link.purpose === 'invitation';
+        return send(
+          reply,
+          status,
+          plainLayout(
+            deps.config.paymentsEnv,
+            invitation ? 'Accept the invitation' : 'Set a new password',
+            html`${problem ? html`<p class="error" role="alert" id="link-error">${problem}</p>` : ''}
+              <p>
+                ${
+                  invitation
+                    ? html`You are invited to the dashboard as ${link.email}, with the role ${link.role}. Choose a
+                      password to join.`
+                    : html`Choose a new password for ${link.email}. Every session of this member ends when it is set.`
+                }
+              </p>
+              <form method="post" action="${action}" class="card">
+                <input type="hidden" name="csrf" value="${nonce}" />
+                <div class="field">
+                  <label for="new-password">New password</label>
+                  <input
+                    id="new-password"
+                    name="password"
+                    type="password"
+                    required
+                    minlength="12"
+                    maxlength="200"
+                    autocomplete="new-password"
+                    aria-describedby="new-password-hint${problem ? ' link-error' : ''}"
+                  />
+                  <p class="muted" id="new-password-hint">At least 12 characters.</p>
+                </div>
+                <button type="submit">${invitation ? 'Join' : 'Set password'}</button>
+              </form>`,
+          ),
+        );
+      };
+      scope.get('/links/:workspace/:token', route, async (request, reply) => {
+        const ref = linkOf(request);
+        const link = ref && (await members.findLink(deps.db, ref.workspaceId, ref.token));
+        if (!ref || !link) return linkGone(reply);
+        return linkForm(reply, link, request.url.split('?')[0] ?? '');
+      });
+      const linkRoute = {
+        config: { auth: 'public' as const, audit: { action: 'member.invitation_accept', objectType: 'member' } },
+        schema: { hide: true },
+      };
+      scope.post('/links/:workspace/:token', linkRoute, async (request, reply) => {
+        const ref = linkOf(request);
+        const link = ref && (await members.findLink(deps.db, ref.workspaceId, ref.token));
+        if (!ref || !link) return linkGone(reply);
+        const action = request.url.split('?')[0] ?? '';
+        const fields = firstValues(request.body);
+        if (!(await nonces.redeem(fields.csrf, request.cookies[SIGNIN_COOKIE])))
+          return linkForm(reply, link, action, { problem: 'The form expired. Enter the password again.', status: 403 });
+        const password = fields.password ?? '';
+        const used =
+          link.purpose === 'invitation'
+            ? await members.acceptInvitation(deps.db, ref.workspaceId, ref.token, password)
+            : await members.resetPassword(deps.db, ref.workspaceId, ref.token, password);
+        if (!used.ok) {
+          if (used.reason === 'expired') return linkGone(reply);
+          return linkForm(reply, link, action, {
+            problem: used.message,
+            status: used.reason === 'email_taken' ? 409 : 400,
+          });
+        }
+        request.auditNote = {
+          workspaceId: ref.workspaceId,
+          actorType: 'member',
+          actorId: used.member.id,
+          objectId: used.member.id,
+          ...(link.purpose === 'invitation' ? {} : { action: 'member.password_reset' }),
+        };
+        reply.clearCookie(SIGNIN_COOKIE, cookieOptions);
+        const notice =
+          link.purpose === 'invitation'
+            ? 'You have joined. Sign in with your email and new password.'
+            : 'Password set. Sign in with it.';
+        reply.setCookie(NOTICE_COOKIE, encodeURIComponent(notice), { ...cookieOptions, maxAge: 60 });
+        return reply.redirect('/dashboard/sign-in', 303);
       });
 
       // A form with the session's CSRF token (a POST from another site carries neither it nor the Lax cookie).
@@ -338,6 +579,7 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
       reportPages(pages);
       sandboxPages(pages);
       adminPages(pages);
+      memberPages(pages, { db: deps.db, members, publicBaseUrl: deps.config.publicBaseUrl });
 
       scope.setNotFoundHandler((request, reply) =>
         errorPage(reply, 404, 'Page not found', `There is no dashboard page at ${request.url.split('?')[0] ?? ''}.`),

@@ -55,7 +55,9 @@ const NAV: readonly NavItem[] = [
   { href: '/dashboard/reports', label: 'Reports', for: 'integrator' },
   { href: '/dashboard/developers', label: 'Developers', for: 'integrator' },
   { href: '/dashboard/sandbox', label: 'Sandbox', for: 'integrator', sandboxOnly: true },
+  { href: '/dashboard/members', label: 'Members', for: 'integrator' },
   { href: '/dashboard/admin/workspaces', label: 'Workspaces', for: 'admin' },
+  { href: '/dashboard/members', label: 'Members', for: 'admin' },
 ];
 
 /** The navigation entry a path belongs to: the longest href it starts with. */
@@ -112,8 +114,12 @@ export function layout(o: LayoutOptions, content: Html): string {
     <header class="top">
       <p class="brand">Payments dashboard</p>
       <p class="who">
-        ${o.session.workspace_name} · ${o.session.environment} · ${audience === 'admin' ? 'operator' : 'workspace'} key
-        “${o.session.credential_name}”
+        ${o.session.workspace_name} · ${o.session.environment} ·
+        ${
+          o.session.member_email
+            ? html`${o.session.member_email} (${o.session.member_role})`
+            : html`${audience === 'admin' ? 'operator' : 'workspace'} key “${o.session.credential_name}”`
+        }
       </p>
       <form method="post" action="/dashboard/sign-out" class="inline">
         ${o.csrf}<button type="submit" class="secondary">Sign out</button>

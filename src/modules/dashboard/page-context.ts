@@ -2,6 +2,7 @@
 // file adds its pages. dashboard.routes.ts serves the pages; the page files (pages/*.ts) and forms.ts need only these
 // types, so they import this file and never dashboard.routes.ts (which imports them).
 import type { FastifyRequest } from 'fastify';
+import type { AuditRoute } from '../../platform/audit.js';
 import type { Payments } from '../../../packages/sdk/src/index.js';
 import type { MarketCatalogue } from '../catalogue/catalogue.js';
 import type { Html } from './html.js';
@@ -46,6 +47,10 @@ export type PageHandler = (ctx: PageContext) => Promise<PageResult>;
 /** How a page module adds its pages: paths are under /dashboard. */
 export interface Pages {
   get(path: string, handler: PageHandler): void;
-  /** A form's target: refused without the session's CSRF token. */
-  post(path: string, handler: PageHandler): void;
+  /**
+   * A form's target: refused without the session's CSRF token. `audit`: a write the page makes itself (not through
+   * the API, whose routes record their own): recorded under the signed-in member (or the session's credential), the
+   * object being the path's only parameter unless the handler sets `request.auditNote.objectId`.
+   */
+  post(path: string, handler: PageHandler, audit?: AuditRoute): void;
 }

@@ -1,11 +1,13 @@
-// Dashboard sessions: an API token pasted once is exchanged for a cookie holding a random session id. The token is
-// kept sealed server-side, so the pages call the public API with exactly that token's access. A session ends on
+// Dashboard sessions: a member's email and password, or an API token pasted once (the break-glass path), are exchanged
+// for a cookie holding a random session id. A member's session holds a token for the member's own credential
+// (members.service.ts). The token is kept sealed server-side, so the pages call the public API with exactly that token's access. A session ends on
 // sign-out, after 12 hours without a request, and at once when its credential is rotated or revoked.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../../db/pool.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import type { Audience, TokenService } from '../../platform/tokens.js';
 import { findLiveToken } from '../credentials/credentials.repository.js';
+import type { MemberRow, MembersService } from '../members/members.service.js';
 import {
   deleteSession,
   findLiveSession,
@@ -39,6 +41,14 @@ export type SignIn =
   | { ok: true; sessionId: string; credential: SignInCredential }
   | { ok: false; reason: string; credential: SignInCredential | undefined };
 
+/** The one answer to a wrong email or a wrong password: it never tells which. */
+export const MEMBER_SIGN_IN_REFUSED = 'That email and password do not match a member. Check both and try again.';
+
+export type MemberSignIn =
+  | { ok: true; sessionId: string; member: MemberRow }
+  /** `member`: whom the email named, for the audit log; never shown. */
+  | { ok: false; reason: string; member: MemberRow | undefined };
+
 const hashOf = (sessionId: string): Buffer => createHash('sha256').update(sessionId).digest();
 
 /** Equal strings, compared in constant time (CSRF tokens). */
@@ -56,7 +66,27 @@ export class DashboardSessions {
     private readonly db: Db,
     private readonly tokens: TokenService,
     private readonly box: SecretBox,
+    private readonly members: MembersService,
   ) {}
+
+  /** Checks a member's email and password and opens a session calling the API with the member's credential. */
+  async signInMember(email: string, password: string, now = new Date()): Promise<MemberSignIn> {
+    const found = await this.members.authenticate(this.db, email, password);
+    if (!found.ok) return { ok: false, reason: MEMBER_SIGN_IN_REFUSED, member: found.member };
+    const { member, token, tokenId } = found.session;
+    const sessionId = newSecret();
+    await insertSession(this.db, {
+      idHash: hashOf(sessionId),
+      workspaceId: member.workspace_id,
+      credentialId: member.credential_id,
+      tokenId,
+      sealedToken: this.box.seal(token),
+      csrfToken: newSecret(),
+      memberId: member.id,
+      now,
+    });
+    return { ok: true, sessionId, member };
+  }
 
   /** Checks a pasted token the way the API does (signature, live credential, claims) and opens a session for it. */
   async signIn(token: string, now = new Date()): Promise<SignIn> {
@@ -79,6 +109,7 @@ export class DashboardSessions {
       tokenId: claims.tokenId,
       sealedToken: this.box.seal(token.trim()),
       csrfToken: newSecret(),
+      memberId: null,
       now,
     });
     return { ok: true, sessionId, credential: { workspaceId: claims.workspaceId, credentialId: claims.credentialId } };

@@ -1961,9 +1961,9 @@ export interface components {
              * @description When the request was answered.
              */
             occurred_at: string;
-            /** @description Who acted: `api_key`, `dashboard`, `admin` or `anonymous` (a failed sign-in); more may come. */
+            /** @description Who acted: `api_key`, `member` (a dashboard member), `dashboard` (a dashboard session opened with a pasted token), `admin` or `anonymous` (a failed sign-in); more may come. */
             actor_type: string;
-            /** @description The credential that acted; null when nobody is known. */
+            /** @description The credential, or the member, that acted; null when nobody is known. */
             actor_id: string | null;
             /** @description A stable dotted name of what was done: `refund.create`, `credential.rotate`, `dashboard.sign_in_failed`. */
             action: string;
@@ -5723,7 +5723,7 @@ export interface operations {
                 workspace_id?: string;
                 /** @description Only this action. */
                 action?: string;
-                /** @description Only this actor (a credential id). */
+                /** @description Only this actor (a credential id or a member id). */
                 actor_id?: string;
                 /** @description Only this object. */
                 object_id?: string;
