@@ -110,8 +110,8 @@ export class Lifecycle implements Reactions {
 
   /**
    * Writes a move's steps: the row saved with the last step's event, the postings' rows and the caller's `alongside`
-   * in one statement, then the earlier steps' events and the balances, then what follows the movement. With `version`, the save is a
-   * compare-and-set, and undefined (nothing written) when the row is no longer that version.
+   * in one statement, then the earlier steps' events and the balances, then what follows the movement. With
+   * `version`, the save is a compare-and-set, and undefined (nothing written) when the row is no longer that version.
    */
   private async apply(
     tx: Tx,
