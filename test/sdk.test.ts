@@ -29,6 +29,32 @@ async function successful(payments: Payments, id: string): Promise<Collection> {
   });
 }
 
+describe('the audit log', () => {
+  it("lists it and exports it whole as one CSV, following the service's Next-Cursor past 10,000 events", async () => {
+    const ws = await createWorkspace(t, `sdk-audit-${randomBytes(3).toString('hex')}`);
+    const payments = new Payments({ token: ws.token, baseUrl: t.baseUrl });
+    // More events than one CSV answer holds (10,000), written straight into the log.
+    await t.db.query(
+      `INSERT INTO audit_events (workspace_id, id, occurred_at, actor_type, action, status, request_id)
+       SELECT $1, gen_random_uuid(), now() - i * interval '1 millisecond', 'api_key', 'sdk.bulk_check', 200, 'req-' || i
+       FROM generate_series(1, 10001) AS i`,
+      [ws.id],
+    );
+    const page = await payments.auditEvents.list({ action: 'sdk.bulk_check', limit: 3 }).page(undefined);
+    assert.deepEqual(
+      page.data.map((e) => e.request_id),
+      ['req-1', 'req-2', 'req-3'],
+      'newest first',
+    );
+    const csv = await payments.auditEvents.csv({ action: 'sdk.bulk_check' });
+    const lines = csv.trimEnd().split('\r\n');
+    assert.equal(lines.filter((l) => l.startsWith('id,')).length, 1, 'one header line');
+    assert.equal(lines.length, 1 + 10001);
+    const requestIds = new Set(lines.slice(1).map((l) => l.split(',').at(-1)));
+    assert.equal(requestIds.size, 10001, 'every event once');
+  });
+});
+
 describe('resources', () => {
   it('collections, refunds, balances, the workspace and the settlement report', async () => {
     const ws = await createWorkspace(t, `sdk-${randomBytes(3).toString('hex')}`);

@@ -223,6 +223,44 @@ export class Payments {
     },
   };
 
+  readonly auditEvents = {
+    /** The audit log, newest first: the token's own workspace, or (the admin token) the one `workspace_id` names. */
+    list: (filters: Omit<Query<'listAuditEvents'>, 'cursor'> = {}, options?: CallOptions) =>
+      new PagedList<Schemas['AuditEvent']>((cursor) => {
+        const call = Payments.call(options);
+        // The JSON answer (the CSV one is `csv` below).
+        return unwrap(
+          this.client.GET('/v1/audit-events', {
+            params: { query: { ...filters, cursor } },
+            ...call,
+            headers: { ...call.headers, accept: 'application/json' },
+          }),
+        ) as Promise<Schemas['AuditEventPage']>;
+      }),
+    /**
+     * The same events as one CSV document (one header line): the service answers at most 10,000 events at a time,
+     * so this follows each answer's `Next-Cursor` until the export is whole.
+     */
+    csv: async (filters: Omit<Query<'listAuditEvents'>, 'cursor' | 'limit'> = {}, options?: CallOptions) => {
+      const call = Payments.call(options);
+      const parts: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const answer = await this.client.GET('/v1/audit-events', {
+          params: { query: { ...filters, cursor } },
+          parseAs: 'text',
+          ...call,
+          headers: { ...call.headers, accept: 'text/csv' },
+        });
+        const text = await unwrap<string>(Promise.resolve(answer as Answer<string>));
+        // Every answer starts with the header line; the document keeps the first one only.
+        parts.push(parts.length === 0 ? text : text.slice(text.indexOf('\n') + 1));
+        cursor = answer.response.headers.get('next-cursor') ?? undefined;
+      } while (cursor !== undefined);
+      return parts.join('');
+    },
+  };
+
   readonly workspace = {
     get: (options?: CallOptions) => unwrap(this.client.GET('/v1/workspace', Payments.call(options))),
     update: (body: Body<'updateWorkspace'>, options?: CallOptions) =>

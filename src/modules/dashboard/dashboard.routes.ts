@@ -23,6 +23,7 @@ import { checkoutLinkPages } from './pages/checkout-links.js';
 import { collectionPages } from './pages/collections.js';
 import { depositPages } from './pages/deposits.js';
 import { developerOverviewPage } from './pages/developers.js';
+import { auditLogPages } from './pages/audit-log.js';
 import { eventPages } from './pages/developers-events.js';
 import { keyPages } from './pages/developers-keys.js';
 import { memberPages } from './pages/members.js';
@@ -580,6 +581,7 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
       sandboxPages(pages);
       adminPages(pages);
       memberPages(pages, { db: deps.db, members, publicBaseUrl: deps.config.publicBaseUrl });
+      auditLogPages(pages);
 
       scope.setNotFoundHandler((request, reply) =>
         errorPage(reply, 404, 'Page not found', `There is no dashboard page at ${request.url.split('?')[0] ?? ''}.`),

@@ -56,8 +56,10 @@ const NAV: readonly NavItem[] = [
   { href: '/dashboard/developers', label: 'Developers', for: 'integrator' },
   { href: '/dashboard/sandbox', label: 'Sandbox', for: 'integrator', sandboxOnly: true },
   { href: '/dashboard/members', label: 'Members', for: 'integrator' },
+  { href: '/dashboard/audit-log', label: 'Audit log', for: 'integrator' },
   { href: '/dashboard/admin/workspaces', label: 'Workspaces', for: 'admin' },
   { href: '/dashboard/members', label: 'Members', for: 'admin' },
+  { href: '/dashboard/audit-log', label: 'Audit log', for: 'admin' },
 ];
 
 /** The navigation entry a path belongs to: the longest href it starts with. */
