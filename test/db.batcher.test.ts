@@ -1,9 +1,11 @@
 // The group commit the lifecycle's background moves share: work that arrives together commits together, and one
-// piece that fails neither loses nor blocks the others.
+// piece that fails neither loses nor blocks the others. Work that is one statement is sent alone, without a
+// transaction, when nothing shares its batch; what it does otherwise (it changed nothing, or failed) runs in one.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { TransactionBatcher } from '../src/db/batcher.js';
-import { createPool, type Db } from '../src/db/pool.js';
+import { TransactionBatcher, type OneStatement } from '../src/db/batcher.js';
+import { createPool, onCommitted, type Db, type Tx } from '../src/db/pool.js';
+import { statementsSent } from './helpers/statements.js';
 import type { ScratchDatabase } from './helpers/database.js';
 import { createTestDatabase } from './helpers/harness.js';
 
@@ -72,4 +74,79 @@ test('a lone piece of work runs at once, in its own transaction', async () => {
   const batcher = new TransactionBatcher(db, 100, 2);
   assert.equal(await batcher.run(insert(2000)), 2000);
   assert.deepEqual(batcher.stats, { commits: 1, applied: 1, split: 0 });
+});
+
+/** One statement inserting `id`, answering it; what it does otherwise: insert `instead` in a transaction. */
+const oneInsert = (id: number, instead: number): OneStatement<number> => ({
+  text: 'INSERT INTO moves (id) VALUES ($1) ON CONFLICT (id) DO UPDATE SET id = excluded.id WHERE false RETURNING id',
+  values: [id],
+  notes: new Map([['test:one', `inserted ${id}`]]),
+  answer: (rows) => (rows[0] as { id: number } | undefined)?.id,
+  otherwise: async (tx: Tx) => {
+    await tx.query('INSERT INTO moves (id) VALUES ($1)', [instead]);
+    return instead;
+  },
+});
+
+test('one statement with nothing else waiting is sent alone, with no transaction; its notes follow its commit', async () => {
+  const batcher = new TransactionBatcher(db, 100, 2);
+  const heard: unknown[] = [];
+  const stop = onCommitted(db, (notes) => heard.push(...notes));
+  try {
+    const { result, statements } = await statementsSent(db, () => batcher.runStatement(oneInsert(3000, 3001)));
+    assert.equal(result, 3000);
+    assert.deepEqual(
+      statements.map((s) => s.text.split(' ')[0]),
+      ['INSERT'],
+      'no BEGIN, no COMMIT',
+    );
+    assert.deepEqual(heard, ['inserted 3000']);
+    assert.deepEqual(batcher.stats, { commits: 1, applied: 1, split: 0 });
+  } finally {
+    stop();
+  }
+});
+
+test('a statement that changes nothing, or fails, is done the other way, in a transaction of its own', async () => {
+  const batcher = new TransactionBatcher(db, 100, 2);
+  const heard: unknown[] = [];
+  const stop = onCommitted(db, (notes) => heard.push(...notes));
+  try {
+    // 3000 is there: the statement inserts nothing (its conflict updates nothing) and answers no row.
+    const unchanged = await statementsSent(db, () => batcher.runStatement(oneInsert(3000, 3002)));
+    assert.equal(unchanged.result, 3002);
+    assert.deepEqual(
+      unchanged.statements.map((s) => s.text.split(' ')[0]),
+      ['INSERT', 'BEGIN', 'INSERT', 'COMMIT'],
+    );
+    assert.deepEqual(heard, [], "the statement's notes are not told: it changed nothing");
+    // A statement that fails (the key is there and it does not say what to do then).
+    const failing: OneStatement<number> = {
+      ...oneInsert(3000, 3003),
+      text: 'INSERT INTO moves (id) VALUES ($1) RETURNING id',
+    };
+    const failed = await statementsSent(db, () => batcher.runStatement(failing));
+    assert.equal(failed.result, 3003);
+    assert.equal(failed.statements[0]?.error?.code, '23505');
+    const { rows } = await db.query<{ id: number }>('SELECT id FROM moves WHERE id BETWEEN 3000 AND 3099 ORDER BY id');
+    assert.deepEqual(
+      rows.map((r) => r.id),
+      [3000, 3002, 3003],
+    );
+  } finally {
+    stop();
+  }
+});
+
+test("in a batch, a statement is one statement of the batch's transaction", async () => {
+  const batcher = new TransactionBatcher(db, 100, 1);
+  // The first holds the only slot, so the next two queue and make one batch.
+  const first = batcher.run(insert(3100));
+  const batched = [batcher.runStatement(oneInsert(3101, 3199)), batcher.run(insert(3102))];
+  assert.equal(await first, 3100);
+  assert.deepEqual(await Promise.all(batched), [3101, 3102]);
+  const { rows } = await db.query<{ xacts: string }>(
+    'SELECT count(DISTINCT at_xid) AS xacts FROM moves WHERE id IN (3101, 3102)',
+  );
+  assert.equal(Number(rows[0]?.xacts), 1);
 });

@@ -1,7 +1,8 @@
 // A move made from a row read earlier (an initiation's claim, a notice's owner lookup): one compare-and-set update
 // with its event, no locked read first; and a row that changed since it was read is never overwritten with the old
-// read: the move is then made from the locked row, as without one. A provider notice's record goes in that same
-// statement.
+// read: the move is then made from the locked row, as without one. A provider notice's record, and a success's
+// posting, lines and balances, go in that same statement, which the batcher sends alone (no BEGIN, no COMMIT) when
+// nothing shares its batch.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { withTransaction } from '../src/db/pool.js';
@@ -10,6 +11,7 @@ import type { Versioned } from '../src/modules/lifecycle/movement.js';
 import { createCollection, startTestApp, type TestApp } from './helpers/harness.js';
 import { verifyLedger } from '../src/modules/ledger/ledger.verify.js';
 import { statementsSent } from './helpers/statements.js';
+import { recordNotice } from '../src/modules/lifecycle/notices.repository.js';
 
 let t: TestApp;
 
@@ -129,6 +131,9 @@ describe("a provider notice's record", () => {
     const applied = await statementsSent(t.workerDb, () => t.services.notices.apply(seen.provider, notice));
     assert.equal(applied.result, 'applied');
     const texts = applied.statements.map((s) => s.text);
+    // On the workers' pool (the owner lookup is the caller's), one round trip: the save, sent alone, which commits as
+    // it ends, with no BEGIN or COMMIT around it.
+    assert.equal(texts.length, 1, texts.join('\n---\n'));
     // One statement saves the row, the event, its outbox row and the notice's record; nothing records it apart.
     const saves = texts.filter((text) => /UPDATE collections/.test(text));
     assert.equal(saves.length, 1, texts.join('\n---\n'));
@@ -152,8 +157,35 @@ describe("a provider notice's record", () => {
   });
 });
 
+describe('a notice id recorded before', () => {
+  it('fails the one statement, so nothing moves; the transaction then finds the duplicate', async () => {
+    const seen = await created();
+    assert.equal((await toPending(seen, 'REF-DUP-1')).outcome, 'applied');
+    const notice = {
+      noticeId: 'notice-seen-before',
+      objectType: 'collection' as const,
+      objectId: seen.id,
+      reference: 'REF-DUP-1',
+      status: 'processing',
+    };
+    // Recorded before (as refused), by an earlier delivery of the same notice.
+    assert.ok(await recordNotice(t.db, seen.provider, seen.workspace_id, notice, 'refused'));
+    const again = await statementsSent(t.workerDb, () => t.services.notices.apply(seen.provider, notice));
+    assert.equal(again.result, 'duplicate');
+    // The one statement failed on the notice's key, undoing its move; the transaction's move rolled back too.
+    const save = again.statements.find((s) => /UPDATE collections/.test(s.text) && !/^BEGIN/.test(s.text));
+    assert.equal(save?.error?.code, '23505', again.statements.map((s) => s.text).join('\n---\n'));
+    assert.ok(
+      again.statements.some((s) => /^BEGIN/.test(s.text)),
+      'then the transaction',
+    );
+    assert.equal((await read(seen.id)).status, 'pending');
+    assert.deepEqual(await eventsOf(seen.id), ['collection.created', 'collection.pending']);
+  });
+});
+
 describe("a success's ledger posting", () => {
-  it('goes in the statement that saves the move, with its lines; the balances follow, and the books balance', async () => {
+  it('goes in the statement that saves the move, with its lines and the balances, and the books balance', async () => {
     const seen = await created();
     assert.equal((await toPending(seen, 'REF-POST-1')).outcome, 'applied');
     const notice = (status: string) => ({
@@ -178,8 +210,22 @@ describe("a success's ledger posting", () => {
       1,
       'posted once, with the save',
     );
-    // Then one statement per balance: the provider's receivable and the workspace's available balance.
-    assert.equal(texts.filter((text) => /INSERT INTO ledger_balances/.test(text)).length, 2);
+    // The balances too (the provider's receivable and the workspace's available balance): one statement in all.
+    assert.match(saves[0] ?? '', /INSERT INTO ledger_balances/);
+    assert.equal(texts.length, 1, texts.join('\n---\n'));
+    const { rows: balances } = await t.db.query<{ account: string; balance: string }>(
+      `SELECT account, sum(balance)::text AS balance FROM ledger_balances
+       WHERE workspace_id = $1 AND account IN ('provider_receivable', 'workspace_available') AND currency = $2
+       GROUP BY account ORDER BY account`,
+      [seen.workspace_id, seen.currency],
+    );
+    const { rows: lineSums } = await t.db.query<{ account: string; balance: string }>(
+      `SELECT account, sum(amount)::text AS balance FROM ledger_lines
+       WHERE workspace_id = $1 AND account IN ('provider_receivable', 'workspace_available') AND currency = $2
+       GROUP BY account ORDER BY account`,
+      [seen.workspace_id, seen.currency],
+    );
+    assert.deepEqual(balances, lineSums, 'the balances are the sums of the lines');
     const { rows } = await t.db.query<{ account: string; amount: string }>(
       `SELECT l.account, l.amount FROM ledger_lines l JOIN ledger_postings p ON p.id = l.posting_id
        WHERE p.object_id = $1 ORDER BY l.account`,

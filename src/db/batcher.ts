@@ -3,11 +3,33 @@
 // Under load the work that arrives while a batch commits makes up the next batch, so the commits per second stay few
 // while the work per commit grows. Nothing here is faster than the database when it is idle: a lone caller's work runs
 // alone, at once.
+//
+// Work that is one statement (`runStatement`: a move saved by compare-and-set with everything it writes) is sent
+// alone, outside any transaction, when no other work shares its batch: one round trip instead of BEGIN, the statement
+// and COMMIT. In a batch it is one statement of the batch's transaction like any other work.
 import { isDatabaseUnavailable } from './errors.js';
-import { withTransaction, type Db, type Tx } from './pool.js';
+import { noteForCommit, tellCommitted, withTransaction, type Db, type Tx } from './pool.js';
+
+/** Work that is one statement, and what to do instead when that statement changes nothing or fails. */
+export interface OneStatement<T> {
+  text: string;
+  values: unknown[];
+  /** Noted for after its commit, by key, as `noteForCommit` notes them (its relay wake-up). */
+  notes: ReadonlyMap<string, unknown>;
+  /** The work's answer, from the statement's rows; undefined when the statement changed nothing. */
+  answer: (rows: unknown[]) => T | undefined;
+  /**
+   * The same work done another way, in a transaction: when the statement changed nothing (a compare-and-set that
+   * found the row changed), or failed (a constraint the other way handles). It must leave the database as if the
+   * statement had never been sent, which it has not, having changed nothing or rolled back.
+   */
+  otherwise: (tx: Tx) => Promise<T>;
+}
 
 interface Waiting {
   work: (tx: Tx) => Promise<unknown>;
+  /** Set when the work is one statement: sent alone without a transaction. */
+  statement?: OneStatement<unknown>;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
 }
@@ -42,6 +64,29 @@ export class TransactionBatcher {
   run<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.waiting.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      this.drain();
+    });
+  }
+
+  /**
+   * Runs one statement, in a transaction shared with other callers' work, or alone without one when nothing else is
+   * waiting; answers what `answer` makes of its rows, or else what `otherwise` answers.
+   */
+  runStatement<T>(statement: OneStatement<T>): Promise<T> {
+    const work = async (tx: Tx): Promise<T> => {
+      const { rows } = await tx.query(statement.text, statement.values);
+      const answer = statement.answer(rows);
+      if (answer === undefined) return statement.otherwise(tx);
+      for (const [key, note] of statement.notes) noteForCommit(tx, key, note);
+      return answer;
+    };
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.push({
+        work,
+        statement: statement as OneStatement<unknown>,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      });
       this.drain();
     });
   }
@@ -87,6 +132,7 @@ export class TransactionBatcher {
   }
 
   private async alone(item: Waiting): Promise<void> {
+    if (item.statement) return this.aloneStatement(item, item.statement);
     try {
       const result = await withTransaction(this.db, item.work);
       this.stats.commits += 1;
@@ -95,5 +141,37 @@ export class TransactionBatcher {
     } catch (err) {
       item.reject(err);
     }
+  }
+
+  /**
+   * One statement sent on its own: it commits as it ends. When it changed nothing, or failed for any reason but the
+   * database being away, its `otherwise` runs in a transaction of its own.
+   */
+  private async aloneStatement(item: Waiting, statement: OneStatement<unknown>): Promise<void> {
+    let answer: unknown;
+    try {
+      const { rows } = await this.db.query(statement.text, statement.values);
+      answer = statement.answer(rows);
+    } catch (err) {
+      if (isDatabaseUnavailable(err)) {
+        item.reject(err);
+        return;
+      }
+      answer = undefined;
+    }
+    if (answer === undefined) {
+      try {
+        item.resolve(await withTransaction(this.db, statement.otherwise));
+        this.stats.commits += 1;
+        this.stats.applied += 1;
+      } catch (err) {
+        item.reject(err);
+      }
+      return;
+    }
+    this.stats.commits += 1;
+    this.stats.applied += 1;
+    tellCommitted(this.db, [...statement.notes.values()]);
+    item.resolve(answer);
   }
 }

@@ -141,7 +141,11 @@ export function onCommitted(pool: pg.Pool, listener: (notes: unknown[]) => void)
   return () => listeners.delete(listener);
 }
 
-function tellCommitted(pool: pg.Pool, noted: unknown[]): void {
+/**
+ * Hands `noted` to the pool's listeners as a committed transaction's notes: for work that committed on its own, a
+ * single statement sent outside any transaction (the batcher's lone statement).
+ */
+export function tellCommitted(pool: pg.Pool, noted: unknown[]): void {
   for (const listener of committedListeners.get(pool) ?? []) {
     try {
       listener(noted);

@@ -35,7 +35,17 @@ function keyOf(committed: Committed): string {
  * has committed, and never if it rolls back.
  */
 export function emitOnCommit(tx: Tx, committed: Committed): void {
-  noteForCommit(tx, `after-commit:${keyOf(committed)}`, committed);
+  noteForCommit(tx, noteKey(committed), committed);
+}
+
+const noteKey = (committed: Committed): string => `after-commit:${keyOf(committed)}`;
+
+/**
+ * The notes `emitOnCommit` would leave, by key, for work that is handed over as one statement (the batcher's
+ * `runStatement`), which notes them on its transaction or, sent alone, emits them once it has committed.
+ */
+export function commitNotes(...committed: Committed[]): Map<string, Committed> {
+  return new Map(committed.map((c) => [noteKey(c), c]));
 }
 
 /** Whether a note handed on by db/pool.ts is one of ours. */

@@ -64,6 +64,12 @@ export const collectionMovement: Movement<CollectionStatus, CollectionRow, undef
   }),
   askBeforeGivingUp: false,
   compareAndSet: true,
+  // What `after` does nothing for: no late payment, no checkout session to follow, and none of the statuses the risk
+  // rules look at (failed), the operator closes (expired, failed) or that fail refunds (reversed).
+  savedAlone: (row, from) =>
+    from !== 'expired' &&
+    row.checkout_session_id === null &&
+    (row.status === 'pending' || row.status === 'processing' || row.status === 'successful'),
   // A late payment (the table allows nothing else out of expired): the merchant hears of it first.
   lead: (from) => (from === 'expired' ? 'late_payment' : undefined),
   async after(tx, { row, from, cause }, engine) {

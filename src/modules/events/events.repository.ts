@@ -95,25 +95,25 @@ export type Alongside = (offset: number) => Statement;
 
 /**
  * Saves `change` (an UPDATE … RETURNING, which may match no row: a compare-and-set) with the event that announces it,
- * its outbox row and `alongside`, all in one statement; the event, its outbox row and `alongside` are written only if
- * the change changed a row. Answers whether it did, and whether `alongside` wrote its row. Once `tx` commits, the relay
- * is woken.
+ * its outbox row, `alongside` and `also`, all in one statement, built and not sent; the event, its outbox row and the
+ * other writes are made only if the change changed a row. `savedBy` reads its answer. Its sender wakes the relay once
+ * it has committed.
  */
-export async function saveWithEvent(
-  tx: Tx,
+export function saveStatement(
   workspaceId: string,
   event: EventInput,
   change: Statement,
   alongside?: Alongside,
-  /** More writes made only if the change changed a row (a success's ledger postings), not counted. */
   also: Alongside[] = [],
-): Promise<{ changed: boolean; alongsideWritten: boolean }> {
+): Statement {
   const id = uuidv7(event.at.getTime());
-  const { text, values } = eventStatement(workspaceId, { ...event, id }, change, { ifChanged: true, alongside, also });
-  const { rows } = await tx.query<{ alongside: number }>(text, values);
-  const saved = rows[0];
+  return eventStatement(workspaceId, { ...event, id }, change, { ifChanged: true, alongside, also });
+}
+
+/** What a `saveStatement` did: whether its change changed a row, and whether `alongside` wrote its row. */
+export function savedBy(rows: readonly unknown[]): { changed: boolean; alongsideWritten: boolean } {
+  const saved = rows[0] as { alongside: number } | undefined;
   if (saved === undefined) return { changed: false, alongsideWritten: false };
-  emitOnCommit(tx, { kind: 'events' });
   return { changed: true, alongsideWritten: saved.alongside > 0 };
 }
 

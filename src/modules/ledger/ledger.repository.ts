@@ -189,21 +189,70 @@ export function postingInserts(
 }
 
 /**
- * Adds prepared postings' changes to the balances, one statement per account and currency, in lock order. Where an
- * account's writers start looking for a bucket to create: from the posting's id (its last digits are random), so
- * writers that overlap while the account grows its buckets mostly create different ones.
+ * Adds prepared postings' changes to the balances, every account and currency in one statement (`balanceUpsert`).
  */
 export async function addToBalances(tx: Tx, prepared: PreparedPostings): Promise<void> {
-  const spare = 1 + (parseInt((prepared.ids[0] ?? '0').slice(-4), 16) % (BUCKETS - 1));
-  for (const d of prepared.deltas) {
-    if (SPREAD_ACCOUNTS.has(d.account)) await addToBalance(tx, prepared.workspaceId, d, spare, prepared.at);
-    else await addToBucketZero(tx, prepared.workspaceId, d, prepared.at);
-  }
+  const { text, values } = balanceUpsert(prepared)(0);
+  await tx.query(text, values);
 }
 
 /**
- * Posts movements inside the caller's transaction: the postings and their lines in one statement, then one
- * statement per balance. Each posting must sum to zero in its currency. The unique (workspace, kind, object) key
+ * The statement that adds prepared postings' changes to the balances, made only under `condition` (in the statement
+ * that saves a move: that the save changed its row, which, asked once before any bucket is touched, also keeps the
+ * lock order: the row, then the buckets), its parameters numbered after `offset`. The changes go in lock order. An
+ * account spread over buckets (SPREAD_ACCOUNTS) adds to the first of:
+ * - its lowest bucket no other transaction holds (SKIP LOCKED never waits, and does not skip a bucket this
+ *   transaction holds), so one writer at a time keeps to one row and overlapping writers spread;
+ * - a bucket it has not got yet: bucket 0 when it has none, so bucket 0 exists whenever the account has a balance;
+ *   else the first missing one from `spare` on;
+ * - all 16 held: `spare`, waiting for its holder. `spare` is never 0, the check row, so a posting never waits for a
+ *   payout commit or refund request (lockAvailable).
+ *
+ * Any other account adds to its bucket 0, waiting for a transaction that holds it. Where an account's writers start
+ * looking for a bucket to create (`spare`): from the posting's id (its last digits are random), so writers that
+ * overlap while the account grows its buckets mostly create different ones.
+ */
+export function balanceUpsert(prepared: PreparedPostings, condition = 'true'): (offset: number) => Statement {
+  const spare = 1 + (parseInt((prepared.ids[0] ?? '0').slice(-4), 16) % (BUCKETS - 1));
+  const { deltas } = prepared;
+  return (offset) => {
+    const p = (n: number): string => `$${offset + n}`;
+    return {
+      text: `INSERT INTO ledger_balances AS b (workspace_id, account, currency, bucket, balance, updated_at)
+       SELECT ${p(1)}::uuid, d.account, d.currency,
+              CASE WHEN d.spread THEN coalesce(free.bucket, missing.k, ${p(7)}::int) ELSE 0 END, d.amount, ${p(8)}::timestamptz
+       FROM unnest(${p(2)}::text[], ${p(3)}::text[], ${p(4)}::bigint[], ${p(5)}::boolean[])
+         AS d(account, currency, amount, spread)
+       LEFT JOIN LATERAL (
+         SELECT bucket FROM ledger_balances
+         WHERE d.spread AND workspace_id = ${p(1)}::uuid AND account = d.account AND currency = d.currency
+         ORDER BY bucket LIMIT 1 FOR UPDATE SKIP LOCKED) AS free ON true
+       LEFT JOIN LATERAL (
+         SELECT k FROM generate_series(0, ${p(6)}::int - 1) AS k
+         WHERE d.spread AND NOT EXISTS (
+           SELECT 1 FROM ledger_balances
+           WHERE workspace_id = ${p(1)}::uuid AND account = d.account AND currency = d.currency AND bucket = k)
+         ORDER BY k > 0, (k + ${p(6)}::int - ${p(7)}::int) % ${p(6)}::int LIMIT 1) AS missing ON true
+       WHERE ${condition}
+       ON CONFLICT (workspace_id, account, currency, bucket)
+       DO UPDATE SET balance = b.balance + excluded.balance, updated_at = excluded.updated_at`,
+      values: [
+        prepared.workspaceId,
+        deltas.map((d) => d.account),
+        deltas.map((d) => d.currency),
+        deltas.map((d) => d.amount),
+        deltas.map((d) => SPREAD_ACCOUNTS.has(d.account)),
+        BUCKETS,
+        spare,
+        prepared.at,
+      ],
+    };
+  };
+}
+
+/**
+ * Posts movements inside the caller's transaction: the postings, their lines and the balances in one statement.
+ * Each posting must sum to zero in its currency. The unique (workspace, kind, object) key
  * makes a second posting of a kind for the same object fail the whole transaction rather than move money twice.
  */
 export async function postMany(tx: Tx, workspaceId: string, postings: Posting[], at: Date): Promise<void> {
@@ -211,58 +260,12 @@ export async function postMany(tx: Tx, workspaceId: string, postings: Posting[],
   const [insertPostings, insertLines] = postingInserts(prepared);
   const first = insertPostings(0);
   const second = insertLines(first.values.length);
-  await tx.query(`WITH postings AS (${first.text}) ${second.text}`, [...first.values, ...second.values]);
-  await addToBalances(tx, prepared);
-}
-
-/** Adds `amount` to the account's bucket 0, waiting for a transaction that holds it. */
-async function addToBucketZero(
-  tx: Tx,
-  workspaceId: string,
-  d: { account: string; currency: string; amount: number },
-  at: Date,
-): Promise<void> {
-  await tx.query(
-    `INSERT INTO ledger_balances AS b (workspace_id, account, currency, bucket, balance, updated_at)
-     VALUES ($1, $2, $3, 0, $4, $5)
-     ON CONFLICT (workspace_id, account, currency, bucket)
-     DO UPDATE SET balance = b.balance + excluded.balance, updated_at = excluded.updated_at`,
-    [workspaceId, d.account, d.currency, d.amount, at],
-  );
-}
-
-/**
- * Adds `amount` to one bucket of the account, the first of:
- * - its lowest bucket no other transaction holds (SKIP LOCKED never waits, and does not skip a bucket this
- *   transaction holds), so one writer at a time keeps to one row and overlapping writers spread;
- * - a bucket it has not got yet: bucket 0 when it has none, so bucket 0 exists whenever the account has a balance;
- *   else the first missing one from `spare` on;
- * - all 16 held: `spare`, waiting for its holder. `spare` is never 0, the check row, so a posting never waits for a
- *   payout commit or refund request (lockAvailable).
- */
-async function addToBalance(
-  tx: Tx,
-  workspaceId: string,
-  d: { account: string; currency: string; amount: number },
-  spare: number,
-  at: Date,
-): Promise<void> {
-  await tx.query(
-    `WITH free AS (
-       SELECT bucket FROM ledger_balances
-       WHERE workspace_id = $1 AND account = $2 AND currency = $3
-       ORDER BY bucket LIMIT 1 FOR UPDATE SKIP LOCKED),
-     missing AS (
-       SELECT k FROM generate_series(0, $4::int - 1) AS k
-       WHERE NOT EXISTS (SELECT 1 FROM ledger_balances
-                         WHERE workspace_id = $1 AND account = $2 AND currency = $3 AND bucket = k)
-       ORDER BY k > 0, (k + $4::int - $5::int) % $4::int LIMIT 1)
-     INSERT INTO ledger_balances AS b (workspace_id, account, currency, bucket, balance, updated_at)
-     SELECT $1, $2, $3, coalesce((SELECT bucket FROM free), (SELECT k FROM missing), $5::int), $6, $7
-     ON CONFLICT (workspace_id, account, currency, bucket)
-     DO UPDATE SET balance = b.balance + excluded.balance, updated_at = excluded.updated_at`,
-    [workspaceId, d.account, d.currency, BUCKETS, spare, d.amount, at],
-  );
+  const third = balanceUpsert(prepared)(first.values.length + second.values.length);
+  await tx.query(`WITH postings AS (${first.text}), lines AS (${second.text}) ${third.text}`, [
+    ...first.values,
+    ...second.values,
+    ...third.values,
+  ]);
 }
 
 /** Posts one collection or refund movement (see linesFor) inside the caller's transaction. */

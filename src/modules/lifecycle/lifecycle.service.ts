@@ -4,14 +4,22 @@
 // allow is refused and logged.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Tx } from '../../db/pool.js';
+import { commitNotes, emitOnCommit } from '../../platform/after-commit.js';
 import { minorUnits } from '../../platform/money.js';
 import { plan } from '../../platform/state-machine.js';
 import { stepTime } from '../../platform/time.js';
 import { collectionMovement } from '../collections/collections.movement.js';
 import type { CollectionRow } from '../collections/collections.repository.js';
 import type { CollectionStatus } from '../collections/collections.schemas.js';
-import { recordEvent, saveWithEvent, type EventInput } from '../events/events.repository.js';
-import { addToBalances, postingInserts, preparePostings, type PreparedPostings } from '../ledger/ledger.repository.js';
+import type { OneStatement } from '../../db/batcher.js';
+import { recordEvent, savedBy, saveStatement, type EventInput, type Statement } from '../events/events.repository.js';
+import {
+  addToBalances,
+  balanceUpsert,
+  postingInserts,
+  preparePostings,
+  type PreparedPostings,
+} from '../ledger/ledger.repository.js';
 import { payoutMovement } from '../payouts/payouts.movement.js';
 import type { PayoutRow } from '../payouts/payouts.repository.js';
 import type { PayoutStatus } from '../payouts/payouts.schemas.js';
@@ -109,9 +117,44 @@ export class Lifecycle implements Reactions {
   }
 
   /**
-   * Writes a move's steps: the row saved with the last step's event, the postings' rows and the caller's `alongside`
-   * in one statement, then the earlier steps' events and the balances, then what follows the movement. With
-   * `version`, the save is a compare-and-set, and undefined (nothing written) when the row is no longer that version.
+   * A move from `seen` that is one statement, built and not sent, for the batcher's `runStatement`: a compare-and-set
+   * move of one step (its save, event, outbox row, `alongside`, posting, lines and balances) whose movement says
+   * nothing follows it (`savedAlone`). Its answer is the applied move, or undefined when the row was no longer the
+   * version read; the caller gives the batcher what to do then (`otherwise`: `move` in a transaction). Undefined when
+   * the move is not one statement.
+   */
+  moveStatement<K extends MovementType>(
+    type: K,
+    workspaceId: string,
+    id: string,
+    to: Typed[K]['status'],
+    options: MoveOptions,
+    seen: Versioned,
+  ): Omit<OneStatement<Move<Typed[K]['row']>>, 'otherwise'> | undefined {
+    const m = MOVEMENTS[type];
+    if (!m.compareAndSet || m.savedAlone === undefined || seen.workspace_id !== workspaceId || seen.id !== id) return;
+    if (m.lead?.(seen.status) !== undefined) return;
+    const route = this.route(m, seen, to, options);
+    if (!('steps' in route) || route.steps.length !== 1) return;
+    const planned = this.plan(m, seen, route, undefined, options, seen.version);
+    if (!m.savedAlone(planned.row, seen.status) || planned.rest.events.length > 0 || planned.rest.balances.length > 0)
+      return;
+    return {
+      ...planned.save,
+      notes: commitNotes({ kind: 'events' }),
+      answer: (rows) => {
+        const saved = savedBy(rows);
+        if (!saved.changed) return undefined;
+        const row = planned.row as Typed[K]['row'];
+        return { outcome: 'applied', row, from: seen.status, alongsideWritten: saved.alongsideWritten };
+      },
+    };
+  }
+
+  /**
+   * Writes a move's steps (`plan`): the save, then the earlier steps' events and any balances not in the save, then
+   * what follows the movement. With `version`, the save is a compare-and-set, and undefined (nothing written) when the
+   * row is no longer that version.
    */
   private async apply(
     tx: Tx,
@@ -122,13 +165,36 @@ export class Lifecycle implements Reactions {
     options: MoveOptions,
     version?: string,
   ): Promise<Move<MovingRow> | undefined> {
+    const { row, save, rest } = this.plan(m, current, started, context, options, version);
+    const saved = savedBy((await tx.query(save.text, save.values)).rows);
+    if (!saved.changed) return undefined;
+    emitOnCommit(tx, { kind: 'events' });
+    for (const event of rest.events) await recordEvent(tx, current.workspace_id, event);
+    for (const step of rest.balances) await addToBalances(tx, step);
+    await m.after?.(tx, { row, from: current.status, cause: options.cause }, this);
+    return { outcome: 'applied', row, from: current.status, alongsideWritten: saved.alongsideWritten };
+  }
+
+  /**
+   * A move's writes, planned and not sent. The save is one statement: the row, the last step's event and its outbox
+   * row, the caller's `alongside`, the postings' rows and, for a move with one step's postings, the balances (their
+   * bucket rows locked after the row, as always). The rest: the earlier steps' events, and the balances of a move
+   * that posts at several steps (two additions to one bucket row cannot share a statement).
+   */
+  private plan(
+    m: AnyMovement,
+    current: MovingRow,
+    started: { row: MovingRow; steps: string[] },
+    context: unknown,
+    options: MoveOptions,
+    version?: string,
+  ): { row: MovingRow; save: Statement; rest: { events: EventInput[]; balances: PreparedPostings[] } } {
     const workspaceId = current.workspace_id;
-    const from = current.status;
     let row = started.row;
     const events: EventInput[] = [];
     const postings: PreparedPostings[] = [];
     const to = started.steps[started.steps.length - 1] as string;
-    const lead = m.lead?.(from);
+    const lead = m.lead?.(current.status);
     if (lead !== undefined) {
       const at = stepTime(row.updated_at);
       row = m.step(row, to, at, options.reason);
@@ -141,17 +207,16 @@ export class Lifecycle implements Reactions {
       const stepPostings = m.postings(row, status);
       if (stepPostings.length > 0) postings.push(preparePostings(workspaceId, stepPostings, at));
     }
-    // The last step's event and the postings' rows go in the statement that saves the row (a plan has at least one
-    // step); the row is locked from then on, so what follows is written in any order: the earlier steps' events, and
-    // the balances (their bucket rows are locked after the row, as always).
+    // A plan has at least one step: the last step's event goes with the save.
     const last = events.pop() as EventInput;
-    const inserts = postings.flatMap((p) => postingInserts(p, 'EXISTS (SELECT 1 FROM change)'));
-    const saved = await saveWithEvent(tx, workspaceId, last, statusUpdate(m, row, version), options.alongside, inserts);
-    if (!saved.changed) return undefined;
-    for (const event of events) await recordEvent(tx, workspaceId, event);
-    for (const step of postings) await addToBalances(tx, step);
-    await m.after?.(tx, { row, from, cause: options.cause }, this);
-    return { outcome: 'applied', row, from, alongsideWritten: saved.alongsideWritten };
+    const ifChanged = 'EXISTS (SELECT 1 FROM change)';
+    const oneStep = postings.length === 1 ? postings : [];
+    const also = [
+      ...postings.flatMap((p) => postingInserts(p, ifChanged)),
+      ...oneStep.map((p) => balanceUpsert(p, ifChanged)),
+    ];
+    const save = saveStatement(workspaceId, last, statusUpdate(m, row, version), options.alongside, also);
+    return { row, save, rest: { events, balances: postings.length === 1 ? [] : postings } };
   }
 
   private event(m: AnyMovement, row: MovingRow, context: unknown, name: string, at: Date): EventInput {

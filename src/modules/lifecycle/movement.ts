@@ -84,6 +84,12 @@ export interface Movement<S extends string, R extends MovingRow<S>, C> {
    * update then locks the row first, as `lock` would.
    */
   compareAndSet: boolean;
+  /**
+   * Whether a compare-and-set move to `row` from `from` is the whole of the move: `after` writes nothing for it and
+   * emits nothing but its events. Such a move is one statement, which the batcher may send on its own, without a
+   * transaction. Absent: never.
+   */
+  savedAlone?(row: R, from: S): boolean;
   /** Reads the row locked for the transaction, with what its events need; in the lock order its creation takes. */
   lock(tx: Tx, workspaceId: string, id: string): Promise<{ row: R; context: C } | undefined>;
   /** What the submitter sends its provider for a claimed row. */

@@ -60,16 +60,18 @@ export async function recordNotice(
 
 /**
  * The record of a notice as applied, written in the statement that saves the move it causes (an `Alongside`): its
- * row is written if that move changed the object, and not if the same notice id was recorded before.
+ * row is written if that move changed the object, and not if the same notice id was recorded before. `strict`: a
+ * notice id recorded before fails the statement instead, undoing the move with it (for a statement that commits on its
+ * own, where nothing after it could roll the move back).
  */
-export function appliedNotice(provider: string, workspaceId: string, notice: NoticeInput): Alongside {
+export function appliedNotice(provider: string, workspaceId: string, notice: NoticeInput, strict = false): Alongside {
   return (offset) => {
     const p = (n: number): string => `$${offset + n}`;
     return {
       text: `INSERT INTO provider_notices (${NOTICE_COLUMNS})
        SELECT ${p(1)}::text, ${p(2)}::text, ${p(3)}::uuid, ${p(4)}::text, ${p(5)}::uuid, ${p(6)}::text, ${p(7)}::text, now()
        WHERE EXISTS (SELECT 1 FROM change)
-       ON CONFLICT (provider, notice_id) DO NOTHING RETURNING 1`,
+       ${strict ? '' : 'ON CONFLICT (provider, notice_id) DO NOTHING'} RETURNING 1`,
       values: noticeValues(provider, workspaceId, notice, 'applied'),
     };
   };

@@ -6,7 +6,7 @@ import type { TransactionBatcher } from '../../db/batcher.js';
 import type { Db, Tx } from '../../db/pool.js';
 import { ApiError } from '../../platform/errors.js';
 import { isUuid } from '../../platform/ids.js';
-import { MOVEMENTS, type Lifecycle, type MoveOutcome } from './lifecycle.service.js';
+import { MOVEMENTS, type Lifecycle, type MoveOptions, type MoveOutcome } from './lifecycle.service.js';
 import { timingSafeEqual } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { recordEvent } from '../events/events.repository.js';
@@ -218,6 +218,7 @@ export class ProviderNotices {
   }
 
   async apply(providerName: string, notice: ProviderNotice): Promise<NoticeOutcome> {
+    const m = MOVEMENTS[notice.objectType];
     const unknown = new ApiError(
       'not_found',
       `No ${notice.objectType} ${notice.objectId} is run by provider '${providerName}'.`,
@@ -225,17 +226,36 @@ export class ProviderNotices {
     const owner = (await this.owner(notice.objectType, notice.objectId))?.row;
     if (!owner || owner.provider !== providerName) throw unknown;
     const workspaceId = owner.workspace_id;
+    const inTransaction = async (tx: Tx): Promise<NoticeOutcome> => {
+      const { outcome, recorded } = await this.move(tx, workspaceId, providerName, notice, owner);
+      // Recorded with the move it causes (in the statement that saves the row), or after a move that changed
+      // nothing, in the same transaction. The same notice arriving twice at once waits on the object's row lock,
+      // then finds the first one's change already made and its id taken here: it rolls back, with anything its move
+      // wrote (a reference the first did not carry). In a batch, that undoes the batch, and each of its notices is
+      // applied again alone.
+      if (!(recorded ?? (await recordNotice(tx, providerName, workspaceId, notice, outcome)))) throw DUPLICATE;
+      return outcome;
+    };
+    // A move that is one statement (its record strict: a notice id seen before fails it, and the transaction above
+    // then finds the duplicate) is sent alone when nothing else is waiting.
+    const one = (m.reported as readonly string[]).includes(notice.status)
+      ? this.lifecycle.moveStatement(
+          notice.objectType,
+          workspaceId,
+          notice.objectId,
+          notice.status as never,
+          this.options(providerName, workspaceId, notice, true),
+          owner,
+        )
+      : undefined;
     try {
-      return await this.batcher.run(async (tx) => {
-        const { outcome, recorded } = await this.move(tx, workspaceId, providerName, notice, owner);
-        // Recorded with the move it causes (in the statement that saves the row), or after a move that changed
-        // nothing, in the same transaction. The same notice arriving twice at once waits on the object's row lock,
-        // then finds the first one's change already made and its id taken here: it rolls back, with anything its move
-        // wrote (a reference the first did not carry). In a batch, that undoes the batch, and each of its notices is
-        // applied again alone.
-        if (!(recorded ?? (await recordNotice(tx, providerName, workspaceId, notice, outcome)))) throw DUPLICATE;
-        return outcome;
-      });
+      return await (one
+        ? this.batcher.runStatement<NoticeOutcome>({
+            ...one,
+            answer: (rows) => (one.answer(rows) ? 'applied' : undefined),
+            otherwise: inTransaction,
+          })
+        : this.batcher.run(inTransaction));
     } catch (err) {
       if (err === DUPLICATE) return 'duplicate';
       if ((err as { constraint?: string }).constraint === 'collections_provider_reference') {
@@ -259,15 +279,7 @@ export class ProviderNotices {
     /** The object as its owner lookup read it, before this transaction: moved from by compare-and-set if unchanged. */
     seen: ObjectOwner,
   ): Promise<{ outcome: NoticeOutcome; recorded?: boolean | undefined }> {
-    const options = {
-      cause: `provider notice ${notice.noticeId}`,
-      reason: notice.reason,
-      providerReference: notice.reference,
-      receipt: notice.receipt,
-      amount: notice.amount,
-      alongside: appliedNotice(providerName, workspaceId, notice),
-      redirectUrl: notice.redirectUrl,
-    };
+    const options = this.options(providerName, workspaceId, notice);
     const m = MOVEMENTS[notice.objectType];
     if (!(m.reported as readonly string[]).includes(notice.status))
       return { outcome: this.refuse(notice, `not a ${notice.objectType} status a provider reports`) };
@@ -304,6 +316,19 @@ export class ProviderNotices {
     }
     // Applied: the notice's record was written (or found there) with the move. Otherwise the caller records it.
     return { outcome: moved?.outcome ?? 'refused', recorded: moved?.alongsideWritten };
+  }
+
+  /** A notice's move: its cause, what it reports, and its record written with the move (`strict`: see appliedNotice). */
+  private options(providerName: string, workspaceId: string, notice: ProviderNotice, strict = false): MoveOptions {
+    return {
+      cause: `provider notice ${notice.noticeId}`,
+      reason: notice.reason,
+      providerReference: notice.reference,
+      receipt: notice.receipt,
+      amount: notice.amount,
+      alongside: appliedNotice(providerName, workspaceId, notice, strict),
+      redirectUrl: notice.redirectUrl,
+    };
   }
 
   private refuse(notice: ProviderNotice, why: string): NoticeOutcome {

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import { isDatabaseUnavailable } from '../../db/errors.js';
 import type { TransactionBatcher } from '../../db/batcher.js';
-import { withTransaction, type Db } from '../../db/pool.js';
+import { withTransaction, type Db, type Tx } from '../../db/pool.js';
 import { ANSWER_BY_CALLBACK, ProviderError, type ProviderAck, type RailProvider } from '../providers/provider.js';
 import type { ProviderRegistry } from '../providers/providers.registry.js';
 import { MOVEMENTS, type Lifecycle } from './lifecycle.service.js';
@@ -290,11 +290,15 @@ export class Submitter {
     }
   }
 
-  /** Moves the job's object through the lifecycle, in a transaction shared with other answers recorded meanwhile. */
+  /**
+   * Moves the job's object through the lifecycle, in a transaction shared with other answers recorded meanwhile; a
+   * move that is one statement (from the row the claim read) is sent alone when nothing else is waiting.
+   */
   private async move(job: Job, to: ProviderAck['status'], options: MoveOptions): Promise<void> {
-    await this.batcher.run((tx) =>
-      this.lifecycle.move(tx, job.kind, job.workspaceId, job.id, to, options, job.claimed),
-    );
+    const locked = (tx: Tx) => this.lifecycle.move(tx, job.kind, job.workspaceId, job.id, to, options, job.claimed);
+    const one =
+      job.claimed && this.lifecycle.moveStatement(job.kind, job.workspaceId, job.id, to, options, job.claimed);
+    await (one ? this.batcher.runStatement({ ...one, otherwise: locked }) : this.batcher.run(locked));
   }
 
   /**
