@@ -151,8 +151,9 @@ describe('POST /v1/predict-provider: numbers that cannot be ours are 400 with a 
     await refused({ phone_number: '+221 80 123 45 67' }, 'phone_number_unknown_prefix');
   });
 
-  it('not a mobile number: fixed lines', async () => {
+  it("not a mobile number: fixed lines, Kenya's machine-to-machine 03", async () => {
     await refused({ phone_number: '020 2222222', market: 'KE' }, 'phone_number_not_mobile');
+    await refused({ phone_number: '+254 300 123 456' }, 'phone_number_not_mobile');
     await refused({ phone_number: '+225 27 22 12 34 56' }, 'phone_number_not_mobile');
     await refused({ phone_number: '+221 33 800 00 00' }, 'phone_number_not_mobile');
   });

@@ -6,16 +6,18 @@
 //   snapshot of 2026-07-17), which follows the regulators' allocations: Kenya CA (Communications Authority of Kenya),
 //   Ghana NCA, Uganda UCC, Tanzania TCRA, Rwanda RURA, Zambia ZICTA, Nigeria NCC, Côte d'Ivoire ARTCI (the 10-digit
 //   plan of 31 January 2021: 01 Moov, 05 MTN, 07 Orange, as ARTCI's portability FAQ states) and Senegal ARTP.
-//   Non-mobile leading digits: libphonenumber's metadata (resources/PhoneNumberMetadata.xml, fixedLine patterns).
+//   Non-mobile leading digits: libphonenumber's metadata (resources/PhoneNumberMetadata.xml, fixedLine patterns), and
+//   for Kenya the CA's release of 01 (people: 0110-0111 Safaricom, 0100-0102 Airtel) and 03 (machine-to-machine) of
+//   April 2019, as the Kenyan press reported it.
 // - Portability: Kenya (CA, 2011), Ghana (NCA, 2011), Nigeria (NCC, 2013), Tanzania (TCRA, 1 March 2017), Côte d'Ivoire
 //   (ARTCI, 3 September 2018) and Senegal (ARTP, 2015) port mobile numbers. Uganda does not (UCC has not implemented
 //   it; Parliament urged it in March 2025). Rwanda's operators tendered a portability clearinghouse in March 2025 (RURA);
 //   we found no launch, so it is marked as not porting (unconfirmed). Zambia: no portability found (unconfirmed).
 //
 // Not confirmed against the regulator's own table (we had libphonenumber's data only): Kenya 014, 018 (Safaricom) and
-// 0120, 0121, 0124, 013; Uganda 0721, 0724, 0726-0728, 0736, 0737, 0790-0795, 0798-0799; Tanzania 066 and 072; Zambia
-// 055-058, 078, 098; Nigeria 0704, 0707, 0911; Senegal 71, 72, 75, 79. A prefix missing here answers 400
-// `phone_number_unknown_prefix` rather than a guess.
+// 0120, 0121, 0124, 013; Ghana 023 (AT, formerly Glo) and 028 (Expresso, which stopped service); Uganda 0721, 0724,
+// 0726-0728, 0736, 0737, 0790-0795, 0798-0799; Tanzania 066 and 072; Zambia 055-058, 078, 098; Nigeria 0704, 0707,
+// 0911; Senegal 71, 72, 75, 79. A prefix missing here answers 400 `phone_number_unknown_prefix` rather than a guess.
 //
 // `rails` name catalogue rail ids (default-catalogue.ts). An operator's wallet without a rail id of ours (Telkom
 // Kenya's T-Kash, AT Money, Tigo Pesa/Mixx, Moov Money, Glo…) has none: the prediction names the operator and no rail.
@@ -47,7 +49,7 @@ export const NUMBERING_PLANS: Readonly<Record<string, NumberingPlan>> = {
     country_code: '254',
     portability: true,
     any_operator_rails: [],
-    not_mobile: ['2', '4', '5', '6'],
+    not_mobile: ['2', '3', '4', '5', '6'],
     operators: [
       {
         operator: 'Safaricom',
@@ -73,7 +75,8 @@ export const NUMBERING_PLANS: Readonly<Record<string, NumberingPlan>> = {
     operators: [
       { operator: 'MTN', rails: ['mtn_momo'], prefixes: ['24', '25', '53', '54', '55', '59'] },
       { operator: 'Telecel', rails: ['vodafone_cash'], prefixes: ['20', '50'] },
-      { operator: 'AT', rails: [], prefixes: ['26', '27', '56', '57'] },
+      { operator: 'AT', rails: [], prefixes: ['23', '26', '27', '56', '57'] },
+      { operator: 'Expresso', rails: [], prefixes: ['28'] },
     ],
   },
   UG: {
