@@ -50,6 +50,7 @@ import { dashboardRoutes } from './modules/dashboard/dashboard.routes.js';
 import { ledgerRoutes } from './modules/ledger/ledger.routes.js';
 import { depositsRoutes } from './modules/deposits/deposits.routes.js';
 import { payoutsRoutes } from './modules/payouts/payouts.routes.js';
+import { predictRoutes } from './modules/predict/predict.routes.js';
 import { marketDataRoutes } from './modules/market-data/market-data.routes.js';
 import type { ProviderPlan } from './modules/providers/providers.registry.js';
 import { operatorCallbackRoutes, signedCallbackRoutes } from './modules/providers/callbacks.routes.js';
@@ -315,6 +316,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
     perSecond: config.checkoutRateLimitPerSecond,
     burst: config.checkoutRateLimitBurst,
   });
+  predictRoutes(app, services.predict);
   refundsRoutes(app, services.refunds);
   ledgerRoutes(app, db);
   reportsRoutes(app, services.reports);

@@ -16,6 +16,7 @@ import { AuditService } from './modules/audit/audit.service.js';
 import { BeneficiariesService } from './modules/beneficiaries/beneficiaries.service.js';
 import type { MarketCatalogue } from './modules/catalogue/catalogue.js';
 import { CheckoutService } from './modules/checkout/checkout.service.js';
+import { PredictService } from './modules/predict/predict.service.js';
 import { CollectionsService } from './modules/collections/collections.service.js';
 import { findLiveToken } from './modules/credentials/credentials.repository.js';
 import { CredentialsService } from './modules/credentials/credentials.service.js';
@@ -62,6 +63,7 @@ export interface Services {
   idempotency: IdempotencyEngine;
   collections: CollectionsService;
   checkout: CheckoutService;
+  predict: PredictService;
   refunds: RefundsService;
   risk: RiskService;
   marketData: MarketDataService;
@@ -134,9 +136,11 @@ export function compose(deps: CompositionDeps): Services {
     providers,
     afterCommit,
   );
+  const predict = new PredictService(deps.catalogue);
   const checkout = new CheckoutService(db, deps.catalogue, collections, idempotency, cursors, {
     env: config.paymentsEnv,
     publicBaseUrl: config.publicBaseUrl,
+    predictor: predict,
   });
   // In the transaction that moves a collection: its checkout session follows, and the risk rules look at it.
   const lifecycle = new Lifecycle(
@@ -188,6 +192,7 @@ export function compose(deps: CompositionDeps): Services {
     idempotency,
     collections,
     checkout,
+    predict,
     refunds,
     risk,
     marketData,

@@ -98,7 +98,9 @@ const EXPECTED_ROUTES: readonly (readonly [string, string])[] = [
   ['GET', '/v1/checkout/sessions/{id}'],
   ['GET', '/v1/checkout/by-token/{token}'],
   ['POST', '/v1/checkout/by-token/{token}/pay'],
+  ['POST', '/v1/checkout/by-token/{token}/predict-provider'],
   ['GET', '/checkout/{token}'],
+  ['POST', '/v1/predict-provider'],
 ];
 
 /** The operations that need no token. */
@@ -114,6 +116,7 @@ const PUBLIC_PATHS = new Set([
   '/v1/providers/{provider}/callbacks/{token}/{kind}/{ref}',
   '/v1/checkout/by-token/{token}',
   '/v1/checkout/by-token/{token}/pay',
+  '/v1/checkout/by-token/{token}/predict-provider',
   '/checkout/{token}',
 ]);
 

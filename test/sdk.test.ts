@@ -204,6 +204,23 @@ describe('resources', () => {
   });
 });
 
+describe('provider prediction', () => {
+  it("predicts a number's operator and rails; a number of no market is a PaymentsError with its code", async () => {
+    const payments = new Payments({ token: t.demoToken, baseUrl: t.baseUrl });
+    assert.deepEqual(await payments.providers.predict({ phone_number: '0733 123 456', market: 'KE' }), {
+      phone_number: '+254733123456',
+      market: 'KE',
+      operator: 'Airtel',
+      rails: ['airtel_money'],
+      portability: true,
+    });
+    await assert.rejects(
+      payments.providers.predict({ phone_number: '+44 7700 900123' }),
+      (err: unknown) => err instanceof PaymentsError && err.problem.code === 'phone_number_country',
+    );
+  });
+});
+
 describe('deposits', () => {
   it('deposit addresses, a sandbox transfer confirmed and credited, deposits listed and read', async () => {
     const ws = await createWorkspace(t, `sdk-${randomBytes(3).toString('hex')}`);

@@ -519,6 +519,12 @@ export class Payments {
     },
   };
 
+  /** The operator of a phone number and the rails it can pay by (a guess where numbers can be ported). */
+  readonly providers = {
+    predict: (body: Body<'predictProvider'>, options?: CallOptions) =>
+      unwrap(this.client.POST('/v1/predict-provider', { body, ...Payments.call(options) })),
+  };
+
   readonly riskSignals = {
     create: (body: Body<'createRiskSignal'>, options?: CallOptions) =>
       unwrap(this.client.POST('/v1/api/risk/signals', { body, ...Payments.call(options, true) })),

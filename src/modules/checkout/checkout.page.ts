@@ -84,7 +84,7 @@ ${view.sandbox ? `<p class="sandbox">${esc(t.sandbox)}</p>` : ''}
 <div class="field" id="field-phone_number"><label class="text" for="phone">${esc(t.phoneLabel)}</label>
 <div class="phone"><span class="prefix" id="phone-prefix">+${esc(view.phone.country_code)}</span><input id="phone" name="phone" type="tel" inputmode="tel" autocomplete="tel-national" maxlength="20" value="${phonePrefill}" aria-describedby="phone-prefix phone-hint phone-error"></div>
 <p class="hint" id="phone-hint">${esc(fill(t.phoneHint, { digits: view.phone.national_digits, cc: view.phone.country_code }))}</p>
-<p class="error" id="phone-error" aria-live="polite"></p></div>
+<p class="error" id="phone-error" aria-live="polite"></p><p class="hint" id="rail-hint" aria-live="polite"></p></div>
 <div class="field" id="field-name"><label class="text" for="name">${esc(t.nameLabel)}</label>
 <input id="name" name="name" type="text" autocomplete="name" maxlength="200" value="${prefill('name')}" aria-describedby="name-error">
 <p class="error" id="name-error" aria-live="polite"></p></div>

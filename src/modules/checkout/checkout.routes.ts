@@ -35,6 +35,8 @@ import {
   TokenParams,
 } from './checkout.schemas.js';
 import type { CheckoutService } from './checkout.service.js';
+import { PREDICTION_PROBLEMS } from '../predict/predict.problems.js';
+import { CheckoutPredictBody, PredictionSchema } from '../predict/predict.schemas.js';
 import { INTEGRATOR } from '../../platform/access.js';
 
 /** How many times more requests one client may make across all links than on one link (many payers share a carrier's NAT). */
@@ -229,6 +231,32 @@ export function checkoutRoutes(app: App, service: CheckoutService, limits: RateL
       const { key, fingerprint } = idempotencyOf(request, true);
       return sendStored(reply, await service.pay(request.params.token, request.body, key, fingerprint));
     },
+  );
+
+  app.post(
+    '/v1/checkout/by-token/:token/predict-provider',
+    {
+      config: { auth: 'public' },
+      onRequest: limitApi,
+      schema: {
+        operationId: 'predictProviderByToken',
+        tags: ['Checkout (payer)'],
+        summary: "Predict the payer's operator on a checkout session",
+        description:
+          "Called by the hosted page to preselect the rail: POST /v1/predict-provider in the session's market, by token.",
+        params: TokenParams,
+        body: CheckoutPredictBody,
+        response: {
+          200: PredictionSchema,
+          ...problemResponses({
+            400: [...BODY_PROBLEMS, ...PREDICTION_PROBLEMS],
+            404: ['not_found'],
+            429: ['rate_limited'],
+          }),
+        },
+      },
+    },
+    async (request) => service.predict(request.params.token, request.body.phone_number),
   );
 
   app.get(

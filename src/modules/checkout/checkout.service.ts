@@ -17,6 +17,8 @@ import type { LatePaymentAction } from '../collections/collections.states.js';
 import type { Collection } from '../collections/collections.schemas.js';
 import { checkAmountAndMetadata, type CollectionsService } from '../collections/collections.service.js';
 import { recordEvent } from '../events/events.repository.js';
+import type { Prediction } from '../predict/predict.schemas.js';
+import type { PredictService } from '../predict/predict.service.js';
 import * as repo from './checkout.repository.js';
 import { checkSessionMove } from './checkout.states.js';
 import {
@@ -56,6 +58,8 @@ export const MAX_ATTEMPTS = 5;
 export interface CheckoutOptions {
   env: PaymentsEnv;
   publicBaseUrl: string;
+  /** The operator prediction (predict/predict.service.ts), so the page can preselect the payer's rail. */
+  predictor: PredictService;
 }
 
 export class CheckoutService {
@@ -203,6 +207,15 @@ export class CheckoutService {
     if (!market) throw new Error(`session ${row.id} names market ${row.market}, which the catalogue no longer has`);
     const exponent = this.catalogue.currency(row.currency)?.exponent ?? 0;
     return toPayerView(row, merchantName, attempt, { market, exponent, sandbox: this.options.env === 'sandbox' });
+  }
+
+  /**
+   * The operator and rails of the number the payer is typing, in the session's market: the page preselects the first
+   * rail. The token is checked like every by-token call, so the prediction is no open endpoint.
+   */
+  async predict(token: string, phoneNumber: string): Promise<Prediction> {
+    const row = await this.byToken(token);
+    return this.options.predictor.predict({ phone_number: phoneNumber, market: row.market });
   }
 
   async view(token: string): Promise<PayerView> {

@@ -406,6 +406,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/checkout/by-token/{token}/predict-provider": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Predict the payer's operator on a checkout session
+         * @description Called by the hosted page to preselect the rail: POST /v1/predict-provider in the session's market, by token.
+         *
+         *     No token needed.
+         */
+        post: operations["predictProviderByToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/checkout/{token}": {
         parameters: {
             query?: never;
@@ -422,6 +444,28 @@ export interface paths {
         get: operations["checkoutPage"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/predict-provider": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Predict a phone number's operator and rails
+         * @description The number's market, operator (from the national numbering plan) and rails. A number that cannot be a mobile number of our markets: 400 `phone_number_*`. Nothing is stored.
+         *
+         *     Tokens of audience `integrator` may call this; any other audience gets 403 `forbidden`.
+         */
+        post: operations["predictProvider"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1929,7 +1973,7 @@ export interface components {
              * @description Stable machine-readable error code; branch on this.
              * @enum {string}
              */
-            code: "validation_failed" | "invalid_json" | "invalid_market" | "invalid_rail" | "invalid_currency" | "invalid_customer" | "invalid_cursor" | "invalid_webhook_url" | "invalid_redirect_url" | "invalid_asset" | "invalid_address" | "unauthorized" | "invalid_signature" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_key_in_use" | "collection_not_refundable" | "refund_in_progress" | "transition_not_allowed" | "source_name_taken" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "no_webhook_endpoints" | "checkout_session_not_open" | "checkout_session_expired" | "deposit_address_pool_empty" | "deposit_conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "amount_out_of_range" | "amount_not_supported" | "idempotency_key_missing" | "idempotency_key_invalid" | "idempotency_key_reused" | "refund_amount_mismatch" | "rate_source_unavailable" | "deposit_address_unknown" | "route_unavailable" | "operation_not_supported" | "route_mismatch" | "beneficiary_inactive" | "rate_unavailable" | "insufficient_balance" | "rate_limited" | "internal_error" | "service_unavailable" | "database_unavailable" | "overloaded";
+            code: "validation_failed" | "invalid_json" | "invalid_market" | "invalid_rail" | "invalid_currency" | "invalid_customer" | "invalid_cursor" | "invalid_webhook_url" | "invalid_redirect_url" | "invalid_asset" | "invalid_address" | "market_required" | "phone_number_length" | "phone_number_country" | "phone_number_unknown_prefix" | "phone_number_not_mobile" | "unauthorized" | "invalid_signature" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_key_in_use" | "collection_not_refundable" | "refund_in_progress" | "transition_not_allowed" | "source_name_taken" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "no_webhook_endpoints" | "checkout_session_not_open" | "checkout_session_expired" | "deposit_address_pool_empty" | "deposit_conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "amount_out_of_range" | "amount_not_supported" | "idempotency_key_missing" | "idempotency_key_invalid" | "idempotency_key_reused" | "refund_amount_mismatch" | "rate_source_unavailable" | "deposit_address_unknown" | "route_unavailable" | "operation_not_supported" | "route_mismatch" | "beneficiary_inactive" | "rate_unavailable" | "insufficient_balance" | "rate_limited" | "internal_error" | "service_unavailable" | "database_unavailable" | "overloaded";
             /** @description The X-Request-Id of the request; quote it to support. */
             request_id: string;
             /** @description Field-level problems, when there are any. */
@@ -2159,6 +2203,10 @@ export interface components {
             /** @description One of the `rails` of the payer view. */
             rail: string;
             customer: components["schemas"]["Customer"];
+        };
+        CheckoutPredictProviderRequest: {
+            /** @description The number the payer typed, local or international. */
+            phone_number: string;
         };
         /** @description A hosted checkout session: one amount for the payer to pay on the hosted page. */
         CheckoutSession: {
@@ -3175,6 +3223,25 @@ export interface components {
             timestamp: string;
             data: components["schemas"]["Payout"];
         };
+        PredictProviderRequest: {
+            /** @description International (`+254712345678`, `00254…`, `254…`) or local (`0712 345 678`, needs `market`); spaces, dashes, dots and parentheses are ignored. */
+            phone_number: string;
+            /** @description Market code (`KE`…): needed for a local number; an international one must then be of it. */
+            market?: string;
+        };
+        /** @description The operator and rails predicted from a phone number. */
+        ProviderPrediction: {
+            /** @description The number in E.164, e.g. `+254712345678`. */
+            phone_number: string;
+            /** @description Market code of the number. */
+            market: string;
+            /** @description The operator the numbering plan gives the prefix to. */
+            operator: string;
+            /** @description Catalogue rail ids this number can pay by, likeliest first: the operator's wallet, then any-operator ones (Wave). May be empty. */
+            rails: string[];
+            /** @description True where numbers can move to another operator: the prediction is then a guess; let the payer change it. */
+            portability: boolean;
+        };
         /** @description A prompt on the payer's phone (an STK push, say). */
         PushPromptInstruction: {
             /**
@@ -4121,6 +4188,40 @@ export interface components {
                 };
             };
         };
+        /** @description Problem document; code is one of `validation_failed`, `invalid_json`, `phone_number_length`, `phone_number_country`, `phone_number_unknown_prefix`, `phone_number_not_mobile`. */
+        Problem400ValidationFailedInvalidJsonPhoneNumberLengthPhoneNumberCountryPhoneNumberUnknownPrefixPhoneNumberNotMobile: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "validation_failed" | "invalid_json" | "phone_number_length" | "phone_number_country" | "phone_number_unknown_prefix" | "phone_number_not_mobile";
+                };
+            };
+        };
+        /** @description Problem document; code is one of `validation_failed`, `invalid_json`, `invalid_market`, `market_required`, `phone_number_length`, `phone_number_country`, `phone_number_unknown_prefix`, `phone_number_not_mobile`. */
+        Problem400ValidationFailedInvalidJsonInvalidMarketMarketRequiredPhoneNumberLengthPhoneNumberCountryPhoneNumberUnknownPrefixPhoneNumberNotMobile: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "validation_failed" | "invalid_json" | "invalid_market" | "market_required" | "phone_number_length" | "phone_number_country" | "phone_number_unknown_prefix" | "phone_number_not_mobile";
+                };
+            };
+        };
         /** @description Problem document; code is one of `idempotency_key_in_use`, `collection_not_refundable`, `refund_in_progress`. */
         Problem409IdempotencyKeyInUseCollectionNotRefundableRefundInProgress: {
             headers: {
@@ -4427,7 +4528,7 @@ export interface components {
                 };
             };
         };
-        /** @description Problem document; code is one of `validation_failed`, `invalid_json`, `invalid_market`, `invalid_rail`, `invalid_currency`, `invalid_customer`, `invalid_cursor`, `invalid_webhook_url`, `invalid_redirect_url`, `invalid_asset`, `invalid_address`. */
+        /** @description Problem document; code is one of `validation_failed`, `invalid_json`, `invalid_market`, `invalid_rail`, `invalid_currency`, `invalid_customer`, `invalid_cursor`, `invalid_webhook_url`, `invalid_redirect_url`, `invalid_asset`, `invalid_address`, `market_required`, `phone_number_length`, `phone_number_country`, `phone_number_unknown_prefix`, `phone_number_not_mobile`. */
         Problem400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -4440,7 +4541,7 @@ export interface components {
                      * @description The codes this answer can carry.
                      * @enum {string}
                      */
-                    code: "validation_failed" | "invalid_json" | "invalid_market" | "invalid_rail" | "invalid_currency" | "invalid_customer" | "invalid_cursor" | "invalid_webhook_url" | "invalid_redirect_url" | "invalid_asset" | "invalid_address";
+                    code: "validation_failed" | "invalid_json" | "invalid_market" | "invalid_rail" | "invalid_currency" | "invalid_customer" | "invalid_cursor" | "invalid_webhook_url" | "invalid_redirect_url" | "invalid_asset" | "invalid_address" | "market_required" | "phone_number_length" | "phone_number_country" | "phone_number_unknown_prefix" | "phone_number_not_mobile";
                 };
             };
         };
@@ -5440,6 +5541,41 @@ export interface operations {
             503: components["responses"]["Problem503"];
         };
     };
+    predictProviderByToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The token from the session_url. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckoutPredictProviderRequest"];
+            };
+        };
+        responses: {
+            /** @description The operator and rails predicted from a phone number. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderPrediction"];
+                };
+            };
+            400: components["responses"]["Problem400ValidationFailedInvalidJsonPhoneNumberLengthPhoneNumberCountryPhoneNumberUnknownPrefixPhoneNumberNotMobile"];
+            404: components["responses"]["Problem404"];
+            413: components["responses"]["Problem413"];
+            415: components["responses"]["Problem415"];
+            429: components["responses"]["Problem429"];
+            503: components["responses"]["Problem503"];
+        };
+    };
     checkoutPage: {
         parameters: {
             query?: never;
@@ -5486,6 +5622,42 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            503: components["responses"]["Problem503"];
+        };
+    };
+    predictProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PredictProviderRequest"];
+            };
+        };
+        responses: {
+            /** @description The operator and rails predicted from a phone number. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderPrediction"];
+                };
+            };
+            400: components["responses"]["Problem400ValidationFailedInvalidJsonInvalidMarketMarketRequiredPhoneNumberLengthPhoneNumberCountryPhoneNumberUnknownPrefixPhoneNumberNotMobile"];
+            401: components["responses"]["Problem401Unauthorized"];
+            403: components["responses"]["Problem403"];
+            413: components["responses"]["Problem413"];
+            415: components["responses"]["Problem415"];
+            429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };
     };

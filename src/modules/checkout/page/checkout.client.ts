@@ -1,6 +1,7 @@
 // The checkout page's behaviour, in the payer's browser. checkout.page.ts bundles it with esbuild at start, inlines
 // it and pins it by hash in the Content-Security-Policy. It builds every text with textContent (never HTML), so
 // payer-visible strings cannot inject markup; it talks only to the by-token endpoints of this origin.
+import type { Prediction } from '../../predict/predict.schemas.js';
 import type { PayerView } from '../checkout.schemas.js';
 import type { Strings } from './checkout.strings.js';
 
@@ -47,6 +48,11 @@ let retrying = false;
 let sending = false;
 let polls = 0;
 let lastSeen = '';
+/** Set once the payer picks a rail: a prediction then never overrides the choice. */
+let railByHand = false;
+/** The national number last asked about, so each whole number is asked about once. */
+let predictedFor = '';
+let predictTimer: ReturnType<typeof setTimeout> | undefined;
 /** The payment being sent: one key per attempt, reused when the same details are sent again after a network error. */
 let attempt: { key: string; body: string } | null = null;
 
@@ -92,6 +98,43 @@ function phoneProblem(final: boolean): string {
   if (v.length > digits) return fill(t.phoneTooLong, { digits, cc });
   if (v.length < digits && final) return fill(t.phoneTooShort, { digits, cc, missing: digits - v.length });
   return '';
+}
+/** The number as typed, without separators: sent as it is, the server reads its local or international form. */
+const typedNumber = (): string => phone.value.replace(/[\s().-]/g, '');
+
+/**
+ * Once the payer has typed a whole number (and paused: no request per keystroke), asks which operator holds it and
+ * selects that operator's rail, the first the session offers, unless the payer chose a rail. Where numbers are ported
+ * it is a guess, so the payer can still change it.
+ */
+function predictRail(): void {
+  const typed = typedNumber();
+  if (railByHand || view.rails.length < 2 || typed === predictedFor) return;
+  if (nationalDigits().length !== digits || !/^\+?[0-9]+$/.test(typed)) return;
+  predictedFor = typed;
+  void fetch(api + '/predict-provider', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ phone_number: typed }),
+  })
+    .then((res) => (res.ok ? (res.json() as Promise<Prediction>) : null))
+    .then((prediction) => {
+      if (prediction && !railByHand && typedNumber() === typed) preselect(prediction.rails);
+    })
+    // A prediction is a convenience: without one the payer picks the rail as before.
+    .catch(() => undefined);
+}
+function predictSoon(): void {
+  clearTimeout(predictTimer);
+  predictTimer = setTimeout(predictRail, 300);
+}
+function preselect(rails: string[]): void {
+  const code = rails.find((r) => view.rails.some((offered) => offered.rail === r));
+  const radio = Array.from(form.querySelectorAll<HTMLInputElement>('input[name=rail]')).find((r) => r.value === code);
+  if (!code || !radio || radio.checked) return;
+  radio.checked = true;
+  updateFields();
+  $('rail-hint').textContent = fill(t.railPredicted, { rail: railName(code) });
 }
 function setError(field: HTMLInputElement, box: HTMLElement, message: string): void {
   box.textContent = message;
@@ -261,13 +304,18 @@ function answered(res: Response, json: unknown, rail: Rail): Promise<void> | voi
 
 form.addEventListener('change', (e) => {
   if ((e.target as HTMLInputElement | null)?.name === 'rail') {
+    railByHand = true;
+    $('rail-hint').textContent = '';
     updateFields();
     formError('');
   }
 });
 // As the payer types: wrong characters and too many digits at once; a number still too short only on Pay (a message
 // appearing on blur would move the Pay button under the pointer between press and release).
-phone.addEventListener('input', () => checkPhone(false));
+phone.addEventListener('input', () => {
+  checkPhone(false);
+  predictSoon();
+});
 nameInput.addEventListener('input', () => $('name-error').textContent && checkName());
 email.addEventListener('input', () => $('email-error').textContent && checkEmail());
 
@@ -304,3 +352,5 @@ const time = expires.toLocaleTimeString(document.documentElement.lang, { hour: '
 $('expires').textContent = fill(t.expiresAt, { time });
 updateFields();
 render(view);
+// A number the merchant prefilled is asked about at once.
+predictRail();
