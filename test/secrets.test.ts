@@ -530,7 +530,7 @@ describe('npm run secrets -- rotate-key', () => {
       assert.match(
         run.stderr,
         new RegExp(
-          `re-sealed 3 service secrets, the signing secrets of 1 webhook endpoints and 1 stored answers under key ${newBox.keyId} \\(was ${oldBox.keyId}\\)`,
+          `re-sealed 3 service secrets, the signing secrets of 1 webhook endpoints, 1 stored answers and 0 members' second factors under key ${newBox.keyId} \\(was ${oldBox.keyId}\\)`,
         ),
       );
       assert.match(run.stderr, /the old key is kept in secrets\.key\.previous/);

@@ -33,6 +33,12 @@ const notAllowed = (what: string): PageResult => ({
 
 const alert = (message: string): Html => html`<p class="error" role="alert">${message}</p>`;
 
+/** Where the second factor and the workspace's security are (pages/second-factor.ts). */
+const secondFactorLink = html`<section aria-labelledby="second-factor-link-title">
+  <h2 id="second-factor-link-title">Second factor and workspace security</h2>
+  <p><a href="/dashboard/account/second-factor">Set up or change your second factor</a></p>
+</section>`;
+
 export function memberPages(pages: Pages, deps: MemberPagesDeps): void {
   const linkOf = (workspaceId: string, token: string): string =>
     `${deps.publicBaseUrl.replace(/\/$/, '')}/dashboard/links/${workspaceId}/${token}`;
@@ -148,8 +154,9 @@ export function memberPages(pages: Pages, deps: MemberPagesDeps): void {
       return {
         title: 'Your account',
         content: html`<p class="card">
-          This session was opened with an API token: it has no password. Members change theirs here.
-        </p>`,
+            This session was opened with an API token: it has no password. Members change theirs here.
+          </p>
+          ${secondFactorLink}`,
       };
     return {
       title: 'Your account',
@@ -173,7 +180,8 @@ export function memberPages(pages: Pages, deps: MemberPagesDeps): void {
             })}
             <button type="submit">Change password</button>
           </form>
-        </section>`,
+        </section>
+        ${secondFactorLink}`,
     };
   };
 
