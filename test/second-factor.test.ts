@@ -525,6 +525,13 @@ describe('turning it off', () => {
       303,
     );
     const listed = await (await owner.fetch('/dashboard/account/second-factor')).text();
+    assert.doesNotMatch(listed, /aria-label="Remove the second factor of owner@2fa.test"/, 'not one’s own');
+    const self = await owner.act(
+      '/dashboard/account/second-factor',
+      `/dashboard/account/second-factor/reset/${ids['owner@2fa.test']}`,
+      {},
+    );
+    assert.equal(self.status, 400, 'one’s own needs a code or the password');
     assert.match(listed, /aria-label="Remove the second factor of lost@2fa.test"/);
     const removed = await owner.act(
       '/dashboard/account/second-factor',

@@ -115,7 +115,7 @@ export function secondFactorPages(pages: Pages, deps: SecondFactorPagesDeps): vo
           ? ''
           : dataTable(
               'Members and their second factor',
-              ['Email', 'Role', 'Second factor', ''],
+              ['Email', 'Role', 'Second factor', 'Lost device'],
               list.map((m) => {
                 const on = enrolled.has(m.id);
                 return html`<tr>
@@ -124,7 +124,7 @@ export function secondFactorPages(pages: Pages, deps: SecondFactorPagesDeps): vo
                   <td>${on ? 'On' : 'Off'}</td>
                   <td>
                     ${
-                      on
+                      on && m.id !== ctx.session.member_id
                         ? html`<form method="post" action="${SECOND_FACTOR_PAGE}/reset/${m.id}" class="inline">
                             ${ctx.csrf}<button
                               type="submit"
@@ -171,8 +171,8 @@ export function secondFactorPages(pages: Pages, deps: SecondFactorPagesDeps): vo
               recovery codes left.
             </p>
             <form method="post" action="${SECOND_FACTOR_PAGE}/disable" class="card">
-              ${ctx.csrf}
               <p>To turn it off, enter a current code or your password.</p>
+              ${ctx.csrf}
               ${field('code', 'Code from your app', {
                 attributes: 'inputmode="numeric" autocomplete="one-time-code" maxlength="64"',
               })}
@@ -278,6 +278,12 @@ export function secondFactorPages(pages: Pages, deps: SecondFactorPagesDeps): vo
       if (!mayManageWorkspace(ctx.session))
         return page(ctx, { problem: alert('Only an owner may remove a member’s second factor.'), status: 403 });
       const target = await deps.members.find(db, ctx.session.workspace_id, pathId(ctx));
+      // One's own is turned off with a code or the password (the disable form), never by this shortcut.
+      if (target && target.id === ctx.session.member_id)
+        return page(ctx, {
+          problem: alert('Turn your own second factor off above, with a code or your password.'),
+          status: 400,
+        });
       if (!target || !(await secondFactors.reset(db, ctx.session.workspace_id, target.id)))
         return page(ctx, { problem: alert('That member has no second factor.'), status: 404 });
       return { redirect: SECOND_FACTOR_PAGE, notice: `The second factor of ${target.email} was removed.` };
