@@ -9,6 +9,7 @@ import type { Config } from '../../config.js';
 import type { Db } from '../../db/pool.js';
 import { NO_WORKSPACE } from '../../platform/audit.js';
 import { isUuid } from '../../platform/ids.js';
+import { smtpMailer } from '../../platform/mail.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import type { TokenService } from '../../platform/tokens.js';
 import { PaymentsError } from '../../../packages/sdk/src/index.js';
@@ -109,6 +110,7 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
   const origin = new URL(deps.config.publicBaseUrl).origin;
   const secondFactors = new SecondFactorService(deps.box, new URL(origin).host);
   const secondSteps = new SecondSteps(deps.db);
+  const mailer = deps.config.smtpUrl ? smtpMailer(deps.config.smtpUrl, deps.config.smtpFrom) : undefined;
   const next = (value: unknown): string => safeNext(value, origin);
   const secure = deps.config.paymentsEnv === 'production' || deps.config.publicBaseUrl.startsWith('https:');
   /** The sign-in form's value and the one-time notice: only ever needed by this site's own requests. */
@@ -615,7 +617,7 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
       reportPages(pages);
       sandboxPages(pages);
       adminPages(pages);
-      memberPages(pages, { db: deps.db, members, publicBaseUrl: deps.config.publicBaseUrl });
+      memberPages(pages, { db: deps.db, members, publicBaseUrl: deps.config.publicBaseUrl, mailer });
       secondFactorPages(pages, { db: deps.db, members, secondFactors });
 
       scope.setNotFoundHandler((request, reply) =>
