@@ -354,7 +354,13 @@ describe('sign-in with a second factor', () => {
     // From another browser and address, the password is accepted but the account's block still holds the code.
     await t.db.query(`UPDATE dashboard_sign_in_failures SET blocked_until = now() - interval '1 second'`);
     const c = new Browser();
-    const ok = await c.code((await c.password('guessed@2fa.test')).page, codeFor(guessed, 1));
+    const passwordOnly = await c.password('guessed@2fa.test');
+    const counted = await t.db.query<{ failures: number }>(
+      'SELECT failures FROM dashboard_sign_in_failures WHERE key_hash = $1',
+      [createHash('sha256').update('account:guessed@2fa.test').digest()],
+    );
+    assert.equal(counted.rows[0]?.failures, 6, 'a right password alone does not start the count over');
+    const ok = await c.code(passwordOnly.page, codeFor(guessed, 1));
     assert.equal(ok.res.status, 303, 'once the block is over, a right code signs in and clears the count');
     const cleared = await t.db.query('SELECT 1 FROM dashboard_sign_in_failures WHERE key_hash = $1', [
       createHash('sha256').update('account:guessed@2fa.test').digest(),
