@@ -492,6 +492,11 @@ describe('turning it off', () => {
       (await t.db.query('SELECT 1 FROM member_second_factors WHERE member_id = $1', [member.id])).rowCount,
       1,
     );
+    const counted = await t.db.query<{ failures: number }>(
+      'SELECT failures FROM dashboard_sign_in_failures WHERE key_hash = $1',
+      [createHash('sha256').update('account:lost@2fa.test').digest()],
+    );
+    assert.equal(counted.rows[0]?.failures, 1, 'a wrong password here counts like a failed sign-in');
     const off = await b.act('/dashboard/account/second-factor', '/dashboard/account/second-factor/disable', {
       code: '',
       password: PASSWORD,

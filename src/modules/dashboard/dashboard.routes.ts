@@ -618,7 +618,7 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
       sandboxPages(pages);
       adminPages(pages);
       memberPages(pages, { db: deps.db, members, publicBaseUrl: deps.config.publicBaseUrl, mailer });
-      secondFactorPages(pages, { db: deps.db, members, secondFactors });
+      secondFactorPages(pages, { db: deps.db, members, secondFactors, throttle });
 
       scope.setNotFoundHandler((request, reply) =>
         errorPage(reply, 404, 'Page not found', `There is no dashboard page at ${request.url.split('?')[0] ?? ''}.`),

@@ -17,11 +17,14 @@ import { pathId } from '../forms.js';
 import { html, raw, type Html } from '../html.js';
 import type { PageContext, PageResult, Pages } from '../page-context.js';
 import type { Session } from '../sessions.js';
+import type { SignInThrottle } from '../sign-in-throttle.js';
 
 export interface SecondFactorPagesDeps {
   db: Db;
   members: MembersService;
   secondFactors: SecondFactorService;
+  /** Wrong codes and passwords on the form that turns the factor off count like failed sign-ins. */
+  throttle: SignInThrottle;
 }
 
 export const SECOND_FACTOR_PAGE = '/dashboard/account/second-factor';
@@ -258,15 +261,26 @@ export function secondFactorPages(pages: Pages, deps: SecondFactorPagesDeps): vo
       const me = member(ctx.session);
       if (!me) return page(ctx, { problem: alert('A session opened with a token has no second factor.'), status: 400 });
       if (ctx.request.auditNote) ctx.request.auditNote.objectId = me.id;
+      // A stolen session must not become a way to guess the password or a code without the sign-in's limits.
+      const wait = await deps.throttle.wait(ctx.request.ip, me.email);
+      if (wait > 0)
+        return page(ctx, {
+          problem: alert(
+            `Too many failed attempts. Wait ${wait < 120 ? `${wait} seconds` : `${Math.ceil(wait / 60)} minutes`}, then try again.`,
+          ),
+          status: 429,
+        });
       const off = await secondFactors.disable(db, ctx.session.workspace_id, me, {
         code: ctx.fields.code ?? '',
         password: ctx.fields.password ?? '',
       });
-      if (!off)
+      if (!off) {
+        await deps.throttle.failed(ctx.request.ip, me.email);
         return page(ctx, {
           problem: alert('Enter a current code from your app, or your password: that was not right.'),
           status: 400,
         });
+      }
       return { redirect: SECOND_FACTOR_PAGE, notice: 'Second factor turned off.' };
     },
     { action: 'member.second_factor_disable', objectType: 'member' },
