@@ -21,6 +21,10 @@ export interface Config {
   rateLimitBurst: number;
   /** Where the nodes share their per-credential rate-limit buckets; PostgreSQL when unset. */
   redisUrl: string | undefined;
+  /** The mail server invitations are sent through (smtp:// or smtps://); unset: the inviter is shown the link. */
+  smtpUrl: string | undefined;
+  /** The From of the service's mail. */
+  smtpFrom: string;
   /** Requests per second a payer's client may make on one checkout link (token bucket refill rate), and its burst. */
   checkoutRateLimitPerSecond: number;
   checkoutRateLimitBurst: number;
@@ -197,6 +201,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 100, 1, 1_000_000),
     rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200, 1, 1_000_000),
     redisUrl: redisUrlFrom(env),
+    smtpUrl: smtpUrlFrom(env),
+    smtpFrom: smtpFromOf(env, publicBaseUrl),
     checkoutRateLimitPerSecond: integer(env, 'CHECKOUT_RATE_LIMIT_PER_SECOND', 5, 1, 1_000_000),
     checkoutRateLimitBurst: integer(env, 'CHECKOUT_RATE_LIMIT_BURST', 30, 1, 1_000_000),
     trustProxy: trustProxy(env.TRUST_PROXY),
@@ -234,6 +240,32 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretsKey: secretsKey(env, 'SECRETS_KEY'),
     secretsKeyPrevious: secretsKey(env, 'SECRETS_KEY_PREVIOUS'),
   };
+}
+
+/** SMTP_URL: an smtp:// or smtps:// URL (user and password in it, percent-encoded), or unset (no mail is sent). */
+function smtpUrlFrom(env: Record<string, string | undefined>): string | undefined {
+  const raw = env.SMTP_URL;
+  if (raw === undefined || raw === '') return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || url.hostname === '')
+    throw new ConfigError(
+      `SMTP_URL must be an smtp:// or smtps:// URL such as smtp://user:password@mail.example:587, got '${raw.replace(/:[^:@/]*@/, ':***@')}'`,
+    );
+  return raw;
+}
+
+/** SMTP_FROM: the mail's From, by default "Payments dashboard <no-reply@<PUBLIC_BASE_URL's host>>". */
+function smtpFromOf(env: Record<string, string | undefined>, publicBaseUrl: string): string {
+  const raw = env.SMTP_FROM;
+  if (raw === undefined || raw === '') return `Payments dashboard <no-reply@${new URL(publicBaseUrl).hostname}>`;
+  if (!/^[^\r\n<>]*<?[^\s@<>]+@[^\s@<>]+>?$/.test(raw))
+    throw new ConfigError(`SMTP_FROM must be an address, optionally with a name ("Name <a@b.example>"), got '${raw}'`);
+  return raw;
 }
 
 /** REDIS_URL: a redis:// or rediss:// URL, or unset (the buckets are shared through PostgreSQL). */

@@ -9,6 +9,7 @@ import { MembersService } from '../src/modules/members/members.service.js';
 import { browserMissing, launchBrowser } from './helpers/browser.js';
 import { assertPageQuality, openContext, signInAsMember } from './helpers/dashboard.js';
 import { startTestApp, type TestApp } from './helpers/harness.js';
+import { codeFor, giveSecondFactor } from './helpers/second-factor.js';
 
 const skip = browserMissing();
 const EMAIL = 'amina@demo.test';
@@ -17,6 +18,8 @@ const OWNER = 'owner@demo.test';
 
 let t: TestApp;
 let browser: Browser;
+/** The owner's TOTP secret: an owner signs in with a code (test/second-factor.browser.test.ts covers enrolment). */
+let ownerSecret = '';
 
 before(async () => {
   if (skip) return;
@@ -34,6 +37,7 @@ before(async () => {
     role: 'owner',
   });
   assert.ok(owner.ok);
+  ownerSecret = (await giveSecondFactor(t, t.demoWorkspaceId, { id: owner.member.id, email: OWNER })).secret;
 });
 after(async () => {
   if (skip) return;
@@ -111,6 +115,9 @@ describe('dashboard: members sign in by email and password', { skip }, () => {
     const owner = await openContext(browser, t);
     await owner.page.goto(`${t.baseUrl}/dashboard/sign-in`);
     await signInAsMember(owner.page, OWNER, PASSWORD);
+    // The next step's code: the one of this step was spent confirming the factor.
+    await owner.page.getByLabel('Code from your authenticator app').fill(codeFor(ownerSecret, 1));
+    await owner.page.getByRole('button', { name: 'Continue' }).click();
     await owner.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Members' }).click();
     await owner.page.getByRole('heading', { name: 'Members', level: 1 }).waitFor();
     await owner.page.getByRole('region', { name: 'Members' }).getByRole('cell', { name: EMAIL, exact: true }).waitFor();

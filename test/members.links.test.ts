@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { MembersService, type Role } from '../src/modules/members/members.service.js';
 import { startTestApp, type TestApp } from './helpers/harness.js';
+import { codeFor, forgetLastStep, giveSecondFactor } from './helpers/second-factor.js';
 
 const ORIGIN = 'http://dash.example.test:8080';
 const PASSWORD = 'the owner passphrase';
@@ -15,6 +16,8 @@ const PASSWORD = 'the owner passphrase';
 let t: TestApp;
 let members: MembersService;
 const ids: Record<string, string> = {};
+/** The TOTP secrets of the members that need a second factor (owners and admins). */
+const secrets: Record<string, string> = {};
 
 before(async () => {
   t = await startTestApp({ PUBLIC_BASE_URL: ORIGIN });
@@ -28,6 +31,8 @@ before(async () => {
     const made = await members.create(t.db, t.demoWorkspaceId, { email, password: PASSWORD, role });
     assert.ok(made.ok);
     ids[email] = made.member.id;
+    if (role === 'owner' || role === 'admin')
+      secrets[email] = (await giveSecondFactor(t, t.demoWorkspaceId, { id: made.member.id, email })).secret;
   }
 });
 after(async () => t.close());
@@ -59,10 +64,24 @@ const sessionOf = (res: Response) =>
     .find((c) => c.startsWith('dashboard_session='))
     ?.split(';')[0];
 
-/** Signs in as a member; the session cookie, or undefined when refused. */
+/** Signs in as a member, with a code when it has a second factor; the session cookie, or undefined when refused. */
 async function signIn(email: string, password: string): Promise<string | undefined> {
   const form = await drawForm();
-  return sessionOf(await post('/dashboard/sign-in/password', { csrf: form.csrf, email, password }, form.cookie));
+  const res = await post('/dashboard/sign-in/password', { csrf: form.csrf, email, password }, form.cookie);
+  const secret = secrets[email];
+  if (res.status !== 200 || secret === undefined) return sessionOf(res);
+  const cookie = ['dashboard_signin', 'dashboard_second_step']
+    .map(
+      (name) =>
+        res.headers
+          .getSetCookie()
+          .find((c) => c.startsWith(`${name}=`))
+          ?.split(';')[0],
+    )
+    .join('; ');
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await res.text())?.[1] ?? '';
+  await forgetLastStep(t, ids[email] ?? '');
+  return sessionOf(await post('/dashboard/sign-in/second-factor', { csrf, code: codeFor(secret) }, cookie));
 }
 
 /** A session's CSRF token, from a page's form. */

@@ -18,6 +18,7 @@ import { migrate } from '../src/db/migrate.js';
 import { createPool, type Db } from '../src/db/pool.js';
 import { loadCatalogue, MarketCatalogue } from '../src/modules/catalogue/catalogue.js';
 import { CredentialsService } from '../src/modules/credentials/credentials.service.js';
+import { MembersService } from '../src/modules/members/members.service.js';
 import { planProviders } from '../src/modules/providers/providers.registry.js';
 import { sealPlaintextEndpointSecrets, signingSecrets } from '../src/modules/webhooks/webhooks.service.js';
 import { isSealed, keyId, SecretBox, SecretBoxError, sealedKeyId } from '../src/platform/secret-box.js';
@@ -36,6 +37,7 @@ import {
   waitFor,
 } from './helpers/harness.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
+import { giveSecondFactor } from './helpers/second-factor.js';
 import { DARAJA_ENTRY } from './helpers/connectors.js';
 import { npmStartArgs, PROJECT_ROOT } from './helpers/start-command.js';
 
@@ -103,6 +105,10 @@ async function sealedValues(db: Db): Promise<{ where: string; value: string }[]>
     `SELECT key, response_body FROM idempotency_keys WHERE response_body LIKE 'sealed:%'`,
   );
   for (const r of answers.rows) out.push({ where: `stored answer ${r.key}`, value: r.response_body });
+  const factors = await db.query<{ member_id: string; sealed_secret: string }>(
+    'SELECT member_id, sealed_secret FROM member_second_factors',
+  );
+  for (const r of factors.rows) out.push({ where: `second factor of ${r.member_id}`, value: r.sealed_secret });
   return out;
 }
 
@@ -520,6 +526,16 @@ describe('npm run secrets -- rotate-key', () => {
       const before = readFileSync(file, 'utf8');
       const oldBox = boxOf(before.trim());
       const kid = (await loadServiceKeys(t.db, t.box)).kid;
+      const member = await new MembersService(t.services.tokens, t.config.paymentsEnv).create(t.db, t.demoWorkspaceId, {
+        email: 'factor@rotate.test',
+        password: 'a passphrase to rotate',
+        role: 'owner',
+      });
+      assert.ok(member.ok);
+      const { secret: totpSecret } = await giveSecondFactor(t, t.demoWorkspaceId, {
+        id: member.member.id,
+        email: 'factor@rotate.test',
+      });
 
       const run = await rotateKey(t);
       assert.equal(run.code, 0, run.stderr);
@@ -530,7 +546,7 @@ describe('npm run secrets -- rotate-key', () => {
       assert.match(
         run.stderr,
         new RegExp(
-          `re-sealed 3 service secrets, the signing secrets of 1 webhook endpoints and 1 stored answers under key ${newBox.keyId} \\(was ${oldBox.keyId}\\)`,
+          `re-sealed 3 service secrets, the signing secrets of 1 webhook endpoints, 1 stored answers and 1 members' second factors under key ${newBox.keyId} \\(was ${oldBox.keyId}\\)`,
         ),
       );
       assert.match(run.stderr, /the old key is kept in secrets\.key\.previous/);
@@ -546,6 +562,11 @@ describe('npm run secrets -- rotate-key', () => {
       assert.equal(keys.kid, kid);
       await jwtVerify(t.demoToken, keys.publicKey, { algorithms: [TOKEN_ALG] });
       assert.deepEqual(signingSecrets(await endpointRow(t.db, endpoint.id), new Date(), newBox), [endpoint.secret]);
+      const factor = await t.db.query<{ sealed_secret: string }>(
+        'SELECT sealed_secret FROM member_second_factors WHERE member_id = $1',
+        [member.member.id],
+      );
+      assert.equal(newBox.open(factor.rows[0]?.sealed_secret ?? ''), totpSecret, 'the TOTP secret is the same');
 
       // The running app takes the new key up: it still signs deliveries, replays the stored answer, seals anew.
       const delivery = await nextDelivery(t, receiver);

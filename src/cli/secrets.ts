@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config.js';
 import { openDatabase } from '../db/open.js';
 import { withTransaction } from '../db/pool.js';
+import { resealSecondFactorSecrets } from '../modules/members/second-factor.service.js';
 import { resealEndpointSecrets } from '../modules/webhooks/webhooks.service.js';
 import { resealStoredOutcomes } from '../platform/idempotency.js';
 import { isSealed, keyId, SecretBox } from '../platform/secret-box.js';
@@ -135,7 +136,7 @@ async function rotateKey(config: Config): Promise<number> {
   const reseal = (value: string): string => next.seal(isSealed(value) ? old.open(value) : value);
 
   let printed = false;
-  let counts: { serviceSecrets: number; endpoints: number; answers: number };
+  let counts: { serviceSecrets: number; endpoints: number; answers: number; secondFactors: number };
   try {
     const database = await openDatabase(config, () => undefined);
     try {
@@ -144,6 +145,7 @@ async function rotateKey(config: Config): Promise<number> {
           serviceSecrets: await resealServiceSecrets(tx, reseal),
           endpoints: await resealEndpointSecrets(tx, reseal),
           answers: await resealStoredOutcomes(tx, reseal),
+          secondFactors: await resealSecondFactorSecrets(tx, reseal),
         };
         if (pending === undefined) {
           // Printed before the commit: a key printed and never used is harmless, one used and never printed is not.
@@ -167,7 +169,7 @@ async function rotateKey(config: Config): Promise<number> {
   const newId = next.keyId;
   process.stderr.write(
     `secrets: re-sealed ${counts.serviceSecrets} service secrets, the signing secrets of ${counts.endpoints} webhook ` +
-      `endpoints and ${counts.answers} stored answers under key ${newId} (was ${oldId})${resumed ? ', finishing an interrupted rotation' : ''}\n`,
+      `endpoints, ${counts.answers} stored answers and ${counts.secondFactors} members' second factors under key ${newId} (was ${oldId})${resumed ? ', finishing an interrupted rotation' : ''}\n`,
   );
   if (loaded.file !== undefined && pending !== undefined) {
     const current = readKeyFile(loaded.file);

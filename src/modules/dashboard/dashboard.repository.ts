@@ -19,6 +19,9 @@ export interface SessionRow {
   member_id: string | null;
   member_email: string | null;
   member_role: string | null;
+  /** Whether the member has a confirmed second factor, and whether the workspace requires one of every member. */
+  member_second_factor: boolean;
+  require_second_factor: boolean;
 }
 
 export async function insertSession(
@@ -47,7 +50,10 @@ export async function findLiveSession(db: Queryable, idHash: Buffer): Promise<Se
   const { rows } = await db.query<SessionRow>(
     `SELECT s.workspace_id, s.credential_id, s.sealed_token, s.csrf_token, s.last_seen_at,
             c.audience, c.environment, c.name AS credential_name, w.display_name AS workspace_name,
-            s.member_id, m.email AS member_email, m.role AS member_role
+            s.member_id, m.email AS member_email, m.role AS member_role,
+            EXISTS (SELECT 1 FROM member_second_factors f WHERE f.workspace_id = s.workspace_id
+                       AND f.member_id = s.member_id AND f.confirmed_at IS NOT NULL) AS member_second_factor,
+            w.require_second_factor
      FROM dashboard_sessions s
      JOIN credentials c ON c.workspace_id = s.workspace_id AND c.id = s.credential_id
        AND c.token_id = s.token_id AND c.status = 'active'

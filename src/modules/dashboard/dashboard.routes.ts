@@ -9,11 +9,13 @@ import type { Config } from '../../config.js';
 import type { Db } from '../../db/pool.js';
 import { NO_WORKSPACE } from '../../platform/audit.js';
 import { isUuid } from '../../platform/ids.js';
+import { smtpMailer } from '../../platform/mail.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import type { TokenService } from '../../platform/tokens.js';
 import { PaymentsError } from '../../../packages/sdk/src/index.js';
 import type { MarketCatalogue } from '../catalogue/catalogue.js';
 import { MembersService, type MemberLinkRow } from '../members/members.service.js';
+import { SecondFactorService } from '../members/second-factor.service.js';
 import { apiClient } from './api-client.js';
 import { exponentOf } from './forms.js';
 import { formatMoney, html, raw, time } from './html.js';
@@ -27,15 +29,18 @@ import { auditLogPages } from './pages/audit-log.js';
 import { eventPages } from './pages/developers-events.js';
 import { keyPages } from './pages/developers-keys.js';
 import { memberPages } from './pages/members.js';
+import { mustEnrolFirst, SECOND_FACTOR_PAGE, secondFactorPages } from './pages/second-factor.js';
 import { webhookPages } from './pages/developers-webhooks.js';
 import { homePage } from './pages/home.js';
 import { payoutPages } from './pages/payouts.js';
 import { refundPages } from './pages/refunds.js';
 import { reportPages } from './pages/reports.js';
 import { sandboxPages } from './pages/sandbox.js';
+import { secondStepRoutes } from './second-step.routes.js';
 import { DashboardSessions, sameSecret, SESSION_COOKIE } from './sessions.js';
 import { SIGNIN_COOKIE, SIGNIN_NONCE_TTL_SECONDS, SignInNonces } from './sign-in-nonces.js';
 import { SignInThrottle } from './sign-in-throttle.js';
+import { SECOND_STEP_COOKIE, SECOND_STEP_TTL_SECONDS, SecondSteps } from './second-steps.js';
 import type { PageContext, PageHandler, PageResult, Pages } from './page-context.js';
 
 export interface DashboardDeps {
@@ -104,6 +109,9 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
   const nonces = new SignInNonces(deps.db);
   const throttle = new SignInThrottle(deps.db);
   const origin = new URL(deps.config.publicBaseUrl).origin;
+  const secondFactors = new SecondFactorService(deps.box, new URL(origin).host);
+  const secondSteps = new SecondSteps(deps.db);
+  const mailer = deps.config.smtpUrl ? smtpMailer(deps.config.smtpUrl, deps.config.smtpFrom) : undefined;
   const next = (value: unknown): string => safeNext(value, origin);
   const secure = deps.config.paymentsEnv === 'production' || deps.config.publicBaseUrl.startsWith('https:');
   /** The sign-in form's value and the one-time notice: only ever needed by this site's own requests. */
@@ -178,6 +186,8 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
             if (cookie !== undefined) reply.clearCookie(SESSION_COOKIE, sessionCookieOptions);
             return toSignIn(reply, pageOf(request));
           }
+          // An owner or admin (or anyone, when the workspace says so) without a second factor sets one up first.
+          if (mustEnrolFirst(session, request.routeOptions.url)) return reply.redirect(SECOND_FACTOR_PAGE, 303);
           const fields = firstValues(post ? request.body : request.query);
           if (post && !sameSecret(fields.csrf, session.csrf_token))
             return errorPage(
@@ -431,15 +441,22 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
           });
         const wait = await throttle.wait(request.ip, email);
         if (wait > 0) return tooManyFailures(reply, back, wait, { email });
-        const result = await sessions.signInMember(email, fields.password ?? '');
-        if (result.ok) await throttle.succeeded(email);
-        else await throttle.failed(request.ip, email);
+        const result = await sessions.signInMember(
+          email,
+          fields.password ?? '',
+          undefined,
+          async (m) => (await secondFactors.status(deps.db, m.workspace_id, m.id)).enrolled,
+        );
+        // The account's count starts over only once the second factor is right too (secondStepRoutes).
+        if (result.ok && !result.secondStep) await throttle.succeeded(email);
+        else if (!result.ok) await throttle.failed(request.ip, email);
         request.auditNote = result.ok
           ? {
               workspaceId: result.member.workspace_id,
               actorType: 'member',
               actorId: result.member.id,
               objectId: result.member.id,
+              ...(result.secondStep ? { action: 'dashboard.sign_in_password' } : {}),
             }
           : {
               workspaceId: result.member?.workspace_id ?? NO_WORKSPACE,
@@ -449,9 +466,30 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
               action: 'dashboard.sign_in_failed',
             };
         if (!result.ok) return signInForm(reply, back, { problem: result.reason, status: 401, email });
+        if (result.secondStep) {
+          const step = await secondSteps.issue(result.member.workspace_id, result.member.id);
+          reply.setCookie(SECOND_STEP_COOKIE, step, { ...cookieOptions, maxAge: SECOND_STEP_TTL_SECONDS });
+          return secondStepForm(reply, back);
+        }
         reply.clearCookie(SIGNIN_COOKIE, cookieOptions);
         reply.setCookie(SESSION_COOKIE, result.sessionId, sessionCookieOptions);
         return reply.redirect(back, 303);
+      });
+
+      const secondStepForm = secondStepRoutes(scope, {
+        ...deps,
+        members,
+        sessions,
+        secondFactors,
+        secondSteps,
+        nonces,
+        throttle,
+        next,
+        send,
+        signInForm,
+        firstValues,
+        cookieOptions,
+        sessionCookieOptions,
       });
 
       // A member's one-time link (pages/members.ts issues them): an invitation, whose invitee chooses a password and
@@ -580,7 +618,8 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
       reportPages(pages);
       sandboxPages(pages);
       adminPages(pages);
-      memberPages(pages, { db: deps.db, members, publicBaseUrl: deps.config.publicBaseUrl });
+      memberPages(pages, { db: deps.db, members, publicBaseUrl: deps.config.publicBaseUrl, mailer });
+      secondFactorPages(pages, { db: deps.db, members, secondFactors, throttle });
       auditLogPages(pages);
 
       scope.setNotFoundHandler((request, reply) =>

@@ -45,7 +45,9 @@ export type SignIn =
 export const MEMBER_SIGN_IN_REFUSED = 'That email and password do not match a member. Check both and try again.';
 
 export type MemberSignIn =
-  | { ok: true; sessionId: string; member: MemberRow }
+  | { ok: true; secondStep?: false; sessionId: string; member: MemberRow }
+  /** The password was right and the member has a second factor: no session yet (second-steps.ts). */
+  | { ok: true; secondStep: true; member: MemberRow }
   /** `member`: whom the email named, for the audit log; never shown. */
   | { ok: false; reason: string; member: MemberRow | undefined };
 
@@ -69,11 +71,38 @@ export class DashboardSessions {
     private readonly members: MembersService,
   ) {}
 
-  /** Checks a member's email and password and opens a session calling the API with the member's credential. */
-  async signInMember(email: string, password: string, now = new Date()): Promise<MemberSignIn> {
+  /**
+   * Checks a member's email and password and opens a session calling the API with the member's credential; when
+   * `secondStep` says the member has a second factor, opens none and answers `secondStep` (second-steps.ts).
+   */
+  async signInMember(
+    email: string,
+    password: string,
+    now = new Date(),
+    secondStep?: (member: MemberRow) => Promise<boolean>,
+  ): Promise<MemberSignIn> {
     const found = await this.members.authenticate(this.db, email, password);
     if (!found.ok) return { ok: false, reason: MEMBER_SIGN_IN_REFUSED, member: found.member };
-    const { member, token, tokenId } = found.session;
+    if (secondStep && (await secondStep(found.session.member)))
+      return { ok: true, secondStep: true, member: found.session.member };
+    return this.openMemberSession(found.session, now);
+  }
+
+  /** A session for a member whose second factor was just checked; undefined when its credential was revoked since. */
+  async signInMemberAfterSecondStep(
+    workspaceId: string,
+    memberId: string,
+    now = new Date(),
+  ): Promise<{ ok: true; sessionId: string; member: MemberRow } | undefined> {
+    const member = await this.members.find(this.db, workspaceId, memberId);
+    const session = member && (await this.members.sessionFor(this.db, member));
+    return session && this.openMemberSession(session, now);
+  }
+
+  private async openMemberSession(
+    { member, token, tokenId }: { member: MemberRow; token: string; tokenId: string },
+    now: Date,
+  ): Promise<{ ok: true; secondStep?: false; sessionId: string; member: MemberRow }> {
     const sessionId = newSecret();
     await insertSession(this.db, {
       idHash: hashOf(sessionId),

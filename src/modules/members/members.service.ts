@@ -206,8 +206,14 @@ export class MembersService {
       password_changed_at: found.password_changed_at,
     };
     if (!right) return { ok: false, member };
+    const session = await this.sessionFor(db, member);
+    return session ? { ok: true, session } : { ok: false, member };
+  }
+
+  /** A token for the member's credential (a session's), or undefined when the credential was revoked. */
+  async sessionFor(db: Queryable, member: repo.MemberRow): Promise<Authenticated | undefined> {
     const credential = await findCredential(db, member.workspace_id, member.credential_id);
-    if (!credential || credential.status !== 'active') return { ok: false, member };
+    if (!credential || credential.status !== 'active') return undefined;
     const token = await this.tokens.issue({
       credentialId: credential.id,
       tokenId: credential.token_id,
@@ -215,7 +221,11 @@ export class MembersService {
       workspaceId: member.workspace_id,
       env: credential.environment,
     });
-    return { ok: true, session: { member, token, tokenId: credential.token_id } };
+    return { member, token, tokenId: credential.token_id };
+  }
+
+  find(db: Queryable, workspaceId: string, memberId: string): Promise<repo.MemberRow | undefined> {
+    return isUuid(memberId) ? repo.findMember(db, workspaceId, memberId) : Promise.resolve(undefined);
   }
 
   list(db: Queryable, workspaceId: string): Promise<repo.MemberRow[]> {

@@ -4,6 +4,8 @@
 // the audit log. Who may invite: an owner or an admin, or a session opened with a token (the break-glass path); who may
 // issue a reset link: an owner, or a token session. The rest of the roles' permissions are not enforced yet.
 import type { Db } from '../../../db/pool.js';
+import type { Mailer } from '../../../platform/mail.js';
+import { invitationMail } from '../../members/invitation-mail.js';
 import { ROLES, type MembersService, type Role } from '../../members/members.service.js';
 import { dataTable, field, selectField, shownOnce } from '../components.js';
 import { choice, pathId } from '../forms.js';
@@ -16,6 +18,8 @@ export interface MemberPagesDeps {
   members: MembersService;
   /** The service's public origin, for the links. */
   publicBaseUrl: string;
+  /** Sends invitations by email when SMTP_URL is set; without it, the inviter is shown the link. */
+  mailer?: Mailer | undefined;
 }
 
 const ROLE_LABELS = Object.fromEntries(ROLES.map((r) => [r, r])) as Record<Role, string>;
@@ -32,6 +36,12 @@ const notAllowed = (what: string): PageResult => ({
 });
 
 const alert = (message: string): Html => html`<p class="error" role="alert">${message}</p>`;
+
+/** Where the second factor and the workspace's security are (pages/second-factor.ts). */
+const secondFactorLink = html`<section aria-labelledby="second-factor-link-title">
+  <h2 id="second-factor-link-title">Second factor and workspace security</h2>
+  <p><a href="/dashboard/account/second-factor">Set up or change your second factor</a></p>
+</section>`;
 
 export function memberPages(pages: Pages, deps: MemberPagesDeps): void {
   const linkOf = (workspaceId: string, token: string): string =>
@@ -89,11 +99,16 @@ export function memberPages(pages: Pages, deps: MemberPagesDeps): void {
                   attributes: 'maxlength="254" autocomplete="off"',
                 })}
                 ${selectField('role', 'Role', Object.entries(ROLE_LABELS), ctx.fields.role ?? 'viewer')}
-                <p class="muted">
-                  The invitation is a link that works once, for 72 hours. No mail server is configured, so it is shown
-                  to you to send on.
-                </p>
-                <button type="submit">Create invitation link</button>
+                ${
+                  deps.mailer
+                    ? html`<p class="muted">The invitation is emailed: a link that works once, for 72 hours.</p>
+                        <button type="submit">Send invitation</button>`
+                    : html`<p class="muted">
+                          The invitation is a link that works once, for 72 hours. No mail server is configured, so it is
+                          shown to you to send on.
+                        </p>
+                        <button type="submit">Create invitation link</button>`
+                }
               </form>
             </section>`
           : ''
@@ -111,13 +126,41 @@ export function memberPages(pages: Pages, deps: MemberPagesDeps): void {
       if (!role) return membersPage(ctx, alert('Choose one of the roles.'), 400);
       const issued = await deps.members.invite(deps.db, ctx.session.workspace_id, ctx.fields.email ?? '', role);
       if (!issued.ok) return membersPage(ctx, alert(issued.message), issued.reason === 'email_taken' ? 409 : 400);
+      const link = linkOf(ctx.session.workspace_id, issued.token);
+      let unsent: Html = html``;
+      if (deps.mailer) {
+        const mail = invitationMail({
+          to: issued.email,
+          link,
+          role,
+          workspaceName: ctx.session.workspace_name,
+          invitedBy: ctx.session.member_email,
+          expiresAt: issued.expiresAt,
+        });
+        const failure = await deps.mailer.send(mail).then(
+          () => undefined,
+          (error: unknown) => (error instanceof Error ? error.message : String(error)),
+        );
+        if (failure === undefined)
+          return {
+            title: 'Invitation sent',
+            content: html`<p class="notice" role="status">
+                The invitation was emailed to ${issued.email}. Its link works once, until
+                ${ctx.time(issued.expiresAt.toISOString())}, and makes them a member with the role ${role}.
+              </p>
+              <p><a href="/dashboard/members">Back to members</a></p>`,
+          };
+        ctx.request.log.warn({ mailError: failure }, 'invitation email not sent');
+        unsent = html`<p class="warning" role="alert">The email could not be sent: send the link yourself.</p>`;
+      }
       return {
         title: 'Invitation created',
-        content: html`<p class="notice" role="status">
+        content: html`${unsent}
+          <p class="notice" role="status">
             Send this link to ${issued.email}. It works once, until ${ctx.time(issued.expiresAt.toISOString())}, and
             makes them a member with the role ${role}.
           </p>
-          ${shownOnce('invitation-link', 'Invitation link', linkOf(ctx.session.workspace_id, issued.token))}
+          ${shownOnce('invitation-link', 'Invitation link', link)}
           <p><a href="/dashboard/members">Back to members</a></p>`,
       };
     },
@@ -148,8 +191,9 @@ export function memberPages(pages: Pages, deps: MemberPagesDeps): void {
       return {
         title: 'Your account',
         content: html`<p class="card">
-          This session was opened with an API token: it has no password. Members change theirs here.
-        </p>`,
+            This session was opened with an API token: it has no password. Members change theirs here.
+          </p>
+          ${secondFactorLink}`,
       };
     return {
       title: 'Your account',
@@ -173,7 +217,8 @@ export function memberPages(pages: Pages, deps: MemberPagesDeps): void {
             })}
             <button type="submit">Change password</button>
           </form>
-        </section>`,
+        </section>
+        ${secondFactorLink}`,
     };
   };
 
