@@ -9,6 +9,7 @@ import { MembersService } from '../src/modules/members/members.service.js';
 import { browserMissing, launchBrowser } from './helpers/browser.js';
 import { assertPageQuality, openContext, signIn, signInAsMember } from './helpers/dashboard.js';
 import { createWorkspace, request, startTestApp, type TestApp } from './helpers/harness.js';
+import { codeFor, giveSecondFactor } from './helpers/second-factor.js';
 
 const skip = browserMissing();
 const OWNER = 'owner@audit.test';
@@ -17,6 +18,8 @@ const PASSWORD = 'an owner passphrase';
 let t: TestApp;
 let browser: Browser;
 let ownerId: string;
+/** The owner's TOTP secret: an owner signs in with a code. */
+let ownerSecret: string;
 let other: { id: string; token: string };
 
 before(async () => {
@@ -30,6 +33,7 @@ before(async () => {
   });
   assert.ok(made.ok);
   ownerId = made.member.id;
+  ownerSecret = (await giveSecondFactor(t, t.demoWorkspaceId, { id: ownerId, email: OWNER })).secret;
   // Another workspace's write, which the demo workspace's log must never show.
   other = await createWorkspace(t, 'Elsewhere');
   const elsewhere = await request(t, 'PATCH', '/v1/workspace', {
@@ -60,6 +64,9 @@ describe('dashboard: the audit log', { skip }, () => {
     await signInAsMember(page, OWNER, 'not the passphrase');
     await page.getByRole('alert').waitFor();
     await signInAsMember(page, OWNER, PASSWORD);
+    // The next step's code: the one of this step was spent confirming the factor.
+    await page.getByLabel('Code from your authenticator app').fill(codeFor(ownerSecret, 1));
+    await page.getByRole('button', { name: 'Continue' }).click();
     await page.getByRole('navigation', { name: 'Main' }).waitFor();
     // A write by an API key, outside the dashboard.
     const renamed = await request(t, 'PATCH', '/v1/workspace', {

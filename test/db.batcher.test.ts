@@ -73,7 +73,7 @@ test('a piece that fails is refused alone: the batch is undone and the others ar
 test('a lone piece of work runs at once, in its own transaction', async () => {
   const batcher = new TransactionBatcher(db, 100, 2);
   assert.equal(await batcher.run(insert(2000)), 2000);
-  assert.deepEqual(batcher.stats, { commits: 1, applied: 1, split: 0 });
+  assert.deepEqual(batcher.stats, { commits: 1, applied: 1, split: 0, fallbacks: 0 });
 });
 
 /** One statement inserting `id`, answering it; what it does otherwise: insert `instead` in a transaction. */
@@ -101,7 +101,7 @@ test('one statement with nothing else waiting is sent alone, with no transaction
       'no BEGIN, no COMMIT',
     );
     assert.deepEqual(heard, ['inserted 3000']);
-    assert.deepEqual(batcher.stats, { commits: 1, applied: 1, split: 0 });
+    assert.deepEqual(batcher.stats, { commits: 1, applied: 1, split: 0, fallbacks: 0 });
   } finally {
     stop();
   }
@@ -128,6 +128,7 @@ test('a statement that changes nothing, or fails, is done the other way, in a tr
     const failed = await statementsSent(db, () => batcher.runStatement(failing));
     assert.equal(failed.result, 3003);
     assert.equal(failed.statements[0]?.error?.code, '23505');
+    assert.equal(batcher.stats.fallbacks, 2);
     const { rows } = await db.query<{ id: number }>('SELECT id FROM moves WHERE id BETWEEN 3000 AND 3099 ORDER BY id');
     assert.deepEqual(
       rows.map((r) => r.id),
@@ -149,4 +150,22 @@ test("in a batch, a statement is one statement of the batch's transaction", asyn
     'SELECT count(DISTINCT at_xid) AS xacts FROM moves WHERE id IN (3101, 3102)',
   );
   assert.equal(Number(rows[0]?.xacts), 1);
+});
+
+test('a statement whose answer cannot be read is not done again the other way: it is refused, in doubt', async () => {
+  const batcher = new TransactionBatcher(db, 100, 2);
+  const unreadable: OneStatement<number> = {
+    ...oneInsert(3200, 3201),
+    answer: () => {
+      throw new Error('unreadable answer');
+    },
+  };
+  await assert.rejects(batcher.runStatement(unreadable), /unreadable answer/);
+  const { rows } = await db.query<{ id: number }>('SELECT id FROM moves WHERE id IN (3200, 3201)');
+  assert.deepEqual(
+    rows.map((r) => r.id),
+    [3200],
+    'the statement committed; its otherwise never ran',
+  );
+  assert.equal(batcher.stats.fallbacks, 0);
 });

@@ -5,7 +5,8 @@
 // nothing shares its batch.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { withTransaction } from '../src/db/pool.js';
+import { onCommitted, withTransaction } from '../src/db/pool.js';
+import { collectionMovement } from '../src/modules/collections/collections.movement.js';
 import { COLLECTION_COLUMNS, type CollectionRow } from '../src/modules/collections/collections.repository.js';
 import type { Versioned } from '../src/modules/lifecycle/movement.js';
 import { createCollection, startTestApp, type TestApp } from './helpers/harness.js';
@@ -281,5 +282,47 @@ describe("a success's ledger posting", () => {
     assert.equal(rows[0]?.n, 1, 'one posting');
     assert.equal((await read(seen.id)).provider_receipt, 'RECEIPT-POST-2');
     assert.deepEqual(await verifyLedger(t.db), []);
+  });
+});
+
+describe('a move saved alone (savedAlone)', () => {
+  it("is one the collection's after does nothing for: no statement, no note but the events'", async () => {
+    const seen = await created();
+    const heard: unknown[] = [];
+    const stop = onCommitted(t.db, (notes) => heard.push(...notes));
+    try {
+      for (const [from, to] of [
+        ['created', 'pending'],
+        ['pending', 'processing'],
+        ['processing', 'successful'],
+      ] as const) {
+        const row = { ...seen, status: to };
+        assert.ok(collectionMovement.savedAlone?.(row, from), `${from} → ${to} is saved alone`);
+        const sent = await statementsSent(t.db, () =>
+          withTransaction(t.db, (tx) =>
+            (collectionMovement.after as NonNullable<typeof collectionMovement.after>)(
+              tx,
+              { row, from, cause: 'test' },
+              t.services.lifecycle,
+            ),
+          ),
+        );
+        assert.deepEqual(
+          sent.statements.map((x) => x.text),
+          ['BEGIN', 'COMMIT'],
+          `after ${from} → ${to} wrote nothing`,
+        );
+      }
+      assert.deepEqual(heard, [], 'and noted nothing for after the commit');
+    } finally {
+      stop();
+    }
+    // What after does write for is never saved alone: a failure (the risk rules), a late payment, a checkout session.
+    assert.equal(collectionMovement.savedAlone?.({ ...seen, status: 'failed' }, 'pending'), false);
+    assert.equal(collectionMovement.savedAlone?.({ ...seen, status: 'successful' }, 'expired'), false);
+    assert.equal(
+      collectionMovement.savedAlone?.({ ...seen, status: 'successful', checkout_session_id: seen.id }, 'processing'),
+      false,
+    );
   });
 });

@@ -7,6 +7,7 @@
 // Work that is one statement (`runStatement`: a move saved by compare-and-set with everything it writes) is sent
 // alone, outside any transaction, when no other work shares its batch: one round trip instead of BEGIN, the statement
 // and COMMIT. In a batch it is one statement of the batch's transaction like any other work.
+import pg from 'pg';
 import { isDatabaseUnavailable } from './errors.js';
 import { noteForCommit, tellCommitted, withTransaction, type Db, type Tx } from './pool.js';
 
@@ -41,12 +42,14 @@ export interface BatcherStats {
   applied: number;
   /** Batches undone because one piece of work failed, their work then run alone. */
   split: number;
+  /** Statements sent alone and done the other way (`otherwise`): they changed nothing, or the database refused them. */
+  fallbacks: number;
 }
 
 export class TransactionBatcher {
   private readonly waiting: Waiting[] = [];
   private running = 0;
-  readonly stats: BatcherStats = { commits: 0, applied: 0, split: 0 };
+  readonly stats: BatcherStats = { commits: 0, applied: 0, split: 0, fallbacks: 0 };
 
   constructor(
     private readonly db: Db,
@@ -144,22 +147,26 @@ export class TransactionBatcher {
   }
 
   /**
-   * One statement sent on its own: it commits as it ends. When it changed nothing, or failed for any reason but the
-   * database being away, its `otherwise` runs in a transaction of its own.
+   * One statement sent on its own: it commits as it ends. When it changed nothing, or the database refused it (so
+   * nothing of it was written), its `otherwise` runs in a transaction of its own. Any other failure (the database
+   * away, an answer that could not be read) leaves the statement in doubt and is the caller's, as a lost COMMIT is.
    */
   private async aloneStatement(item: Waiting, statement: OneStatement<unknown>): Promise<void> {
     let answer: unknown;
     try {
-      const { rows } = await this.db.query(statement.text, statement.values);
-      answer = statement.answer(rows);
-    } catch (err) {
-      if (isDatabaseUnavailable(err)) {
-        item.reject(err);
-        return;
+      let rows: unknown[] | undefined;
+      try {
+        rows = (await this.db.query(statement.text, statement.values)).rows;
+      } catch (err) {
+        if (isDatabaseUnavailable(err) || !(err instanceof pg.DatabaseError)) throw err;
       }
-      answer = undefined;
+      answer = rows === undefined ? undefined : statement.answer(rows);
+    } catch (err) {
+      item.reject(err);
+      return;
     }
     if (answer === undefined) {
+      this.stats.fallbacks += 1;
       try {
         item.resolve(await withTransaction(this.db, statement.otherwise));
         this.stats.commits += 1;

@@ -157,7 +157,7 @@ export function postingInserts(
        SELECT p.id, ${p(1)}::uuid, p.kind, p.object_type, p.object_id, p.currency, ${p(2)}::timestamptz
        FROM unnest(${p(3)}::uuid[], ${p(4)}::text[], ${p(5)}::text[], ${p(6)}::uuid[], ${p(7)}::text[])
          AS p(id, kind, object_type, object_id, currency)
-       WHERE ${condition}`,
+       WHERE ${condition} RETURNING id`,
         values: [
           workspaceId,
           at,
@@ -260,7 +260,12 @@ export async function postMany(tx: Tx, workspaceId: string, postings: Posting[],
   const [insertPostings, insertLines] = postingInserts(prepared);
   const first = insertPostings(0);
   const second = insertLines(first.values.length);
-  const third = balanceUpsert(prepared)(first.values.length + second.values.length);
+  // The postings first (their unique key is what refuses a second posting), then the buckets: a CTE that nothing
+  // reads would run after the statement's own insert, so the balances' condition reads them all.
+  const third = balanceUpsert(
+    prepared,
+    '(SELECT count(*) FROM postings) > 0',
+  )(first.values.length + second.values.length);
   await tx.query(`WITH postings AS (${first.text}), lines AS (${second.text}) ${third.text}`, [
     ...first.values,
     ...second.values,

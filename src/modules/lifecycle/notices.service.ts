@@ -226,16 +226,18 @@ export class ProviderNotices {
     const owner = (await this.owner(notice.objectType, notice.objectId))?.row;
     if (!owner || owner.provider !== providerName) throw unknown;
     const workspaceId = owner.workspace_id;
-    const inTransaction = async (tx: Tx): Promise<NoticeOutcome> => {
-      const { outcome, recorded } = await this.move(tx, workspaceId, providerName, notice, owner);
-      // Recorded with the move it causes (in the statement that saves the row), or after a move that changed
-      // nothing, in the same transaction. The same notice arriving twice at once waits on the object's row lock,
-      // then finds the first one's change already made and its id taken here: it rolls back, with anything its move
-      // wrote (a reference the first did not carry). In a batch, that undoes the batch, and each of its notices is
-      // applied again alone.
-      if (!(recorded ?? (await recordNotice(tx, providerName, workspaceId, notice, outcome)))) throw DUPLICATE;
-      return outcome;
-    };
+    const inTransaction =
+      (seen?: ObjectOwner) =>
+      async (tx: Tx): Promise<NoticeOutcome> => {
+        const { outcome, recorded } = await this.move(tx, workspaceId, providerName, notice, seen);
+        // Recorded with the move it causes (in the statement that saves the row), or after a move that changed
+        // nothing, in the same transaction. The same notice arriving twice at once waits on the object's row lock,
+        // then finds the first one's change already made and its id taken here: it rolls back, with anything its move
+        // wrote (a reference the first did not carry). In a batch, that undoes the batch, and each of its notices is
+        // applied again alone.
+        if (!(recorded ?? (await recordNotice(tx, providerName, workspaceId, notice, outcome)))) throw DUPLICATE;
+        return outcome;
+      };
     // A move that is one statement (its record strict: a notice id seen before fails it, and the transaction above
     // then finds the duplicate) is sent alone when nothing else is waiting.
     const one = (m.reported as readonly string[]).includes(notice.status)
@@ -253,9 +255,10 @@ export class ProviderNotices {
         ? this.batcher.runStatement<NoticeOutcome>({
             ...one,
             answer: (rows) => (one.answer(rows) ? 'applied' : undefined),
-            otherwise: inTransaction,
+            // From the locked row: the owner lookup's read is what the one statement found changed (or refused).
+            otherwise: inTransaction(),
           })
-        : this.batcher.run(inTransaction));
+        : this.batcher.run(inTransaction(owner)));
     } catch (err) {
       if (err === DUPLICATE) return 'duplicate';
       if ((err as { constraint?: string }).constraint === 'collections_provider_reference') {
@@ -277,7 +280,7 @@ export class ProviderNotices {
     providerName: string,
     notice: ProviderNotice,
     /** The object as its owner lookup read it, before this transaction: moved from by compare-and-set if unchanged. */
-    seen: ObjectOwner,
+    seen: ObjectOwner | undefined,
   ): Promise<{ outcome: NoticeOutcome; recorded?: boolean | undefined }> {
     const options = this.options(providerName, workspaceId, notice);
     const m = MOVEMENTS[notice.objectType];

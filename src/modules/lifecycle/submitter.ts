@@ -295,10 +295,12 @@ export class Submitter {
    * move that is one statement (from the row the claim read) is sent alone when nothing else is waiting.
    */
   private async move(job: Job, to: ProviderAck['status'], options: MoveOptions): Promise<void> {
-    const locked = (tx: Tx) => this.lifecycle.move(tx, job.kind, job.workspaceId, job.id, to, options, job.claimed);
+    const move = (seen?: Versioned<MovingRow>) => (tx: Tx) =>
+      this.lifecycle.move(tx, job.kind, job.workspaceId, job.id, to, options, seen);
     const one =
       job.claimed && this.lifecycle.moveStatement(job.kind, job.workspaceId, job.id, to, options, job.claimed);
-    await (one ? this.batcher.runStatement({ ...one, otherwise: locked }) : this.batcher.run(locked));
+    // Done otherwise from the locked row: the claim's read is what the one statement found changed.
+    await (one ? this.batcher.runStatement({ ...one, otherwise: move() }) : this.batcher.run(move(job.claimed)));
   }
 
   /**
