@@ -84,7 +84,11 @@ export function credentialsRoutes(
   app.patch(
     '/v1/workspace',
     {
-      config: { auth: INTEGRATOR, audit: { action: 'workspace.update', objectType: 'workspace' } },
+      config: {
+        auth: INTEGRATOR,
+        permission: 'workspace',
+        audit: { action: 'workspace.update', objectType: 'workspace' },
+      },
       schema: {
         operationId: 'updateWorkspace',
         tags: ['Workspace'],
@@ -124,7 +128,7 @@ export function credentialsRoutes(
   app.post(
     '/v1/credentials',
     {
-      config: { auth: ANY, audit: { action: 'credential.create', objectType: 'credential' } },
+      config: { auth: ANY, permission: 'keys', audit: { action: 'credential.create', objectType: 'credential' } },
       schema: {
         operationId: 'createCredential',
         tags: ['Credentials'],
@@ -153,7 +157,11 @@ export function credentialsRoutes(
   app.post(
     '/v1/credentials/:id/rotate',
     {
-      config: { auth: ANY, audit: { action: 'credential.rotate', objectType: 'credential', objectId: 'params.id' } },
+      config: {
+        auth: ANY,
+        permission: 'keys',
+        audit: { action: 'credential.rotate', objectType: 'credential', objectId: 'params.id' },
+      },
       schema: {
         operationId: 'rotateCredential',
         tags: ['Credentials'],
@@ -183,7 +191,11 @@ export function credentialsRoutes(
   app.delete(
     '/v1/credentials/:id',
     {
-      config: { auth: ANY, audit: { action: 'credential.revoke', objectType: 'credential', objectId: 'params.id' } },
+      config: {
+        auth: ANY,
+        permission: 'keys',
+        audit: { action: 'credential.revoke', objectType: 'credential', objectId: 'params.id' },
+      },
       schema: {
         operationId: 'revokeCredential',
         tags: ['Credentials'],
@@ -226,6 +238,7 @@ export function credentialsRoutes(
     {
       config: {
         auth: ADMIN,
+        permission: 'operator',
         audit: {
           action: 'workspace.create',
           objectType: 'workspace',
@@ -266,6 +279,7 @@ export function credentialsRoutes(
     {
       config: {
         auth: ADMIN,
+        permission: 'operator',
         audit: { action: 'credential.create', objectType: 'credential', workspaceId: 'params.id' },
       },
       schema: {
