@@ -63,7 +63,7 @@ function sessionsTable(
 ): Html {
   if (list.length === 0) return html`<p class="card">No session is open.</p>`;
   return dataTable(
-    'Sessions',
+    'Session list',
     ['Signed in', 'Last seen', 'Address', 'Browser', ''],
     list.map(
       (s) =>
