@@ -366,6 +366,43 @@ describe('managing members', () => {
     assert.equal((await act(admin, `/dashboard/members/${team.finance.id}/role`, { role: 'finance' })).status, 303);
   });
 
+  it('two owners demoting each other at once: one succeeds, the other is refused, and an owner remains', async () => {
+    const a = await newMember('owner', 'race-a@roles.test');
+    const b = await newMember('owner', 'race-b@roles.test');
+    // The workspace's first owner steps down first, so a and b are the only owners.
+    const first = await signIn(team.owner.email);
+    const [sa, sb] = [await signIn(a.email), await signIn(b.email)];
+    assert.equal((await act(first, `/dashboard/members/${team.owner.id}/role`, { role: 'admin' })).status, 303);
+    const [ra, rb] = await Promise.all([
+      act(sa, `/dashboard/members/${b.id}/role`, { role: 'viewer' }),
+      act(sb, `/dashboard/members/${a.id}/role`, { role: 'viewer' }),
+    ]);
+    const statuses = [ra.status, rb.status].sort();
+    // The loser's session may already be gone (the winner's change ended it): 303 to sign-in, or 409 if it was still
+    // live when its own change was checked.
+    assert.ok(
+      JSON.stringify(statuses) === '[303,409]' || JSON.stringify(statuses) === '[303,303]',
+      `statuses ${statuses.join(', ')}`,
+    );
+    const owners = await t.db.query<{ id: string }>(
+      `SELECT id::text FROM members WHERE workspace_id = $1 AND role = 'owner'`,
+      [workspace.id],
+    );
+    assert.equal(owners.rowCount, 1, 'exactly one owner remains');
+    // Put the first owner back for the tests that follow.
+    await t.db.query(`UPDATE members SET role = 'owner' WHERE id = $1`, [team.owner.id]);
+  });
+
+  it('a refused write is in the audit log too, answered 403', async () => {
+    const viewer = await signIn(team.viewer.email);
+    const res = await act(viewer, `/dashboard/members/${team.support.id}/remove`);
+    assert.equal(res.status, 403);
+    assert.deepEqual(
+      (await auditOf(res)).map((r) => [r.action, r.actor_id, r.object_id, r.status]),
+      [['member.remove', team.viewer.id, team.support.id, 403]],
+    );
+  });
+
   it("another workspace's member is not found (404), and nothing changes", async () => {
     const other = await createWorkspace(t, 'roles-other');
     const made = await members.create(t.db, other.id, {

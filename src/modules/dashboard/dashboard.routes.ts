@@ -199,7 +199,6 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
               'This form was not sent from this session. Go back, reload the page and try again.',
             );
           const may = (p: Permission): boolean => session.permissions === undefined || session.permissions.includes(p);
-          if (!may(permission)) return forbidden(request, reply, session, permission);
           if (request.routeOptions.config.audit) {
             const params = Object.values((request.params ?? {}) as Record<string, string>);
             request.auditNote = {
@@ -209,6 +208,8 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
               objectId: params.length === 1 ? (params[0] ?? null) : null,
             };
           }
+          // After the audit note: a write the role may not make is recorded too, answered 403.
+          if (!may(permission)) return forbidden(request, reply, session, permission);
           const timeZone = validTimeZone(request.cookies[TZ_COOKIE]);
           const ctx: PageContext = {
             request,

@@ -52,8 +52,9 @@ const shortAgent = (ua: string | null): string =>
   ua === null ? 'unknown' : ua.length > 80 ? `${ua.slice(0, 79)}…` : ua;
 
 /**
- * A member's sessions as a table, each with a button that ends it (posting to `revokePath(session)`). `current`: the
- * session viewing the page, marked "this session".
+ * A member's sessions as a table, each with a button that ends it (posting to `revokePath(session)`), in the first
+ * column so that a phone shows it without scrolling the table. `current`: the session viewing the page, marked "this
+ * session".
  */
 function sessionsTable(
   ctx: PageContext,
@@ -64,17 +65,12 @@ function sessionsTable(
   if (list.length === 0) return html`<p class="card">No session is open.</p>`;
   return dataTable(
     'Session list',
-    ['Signed in', 'Last seen', 'Address', 'Browser', ''],
+    ['Signed in', 'Last seen', 'Address', 'Browser'],
     list.map(
       (s) =>
         html`<tr>
           <td>
             ${ctx.time(s.created_at.toISOString())} ${s.id === current ? html`<strong>(this session)</strong>` : ''}
-          </td>
-          <td>${ctx.time(s.last_seen_at.toISOString())}</td>
-          <td>${s.client_address ?? 'unknown'}</td>
-          <td>${shortAgent(s.user_agent)}</td>
-          <td>
             <form method="post" action="${revokePath(s)}" class="inline">
               ${ctx.csrf}<button
                 type="submit"
@@ -85,6 +81,9 @@ function sessionsTable(
               </button>
             </form>
           </td>
+          <td>${ctx.time(s.last_seen_at.toISOString())}</td>
+          <td>${s.client_address ?? 'unknown'}</td>
+          <td>${shortAgent(s.user_agent)}</td>
         </tr>`,
     ),
   );
@@ -107,13 +106,13 @@ export function memberPages(pages: Pages, deps: MemberPagesDeps): void {
             ? html`<p class="card">No member yet: invite one below.</p>`
             : dataTable(
                 'Members',
-                ['Email', 'Role', 'Since', ...(manage ? ['Manage'] : []), ...(reset ? ['Password'] : [])],
+                // Manage right after the role, not at the end: on a phone it stays in view.
+                ['Email', 'Role', ...(manage ? ['Manage'] : []), 'Since', ...(reset ? ['Password'] : [])],
                 list.map(
                   (m) =>
                     html`<tr>
                       <td>${m.email}</td>
                       <td>${m.role}</td>
-                      <td>${ctx.time(m.created_at.toISOString())}</td>
                       ${
                         manage
                           ? html`<td>
@@ -125,6 +124,7 @@ export function memberPages(pages: Pages, deps: MemberPagesDeps): void {
                             </td>`
                           : ''
                       }
+                      <td>${ctx.time(m.created_at.toISOString())}</td>
                       ${
                         reset
                           ? html`<td>
