@@ -217,6 +217,27 @@ describe("the API refuses what a member's role does not permit", () => {
     }
   });
 
+  it("applies to the operator's members on the admin routes: only an owner or an admin may act as the operator", async () => {
+    const operator = (
+      await t.db.query<{ id: string }>(`SELECT id::text FROM workspaces WHERE kind = 'operator' LIMIT 1`)
+    ).rows[0]?.id;
+    assert.ok(operator);
+    const tokenOf = async (role: Role, email: string): Promise<string> => {
+      const made = await members.create(t.db, operator, { email, password: PASSWORD, role });
+      assert.ok(made.ok);
+      const signedIn = await members.authenticate(t.db, email, PASSWORD);
+      assert.ok(signedIn.ok);
+      return signedIn.session.token;
+    };
+    const developer = await tokenOf('developer', 'ops-dev@roles.test');
+    const admin = await tokenOf('admin', 'ops-admin@roles.test');
+    const refused = await request(t, 'POST', '/v1/admin/workspaces', { token: developer, body: { name: 'nope' } });
+    assertProblem(refused, 403, 'forbidden');
+    assert.equal((await request(t, 'GET', '/v1/admin/workspaces', { token: developer })).status, 200);
+    const made = await request(t, 'POST', '/v1/admin/workspaces', { token: admin, body: { name: 'ops-made' } });
+    assert.equal(made.status, 201, made.text);
+  });
+
   it("leaves an API key, which is no member's, its whole access", async () => {
     const res = await request(t, 'POST', '/v1/credentials', { token: workspace.token, body: { name: 'ci server' } });
     assert.equal(res.status, 201, res.text);
