@@ -238,6 +238,38 @@ describe("the API refuses what a member's role does not permit", () => {
     assert.equal(made.status, 201, made.text);
   });
 
+  it("a developer cannot rotate or revoke a member's credential through the keys API; an API key and an admin can", async () => {
+    const target = await newMember('viewer', 'keyed@roles.test');
+    const credentialId = (
+      await t.db.query<{ credential_id: string }>('SELECT credential_id::text FROM members WHERE id = $1', [target.id])
+    ).rows[0]?.credential_id;
+    assert.ok(credentialId);
+    const ownerCredential = (
+      await t.db.query<{ credential_id: string }>('SELECT credential_id::text FROM members WHERE id = $1', [
+        team.owner.id,
+      ])
+    ).rows[0]?.credential_id;
+    assert.ok(ownerCredential);
+    const revoke = (token: string, id: string) => request(t, 'DELETE', `/v1/credentials/${id}`, { token });
+    const rotate = (token: string, id: string) => request(t, 'POST', `/v1/credentials/${id}/rotate`, { token });
+    assertProblem(await revoke(team.developer.token, credentialId), 403, 'forbidden');
+    assertProblem(await rotate(team.developer.token, ownerCredential), 403, 'forbidden');
+    assertProblem(await revoke(team.admin.token, ownerCredential), 403, 'forbidden');
+    const status = await t.db.query<{ status: string }>('SELECT status FROM credentials WHERE id = ANY($1::uuid[])', [
+      [credentialId, ownerCredential],
+    ]);
+    assert.deepEqual(
+      status.rows.map((r) => r.status),
+      ['active', 'active'],
+    );
+    // A developer still manages API keys, an admin a non-owner member's credential, an API key anything (as before).
+    const key = await request(t, 'POST', '/v1/credentials', { token: team.developer.token, body: { name: 'dev key' } });
+    assert.equal(key.status, 201, key.text);
+    assert.equal((await revoke(team.developer.token, key.body.id)).status, 200);
+    assert.equal((await rotate(team.admin.token, credentialId)).status, 200);
+    assert.equal((await revoke(workspace.token, credentialId)).status, 200);
+  });
+
   it("leaves an API key, which is no member's, its whole access", async () => {
     const res = await request(t, 'POST', '/v1/credentials', { token: workspace.token, body: { name: 'ci server' } });
     assert.equal(res.status, 201, res.text);

@@ -24,6 +24,8 @@ export interface AuthContext {
   credentialId: string;
   workspaceId: string;
   audience: Audience;
+  /** What the dashboard member whose credential this is may do; undefined for an API key (its audience's access). */
+  permissions: readonly Permission[] | undefined;
 }
 
 declare module 'fastify' {
@@ -166,6 +168,7 @@ export function registerAuth(
       credentialId: claims.credentialId,
       workspaceId: claims.workspaceId,
       audience: claims.audience,
+      permissions: stored.permissions,
     };
   });
 }

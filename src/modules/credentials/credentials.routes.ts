@@ -181,6 +181,7 @@ export function credentialsRoutes(
       const id = request.params.id;
       if (!isUuid(id)) throw notFound('credential');
       await credentials.assertMayRotate(db, auth.workspaceId, auth.audience, id);
+      await credentials.assertMayTouchMemberCredential(db, auth.workspaceId, auth.permissions, id);
       return issueOnce(request, reply, async (tx) => {
         const issued = await credentials.rotate(tx, auth.workspaceId, auth.audience, id);
         return issuedResponse(200, issued);
@@ -209,6 +210,7 @@ export function credentialsRoutes(
     async (request) => {
       const auth = requireAuth(request);
       if (!isUuid(request.params.id)) throw notFound('credential');
+      await credentials.assertMayTouchMemberCredential(db, auth.workspaceId, auth.permissions, request.params.id);
       return credentialToApi(await credentials.revoke(db, auth.workspaceId, auth.audience, request.params.id));
     },
   );
