@@ -21,6 +21,7 @@ import { CollectionsService } from './modules/collections/collections.service.js
 import { findLiveToken } from './modules/credentials/credentials.repository.js';
 import { CredentialsService } from './modules/credentials/credentials.service.js';
 import { DepositsService } from './modules/deposits/deposits.service.js';
+import { permissionsOfRole } from './modules/members/permissions.js';
 import { Lifecycle } from './modules/lifecycle/lifecycle.service.js';
 import { ProviderNotices } from './modules/lifecycle/notices.service.js';
 import { TransactionBatcher } from './db/batcher.js';
@@ -213,8 +214,16 @@ export function compose(deps: CompositionDeps): Services {
 
 /**
  * What the authentication hook (platform/auth.ts) asks of the credentials module, handed in as a function so that
- * platform/ imports no module: the active credential a signed token names.
+ * platform/ imports no module: the active credential a signed token names and, for a member's, what its role permits.
  */
 export function liveCredentialLookup(db: Db): LiveCredentialLookup {
-  return (workspaceId, credentialId, tokenId) => findLiveToken(db, workspaceId, credentialId, tokenId);
+  return async (workspaceId, credentialId, tokenId) => {
+    const found = await findLiveToken(db, workspaceId, credentialId, tokenId);
+    if (!found) return undefined;
+    return {
+      audience: found.audience,
+      environment: found.environment,
+      permissions: permissionsOfRole(found.member_role),
+    };
+  };
 }

@@ -1,34 +1,45 @@
 // Bearer-token authentication and the audience check, applied to every route in one hook.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { describeAccess, type RouteAuth } from './access.js';
+import { DEFAULT_PERMISSION, describeAccess, type Permission, type RouteAuth } from './access.js';
 import { ApiError } from './errors.js';
 import { clientKey, TokenBuckets } from './rate-limit.js';
 import type { Audience, TokenClaims, TokenService } from './tokens.js';
 
 /**
  * The stored credential a signed token names, if it is still active (not rotated out, not revoked): its audience and
- * environment. The credentials module answers it; composition.ts hands it in, so this file imports no module.
+ * environment, and, when it is a dashboard member's, what the member's role permits (read at every request, so a
+ * role change applies to a token already handed out). An API key has no `permissions`: it may do whatever its
+ * audience may. The credentials and members modules answer it; composition.ts hands it in, so this file imports no
+ * module.
  */
 export type LiveCredentialLookup = (
   workspaceId: string,
   credentialId: string,
   tokenId: string,
-) => Promise<{ audience: Audience; environment: TokenClaims['env'] } | undefined>;
+) => Promise<
+  { audience: Audience; environment: TokenClaims['env']; permissions?: readonly Permission[] | undefined } | undefined
+>;
 
 export interface AuthContext {
   credentialId: string;
   workspaceId: string;
   audience: Audience;
+  /** What the dashboard member whose credential this is may do; undefined for an API key (its audience's access). */
+  permissions: readonly Permission[] | undefined;
 }
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Who may call the route: declared on every route (`config: { auth: INTEGRATOR }`, see src/platform/access.ts). */
     auth?: RouteAuth;
+    /** What a dashboard member's role must permit to call the route; `read` when not declared (only reads may omit it). */
+    permission?: Permission;
   }
   interface FastifyInstance {
     /** `METHOD /path` → who may call it, for every route added (HEAD follows GET). */
     accessRules: Map<string, RouteAuth>;
+    /** `METHOD /path` → the permission a member needs, for every route that takes a token. */
+    routePermissions: Map<string, Permission>;
   }
   interface FastifyRequest {
     authContext: AuthContext | undefined;
@@ -79,6 +90,7 @@ export function registerAuth(
 
   // A route that declares no audiences is a mistake caught at boot, not an open door.
   app.decorate('accessRules', new Map<string, RouteAuth>());
+  app.decorate('routePermissions', new Map<string, Permission>());
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     const auth = route.config?.auth;
@@ -86,7 +98,18 @@ export function registerAuth(
       throw new Error(
         `route ${methods.join(',')} ${route.url} declares no audiences (config.auth; see src/platform/access.ts)`,
       );
-    for (const method of methods) if (method !== 'HEAD') app.accessRules.set(`${method} ${route.url}`, auth);
+    // A write open to every role by omission would be the one a reviewer misses: each says what it needs.
+    const writes = methods.some((m) => m !== 'GET' && m !== 'HEAD');
+    if (auth !== 'public' && writes && route.config?.permission === undefined)
+      throw new Error(
+        `route ${methods.join(',')} ${route.url} declares no permission (config.permission; see src/platform/access.ts)`,
+      );
+    for (const method of methods) {
+      if (method === 'HEAD') continue;
+      app.accessRules.set(`${method} ${route.url}`, auth);
+      if (auth !== 'public')
+        app.routePermissions.set(`${method} ${route.url}`, route.config?.permission ?? DEFAULT_PERMISSION);
+    }
     const description = [route.schema?.description, describeAccess(auth)].filter(Boolean).join('\n\n');
     route.schema = { ...route.schema, description, ...(auth === 'public' ? {} : { security: [{ bearerAuth: [] }] }) };
   });
@@ -134,10 +157,18 @@ export function registerAuth(
         `A ${claims.audience} token cannot call this route; it needs one of: ${rule.join(', ')}.`,
       );
     }
+    const permission = request.routeOptions.config.permission ?? DEFAULT_PERMISSION;
+    if (stored.permissions && !stored.permissions.includes(permission)) {
+      throw new ApiError(
+        'forbidden',
+        `This dashboard member's role does not permit \`${permission}\`; an owner can change the role.`,
+      );
+    }
     request.authContext = {
       credentialId: claims.credentialId,
       workspaceId: claims.workspaceId,
       audience: claims.audience,
+      permissions: stored.permissions,
     };
   });
 }

@@ -27,6 +27,7 @@ export function beneficiariesRoutes(app: App, service: BeneficiariesService): vo
     {
       config: {
         auth: INTEGRATOR,
+        permission: 'payouts',
         audit: { action: 'beneficiary.create', objectType: 'beneficiary', objectId: 'answer.beneficiary_id' },
       },
       schema: {
@@ -91,7 +92,11 @@ export function beneficiariesRoutes(app: App, service: BeneficiariesService): vo
   app.delete(
     '/v1/api/beneficiaries/:beneficiaryId',
     {
-      config: { auth: INTEGRATOR, audit: { action: 'beneficiary.delete', objectType: 'beneficiary' } },
+      config: {
+        auth: INTEGRATOR,
+        permission: 'payouts',
+        audit: { action: 'beneficiary.delete', objectType: 'beneficiary' },
+      },
       schema: {
         operationId: 'deactivateBeneficiary',
         tags: ['Beneficiaries'],

@@ -115,7 +115,7 @@ export function checkoutRoutes(app: App, service: CheckoutService, limits: RateL
   app.post(
     '/v1/checkout/sessions',
     {
-      config: { auth: INTEGRATOR, fieldCodes: { customer: 'invalid_customer' } },
+      config: { auth: INTEGRATOR, permission: 'collections', fieldCodes: { customer: 'invalid_customer' } },
 
       schema: {
         operationId: 'createCheckoutSession',

@@ -27,7 +27,7 @@ export function collectionsRoutes(app: App, service: CollectionsService): void {
   app.post(
     '/v1/collections/:market/rails/:rail',
     {
-      config: { auth: INTEGRATOR, fieldCodes: { customer: 'invalid_customer' } },
+      config: { auth: INTEGRATOR, permission: 'collections', fieldCodes: { customer: 'invalid_customer' } },
 
       schema: {
         operationId: 'createCollection',

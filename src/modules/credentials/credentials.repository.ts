@@ -47,18 +47,38 @@ export async function findCredential(
  * The one lookup every authenticated request makes: if this exact token is still the credential's live one, the
  * credential's audience and environment, which the caller compares with the token's claims.
  */
+/**
+ * The active credential a token names, with the role of the dashboard member it belongs to (null for an API key): one
+ * query, so a member's role is checked on every request at no extra round trip.
+ */
 export async function findLiveToken(
   db: Queryable,
   workspaceId: string,
   credentialId: string,
   tokenId: string,
-): Promise<Pick<CredentialRow, 'audience' | 'environment'> | undefined> {
-  const { rows } = await db.query<Pick<CredentialRow, 'audience' | 'environment'>>(
-    `SELECT audience, environment FROM credentials
+): Promise<(Pick<CredentialRow, 'audience' | 'environment'> & { member_role: string | null }) | undefined> {
+  const { rows } = await db.query<Pick<CredentialRow, 'audience' | 'environment'> & { member_role: string | null }>(
+    `SELECT audience, environment,
+            (SELECT m.role FROM members m WHERE m.workspace_id = credentials.workspace_id
+               AND m.credential_id = credentials.id) AS member_role
+     FROM credentials
      WHERE workspace_id = $1 AND id = $2 AND token_id = $3 AND status = 'active'`,
     [workspaceId, credentialId, tokenId],
   );
   return rows[0];
+}
+
+/** The role of the dashboard member a credential belongs to, or undefined when it is no member's (an API key). */
+export async function memberRoleOfCredential(
+  db: Queryable,
+  workspaceId: string,
+  credentialId: string,
+): Promise<string | undefined> {
+  const { rows } = await db.query<{ role: string }>(
+    'SELECT role FROM members WHERE workspace_id = $1 AND credential_id = $2',
+    [workspaceId, credentialId],
+  );
+  return rows[0]?.role;
 }
 
 export async function listCredentials(db: Queryable, workspaceId: string): Promise<CredentialRow[]> {

@@ -84,7 +84,11 @@ export function credentialsRoutes(
   app.patch(
     '/v1/workspace',
     {
-      config: { auth: INTEGRATOR, audit: { action: 'workspace.update', objectType: 'workspace' } },
+      config: {
+        auth: INTEGRATOR,
+        permission: 'workspace',
+        audit: { action: 'workspace.update', objectType: 'workspace' },
+      },
       schema: {
         operationId: 'updateWorkspace',
         tags: ['Workspace'],
@@ -124,7 +128,7 @@ export function credentialsRoutes(
   app.post(
     '/v1/credentials',
     {
-      config: { auth: ANY, audit: { action: 'credential.create', objectType: 'credential' } },
+      config: { auth: ANY, permission: 'keys', audit: { action: 'credential.create', objectType: 'credential' } },
       schema: {
         operationId: 'createCredential',
         tags: ['Credentials'],
@@ -153,7 +157,11 @@ export function credentialsRoutes(
   app.post(
     '/v1/credentials/:id/rotate',
     {
-      config: { auth: ANY, audit: { action: 'credential.rotate', objectType: 'credential', objectId: 'params.id' } },
+      config: {
+        auth: ANY,
+        permission: 'keys',
+        audit: { action: 'credential.rotate', objectType: 'credential', objectId: 'params.id' },
+      },
       schema: {
         operationId: 'rotateCredential',
         tags: ['Credentials'],
@@ -173,6 +181,7 @@ export function credentialsRoutes(
       const id = request.params.id;
       if (!isUuid(id)) throw notFound('credential');
       await credentials.assertMayRotate(db, auth.workspaceId, auth.audience, id);
+      await credentials.assertMayTouchMemberCredential(db, auth.workspaceId, auth.permissions, id);
       return issueOnce(request, reply, async (tx) => {
         const issued = await credentials.rotate(tx, auth.workspaceId, auth.audience, id);
         return issuedResponse(200, issued);
@@ -183,7 +192,11 @@ export function credentialsRoutes(
   app.delete(
     '/v1/credentials/:id',
     {
-      config: { auth: ANY, audit: { action: 'credential.revoke', objectType: 'credential', objectId: 'params.id' } },
+      config: {
+        auth: ANY,
+        permission: 'keys',
+        audit: { action: 'credential.revoke', objectType: 'credential', objectId: 'params.id' },
+      },
       schema: {
         operationId: 'revokeCredential',
         tags: ['Credentials'],
@@ -197,6 +210,7 @@ export function credentialsRoutes(
     async (request) => {
       const auth = requireAuth(request);
       if (!isUuid(request.params.id)) throw notFound('credential');
+      await credentials.assertMayTouchMemberCredential(db, auth.workspaceId, auth.permissions, request.params.id);
       return credentialToApi(await credentials.revoke(db, auth.workspaceId, auth.audience, request.params.id));
     },
   );
@@ -226,6 +240,7 @@ export function credentialsRoutes(
     {
       config: {
         auth: ADMIN,
+        permission: 'operator',
         audit: {
           action: 'workspace.create',
           objectType: 'workspace',
@@ -266,6 +281,7 @@ export function credentialsRoutes(
     {
       config: {
         auth: ADMIN,
+        permission: 'operator',
         audit: { action: 'credential.create', objectType: 'credential', workspaceId: 'params.id' },
       },
       schema: {

@@ -1,6 +1,7 @@
 // Credential rules: who may mint which audience, rotation that kills the old token at once, revocation.
 import type { PaymentsEnv } from '../../config.js';
 import type { Queryable } from '../../db/pool.js';
+import type { Permission } from '../../platform/access.js';
 import { ApiError, notFound } from '../../platform/errors.js';
 import { uuidv7 } from '../../platform/ids.js';
 import type { Audience, TokenService } from '../../platform/tokens.js';
@@ -81,6 +82,28 @@ export class CredentialsService {
       env: credential.environment,
     });
     return { credential, token };
+  }
+
+  /**
+   * A dashboard member's credential is the member's access: a member may rotate or revoke it through the keys API only
+   * with `members` (and `ownership` for an owner's), or a developer could lock an owner out. An API key (no
+   * `permissions`) may, as before.
+   */
+  async assertMayTouchMemberCredential(
+    db: Queryable,
+    workspaceId: string,
+    callerPermissions: readonly Permission[] | undefined,
+    id: string,
+  ): Promise<void> {
+    if (callerPermissions === undefined) return;
+    const role = await repo.memberRoleOfCredential(db, workspaceId, id);
+    if (role === undefined) return;
+    const needed: Permission = role === 'owner' ? 'ownership' : 'members';
+    if (!callerPermissions.includes(needed))
+      throw new ApiError(
+        'forbidden',
+        `This credential is a dashboard member's; changing it needs \`${needed}\` (manage the member on the Members page).`,
+      );
   }
 
   async revoke(db: Queryable, workspaceId: string, callerAudience: Audience, id: string): Promise<repo.CredentialRow> {

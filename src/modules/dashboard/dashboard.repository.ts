@@ -10,6 +10,8 @@ export interface SessionRow {
   credential_id: string;
   sealed_token: string;
   csrf_token: string;
+  /** The id the session is shown and revoked by (never the cookie's). */
+  id: string;
   last_seen_at: Date;
   audience: Audience;
   environment: PaymentsEnv;
@@ -35,20 +37,80 @@ export async function insertSession(
     csrfToken: string;
     memberId: string | null;
     now: Date;
+    client: SessionClient;
   },
 ): Promise<void> {
   await db.query(
-    `INSERT INTO dashboard_sessions
-       (id_hash, workspace_id, credential_id, token_id, sealed_token, csrf_token, created_at, last_seen_at, member_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8)`,
-    [s.idHash, s.workspaceId, s.credentialId, s.tokenId, s.sealedToken, s.csrfToken, s.now, s.memberId],
+    `INSERT INTO dashboard_sessions (id_hash, workspace_id, credential_id, token_id, sealed_token, csrf_token,
+       created_at, last_seen_at, member_id, client_address, user_agent)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10)`,
+    [
+      s.idHash,
+      s.workspaceId,
+      s.credentialId,
+      s.tokenId,
+      s.sealedToken,
+      s.csrfToken,
+      s.now,
+      s.memberId,
+      s.client.address,
+      s.client.userAgent?.slice(0, 512) ?? null,
+    ],
   );
+}
+
+/** Where a session was opened from, as the member is shown it to recognise it. */
+export interface SessionClient {
+  address: string | null;
+  userAgent: string | null;
+}
+
+/** A session as its member (or an owner) is shown it: never its cookie, token or CSRF value. */
+export interface SessionListing {
+  id: string;
+  created_at: Date;
+  last_seen_at: Date;
+  client_address: string | null;
+  user_agent: string | null;
+}
+
+/**
+ * A member's sessions still usable: not idle past `idleSeconds` (those are refused anyway and purged later), newest
+ * first.
+ */
+export async function listMemberSessions(
+  db: Queryable,
+  workspaceId: string,
+  memberId: string,
+  idleSeconds: number,
+): Promise<SessionListing[]> {
+  const { rows } = await db.query<SessionListing>(
+    `SELECT id, created_at, last_seen_at, client_address, user_agent FROM dashboard_sessions
+     WHERE workspace_id = $1 AND member_id = $2 AND last_seen_at >= now() - make_interval(secs => $3)
+     ORDER BY last_seen_at DESC, id`,
+    [workspaceId, memberId, idleSeconds],
+  );
+  return rows;
+}
+
+/** Ends one session of a member, named by its shown id; answers whether there was one. */
+export async function deleteMemberSession(
+  db: Queryable,
+  workspaceId: string,
+  memberId: string,
+  id: string,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `DELETE FROM dashboard_sessions WHERE workspace_id = $1 AND member_id = $2 AND id = $3`,
+    [workspaceId, memberId, id],
+  );
+  return rowCount === 1;
 }
 
 /** The session with its credential and workspace, or undefined when it is unknown or its credential moved on. */
 export async function findLiveSession(db: Queryable, idHash: Buffer): Promise<SessionRow | undefined> {
   const { rows } = await db.query<SessionRow>(
-    `SELECT s.workspace_id, s.credential_id, s.sealed_token, s.csrf_token, s.last_seen_at,
+    `SELECT s.workspace_id, s.credential_id, s.sealed_token, s.csrf_token, s.id, s.last_seen_at,
             c.audience, c.environment, c.name AS credential_name, w.display_name AS workspace_name,
             s.member_id, m.email AS member_email, m.role AS member_role,
             EXISTS (SELECT 1 FROM member_second_factors f WHERE f.workspace_id = s.workspace_id

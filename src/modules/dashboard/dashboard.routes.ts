@@ -36,12 +36,20 @@ import { payoutPages } from './pages/payouts.js';
 import { refundPages } from './pages/refunds.js';
 import { reportPages } from './pages/reports.js';
 import { sandboxPages } from './pages/sandbox.js';
+import { PERMISSION_LABELS, type Permission } from '../members/permissions.js';
 import { secondStepRoutes } from './second-step.routes.js';
-import { DashboardSessions, sameSecret, SESSION_COOKIE } from './sessions.js';
+import { clientOf, DashboardSessions, sameSecret, SESSION_COOKIE, type Session } from './sessions.js';
 import { SIGNIN_COOKIE, SIGNIN_NONCE_TTL_SECONDS, SignInNonces } from './sign-in-nonces.js';
 import { SignInThrottle } from './sign-in-throttle.js';
 import { SECOND_STEP_COOKIE, SECOND_STEP_TTL_SECONDS, SecondSteps } from './second-steps.js';
 import type { PageContext, PageHandler, PageResult, Pages } from './page-context.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** `METHOD /dashboard/path` → the permission a member's role needs for that page or form. */
+    dashboardPermissions: Map<string, Permission>;
+  }
+}
 
 export interface DashboardDeps {
   db: Db;
@@ -176,7 +184,7 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
       };
 
       const handle =
-        (handler: PageHandler, post: boolean) =>
+        (handler: PageHandler, post: boolean, permission: Permission) =>
         async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
           const cookie = request.cookies[SESSION_COOKIE];
           const session = await sessions.find(cookie);
@@ -196,6 +204,7 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
               'Form expired',
               'This form was not sent from this session. Go back, reload the page and try again.',
             );
+          const may = (p: Permission): boolean => session.permissions === undefined || session.permissions.includes(p);
           if (request.routeOptions.config.audit) {
             const params = Object.values((request.params ?? {}) as Record<string, string>);
             request.auditNote = {
@@ -205,6 +214,8 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
               objectId: params.length === 1 ? (params[0] ?? null) : null,
             };
           }
+          // After the audit note: a write the role may not make is recorded too, answered 403.
+          if (!may(permission)) return forbidden(request, reply, session, permission);
           const timeZone = validTimeZone(request.cookies[TZ_COOKIE]);
           const ctx: PageContext = {
             request,
@@ -215,6 +226,7 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
             money,
             time: (iso) => time(iso, timeZone),
             catalogue: deps.catalogue,
+            may,
           };
           let result: PageResult;
           try {
@@ -266,10 +278,52 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
           );
         };
 
+      /**
+       * A page or form the member's role does not permit: 403 with the stable code `forbidden`, whatever the page
+       * would have shown (its links and buttons are not drawn for the role either). Its form never reaches the API,
+       * which would refuse it too (src/platform/auth.ts).
+       */
+      const forbidden = (
+        request: FastifyRequest,
+        reply: FastifyReply,
+        session: Session,
+        permission: Permission,
+      ): FastifyReply =>
+        send(
+          reply,
+          403,
+          layout(
+            {
+              title: 'Not allowed',
+              session,
+              pathname: request.url.split('?')[0] ?? '',
+              csrf: html`<input type="hidden" name="csrf" value="${session.csrf_token}" />`,
+            },
+            html`<p class="error" role="alert" data-code="forbidden">
+                Your role (${session.member_role ?? 'none'}) does not permit this: it needs
+                “${PERMISSION_LABELS[permission]}”. An owner can change your role.
+                <span class="muted">(forbidden; request ${request.id})</span>
+              </p>
+              <p><a href="/dashboard">Dashboard home</a></p>`,
+          ),
+        );
+
+      /** Every page and the permission it needs, for the tests and the guide (`METHOD /dashboard/path`). */
+      const declared = new Map<string, Permission>();
+      app.decorate('dashboardPermissions', declared);
       const pages: Pages = {
-        get: (path, handler) => scope.get(path, route, handle(handler, false)),
-        post: (path, handler, audit) =>
-          scope.post(path, audit ? { ...route, config: { ...route.config, audit } } : route, handle(handler, true)),
+        get: (path, handler, permission = 'read') => {
+          declared.set(`GET /dashboard${path === '/' ? '' : path}`, permission);
+          scope.get(path, route, handle(handler, false, permission));
+        },
+        post: (path, handler, permission, audit) => {
+          declared.set(`POST /dashboard${path}`, permission);
+          scope.post(
+            path,
+            audit ? { ...route, config: { ...route.config, audit } } : route,
+            handle(handler, true, permission),
+          );
+        },
       };
 
       // Sign-in: the form carries a one-time value, stored server-side and set in a cookie with it, so a login form
@@ -405,7 +459,7 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
           });
         const wait = await throttle.wait(request.ip);
         if (wait > 0) return tooManyFailures(reply, back, wait, { failed: 'token' });
-        const result = await sessions.signIn(fields.token ?? '');
+        const result = await sessions.signIn(fields.token ?? '', clientOf(request));
         if (!result.ok) await throttle.failed(request.ip);
         request.auditNote = {
           workspaceId: result.credential?.workspaceId ?? NO_WORKSPACE,
@@ -444,6 +498,7 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
         const result = await sessions.signInMember(
           email,
           fields.password ?? '',
+          clientOf(request),
           undefined,
           async (m) => (await secondFactors.status(deps.db, m.workspace_id, m.id)).enrolled,
         );
@@ -600,10 +655,14 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
       });
 
       // A form with the session's CSRF token (a POST from another site carries neither it nor the Lax cookie).
-      pages.post('/sign-out', async (ctx) => {
-        await sessions.end(ctx.session);
-        return { redirect: '/dashboard/sign-in', notice: 'Signed out.', signedOut: true };
-      });
+      pages.post(
+        '/sign-out',
+        async (ctx) => {
+          await sessions.end(ctx.session);
+          return { redirect: '/dashboard/sign-in', notice: 'Signed out.', signedOut: true };
+        },
+        'read',
+      );
 
       homePage(pages);
       collectionPages(pages);
@@ -618,7 +677,7 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
       reportPages(pages);
       sandboxPages(pages);
       adminPages(pages);
-      memberPages(pages, { db: deps.db, members, publicBaseUrl: deps.config.publicBaseUrl, mailer });
+      memberPages(pages, { db: deps.db, members, sessions, publicBaseUrl: deps.config.publicBaseUrl, mailer });
       secondFactorPages(pages, { db: deps.db, members, secondFactors, throttle });
       auditLogPages(pages);
 

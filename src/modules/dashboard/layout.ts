@@ -4,6 +4,7 @@ import path from 'node:path';
 import { bundlePageAssets, cspHash } from '../../platform/page-assets.js';
 import { PROJECT_ROOT } from '../../platform/project-root.js';
 import { html, raw, type Html } from './html.js';
+import type { Permission } from '../../platform/access.js';
 import type { Session } from './sessions.js';
 
 const PAGE_DIR = path.join(PROJECT_ROOT, 'src', 'modules', 'dashboard', 'page');
@@ -37,12 +38,14 @@ export const DASHBOARD_HEADERS: Readonly<Record<string, string>> = {
   'cross-origin-opener-policy': 'same-origin',
 };
 
-/** One entry of the navigation: its path under /dashboard and who sees it. */
+/** One entry of the navigation: its path under /dashboard and who sees it (the audience, and the role's permission). */
 interface NavItem {
   href: string;
   label: string;
   for: 'integrator' | 'admin';
   sandboxOnly?: boolean;
+  /** The permission its page needs, when more than `read` (the page itself refuses the others: dashboard.routes.ts). */
+  needs?: Permission;
 }
 
 const NAV: readonly NavItem[] = [
@@ -52,9 +55,9 @@ const NAV: readonly NavItem[] = [
   { href: '/dashboard/payouts', label: 'Payouts', for: 'integrator' },
   { href: '/dashboard/deposits', label: 'Deposits', for: 'integrator' },
   { href: '/dashboard/checkout-links', label: 'Checkout links', for: 'integrator' },
-  { href: '/dashboard/reports', label: 'Reports', for: 'integrator' },
+  { href: '/dashboard/reports', label: 'Reports', for: 'integrator', needs: 'reports' },
   { href: '/dashboard/developers', label: 'Developers', for: 'integrator' },
-  { href: '/dashboard/sandbox', label: 'Sandbox', for: 'integrator', sandboxOnly: true },
+  { href: '/dashboard/sandbox', label: 'Sandbox', for: 'integrator', sandboxOnly: true, needs: 'sandbox' },
   { href: '/dashboard/members', label: 'Members', for: 'integrator' },
   { href: '/dashboard/audit-log', label: 'Audit log', for: 'integrator' },
   { href: '/dashboard/admin/workspaces', label: 'Workspaces', for: 'admin' },
@@ -110,7 +113,13 @@ export interface LayoutOptions {
 export function layout(o: LayoutOptions, content: Html): string {
   const audience = o.session.audience === 'admin' ? 'admin' : 'integrator';
   const current = currentHref(o.pathname);
-  const items = NAV.filter((n) => n.for === audience && (!n.sandboxOnly || o.session.environment === 'sandbox'));
+  const permitted = o.session.permissions;
+  const items = NAV.filter(
+    (n) =>
+      n.for === audience &&
+      (!n.sandboxOnly || o.session.environment === 'sandbox') &&
+      (n.needs === undefined || permitted === undefined || permitted.includes(n.needs)),
+  );
   const body = html`<a class="skip" href="#main">Skip to content</a>
     ${envBanner(o.session.environment)}
     <header class="top">

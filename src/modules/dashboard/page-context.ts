@@ -2,6 +2,7 @@
 // file adds its pages. dashboard.routes.ts serves the pages; the page files (pages/*.ts) and forms.ts need only these
 // types, so they import this file and never dashboard.routes.ts (which imports them).
 import type { FastifyRequest } from 'fastify';
+import type { Permission } from '../../platform/access.js';
 import type { AuditRoute } from '../../platform/audit.js';
 import type { Payments } from '../../../packages/sdk/src/index.js';
 import type { MarketCatalogue } from '../catalogue/catalogue.js';
@@ -24,6 +25,8 @@ export interface PageContext {
   time: (iso: string | null | undefined) => Html;
   /** The markets, rails and currencies on offer (no API lists them): what a form may offer, each currency's exponent. */
   catalogue: MarketCatalogue;
+  /** Whether the signed-in member's role permits it (a token session may do all): a button it does not is not drawn. */
+  may: (permission: Permission) => boolean;
 }
 
 export interface PageAnswer {
@@ -44,13 +47,17 @@ export interface Download {
 export type PageResult = PageAnswer | Redirect | Download;
 export type PageHandler = (ctx: PageContext) => Promise<PageResult>;
 
-/** How a page module adds its pages: paths are under /dashboard. */
+/**
+ * How a page module adds its pages: paths are under /dashboard. `permission`: what the member's role must permit (the
+ * matrix is src/modules/members/permissions.ts); otherwise the answer is 403 `forbidden`. A page that only shows is
+ * `read`; a form, and the page that draws it, names the permission of the API call it makes.
+ */
 export interface Pages {
-  get(path: string, handler: PageHandler): void;
+  get(path: string, handler: PageHandler, permission?: Permission): void;
   /**
    * A form's target: refused without the session's CSRF token. `audit`: a write the page makes itself (not through
    * the API, whose routes record their own): recorded under the signed-in member (or the session's credential), the
    * object being the path's only parameter unless the handler sets `request.auditNote.objectId`.
    */
-  post(path: string, handler: PageHandler, audit?: AuditRoute): void;
+  post(path: string, handler: PageHandler, permission: Permission, audit?: AuditRoute): void;
 }

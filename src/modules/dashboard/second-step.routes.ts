@@ -8,7 +8,7 @@ import type { MembersService } from '../members/members.service.js';
 import type { SecondFactorService } from '../members/second-factor.service.js';
 import { html } from './html.js';
 import { plainLayout } from './layout.js';
-import { MEMBER_SIGN_IN_REFUSED, SESSION_COOKIE, type DashboardSessions } from './sessions.js';
+import { clientOf, MEMBER_SIGN_IN_REFUSED, SESSION_COOKIE, type DashboardSessions } from './sessions.js';
 import { SECOND_STEP_COOKIE, type SecondSteps } from './second-steps.js';
 import { SIGNIN_COOKIE, SIGNIN_NONCE_TTL_SECONDS, type SignInNonces } from './sign-in-nonces.js';
 import type { SignInThrottle } from './sign-in-throttle.js';
@@ -128,7 +128,7 @@ export function secondStepRoutes(scope: FastifyInstance, deps: SecondStepDeps): 
       return form(reply, back, { problem: SECOND_FACTOR_REFUSED, status: 401 });
     }
     await deps.throttle.succeeded(member.email);
-    const opened = await deps.sessions.signInMemberAfterSecondStep(step.workspaceId, step.memberId);
+    const opened = await deps.sessions.signInMemberAfterSecondStep(step.workspaceId, step.memberId, clientOf(request));
     request.auditNote = {
       workspaceId: member.workspace_id,
       actorType: 'member',

@@ -4,17 +4,30 @@
 // sign-out, after 12 hours without a request, and at once when its credential is rotated or revoked.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../../db/pool.js';
+import { isUuid } from '../../platform/ids.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import type { Audience, TokenService } from '../../platform/tokens.js';
 import { findLiveToken } from '../credentials/credentials.repository.js';
 import type { MemberRow, MembersService } from '../members/members.service.js';
+import { permissionsOfRole, type Permission } from '../members/permissions.js';
 import {
+  deleteMemberSession,
   deleteSession,
   findLiveSession,
   insertSession,
+  listMemberSessions,
   touchSession,
+  type SessionClient,
+  type SessionListing,
   type SessionRow,
 } from './dashboard.repository.js';
+
+export type { SessionClient, SessionListing } from './dashboard.repository.js';
+
+/** Where a sign-in came from, kept with the session so its member can recognise it in the list of sessions. */
+export function clientOf(request: { ip: string; headers: { 'user-agent'?: string | undefined } }): SessionClient {
+  return { address: request.ip, userAgent: request.headers['user-agent'] ?? null };
+}
 
 export const SESSION_COOKIE = 'dashboard_session';
 /** A session unused this long is over. */
@@ -29,6 +42,8 @@ export interface Session extends SessionRow {
   /** The API token the pages call with. */
   token: string;
   idHash: Buffer;
+  /** What the member's role permits; undefined for a session opened with a token (it may do what the token may). */
+  permissions: readonly Permission[] | undefined;
 }
 
 /** The credential a sign-in named, for the audit log: on a refusal, only when the token was one this service signed. */
@@ -78,6 +93,7 @@ export class DashboardSessions {
   async signInMember(
     email: string,
     password: string,
+    client: SessionClient,
     now = new Date(),
     secondStep?: (member: MemberRow) => Promise<boolean>,
   ): Promise<MemberSignIn> {
@@ -85,22 +101,24 @@ export class DashboardSessions {
     if (!found.ok) return { ok: false, reason: MEMBER_SIGN_IN_REFUSED, member: found.member };
     if (secondStep && (await secondStep(found.session.member)))
       return { ok: true, secondStep: true, member: found.session.member };
-    return this.openMemberSession(found.session, now);
+    return this.openMemberSession(found.session, client, now);
   }
 
   /** A session for a member whose second factor was just checked; undefined when its credential was revoked since. */
   async signInMemberAfterSecondStep(
     workspaceId: string,
     memberId: string,
+    client: SessionClient,
     now = new Date(),
   ): Promise<{ ok: true; sessionId: string; member: MemberRow } | undefined> {
     const member = await this.members.find(this.db, workspaceId, memberId);
     const session = member && (await this.members.sessionFor(this.db, member));
-    return session && this.openMemberSession(session, now);
+    return session && this.openMemberSession(session, client, now);
   }
 
   private async openMemberSession(
     { member, token, tokenId }: { member: MemberRow; token: string; tokenId: string },
+    client: SessionClient,
     now: Date,
   ): Promise<{ ok: true; secondStep?: false; sessionId: string; member: MemberRow }> {
     const sessionId = newSecret();
@@ -113,12 +131,13 @@ export class DashboardSessions {
       csrfToken: newSecret(),
       memberId: member.id,
       now,
+      client,
     });
     return { ok: true, sessionId, member };
   }
 
   /** Checks a pasted token the way the API does (signature, live credential, claims) and opens a session for it. */
-  async signIn(token: string, now = new Date()): Promise<SignIn> {
+  async signIn(token: string, client: SessionClient, now = new Date()): Promise<SignIn> {
     const claims = await this.tokens.verify(token.trim());
     const stored = claims && (await findLiveToken(this.db, claims.workspaceId, claims.credentialId, claims.tokenId));
     const credential = claims && { workspaceId: claims.workspaceId, credentialId: claims.credentialId };
@@ -140,6 +159,7 @@ export class DashboardSessions {
       csrfToken: newSecret(),
       memberId: null,
       now,
+      client,
     });
     return { ok: true, sessionId, credential: { workspaceId: claims.workspaceId, credentialId: claims.credentialId } };
   }
@@ -156,10 +176,26 @@ export class DashboardSessions {
       return undefined;
     }
     if (idle > TOUCH_EVERY_MS) await touchSession(this.db, idHash, now);
-    return { ...row, token: this.box.open(row.sealed_token), idHash };
+    return {
+      ...row,
+      token: this.box.open(row.sealed_token),
+      idHash,
+      permissions: permissionsOfRole(row.member_role),
+    };
   }
 
   async end(session: Pick<Session, 'idHash'>): Promise<void> {
     await deleteSession(this.db, session.idHash);
+  }
+
+  /** A member's usable sessions, to be shown to the member or to whoever manages members. */
+  listOf(workspaceId: string, memberId: string): Promise<SessionListing[]> {
+    return listMemberSessions(this.db, workspaceId, memberId, IDLE_LIMIT_MS / 1000);
+  }
+
+  /** Ends one session of a member by its shown id; false when the member has no such session. */
+  revoke(workspaceId: string, memberId: string, sessionId: string): Promise<boolean> {
+    if (!isUuid(sessionId)) return Promise.resolve(false);
+    return deleteMemberSession(this.db, workspaceId, memberId, sessionId);
   }
 }

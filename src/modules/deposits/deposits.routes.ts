@@ -38,6 +38,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
     {
       config: {
         auth: INTEGRATOR,
+        permission: 'collections',
         audit: {
           action: 'deposit_address.create',
           objectType: 'deposit_address',
@@ -107,7 +108,11 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
   app.post(
     '/v1/api/deposit-addresses/pool',
     {
-      config: { auth: LIQUIDITY, audit: { action: 'deposit_address.pool_add', objectType: 'deposit_address_pool' } },
+      config: {
+        auth: LIQUIDITY,
+        permission: 'operator',
+        audit: { action: 'deposit_address.pool_add', objectType: 'deposit_address_pool' },
+      },
       schema: {
         operationId: 'stockDepositAddressPool',
         tags: ['Deposits'],
@@ -163,6 +168,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
     {
       config: {
         auth: LIQUIDITY,
+        permission: 'operator',
         audit: { action: 'deposit.create', objectType: 'deposit', objectId: 'answer.deposit_id' },
       },
       schema: {
@@ -218,6 +224,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
     {
       config: {
         auth: INTEGRATOR,
+        permission: 'sandbox',
         audit: { action: 'deposit.simulate_create', objectType: 'deposit', objectId: 'answer.deposit_id' },
       },
       schema: {
@@ -253,6 +260,7 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
     {
       config: {
         auth: INTEGRATOR,
+        permission: 'sandbox',
         audit: { action: 'deposit.simulate', objectType: 'deposit', objectId: 'params.depositId' },
       },
       schema: {

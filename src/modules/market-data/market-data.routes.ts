@@ -47,6 +47,7 @@ export function marketDataRoutes(app: App, service: MarketDataService): void {
     {
       config: {
         auth: ADMIN,
+        permission: 'operator',
         audit: { action: 'rate_source.create', objectType: 'rate_source', objectId: 'answer.source_id' },
       },
       schema: {
@@ -77,7 +78,11 @@ export function marketDataRoutes(app: App, service: MarketDataService): void {
   app.patch(
     '/v1/api/markets/sources/:sourceId',
     {
-      config: { auth: ADMIN, audit: { action: 'rate_source.update', objectType: 'rate_source' } },
+      config: {
+        auth: ADMIN,
+        permission: 'operator',
+        audit: { action: 'rate_source.update', objectType: 'rate_source' },
+      },
       schema: {
         operationId: 'updateRateSource',
         tags: ['Market data'],
@@ -114,7 +119,11 @@ export function marketDataRoutes(app: App, service: MarketDataService): void {
   app.post(
     '/v1/api/markets/rates',
     {
-      config: { auth: LIQUIDITY, audit: { action: 'rate.create', objectType: 'rate', objectId: 'answer.rate_id' } },
+      config: {
+        auth: LIQUIDITY,
+        permission: 'operator',
+        audit: { action: 'rate.create', objectType: 'rate', objectId: 'answer.rate_id' },
+      },
       schema: {
         operationId: 'postRate',
         tags: ['Market data'],

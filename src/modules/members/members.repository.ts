@@ -167,3 +167,42 @@ export async function endMemberSessions(
   );
   return rowCount ?? 0;
 }
+
+/**
+ * Locks the workspace's owners (FOR UPDATE) and answers their ids: a demotion or removal of an owner takes this lock
+ * first, so two at once are serialised and the second sees the first's outcome (the last owner cannot be lost to a
+ * race between two owners demoting each other).
+ */
+export async function lockOwners(db: Queryable, workspaceId: string): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT id FROM members WHERE workspace_id = $1 AND role = 'owner' ORDER BY id FOR UPDATE`,
+    [workspaceId],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** The member, locked for the change being made to it. */
+export async function findMemberForUpdate(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+): Promise<MemberRow | undefined> {
+  const { rows } = await db.query<MemberRow>(
+    `SELECT ${COLUMNS} FROM members WHERE workspace_id = $1 AND id = $2 FOR UPDATE`,
+    [workspaceId, id],
+  );
+  return rows[0];
+}
+
+export async function updateRole(db: Queryable, workspaceId: string, id: string, role: Role): Promise<MemberRow> {
+  const { rows } = await db.query<MemberRow>(
+    `UPDATE members SET role = $3 WHERE workspace_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+    [workspaceId, id, role],
+  );
+  return rows[0] as MemberRow;
+}
+
+/** Deletes the member; its sessions and links go with it (their foreign keys cascade). */
+export async function deleteMember(db: Queryable, workspaceId: string, id: string): Promise<void> {
+  await db.query(`DELETE FROM members WHERE workspace_id = $1 AND id = $2`, [workspaceId, id]);
+}

@@ -9,10 +9,11 @@ import { withTransaction } from '../../db/pool.js';
 import { isUuid, uuidv7 } from '../../platform/ids.js';
 import type { TokenService } from '../../platform/tokens.js';
 import { CredentialsService } from '../credentials/credentials.service.js';
-import { findCredential } from '../credentials/credentials.repository.js';
+import { findCredential, revokeCredential } from '../credentials/credentials.repository.js';
 import { findWorkspace } from '../workspaces/workspaces.repository.js';
 import * as repo from './members.repository.js';
 import { checkPassword, hashPassword, passwordProblem } from './passwords.js';
+import type { Permission } from './permissions.js';
 
 export { ROLES, type MemberLinkRow, type MemberRow, type Role } from './members.repository.js';
 
@@ -224,14 +225,89 @@ export class MembersService {
     return { member, token, tokenId: credential.token_id };
   }
 
-  find(db: Queryable, workspaceId: string, memberId: string): Promise<repo.MemberRow | undefined> {
-    return isUuid(memberId) ? repo.findMember(db, workspaceId, memberId) : Promise.resolve(undefined);
-  }
-
   list(db: Queryable, workspaceId: string): Promise<repo.MemberRow[]> {
     return repo.listMembers(db, workspaceId);
   }
+
+  /** The member `id` names in the workspace, or undefined (not a UUID, or another workspace's). */
+  find(db: Queryable, workspaceId: string, id: string): Promise<repo.MemberRow | undefined> {
+    return isUuid(id) ? repo.findMember(db, workspaceId, id) : Promise.resolve(undefined);
+  }
+
+  /**
+   * Gives member `memberId` a new role. Every session of the member ends in the same transaction: a page open under
+   * the old role must not keep acting (its API token already follows the new role: the auth hook reads it).
+   */
+  async changeRole(
+    db: Db,
+    workspaceId: string,
+    actor: Actor,
+    memberId: string,
+    role: repo.Role,
+  ): Promise<ManageMember> {
+    return withTransaction(db, async (tx): Promise<ManageMember> => {
+      const checked = await this.checkManage(tx, workspaceId, actor, memberId, role);
+      if (!checked.ok) return checked;
+      const member = await repo.updateRole(tx, workspaceId, memberId, role);
+      const sessionsEnded = await repo.endMemberSessions(tx, workspaceId, memberId);
+      return { ok: true, member, sessionsEnded };
+    });
+  }
+
+  /**
+   * Removes member `memberId`: its credential is revoked (a token copied out of a session stops working) and the
+   * member deleted with its sessions and links, in one transaction.
+   */
+  async remove(db: Db, workspaceId: string, actor: Actor, memberId: string): Promise<ManageMember> {
+    return withTransaction(db, async (tx): Promise<ManageMember> => {
+      const checked = await this.checkManage(tx, workspaceId, actor, memberId, undefined);
+      if (!checked.ok) return checked;
+      const sessionsEnded = await repo.endMemberSessions(tx, workspaceId, memberId);
+      await revokeCredential(tx, workspaceId, checked.member.credential_id, new Date());
+      await repo.deleteMember(tx, workspaceId, memberId);
+      return { ok: true, member: checked.member, sessionsEnded };
+    });
+  }
+
+  /**
+   * The rules of member management, checked inside the change's transaction: managing members needs `members`;
+   * touching an owner, or making one, needs `ownership`; the last owner can be neither demoted nor removed (`role`
+   * undefined: a removal). The owners are locked before the member, always in that order, so two changes at once
+   * cannot deadlock or both pass the last-owner check.
+   */
+  private async checkManage(
+    tx: Tx,
+    workspaceId: string,
+    actor: Actor,
+    memberId: string,
+    role: repo.Role | undefined,
+  ): Promise<{ ok: true; member: repo.MemberRow } | ManageRefused> {
+    const may = (p: Permission): boolean => actor.permissions === undefined || actor.permissions.includes(p);
+    if (!may('members')) return { ok: false, reason: 'forbidden', message: 'Your role may not manage members.' };
+    const owners = await repo.lockOwners(tx, workspaceId);
+    const member = isUuid(memberId) ? await repo.findMemberForUpdate(tx, workspaceId, memberId) : undefined;
+    if (!member) return { ok: false, reason: 'no_member', message: 'There is no such member.' };
+    if ((member.role === 'owner' || role === 'owner') && !may('ownership'))
+      return { ok: false, reason: 'forbidden', message: 'Only an owner may make, demote or remove an owner.' };
+    const losesOwner = member.role === 'owner' && role !== 'owner';
+    if (losesOwner && owners.length <= 1)
+      return {
+        ok: false,
+        reason: 'last_owner',
+        message: `${member.email} is the workspace's last owner: make another member owner first.`,
+      };
+    return { ok: true, member };
+  }
 }
+
+/** Who is managing members: what their role permits (undefined: a session opened with a token, which may do all). */
+export interface Actor {
+  permissions: readonly Permission[] | undefined;
+}
+
+type ManageRefused = { ok: false; reason: 'forbidden' | 'no_member' | 'last_owner'; message: string };
+
+export type ManageMember = { ok: true; member: repo.MemberRow; sessionsEnded: number } | ManageRefused;
 
 /** The email was taken between the check and the insert: the transaction is rolled back. */
 class EmailTaken extends Error {}

@@ -67,6 +67,7 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
     {
       config: {
         auth: LIQUIDITY,
+        permission: 'operator',
         audit: { action: 'offramp_route.create', objectType: 'offramp_route', objectId: 'answer.route_id' },
       },
       schema: {
@@ -100,7 +101,11 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
   app.patch(
     '/v1/api/routes/:routeId',
     {
-      config: { auth: LIQUIDITY, audit: { action: 'offramp_route.update', objectType: 'offramp_route' } },
+      config: {
+        auth: LIQUIDITY,
+        permission: 'operator',
+        audit: { action: 'offramp_route.update', objectType: 'offramp_route' },
+      },
       schema: {
         operationId: 'updateRoute',
         tags: ['Payouts'],
@@ -124,6 +129,7 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
     {
       config: {
         auth: INTEGRATOR,
+        permission: 'payouts',
         audit: { action: 'payout.commit', objectType: 'payout', objectId: 'answer.transaction_id' },
       },
       schema: {

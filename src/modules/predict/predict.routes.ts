@@ -11,7 +11,7 @@ export function predictRoutes(app: App, service: PredictService): void {
   app.post(
     '/v1/predict-provider',
     {
-      config: { auth: INTEGRATOR },
+      config: { auth: INTEGRATOR, permission: 'read' },
       schema: {
         operationId: 'predictProvider',
         tags: ['Markets'],

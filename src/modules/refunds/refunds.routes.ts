@@ -23,6 +23,7 @@ export function refundsRoutes(app: App, service: RefundsService): void {
     {
       config: {
         auth: INTEGRATOR,
+        permission: 'refunds',
         audit: { action: 'refund.create', objectType: 'refund', objectId: 'answer.refund_id' },
       },
       schema: {

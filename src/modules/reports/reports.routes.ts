@@ -11,7 +11,7 @@ export function reportsRoutes(app: App, service: ReportsService): void {
   app.get(
     '/v1/reports/settlement',
     {
-      config: { auth: INTEGRATOR },
+      config: { auth: INTEGRATOR, permission: 'reports' },
       schema: {
         operationId: 'getSettlementReport',
         tags: ['Reports'],

@@ -71,6 +71,7 @@ export function riskRoutes(app: App, service: RiskService): void {
     {
       config: {
         auth: ANY,
+        permission: 'collections',
         audit: { action: 'risk_signal.create', objectType: 'risk_signal', objectId: 'answer.signal_id' },
       },
       schema: {
@@ -103,7 +104,11 @@ export function riskRoutes(app: App, service: RiskService): void {
   app.patch(
     '/v1/api/risk/signals/:signalId',
     {
-      config: { auth: ADMIN, audit: { action: 'risk_signal.review', objectType: 'risk_signal' } },
+      config: {
+        auth: ADMIN,
+        permission: 'operator',
+        audit: { action: 'risk_signal.review', objectType: 'risk_signal' },
+      },
       schema: {
         operationId: 'reviewRiskSignal',
         tags: ['Risk'],

@@ -69,6 +69,7 @@ export function sandboxRoutes(app: App, service: SandboxService): void {
     {
       config: {
         auth: INTEGRATOR,
+        permission: 'sandbox',
         audit: { action: 'collection.simulate', objectType: 'collection', objectId: 'params.id' },
       },
       schema: {
@@ -106,7 +107,11 @@ export function sandboxRoutes(app: App, service: SandboxService): void {
   app.post(
     '/v1/sandbox/refunds/:id/simulate',
     {
-      config: { auth: INTEGRATOR, audit: { action: 'refund.simulate', objectType: 'refund', objectId: 'params.id' } },
+      config: {
+        auth: INTEGRATOR,
+        permission: 'sandbox',
+        audit: { action: 'refund.simulate', objectType: 'refund', objectId: 'params.id' },
+      },
       schema: {
         operationId: 'simulateRefund',
         tags: ['Sandbox'],
@@ -143,6 +148,7 @@ export function sandboxRoutes(app: App, service: SandboxService): void {
     {
       config: {
         auth: INTEGRATOR,
+        permission: 'sandbox',
         audit: { action: 'payout.simulate', objectType: 'payout', objectId: 'params.transactionId' },
       },
       schema: {

@@ -52,7 +52,11 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
   app.post(
     '/v1/webhooks/endpoints',
     {
-      config: { auth: INTEGRATOR, audit: { action: 'webhook_endpoint.create', objectType: 'webhook_endpoint' } },
+      config: {
+        auth: INTEGRATOR,
+        permission: 'webhooks',
+        audit: { action: 'webhook_endpoint.create', objectType: 'webhook_endpoint' },
+      },
       schema: {
         operationId: 'createWebhookEndpoint',
         tags: ['Webhooks'],
@@ -117,7 +121,11 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
   app.patch(
     '/v1/webhooks/endpoints/:id',
     {
-      config: { auth: INTEGRATOR, audit: { action: 'webhook_endpoint.update', objectType: 'webhook_endpoint' } },
+      config: {
+        auth: INTEGRATOR,
+        permission: 'webhooks',
+        audit: { action: 'webhook_endpoint.update', objectType: 'webhook_endpoint' },
+      },
       schema: {
         operationId: 'updateWebhookEndpoint',
         tags: ['Webhooks'],
@@ -143,7 +151,11 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
   app.delete(
     '/v1/webhooks/endpoints/:id',
     {
-      config: { auth: INTEGRATOR, audit: { action: 'webhook_endpoint.delete', objectType: 'webhook_endpoint' } },
+      config: {
+        auth: INTEGRATOR,
+        permission: 'webhooks',
+        audit: { action: 'webhook_endpoint.delete', objectType: 'webhook_endpoint' },
+      },
       schema: {
         operationId: 'deleteWebhookEndpoint',
         tags: ['Webhooks'],
@@ -168,6 +180,7 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
     {
       config: {
         auth: INTEGRATOR,
+        permission: 'webhooks',
         audit: { action: 'webhook_endpoint.rotate_secret', objectType: 'webhook_endpoint', objectId: 'params.id' },
       },
       schema: {
@@ -198,6 +211,7 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
     {
       config: {
         auth: INTEGRATOR,
+        permission: 'webhooks',
         audit: { action: 'webhook_endpoint.test', objectType: 'webhook_endpoint', objectId: 'params.id' },
       },
       schema: {
@@ -316,7 +330,11 @@ export function webhooksRoutes(app: App, service: WebhooksService): void {
   app.post(
     '/v1/events/:id/resend',
     {
-      config: { auth: INTEGRATOR, audit: { action: 'event.resend', objectType: 'event', objectId: 'params.id' } },
+      config: {
+        auth: INTEGRATOR,
+        permission: 'events',
+        audit: { action: 'event.resend', objectType: 'event', objectId: 'params.id' },
+      },
       schema: {
         operationId: 'resendEvent',
         tags: ['Events'],

@@ -57,23 +57,28 @@ async function workspaceList(ctx: PageContext, problem?: Html, status = 200): Pr
             )
       }
     </section>
-    <section aria-labelledby="create-title">
-      <h2 id="create-title">Create workspace</h2>
-      <form method="post" action="/dashboard/admin/workspaces" class="card">
-        ${ctx.csrf}${idempotencyField()}
-        ${field('name', 'Name', { value: f.name ?? '', required: true, attributes: 'maxlength="100"' })}
-        ${field('display_name', 'Display name (optional)', {
-          value: f.display_name ?? '',
-          hint: 'Shown to payers on the checkout page; the name when left empty.',
-          attributes: 'maxlength="100"',
-        })}
-        ${selectField('late_payment', 'Late payments', Object.entries(LATE_PAYMENTS), f.late_payment ?? 'refund')}
-        <p class="muted">
-          A payment the operator confirms after its collection expired: sent back to the payer, or kept as successful.
-        </p>
-        <button type="submit">Create workspace</button>
-      </form>
-    </section>
+    ${
+      ctx.may('operator')
+        ? html`<section aria-labelledby="create-title">
+            <h2 id="create-title">Create workspace</h2>
+            <form method="post" action="/dashboard/admin/workspaces" class="card">
+              ${ctx.csrf}${idempotencyField()}
+              ${field('name', 'Name', { value: f.name ?? '', required: true, attributes: 'maxlength="100"' })}
+              ${field('display_name', 'Display name (optional)', {
+                value: f.display_name ?? '',
+                hint: 'Shown to payers on the checkout page; the name when left empty.',
+                attributes: 'maxlength="100"',
+              })}
+              ${selectField('late_payment', 'Late payments', Object.entries(LATE_PAYMENTS), f.late_payment ?? 'refund')}
+              <p class="muted">
+                A payment the operator confirms after its collection expired: sent back to the payer, or kept as
+                successful.
+              </p>
+              <button type="submit">Create workspace</button>
+            </form>
+          </section>`
+        : ''
+    }
     <section aria-labelledby="reconcile-title">
       <h2 id="reconcile-title">Reconciliation</h2>
       <p class="card">
@@ -92,23 +97,27 @@ async function workspacePage(ctx: PageContext, id: string, problem?: Html, statu
     return { title: 'Not found', status: 404, content: html`<p class="card">There is no workspace ${id}.</p>` };
   const f = ctx.fields;
   const content = html`${problem ?? ''}${workspaceFacts(ctx, workspace)}
-    <section aria-labelledby="mint-title">
-      <h2 id="mint-title">Mint a key</h2>
-      <form method="post" action="/dashboard/admin/workspaces/${workspace.id}/keys" class="card">
-        ${ctx.csrf}${idempotencyField()}
-        ${selectField('audience', 'Audience', Object.entries(AUDIENCES), f.audience ?? 'integrator')}
-        <p class="muted">
-          integrator: the workspace’s own API; liquidity_provider: reports its deposits and rates; admin: the operator’s
-          API.
-        </p>
-        ${field('key_name', 'Key name (optional)', {
-          value: f.key_name ?? '',
-          hint: 'A label for people; the audience when left empty.',
-          attributes: 'maxlength="100"',
-        })}
-        <button type="submit">Mint key</button>
-      </form>
-    </section>
+    ${
+      ctx.may('operator')
+        ? html`<section aria-labelledby="mint-title">
+            <h2 id="mint-title">Mint a key</h2>
+            <form method="post" action="/dashboard/admin/workspaces/${workspace.id}/keys" class="card">
+              ${ctx.csrf}${idempotencyField()}
+              ${selectField('audience', 'Audience', Object.entries(AUDIENCES), f.audience ?? 'integrator')}
+              <p class="muted">
+                integrator: the workspace’s own API; liquidity_provider: reports its deposits and rates; admin: the
+                operator’s API.
+              </p>
+              ${field('key_name', 'Key name (optional)', {
+                value: f.key_name ?? '',
+                hint: 'A label for people; the audience when left empty.',
+                attributes: 'maxlength="100"',
+              })}
+              <button type="submit">Mint key</button>
+            </form>
+          </section>`
+        : ''
+    }
     <p><a href="/dashboard/admin/workspaces">All workspaces</a></p>`;
   return { title: `Workspace ${workspace.name}`, content, status };
 }
@@ -116,71 +125,79 @@ async function workspacePage(ctx: PageContext, id: string, problem?: Html, statu
 export function adminPages(pages: Pages): void {
   pages.get('/admin/workspaces', async (ctx) => workspaceList(ctx));
 
-  pages.post('/admin/workspaces', async (ctx) => {
-    const f = ctx.fields;
-    const latePayment = choice(LATE_PAYMENTS, f.late_payment);
-    try {
-      const { workspace, credential } = await ctx.api.admin.workspaces.create(
-        {
-          name: f.name ?? '',
-          ...(f.display_name ? { display_name: f.display_name } : {}),
-          ...(latePayment ? { late_payment: latePayment } : {}),
-        },
-        { idempotencyKey: f.idempotency_key },
-      );
-      const content = html`<p class="notice" role="status">Workspace ${workspace.name} created.</p>
-        ${shownOnce(
-          'new-token',
-          'Its first integrator key, shown once: copy it now and keep it in a secrets manager.',
-          credential.token,
-        )}
-        ${workspaceFacts(ctx, workspace)}
-        <p class="actions">
-          <a href="/dashboard/admin/workspaces/${workspace.id}">Mint another key</a>
-          <a href="/dashboard/admin/workspaces">All workspaces</a>
-        </p>`;
-      return { title: `Workspace ${workspace.name}`, content };
-    } catch (error) {
-      const problem = refusal(error);
-      return workspaceList(ctx, refusalAlert(problem), problem.status);
-    }
-  });
+  pages.post(
+    '/admin/workspaces',
+    async (ctx) => {
+      const f = ctx.fields;
+      const latePayment = choice(LATE_PAYMENTS, f.late_payment);
+      try {
+        const { workspace, credential } = await ctx.api.admin.workspaces.create(
+          {
+            name: f.name ?? '',
+            ...(f.display_name ? { display_name: f.display_name } : {}),
+            ...(latePayment ? { late_payment: latePayment } : {}),
+          },
+          { idempotencyKey: f.idempotency_key },
+        );
+        const content = html`<p class="notice" role="status">Workspace ${workspace.name} created.</p>
+          ${shownOnce(
+            'new-token',
+            'Its first integrator key, shown once: copy it now and keep it in a secrets manager.',
+            credential.token,
+          )}
+          ${workspaceFacts(ctx, workspace)}
+          <p class="actions">
+            <a href="/dashboard/admin/workspaces/${workspace.id}">Mint another key</a>
+            <a href="/dashboard/admin/workspaces">All workspaces</a>
+          </p>`;
+        return { title: `Workspace ${workspace.name}`, content };
+      } catch (error) {
+        const problem = refusal(error);
+        return workspaceList(ctx, refusalAlert(problem), problem.status);
+      }
+    },
+    'operator',
+  );
 
   pages.get('/admin/workspaces/:id', async (ctx) => workspacePage(ctx, pathId(ctx)));
 
-  pages.post('/admin/workspaces/:id/keys', async (ctx) => {
-    const id = pathId(ctx);
-    const f = ctx.fields;
-    const audience = choice(AUDIENCES, f.audience);
-    if (!audience) return workspacePage(ctx, id, html`<p class="error" role="alert">Choose an audience.</p>`, 400);
-    try {
-      const credential = await ctx.api.admin.workspaces.createCredential(
-        id,
-        { audience, ...(f.key_name ? { name: f.key_name } : {}) },
-        { idempotencyKey: f.idempotency_key },
-      );
-      const content = html`${shownOnce(
-          'new-token',
-          `The new ${credential.audience} key, shown once: copy it now and keep it in a secrets manager.`,
-          credential.token,
-        )}
-        <div class="card">
-          ${facts([
-            ['Name', credential.name],
-            ['Audience', credential.audience],
-            ['Environment', credential.environment],
-            ['Created', ctx.time(credential.created_at)],
-            ['Id', credential.id],
-          ])}
-        </div>
-        <p class="actions">
-          <a href="/dashboard/admin/workspaces/${id}">Back to the workspace</a>
-          <a href="/dashboard/admin/workspaces">All workspaces</a>
-        </p>`;
-      return { title: 'Key minted', content };
-    } catch (error) {
-      const problem = refusal(error);
-      return workspacePage(ctx, id, refusalAlert(problem), problem.status);
-    }
-  });
+  pages.post(
+    '/admin/workspaces/:id/keys',
+    async (ctx) => {
+      const id = pathId(ctx);
+      const f = ctx.fields;
+      const audience = choice(AUDIENCES, f.audience);
+      if (!audience) return workspacePage(ctx, id, html`<p class="error" role="alert">Choose an audience.</p>`, 400);
+      try {
+        const credential = await ctx.api.admin.workspaces.createCredential(
+          id,
+          { audience, ...(f.key_name ? { name: f.key_name } : {}) },
+          { idempotencyKey: f.idempotency_key },
+        );
+        const content = html`${shownOnce(
+            'new-token',
+            `The new ${credential.audience} key, shown once: copy it now and keep it in a secrets manager.`,
+            credential.token,
+          )}
+          <div class="card">
+            ${facts([
+              ['Name', credential.name],
+              ['Audience', credential.audience],
+              ['Environment', credential.environment],
+              ['Created', ctx.time(credential.created_at)],
+              ['Id', credential.id],
+            ])}
+          </div>
+          <p class="actions">
+            <a href="/dashboard/admin/workspaces/${id}">Back to the workspace</a>
+            <a href="/dashboard/admin/workspaces">All workspaces</a>
+          </p>`;
+        return { title: 'Key minted', content };
+      } catch (error) {
+        const problem = refusal(error);
+        return workspacePage(ctx, id, refusalAlert(problem), problem.status);
+      }
+    },
+    'operator',
+  );
 }

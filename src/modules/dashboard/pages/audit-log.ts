@@ -83,7 +83,11 @@ export function auditLogPages(pages: Pages): void {
           Every write by a member in the dashboard or by an API key, every sign-in and failed sign-in: newest first.
         </p>
         ${filterForm(ctx)}
-        <p><a class="button secondary" href="${PATH}.csv${query ? `?${query}` : ''}">Download CSV</a></p>
+        ${
+          ctx.may('exports')
+            ? html`<p><a class="button secondary" href="${PATH}.csv${query ? `?${query}` : ''}">Download CSV</a></p>`
+            : ''
+        }
         ${
           rows.length === 0
             ? html`<p class="card">No audit event matches.</p>`
@@ -97,8 +101,12 @@ export function auditLogPages(pages: Pages): void {
     };
   });
 
-  pages.get('/audit-log.csv', async (ctx) => {
-    const body = await ctx.api.auditEvents.csv(filtersOf(ctx));
-    return { download: { filename: 'audit-events.csv', contentType: 'text/csv', body } };
-  });
+  pages.get(
+    '/audit-log.csv',
+    async (ctx) => {
+      const body = await ctx.api.auditEvents.csv(filtersOf(ctx));
+      return { download: { filename: 'audit-events.csv', contentType: 'text/csv', body } };
+    },
+    'exports',
+  );
 }

@@ -131,9 +131,11 @@ export function checkoutLinkPages(pages: Pages, config: Config): void {
           <td>${ctx.time(s.expires_at)}</td>
         </tr>`,
     );
-    const content = html`<p class="actions">
-        <a class="button" href="/dashboard/checkout-links/new">New checkout link</a>
-      </p>
+    const content = html`${
+        ctx.may('collections')
+          ? html`<p class="actions"><a class="button" href="/dashboard/checkout-links/new">New checkout link</a></p>`
+          : ''
+      }
       <form method="get" action="/dashboard/checkout-links" class="filters">
         ${selectField('status', 'Status', [['', 'Any'], ...Object.entries(STATUS_FILTER)], status ?? '')}
         <div class="field"><button type="submit" class="secondary">Show</button></div>
@@ -151,39 +153,43 @@ export function checkoutLinkPages(pages: Pages, config: Config): void {
     return { title: 'Checkout links', content };
   });
 
-  pages.get('/checkout-links/new', async (ctx) => newLinkForm(ctx, config));
+  pages.get('/checkout-links/new', async (ctx) => newLinkForm(ctx, config), 'collections');
 
-  pages.post('/checkout-links', async (ctx) => {
-    const f = ctx.fields;
-    const market = ctx.catalogue.market(f.market ?? '');
-    const exponent = market ? exponentOf(ctx, market.currency) : undefined;
-    const amount = exponent === undefined ? undefined : minorUnits(f.amount, exponent);
-    if (!market || amount === undefined) {
-      const problem = html`<p class="error" role="alert">
-        ${market ? 'Enter the amount as a number, with no more decimals than the currency has.' : 'Choose a currency.'}
-      </p>`;
-      return newLinkForm(ctx, config, problem);
-    }
-    const expiresIn = choice(EXPIRIES, f.expires_in) ?? '3600';
-    let session: CheckoutSession;
-    try {
-      session = await ctx.api.checkoutSessions.create(
-        {
-          amount,
-          currency: market.currency,
-          market: f.market,
-          redirect_url: f.redirect_url ?? '',
-          expires_in: Number(expiresIn),
-          ...(f.reference ? { reference: f.reference } : {}),
-          ...(f.phone_number ? { customer: { phone_number: f.phone_number } } : {}),
-        },
-        { idempotencyKey: f.idempotency_key },
-      );
-    } catch (error) {
-      return newLinkForm(ctx, config, refusalAlert(refusal(error)));
-    }
-    return { redirect: `/dashboard/checkout-links/${session.id}`, notice: 'Checkout link created.' };
-  });
+  pages.post(
+    '/checkout-links',
+    async (ctx) => {
+      const f = ctx.fields;
+      const market = ctx.catalogue.market(f.market ?? '');
+      const exponent = market ? exponentOf(ctx, market.currency) : undefined;
+      const amount = exponent === undefined ? undefined : minorUnits(f.amount, exponent);
+      if (!market || amount === undefined) {
+        const problem = html`<p class="error" role="alert">
+          ${market ? 'Enter the amount as a number, with no more decimals than the currency has.' : 'Choose a currency.'}
+        </p>`;
+        return newLinkForm(ctx, config, problem);
+      }
+      const expiresIn = choice(EXPIRIES, f.expires_in) ?? '3600';
+      let session: CheckoutSession;
+      try {
+        session = await ctx.api.checkoutSessions.create(
+          {
+            amount,
+            currency: market.currency,
+            market: f.market,
+            redirect_url: f.redirect_url ?? '',
+            expires_in: Number(expiresIn),
+            ...(f.reference ? { reference: f.reference } : {}),
+            ...(f.phone_number ? { customer: { phone_number: f.phone_number } } : {}),
+          },
+          { idempotencyKey: f.idempotency_key },
+        );
+      } catch (error) {
+        return newLinkForm(ctx, config, refusalAlert(refusal(error)));
+      }
+      return { redirect: `/dashboard/checkout-links/${session.id}`, notice: 'Checkout link created.' };
+    },
+    'collections',
+  );
 
   pages.get('/checkout-links/:id', async (ctx) => {
     const id = pathId(ctx);

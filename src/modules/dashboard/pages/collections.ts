@@ -97,9 +97,9 @@ export function collectionPages(pages: Pages): void {
         path: '/dashboard/collections',
         title: 'Collections',
         noun: 'collections',
-        actions: html`<a class="button secondary" href="/dashboard/collections/export.csv?${exportQuery}"
-          >Export CSV</a
-        >`,
+        actions: ctx.may('exports')
+          ? html`<a class="button secondary" href="/dashboard/collections/export.csv?${exportQuery}">Export CSV</a>`
+          : html``,
         fields: [
           html`<div class="wide">
             ${field('q', 'Reference or phone number', {
@@ -128,49 +128,53 @@ export function collectionPages(pages: Pages): void {
   });
 
   // Every page of the filtered list, through the API, as one CSV file.
-  pages.get('/collections/export.csv', async (ctx) => {
-    const rows: string[] = [CSV_HEADER.join(',')];
-    for await (const c of ctx.api.collections.list({ ...collectionFilters(ctx.fields), limit: 100 })) {
-      if (rows.length > MAX_EXPORT_ROWS) {
-        return {
-          title: 'Export too large',
-          status: 422,
-          content: html`<p class="error" role="alert">
-              More than ${MAX_EXPORT_ROWS.toLocaleString('en')} collections match. Narrow the filters (a shorter date
-              range) and export again.
-            </p>
-            <p><a href="/dashboard/collections?${query(ctx.fields)}">Back to the list</a></p>`,
-        };
+  pages.get(
+    '/collections/export.csv',
+    async (ctx) => {
+      const rows: string[] = [CSV_HEADER.join(',')];
+      for await (const c of ctx.api.collections.list({ ...collectionFilters(ctx.fields), limit: 100 })) {
+        if (rows.length > MAX_EXPORT_ROWS) {
+          return {
+            title: 'Export too large',
+            status: 422,
+            content: html`<p class="error" role="alert">
+                More than ${MAX_EXPORT_ROWS.toLocaleString('en')} collections match. Narrow the filters (a shorter date
+                range) and export again.
+              </p>
+              <p><a href="/dashboard/collections?${query(ctx.fields)}">Back to the list</a></p>`,
+          };
+        }
+        rows.push(
+          [
+            c.collection_id,
+            c.created_at,
+            c.status,
+            c.market,
+            c.rail,
+            c.amount,
+            c.currency,
+            ctx.money(c.amount, c.currency),
+            c.reference,
+            c.customer.phone_number,
+            c.provider_receipt,
+            c.failure_reason,
+            c.updated_at,
+          ]
+            .map(csvCell)
+            .join(','),
+        );
       }
-      rows.push(
-        [
-          c.collection_id,
-          c.created_at,
-          c.status,
-          c.market,
-          c.rail,
-          c.amount,
-          c.currency,
-          ctx.money(c.amount, c.currency),
-          c.reference,
-          c.customer.phone_number,
-          c.provider_receipt,
-          c.failure_reason,
-          c.updated_at,
-        ]
-          .map(csvCell)
-          .join(','),
-      );
-    }
-    const day = new Date().toISOString().slice(0, 10);
-    return {
-      download: {
-        filename: `collections-${day}.csv`,
-        contentType: 'text/csv; charset=utf-8',
-        body: `${rows.join('\r\n')}\r\n`,
-      },
-    };
-  });
+      const day = new Date().toISOString().slice(0, 10);
+      return {
+        download: {
+          filename: `collections-${day}.csv`,
+          contentType: 'text/csv; charset=utf-8',
+          body: `${rows.join('\r\n')}\r\n`,
+        },
+      };
+    },
+    'exports',
+  );
 
   pages.get('/collections/:id', async (ctx) => {
     const id = pathId(ctx);
@@ -219,32 +223,38 @@ export function collectionPages(pages: Pages): void {
       title: `Collection ${c.reference}`,
       content: html`<div class="card">${details}</div>
         <div class="actions">
-          <a class="button" href="/dashboard/collections/${c.collection_id}/refund">Refund</a>
+          ${ctx.may('refunds') ? html`<a class="button" href="/dashboard/collections/${c.collection_id}/refund">Refund</a>` : ''}
           <a href="/dashboard/collections">All collections</a>
         </div>
         ${section('refunds-title', 'Refunds', refundTable)} ${section('timeline-title', 'Timeline', events)}`,
     };
   });
 
-  pages.get('/collections/:id/refund', async (ctx) =>
-    refundConfirmation(ctx, await ctx.api.collections.get(pathId(ctx))),
+  pages.get(
+    '/collections/:id/refund',
+    async (ctx) => refundConfirmation(ctx, await ctx.api.collections.get(pathId(ctx))),
+    'refunds',
   );
 
-  pages.post('/collections/:id/refund', async (ctx) => {
-    const id = pathId(ctx);
-    try {
-      const refund = await ctx.api.collections.refund(
-        id,
-        { amount: Number(ctx.fields.amount) },
-        { idempotencyKey: ctx.fields.idempotency_key },
-      );
-      return {
-        redirect: `/dashboard/collections/${id}`,
-        notice: `Refund of ${ctx.money(refund.amount, refund.currency)} requested: it is ${refund.status}.`,
-      };
-    } catch (error) {
-      if (!(error instanceof PaymentsError) || (error.status !== 409 && error.status !== 422)) throw error;
-      return refundConfirmation(ctx, await ctx.api.collections.get(id), error);
-    }
-  });
+  pages.post(
+    '/collections/:id/refund',
+    async (ctx) => {
+      const id = pathId(ctx);
+      try {
+        const refund = await ctx.api.collections.refund(
+          id,
+          { amount: Number(ctx.fields.amount) },
+          { idempotencyKey: ctx.fields.idempotency_key },
+        );
+        return {
+          redirect: `/dashboard/collections/${id}`,
+          notice: `Refund of ${ctx.money(refund.amount, refund.currency)} requested: it is ${refund.status}.`,
+        };
+      } catch (error) {
+        if (!(error instanceof PaymentsError) || (error.status !== 409 && error.status !== 422)) throw error;
+        return refundConfirmation(ctx, await ctx.api.collections.get(id), error);
+      }
+    },
+    'refunds',
+  );
 }

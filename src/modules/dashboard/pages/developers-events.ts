@@ -64,10 +64,14 @@ export function eventPages(pages: Pages): void {
           ['Last error', d.last_error ?? '—'],
           ['Queued', ctx.time(d.created_at)],
         ])}
-        <form method="post" action="${BASE}/events/${event.id}/resend" class="actions">
-          ${ctx.csrf}${idempotencyField()}<input type="hidden" name="endpoint_id" value="${d.endpoint_id}" />
-          <button type="submit" class="secondary">Resend</button>
-        </form>
+        ${
+          ctx.may('events')
+            ? html`<form method="post" action="${BASE}/events/${event.id}/resend" class="actions">
+                ${ctx.csrf}${idempotencyField()}<input type="hidden" name="endpoint_id" value="${d.endpoint_id}" />
+                <button type="submit" class="secondary">Resend</button>
+              </form>`
+            : ''
+        }
       </article>`;
     });
     return {
@@ -89,22 +93,30 @@ export function eventPages(pages: Pages): void {
               ? html`<p class="card">No delivery: no endpoint subscribed to this type when it happened.</p>`
               : cards
           }
-          <form method="post" action="${BASE}/events/${event.id}/resend" class="actions">
-            ${ctx.csrf}${idempotencyField()}
-            <button type="submit" class="secondary">Resend to every subscribed endpoint</button>
-          </form>
+          ${
+            ctx.may('events')
+              ? html`<form method="post" action="${BASE}/events/${event.id}/resend" class="actions">
+                  ${ctx.csrf}${idempotencyField()}
+                  <button type="submit" class="secondary">Resend to every subscribed endpoint</button>
+                </form>`
+              : ''
+          }
         </section>`,
     };
   });
 
-  pages.post('/developers/events/:id/resend', async (ctx) => {
-    const id = pathId(ctx);
-    const endpointId = ctx.fields.endpoint_id;
-    const resent = await ctx.api.events.resend(id, endpointId ? { endpoint_id: endpointId } : {}, once(ctx));
-    const n = resent.data.length;
-    return {
-      redirect: `${BASE}/events/${id}`,
-      notice: `Resent: ${n} ${n === 1 ? 'delivery' : 'deliveries'} queued, one attempt each (reload to follow).`,
-    };
-  });
+  pages.post(
+    '/developers/events/:id/resend',
+    async (ctx) => {
+      const id = pathId(ctx);
+      const endpointId = ctx.fields.endpoint_id;
+      const resent = await ctx.api.events.resend(id, endpointId ? { endpoint_id: endpointId } : {}, once(ctx));
+      const n = resent.data.length;
+      return {
+        redirect: `${BASE}/events/${id}`,
+        notice: `Resent: ${n} ${n === 1 ? 'delivery' : 'deliveries'} queued, one attempt each (reload to follow).`,
+      };
+    },
+    'events',
+  );
 }

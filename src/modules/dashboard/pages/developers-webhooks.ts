@@ -154,10 +154,14 @@ webhook-signature: v1,… (one per signing secret in use)</pre>
             attempts,
           )
     }
-    <form method="post" action="${BASE}/webhooks/${endpoint.id}/resend" class="actions">
-      ${ctx.csrf}${idempotencyField()}<input type="hidden" name="event_id" value="${d.event_id}" />
-      <button type="submit" class="secondary">Resend</button>
-    </form>
+    ${
+      ctx.may('events')
+        ? html`<form method="post" action="${BASE}/webhooks/${endpoint.id}/resend" class="actions">
+            ${ctx.csrf}${idempotencyField()}<input type="hidden" name="event_id" value="${d.event_id}" />
+            <button type="submit" class="secondary">Resend</button>
+          </form>`
+        : ''
+    }
   </article>`;
 }
 
@@ -177,48 +181,60 @@ export function webhookPages(pages: Pages): void {
     return {
       title: 'Webhooks',
       content: html`${sectionNav('webhooks')}
-        <p class="actions"><a class="button" href="${BASE}/webhooks/new">Add an endpoint</a></p>
-        ${
-          data.length === 0
-            ? html`<p class="card">No endpoint yet: add one to receive events as they happen.</p>`
-            : dataTable('Webhook endpoints', ['URL', 'Description', 'Event types', 'Status', 'Created'], rows)
-        }`,
+      ${
+        ctx.may('webhooks')
+          ? html`<p class="actions"><a class="button" href="${BASE}/webhooks/new">Add an endpoint</a></p>`
+          : ''
+      }
+      ${
+        data.length === 0
+          ? html`<p class="card">No endpoint yet: add one to receive events as they happen.</p>`
+          : dataTable('Webhook endpoints', ['URL', 'Description', 'Event types', 'Status', 'Created'], rows)
+      }`,
     };
   });
 
-  pages.get('/developers/webhooks/new', async (ctx) => ({
-    title: 'Add a webhook endpoint',
-    content: html`${sectionNav('webhooks')}
-    ${endpointForm(ctx, `${BASE}/webhooks/new`, 'Add endpoint', { url: '', description: '', events: [ALL_EVENTS] })}`,
-  }));
+  pages.get(
+    '/developers/webhooks/new',
+    async (ctx) => ({
+      title: 'Add a webhook endpoint',
+      content: html`${sectionNav('webhooks')}
+      ${endpointForm(ctx, `${BASE}/webhooks/new`, 'Add endpoint', { url: '', description: '', events: [ALL_EVENTS] })}`,
+    }),
+    'webhooks',
+  );
 
-  pages.post('/developers/webhooks/new', async (ctx) => {
-    const values = sentValues(ctx);
-    try {
-      const created = await ctx.api.webhookEndpoints.create(
-        {
-          url: values.url,
-          enabled_events: values.events as EnabledEvents,
-          ...(values.description === '' ? {} : { description: values.description }),
-        },
-        once(ctx),
-      );
-      return secretShown(
-        ctx,
-        'Endpoint added',
-        created,
-        html`<p>Deliveries to <code>${created.url}</code> start now.</p>`,
-      );
-    } catch (error) {
-      const problem = refusalAlert(refusal(error));
-      return {
-        title: 'Add a webhook endpoint',
-        status: 400,
-        content: html`${sectionNav('webhooks')}
-        ${endpointForm(ctx, `${BASE}/webhooks/new`, 'Add endpoint', values, problem)}`,
-      };
-    }
-  });
+  pages.post(
+    '/developers/webhooks/new',
+    async (ctx) => {
+      const values = sentValues(ctx);
+      try {
+        const created = await ctx.api.webhookEndpoints.create(
+          {
+            url: values.url,
+            enabled_events: values.events as EnabledEvents,
+            ...(values.description === '' ? {} : { description: values.description }),
+          },
+          once(ctx),
+        );
+        return secretShown(
+          ctx,
+          'Endpoint added',
+          created,
+          html`<p>Deliveries to <code>${created.url}</code> start now.</p>`,
+        );
+      } catch (error) {
+        const problem = refusalAlert(refusal(error));
+        return {
+          title: 'Add a webhook endpoint',
+          status: 400,
+          content: html`${sectionNav('webhooks')}
+          ${endpointForm(ctx, `${BASE}/webhooks/new`, 'Add endpoint', values, problem)}`,
+        };
+      }
+    },
+    'webhooks',
+  );
 
   pages.get('/developers/webhooks/:id', async (ctx) => {
     const id = pathId(ctx);
@@ -235,17 +251,21 @@ export function webhookPages(pages: Pages): void {
     return {
       title: 'Webhook endpoint',
       content: html`${sectionNav('webhooks')} ${endpointFacts(ctx, endpoint)}
-        <div class="actions">
-          <a class="button secondary" href="${BASE}/webhooks/${id}/edit">Edit</a>
-          <form method="post" action="${BASE}/webhooks/${id}/test" class="inline">
-            ${ctx.csrf}${idempotencyField()}<button type="submit">Send test event</button>
-          </form>
-          <form method="post" action="${BASE}/webhooks/${id}/status" class="inline">
-            ${ctx.csrf}<input type="hidden" name="status" value="${enabled ? 'disabled' : 'enabled'}" />
-            <button type="submit" class="secondary">${enabled ? 'Disable' : 'Enable'}</button>
-          </form>
-          <a class="button secondary" href="${BASE}/webhooks/${id}/roll-secret">Roll secret</a>
-        </div>
+        ${
+          ctx.may('webhooks')
+            ? html`<div class="actions">
+                <a class="button secondary" href="${BASE}/webhooks/${id}/edit">Edit</a>
+                <form method="post" action="${BASE}/webhooks/${id}/test" class="inline">
+                  ${ctx.csrf}${idempotencyField()}<button type="submit">Send test event</button>
+                </form>
+                <form method="post" action="${BASE}/webhooks/${id}/status" class="inline">
+                  ${ctx.csrf}<input type="hidden" name="status" value="${enabled ? 'disabled' : 'enabled'}" />
+                  <button type="submit" class="secondary">${enabled ? 'Disable' : 'Enable'}</button>
+                </form>
+                <a class="button secondary" href="${BASE}/webhooks/${id}/roll-secret">Roll secret</a>
+              </div>`
+            : ''
+        }
         <section aria-labelledby="log-title">
           <h2 id="log-title">Delivery log</h2>
           <form method="get" action="${BASE}/webhooks/${id}" class="filters">
@@ -272,98 +292,126 @@ export function webhookPages(pages: Pages): void {
     };
   });
 
-  pages.get('/developers/webhooks/:id/edit', async (ctx) => {
-    const e = await ctx.api.webhookEndpoints.get(pathId(ctx));
-    return {
-      title: 'Edit the webhook endpoint',
-      content: html`${sectionNav('webhooks')}
-        ${endpointForm(ctx, `${BASE}/webhooks/${e.id}/edit`, 'Save changes', {
-          url: e.url,
-          description: e.description ?? '',
-          events: e.enabled_events,
-        })}
-        <p><a href="${BASE}/webhooks/${e.id}">Back to the endpoint</a></p>`,
-    };
-  });
-
-  pages.post('/developers/webhooks/:id/edit', async (ctx) => {
-    const id = pathId(ctx);
-    const values = sentValues(ctx);
-    try {
-      await ctx.api.webhookEndpoints.update(id, {
-        url: values.url,
-        enabled_events: values.events as EnabledEvents,
-        description: values.description === '' ? null : values.description,
-      });
-    } catch (error) {
-      const problem = refusalAlert(refusal(error));
+  pages.get(
+    '/developers/webhooks/:id/edit',
+    async (ctx) => {
+      const e = await ctx.api.webhookEndpoints.get(pathId(ctx));
       return {
         title: 'Edit the webhook endpoint',
-        status: 400,
         content: html`${sectionNav('webhooks')}
-        ${endpointForm(ctx, `${BASE}/webhooks/${id}/edit`, 'Save changes', values, problem)}`,
+          ${endpointForm(ctx, `${BASE}/webhooks/${e.id}/edit`, 'Save changes', {
+            url: e.url,
+            description: e.description ?? '',
+            events: e.enabled_events,
+          })}
+          <p><a href="${BASE}/webhooks/${e.id}">Back to the endpoint</a></p>`,
       };
-    }
-    return { redirect: `${BASE}/webhooks/${id}`, notice: 'Endpoint saved.' };
-  });
+    },
+    'webhooks',
+  );
 
-  pages.post('/developers/webhooks/:id/status', async (ctx) => {
-    const id = pathId(ctx);
-    const status = ctx.fields.status === 'enabled' ? 'enabled' : 'disabled';
-    await ctx.api.webhookEndpoints.update(id, { status });
-    return {
-      redirect: `${BASE}/webhooks/${id}`,
-      notice:
-        status === 'enabled'
-          ? 'Endpoint enabled: it receives deliveries again.'
-          : 'Endpoint disabled: it receives no deliveries until it is enabled.',
-    };
-  });
+  pages.post(
+    '/developers/webhooks/:id/edit',
+    async (ctx) => {
+      const id = pathId(ctx);
+      const values = sentValues(ctx);
+      try {
+        await ctx.api.webhookEndpoints.update(id, {
+          url: values.url,
+          enabled_events: values.events as EnabledEvents,
+          description: values.description === '' ? null : values.description,
+        });
+      } catch (error) {
+        const problem = refusalAlert(refusal(error));
+        return {
+          title: 'Edit the webhook endpoint',
+          status: 400,
+          content: html`${sectionNav('webhooks')}
+          ${endpointForm(ctx, `${BASE}/webhooks/${id}/edit`, 'Save changes', values, problem)}`,
+        };
+      }
+      return { redirect: `${BASE}/webhooks/${id}`, notice: 'Endpoint saved.' };
+    },
+    'webhooks',
+  );
 
-  pages.get('/developers/webhooks/:id/roll-secret', async (ctx) => {
-    const e = await ctx.api.webhookEndpoints.get(pathId(ctx));
-    return {
-      title: 'Roll the signing secret?',
-      content: html`${sectionNav('webhooks')} ${endpointFacts(ctx, e)}
-        <p>
-          The endpoint gets a new signing secret, shown once on the next page. For the next 24 hours every delivery is
-          signed with both the new and the current secret, so your receiver can switch without rejecting an event.
-        </p>
-        <form method="post" action="${BASE}/webhooks/${e.id}/roll-secret">
-          ${ctx.csrf}${idempotencyField()}
-          <div class="actions">
-            <button type="submit" class="danger">Roll secret</button>
-            ${cancel(`${BASE}/webhooks/${e.id}`)}
-          </div>
-        </form>`,
-    };
-  });
+  pages.post(
+    '/developers/webhooks/:id/status',
+    async (ctx) => {
+      const id = pathId(ctx);
+      const status = ctx.fields.status === 'enabled' ? 'enabled' : 'disabled';
+      await ctx.api.webhookEndpoints.update(id, { status });
+      return {
+        redirect: `${BASE}/webhooks/${id}`,
+        notice:
+          status === 'enabled'
+            ? 'Endpoint enabled: it receives deliveries again.'
+            : 'Endpoint disabled: it receives no deliveries until it is enabled.',
+      };
+    },
+    'webhooks',
+  );
 
-  pages.post('/developers/webhooks/:id/roll-secret', async (ctx) => {
-    const rolled = await ctx.api.webhookEndpoints.rotateSecret(pathId(ctx), once(ctx));
-    return secretShown(
-      ctx,
-      'Secret rolled',
-      rolled,
-      html`<p>The previous secret keeps signing until ${ctx.time(rolled.previous_secret_expires_at)}.</p>`,
-    );
-  });
+  pages.get(
+    '/developers/webhooks/:id/roll-secret',
+    async (ctx) => {
+      const e = await ctx.api.webhookEndpoints.get(pathId(ctx));
+      return {
+        title: 'Roll the signing secret?',
+        content: html`${sectionNav('webhooks')} ${endpointFacts(ctx, e)}
+          <p>
+            The endpoint gets a new signing secret, shown once on the next page. For the next 24 hours every delivery is
+            signed with both the new and the current secret, so your receiver can switch without rejecting an event.
+          </p>
+          <form method="post" action="${BASE}/webhooks/${e.id}/roll-secret">
+            ${ctx.csrf}${idempotencyField()}
+            <div class="actions">
+              <button type="submit" class="danger">Roll secret</button>
+              ${cancel(`${BASE}/webhooks/${e.id}`)}
+            </div>
+          </form>`,
+      };
+    },
+    'webhooks',
+  );
 
-  pages.post('/developers/webhooks/:id/test', async (ctx) => {
-    const id = pathId(ctx);
-    await ctx.api.webhookEndpoints.test(id, once(ctx));
-    return {
-      redirect: `${BASE}/webhooks/${id}`,
-      notice: `A ${TEST_EVENT_TYPE} event is on its way: its delivery is at the top of the log (reload to follow it).`,
-    };
-  });
+  pages.post(
+    '/developers/webhooks/:id/roll-secret',
+    async (ctx) => {
+      const rolled = await ctx.api.webhookEndpoints.rotateSecret(pathId(ctx), once(ctx));
+      return secretShown(
+        ctx,
+        'Secret rolled',
+        rolled,
+        html`<p>The previous secret keeps signing until ${ctx.time(rolled.previous_secret_expires_at)}.</p>`,
+      );
+    },
+    'webhooks',
+  );
 
-  pages.post('/developers/webhooks/:id/resend', async (ctx) => {
-    const id = pathId(ctx);
-    await ctx.api.events.resend(ctx.fields.event_id ?? '', { endpoint_id: id }, once(ctx));
-    return {
-      redirect: `${BASE}/webhooks/${id}`,
-      notice: 'Resent: a new delivery is at the top of the log (reload to follow it).',
-    };
-  });
+  pages.post(
+    '/developers/webhooks/:id/test',
+    async (ctx) => {
+      const id = pathId(ctx);
+      await ctx.api.webhookEndpoints.test(id, once(ctx));
+      return {
+        redirect: `${BASE}/webhooks/${id}`,
+        notice: `A ${TEST_EVENT_TYPE} event is on its way: its delivery is at the top of the log (reload to follow it).`,
+      };
+    },
+    'webhooks',
+  );
+
+  pages.post(
+    '/developers/webhooks/:id/resend',
+    async (ctx) => {
+      const id = pathId(ctx);
+      await ctx.api.events.resend(ctx.fields.event_id ?? '', { endpoint_id: id }, once(ctx));
+      return {
+        redirect: `${BASE}/webhooks/${id}`,
+        notice: 'Resent: a new delivery is at the top of the log (reload to follow it).',
+      };
+    },
+    'events',
+  );
 }

@@ -148,8 +148,9 @@ export function homePage(pages: Pages): void {
       ctx.api.collections.list({ status: 'failed', limit: 5 }).firstPage(),
     ]);
     const currencies = balances.data.map((b) => b.currency);
+    // The charts are drawn from the settlement reports: a role without `reports` sees the balances and failures only.
     const charts = await Promise.all(
-      currencies.map(async (currency) => {
+      (ctx.may('reports') ? currencies : []).map(async (currency) => {
         const reports = await Promise.all(dates.map((date) => ctx.api.reports.settlement({ date, currency })));
         const weeks = railWeeks(dates, reports);
         return weeks.length === 0
@@ -174,10 +175,14 @@ export function homePage(pages: Pages): void {
               </div>`
         }
       </section>
-      <section aria-labelledby="volume-title">
-        <h2 id="volume-title">Last ${DAYS} days</h2>
-        ${charts}
-      </section>
+      ${
+        ctx.may('reports')
+          ? html`<section aria-labelledby="volume-title">
+              <h2 id="volume-title">Last ${DAYS} days</h2>
+              ${charts}
+            </section>`
+          : ''
+      }
       <section aria-labelledby="failures-title">
         <h2 id="failures-title">Latest failures</h2>
         ${

@@ -89,7 +89,7 @@ export function payoutPages(pages: Pages): void {
         path: '/dashboard/payouts',
         title: 'Payouts',
         noun: 'payouts',
-        actions: html`<a class="button" href="/dashboard/payouts/new">New payout</a>`,
+        actions: ctx.may('payouts') ? html`<a class="button" href="/dashboard/payouts/new">New payout</a>` : html``,
         fields: commonFields(ctx.fields, PAYOUT_STATUSES),
         headers: ['Reference', { label: 'Amount', num: true }, 'Status', 'Rail', 'Created'],
         row: (p) =>
@@ -105,89 +105,97 @@ export function payoutPages(pages: Pages): void {
     ),
   );
 
-  pages.get('/payouts/new', async (ctx) => payoutForm(ctx));
+  pages.get('/payouts/new', async (ctx) => payoutForm(ctx), 'payouts');
 
-  pages.get('/payouts/new/confirm', async (ctx) => {
-    const f = ctx.fields;
-    if (!f.beneficiary_id) return payoutForm(ctx, 'Choose a beneficiary.');
-    if (!f.route_id) return payoutForm(ctx, 'Choose a route.');
-    if (!f.reference?.trim()) return payoutForm(ctx, 'Enter a reference.');
-    const [beneficiary, route] = await Promise.all([
-      ctx.api.beneficiaries.get(f.beneficiary_id),
-      ctx.api.routes.get(f.route_id),
-    ]);
-    const exponent = exponentOf(ctx, route.source);
-    const amount = exponent === undefined ? undefined : minorUnits(f.amount, exponent);
-    if (amount === undefined)
-      return payoutForm(
-        ctx,
-        `Enter the amount as a number in ${route.source}, like ${ctx.money(150_000, route.source)}.`,
-      );
-    const back = `/dashboard/payouts/new?${query({ ...f })}`;
-    return {
-      title: 'Confirm the payout',
-      content: html`<div class="card">
-        <p class="question">Pay ${ctx.money(amount, route.source)} to ${destination(beneficiary)}?</p>
-        ${facts([
-          ['Route', routeLabel(ctx, route)],
-          ['Reference', f.reference],
-        ])}
-        <p class="muted">
-          The amount is reserved from your ${route.source} balance at once; the payout then shows the fee and what the
-          recipient receives.
-        </p>
-        <form method="post" action="/dashboard/payouts">
-          ${ctx.csrf} ${idempotencyField()}
-          <input type="hidden" name="beneficiary_id" value="${beneficiary.beneficiary_id}" />
-          <input type="hidden" name="route_id" value="${route.route_id}" />
-          <input type="hidden" name="amount" value="${String(amount)}" />
-          <input type="hidden" name="amount_entered" value="${f.amount ?? ''}" />
-          <input type="hidden" name="reference" value="${f.reference}" />
-          <div class="actions">
-            <button type="submit">Confirm</button>
-            <a class="button secondary" href="${back}">Cancel</a>
-          </div>
-        </form>
-      </div>`,
-    };
-  });
+  pages.get(
+    '/payouts/new/confirm',
+    async (ctx) => {
+      const f = ctx.fields;
+      if (!f.beneficiary_id) return payoutForm(ctx, 'Choose a beneficiary.');
+      if (!f.route_id) return payoutForm(ctx, 'Choose a route.');
+      if (!f.reference?.trim()) return payoutForm(ctx, 'Enter a reference.');
+      const [beneficiary, route] = await Promise.all([
+        ctx.api.beneficiaries.get(f.beneficiary_id),
+        ctx.api.routes.get(f.route_id),
+      ]);
+      const exponent = exponentOf(ctx, route.source);
+      const amount = exponent === undefined ? undefined : minorUnits(f.amount, exponent);
+      if (amount === undefined)
+        return payoutForm(
+          ctx,
+          `Enter the amount as a number in ${route.source}, like ${ctx.money(150_000, route.source)}.`,
+        );
+      const back = `/dashboard/payouts/new?${query({ ...f })}`;
+      return {
+        title: 'Confirm the payout',
+        content: html`<div class="card">
+          <p class="question">Pay ${ctx.money(amount, route.source)} to ${destination(beneficiary)}?</p>
+          ${facts([
+            ['Route', routeLabel(ctx, route)],
+            ['Reference', f.reference],
+          ])}
+          <p class="muted">
+            The amount is reserved from your ${route.source} balance at once; the payout then shows the fee and what the
+            recipient receives.
+          </p>
+          <form method="post" action="/dashboard/payouts">
+            ${ctx.csrf} ${idempotencyField()}
+            <input type="hidden" name="beneficiary_id" value="${beneficiary.beneficiary_id}" />
+            <input type="hidden" name="route_id" value="${route.route_id}" />
+            <input type="hidden" name="amount" value="${String(amount)}" />
+            <input type="hidden" name="amount_entered" value="${f.amount ?? ''}" />
+            <input type="hidden" name="reference" value="${f.reference}" />
+            <div class="actions">
+              <button type="submit">Confirm</button>
+              <a class="button secondary" href="${back}">Cancel</a>
+            </div>
+          </form>
+        </div>`,
+      };
+    },
+    'payouts',
+  );
 
-  pages.post('/payouts', async (ctx) => {
-    const f = ctx.fields;
-    try {
-      const payout = await ctx.api.payouts.create(
-        {
+  pages.post(
+    '/payouts',
+    async (ctx) => {
+      const f = ctx.fields;
+      try {
+        const payout = await ctx.api.payouts.create(
+          {
+            beneficiary_id: f.beneficiary_id ?? '',
+            route_id: f.route_id ?? '',
+            amount: Number(f.amount),
+            reference: f.reference ?? '',
+          },
+          { idempotencyKey: f.idempotency_key },
+        );
+        return {
+          redirect: `/dashboard/payouts/${payout.transaction_id}`,
+          notice: `Payout of ${ctx.money(payout.source_amount, payout.source_currency)} committed: it is ${payout.status}.`,
+        };
+      } catch (error) {
+        if (!(error instanceof PaymentsError) || (error.status !== 409 && error.status !== 422)) throw error;
+        const back = query({
           beneficiary_id: f.beneficiary_id ?? '',
           route_id: f.route_id ?? '',
-          amount: Number(f.amount),
+          amount: f.amount_entered ?? '',
           reference: f.reference ?? '',
-        },
-        { idempotencyKey: f.idempotency_key },
-      );
-      return {
-        redirect: `/dashboard/payouts/${payout.transaction_id}`,
-        notice: `Payout of ${ctx.money(payout.source_amount, payout.source_currency)} committed: it is ${payout.status}.`,
-      };
-    } catch (error) {
-      if (!(error instanceof PaymentsError) || (error.status !== 409 && error.status !== 422)) throw error;
-      const back = query({
-        beneficiary_id: f.beneficiary_id ?? '',
-        route_id: f.route_id ?? '',
-        amount: f.amount_entered ?? '',
-        reference: f.reference ?? '',
-      });
-      return {
-        title: 'Payout not made',
-        status: error.status,
-        content: html`<p class="error" role="alert">
-            ${error.problem.detail} <span class="muted">(${error.code})</span>
-          </p>
-          <p>
-            <a href="/dashboard/payouts/new?${back}">Back to the form</a> · <a href="/dashboard/payouts">Payouts</a>
-          </p>`,
-      };
-    }
-  });
+        });
+        return {
+          title: 'Payout not made',
+          status: error.status,
+          content: html`<p class="error" role="alert">
+              ${error.problem.detail} <span class="muted">(${error.code})</span>
+            </p>
+            <p>
+              <a href="/dashboard/payouts/new?${back}">Back to the form</a> · <a href="/dashboard/payouts">Payouts</a>
+            </p>`,
+        };
+      }
+    },
+    'payouts',
+  );
 
   pages.get('/payouts/:id', async (ctx) => {
     const p = await ctx.api.payouts.get(pathId(ctx));

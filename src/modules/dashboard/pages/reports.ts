@@ -126,39 +126,47 @@ function reportContent(report: SettlementReport, ctx: PageContext): Html {
 }
 
 export function reportPages(pages: Pages): void {
-  pages.get('/reports', async (ctx) => {
-    const { date, currency, currencies } = await reportQuery(ctx);
-    const form = html`<form method="get" action="/dashboard/reports" class="filters">
-      ${field('date', 'Day (UTC)', { type: 'date', value: date, required: true })}
-      ${selectField(
-        'currency',
-        'Currency',
-        currencies.map((c): [string, string] => [c, c]),
-        currency,
-      )}
-      <div class="field"><button type="submit">Show report</button></div>
-    </form>`;
-    let report: SettlementReport;
-    try {
-      report = await ctx.api.reports.settlement({ date, currency });
-    } catch (error) {
-      const problem = refusal(error);
-      return { title: 'Settlement report', status: problem.status, content: html`${form}${refusalAlert(problem)}` };
-    }
-    const csv = `/dashboard/reports/settlement.csv?${new URLSearchParams({ date, currency }).toString()}`;
-    const content = html`${form}
-      <p class="actions">
-        <span>${report.currency} on ${report.date} (UTC)</span>
-        <a class="button secondary" href="${csv}">Download CSV</a>
-      </p>
-      ${reportContent(report, ctx)}`;
-    return { title: 'Settlement report', content };
-  });
+  pages.get(
+    '/reports',
+    async (ctx) => {
+      const { date, currency, currencies } = await reportQuery(ctx);
+      const form = html`<form method="get" action="/dashboard/reports" class="filters">
+        ${field('date', 'Day (UTC)', { type: 'date', value: date, required: true })}
+        ${selectField(
+          'currency',
+          'Currency',
+          currencies.map((c): [string, string] => [c, c]),
+          currency,
+        )}
+        <div class="field"><button type="submit">Show report</button></div>
+      </form>`;
+      let report: SettlementReport;
+      try {
+        report = await ctx.api.reports.settlement({ date, currency });
+      } catch (error) {
+        const problem = refusal(error);
+        return { title: 'Settlement report', status: problem.status, content: html`${form}${refusalAlert(problem)}` };
+      }
+      const csv = `/dashboard/reports/settlement.csv?${new URLSearchParams({ date, currency }).toString()}`;
+      const content = html`${form}
+        <p class="actions">
+          <span>${report.currency} on ${report.date} (UTC)</span>
+          ${ctx.may('exports') ? html`<a class="button secondary" href="${csv}">Download CSV</a>` : ''}
+        </p>
+        ${reportContent(report, ctx)}`;
+      return { title: 'Settlement report', content };
+    },
+    'reports',
+  );
 
-  pages.get('/reports/settlement.csv', async (ctx) => {
-    const date = ctx.fields.date ?? '';
-    const currency = ctx.fields.currency ?? '';
-    const body = await ctx.api.reports.settlementCsv({ date, currency });
-    return { download: { filename: `settlement-${date}-${currency}.csv`, contentType: 'text/csv', body } };
-  });
+  pages.get(
+    '/reports/settlement.csv',
+    async (ctx) => {
+      const date = ctx.fields.date ?? '';
+      const currency = ctx.fields.currency ?? '';
+      const body = await ctx.api.reports.settlementCsv({ date, currency });
+      return { download: { filename: `settlement-${date}-${currency}.csv`, contentType: 'text/csv', body } };
+    },
+    'exports',
+  );
 }

@@ -138,24 +138,28 @@ async function panel(ctx: PageContext, problem?: Html, status = 200): Promise<Pa
       Everything here goes through the simulate endpoints of the API, with their rules: an outcome the lifecycle cannot
       reach from an object’s status is refused.
     </p>
-    <section aria-labelledby="create-title">
-      <h2 id="create-title">Create a test collection</h2>
-      <form method="post" action="/dashboard/sandbox/collections" class="card">
-        ${ctx.csrf}${idempotencyField()} ${selectField('rail', 'Market and rail', railOptions(ctx), f.rail ?? '')}
-        ${field('amount', 'Amount', {
-          value: f.amount ?? '1000',
-          required: true,
-          hint: 'In the market currency’s main unit.',
-          attributes: 'inputmode="decimal" autocomplete="off"',
-        })}
-        ${selectField('test_number', 'Payer’s number', Object.entries(TEST_NUMBERS), f.test_number ?? '0005')}
-        <p class="muted">
-          A test number of the rail’s country ending in these digits: the simulator does what it says (on a bank
-          transfer, the reference ends in them).
-        </p>
-        <button type="submit">Create test collection</button>
-      </form>
-    </section>
+    ${
+      ctx.may('collections')
+        ? html`<section aria-labelledby="create-title">
+            <h2 id="create-title">Create a test collection</h2>
+            <form method="post" action="/dashboard/sandbox/collections" class="card">
+              ${ctx.csrf}${idempotencyField()} ${selectField('rail', 'Market and rail', railOptions(ctx), f.rail ?? '')}
+              ${field('amount', 'Amount', {
+                value: f.amount ?? '1000',
+                required: true,
+                hint: 'In the market currency’s main unit.',
+                attributes: 'inputmode="decimal" autocomplete="off"',
+              })}
+              ${selectField('test_number', 'Payer’s number', Object.entries(TEST_NUMBERS), f.test_number ?? '0005')}
+              <p class="muted">
+                A test number of the rail’s country ending in these digits: the simulator does what it says (on a bank
+                transfer, the reference ends in them).
+              </p>
+              <button type="submit">Create test collection</button>
+            </form>
+          </section>`
+        : ''
+    }
     <section aria-labelledby="drive-collection">
       <h2 id="drive-collection" tabindex="-1">Drive a collection</h2>
       ${
@@ -245,83 +249,103 @@ const incomplete = (ctx: PageContext, what: string): Promise<PageResult> =>
   panel(ctx, html`<p class="error" role="alert">${what}</p>`, 400);
 
 export function sandboxPages(pages: Pages): void {
-  pages.get('/sandbox', async (ctx) => (ctx.session.environment === 'sandbox' ? panel(ctx) : notInSandbox()));
+  pages.get(
+    '/sandbox',
+    async (ctx) => (ctx.session.environment === 'sandbox' ? panel(ctx) : notInSandbox()),
+    'sandbox',
+  );
 
-  pages.post('/sandbox/collections', async (ctx) => {
-    if (ctx.session.environment !== 'sandbox') return notInSandbox();
-    const f = ctx.fields;
-    const [market = '', rail = ''] = (f.rail ?? '').split('/');
-    const digits = choice(TEST_NUMBERS, f.test_number);
-    const body = digits && testCollection(ctx, market, rail, digits, f.amount ?? '');
-    if (!body) return incomplete(ctx, 'Choose a rail and a test number, and enter the amount as a number.');
-    try {
-      const made = await ctx.api.collections.create(market, rail, body, { idempotencyKey: f.idempotency_key });
-      return {
-        redirect: `/dashboard/sandbox?collection_id=${made.collection_id}#drive-collection`,
-        notice: `Test collection ${made.reference} created: ${made.status}.`,
-      };
-    } catch (error) {
-      return refused(ctx, error);
-    }
-  });
+  pages.post(
+    '/sandbox/collections',
+    async (ctx) => {
+      if (ctx.session.environment !== 'sandbox') return notInSandbox();
+      const f = ctx.fields;
+      const [market = '', rail = ''] = (f.rail ?? '').split('/');
+      const digits = choice(TEST_NUMBERS, f.test_number);
+      const body = digits && testCollection(ctx, market, rail, digits, f.amount ?? '');
+      if (!body) return incomplete(ctx, 'Choose a rail and a test number, and enter the amount as a number.');
+      try {
+        const made = await ctx.api.collections.create(market, rail, body, { idempotencyKey: f.idempotency_key });
+        return {
+          redirect: `/dashboard/sandbox?collection_id=${made.collection_id}#drive-collection`,
+          notice: `Test collection ${made.reference} created: ${made.status}.`,
+        };
+      } catch (error) {
+        return refused(ctx, error);
+      }
+    },
+    'collections',
+  );
 
-  pages.post('/sandbox/collections/simulate', async (ctx) => {
-    if (ctx.session.environment !== 'sandbox') return notInSandbox();
-    const f = ctx.fields;
-    const outcome = choice(COLLECTION_OUTCOMES, f.collection_outcome);
-    const reason = choice(COLLECTION_REASONS, f.collection_reason);
-    if (!f.collection_id || !outcome) return incomplete(ctx, 'Give the collection’s id and choose an outcome.');
-    try {
-      const moved = await ctx.api.sandbox.simulateCollection(
-        f.collection_id,
-        { outcome, ...(outcome === 'failed' && reason ? { reason } : {}) },
-        { idempotencyKey: f.idempotency_key },
-      );
-      return {
-        redirect: '/dashboard/sandbox',
-        notice: `Collection ${moved.reference} (${moved.collection_id}) is now ${moved.status}.`,
-      };
-    } catch (error) {
-      return refused(ctx, error);
-    }
-  });
+  pages.post(
+    '/sandbox/collections/simulate',
+    async (ctx) => {
+      if (ctx.session.environment !== 'sandbox') return notInSandbox();
+      const f = ctx.fields;
+      const outcome = choice(COLLECTION_OUTCOMES, f.collection_outcome);
+      const reason = choice(COLLECTION_REASONS, f.collection_reason);
+      if (!f.collection_id || !outcome) return incomplete(ctx, 'Give the collection’s id and choose an outcome.');
+      try {
+        const moved = await ctx.api.sandbox.simulateCollection(
+          f.collection_id,
+          { outcome, ...(outcome === 'failed' && reason ? { reason } : {}) },
+          { idempotencyKey: f.idempotency_key },
+        );
+        return {
+          redirect: '/dashboard/sandbox',
+          notice: `Collection ${moved.reference} (${moved.collection_id}) is now ${moved.status}.`,
+        };
+      } catch (error) {
+        return refused(ctx, error);
+      }
+    },
+    'sandbox',
+  );
 
-  pages.post('/sandbox/refunds/simulate', async (ctx) => {
-    if (ctx.session.environment !== 'sandbox') return notInSandbox();
-    const f = ctx.fields;
-    const outcome = choice(REFUND_OUTCOMES, f.refund_outcome);
-    const reason = choice(REFUND_REASONS, f.refund_reason);
-    if (!f.refund_id || !outcome) return incomplete(ctx, 'Give the refund’s id and choose an outcome.');
-    try {
-      const moved = await ctx.api.sandbox.simulateRefund(
-        f.refund_id,
-        { outcome, ...(outcome === 'failed' && reason ? { reason } : {}) },
-        { idempotencyKey: f.idempotency_key },
-      );
-      return { redirect: '/dashboard/sandbox', notice: `Refund ${moved.refund_id} is now ${moved.status}.` };
-    } catch (error) {
-      return refused(ctx, error);
-    }
-  });
+  pages.post(
+    '/sandbox/refunds/simulate',
+    async (ctx) => {
+      if (ctx.session.environment !== 'sandbox') return notInSandbox();
+      const f = ctx.fields;
+      const outcome = choice(REFUND_OUTCOMES, f.refund_outcome);
+      const reason = choice(REFUND_REASONS, f.refund_reason);
+      if (!f.refund_id || !outcome) return incomplete(ctx, 'Give the refund’s id and choose an outcome.');
+      try {
+        const moved = await ctx.api.sandbox.simulateRefund(
+          f.refund_id,
+          { outcome, ...(outcome === 'failed' && reason ? { reason } : {}) },
+          { idempotencyKey: f.idempotency_key },
+        );
+        return { redirect: '/dashboard/sandbox', notice: `Refund ${moved.refund_id} is now ${moved.status}.` };
+      } catch (error) {
+        return refused(ctx, error);
+      }
+    },
+    'sandbox',
+  );
 
-  pages.post('/sandbox/payouts/simulate', async (ctx) => {
-    if (ctx.session.environment !== 'sandbox') return notInSandbox();
-    const f = ctx.fields;
-    const outcome = choice(PAYOUT_OUTCOMES, f.payout_outcome);
-    const reason = choice(PAYOUT_REASONS, f.payout_reason);
-    if (!f.payout_id || !outcome) return incomplete(ctx, 'Give the payout’s id and choose an outcome.');
-    try {
-      const moved = await ctx.api.sandbox.simulatePayout(
-        f.payout_id,
-        { outcome, ...(outcome === 'failed' && reason ? { reason } : {}) },
-        { idempotencyKey: f.idempotency_key },
-      );
-      return {
-        redirect: '/dashboard/sandbox',
-        notice: `Payout ${moved.reference} (${moved.transaction_id}) is now ${moved.status}.`,
-      };
-    } catch (error) {
-      return refused(ctx, error);
-    }
-  });
+  pages.post(
+    '/sandbox/payouts/simulate',
+    async (ctx) => {
+      if (ctx.session.environment !== 'sandbox') return notInSandbox();
+      const f = ctx.fields;
+      const outcome = choice(PAYOUT_OUTCOMES, f.payout_outcome);
+      const reason = choice(PAYOUT_REASONS, f.payout_reason);
+      if (!f.payout_id || !outcome) return incomplete(ctx, 'Give the payout’s id and choose an outcome.');
+      try {
+        const moved = await ctx.api.sandbox.simulatePayout(
+          f.payout_id,
+          { outcome, ...(outcome === 'failed' && reason ? { reason } : {}) },
+          { idempotencyKey: f.idempotency_key },
+        );
+        return {
+          redirect: '/dashboard/sandbox',
+          notice: `Payout ${moved.reference} (${moved.transaction_id}) is now ${moved.status}.`,
+        };
+      } catch (error) {
+        return refused(ctx, error);
+      }
+    },
+    'sandbox',
+  );
 }

@@ -215,12 +215,17 @@ export function secondFactorPages(pages: Pages, deps: SecondFactorPagesDeps): vo
 
   pages.get('/account/second-factor', (ctx) => page(ctx));
 
-  pages.post('/account/second-factor/enrol', async (ctx) => {
-    const me = member(ctx.session);
-    const enrolment = me && (await secondFactors.enrolment(db, ctx.session.workspace_id, me, true));
-    if (!enrolment) return { redirect: SECOND_FACTOR_PAGE };
-    return page(ctx, { enrolment });
-  });
+  pages.post(
+    '/account/second-factor/enrol',
+    async (ctx) => {
+      const me = member(ctx.session);
+      const enrolment = me && (await secondFactors.enrolment(db, ctx.session.workspace_id, me, true));
+      if (!enrolment) return { redirect: SECOND_FACTOR_PAGE };
+      return page(ctx, { enrolment });
+    },
+    // A member's own second factor: every role may keep one.
+    'read',
+  );
 
   pages.post(
     '/account/second-factor/confirm',
@@ -252,6 +257,7 @@ export function secondFactorPages(pages: Pages, deps: SecondFactorPagesDeps): vo
           <p><a href="/dashboard">Continue to the dashboard</a></p>`,
       };
     },
+    'read',
     { action: 'member.second_factor_enrol', objectType: 'member' },
   );
 
@@ -283,6 +289,7 @@ export function secondFactorPages(pages: Pages, deps: SecondFactorPagesDeps): vo
       }
       return { redirect: SECOND_FACTOR_PAGE, notice: 'Second factor turned off.' };
     },
+    'read',
     { action: 'member.second_factor_disable', objectType: 'member' },
   );
 
@@ -302,6 +309,7 @@ export function secondFactorPages(pages: Pages, deps: SecondFactorPagesDeps): vo
         return page(ctx, { problem: alert('That member has no second factor.'), status: 404 });
       return { redirect: SECOND_FACTOR_PAGE, notice: `The second factor of ${target.email} was removed.` };
     },
+    'ownership',
     { action: 'member.second_factor_reset', objectType: 'member' },
   );
 
@@ -323,6 +331,7 @@ export function secondFactorPages(pages: Pages, deps: SecondFactorPagesDeps): vo
             : 'Owners and admins need a second factor; other members may choose.',
       };
     },
+    'ownership',
     { action: 'workspace.second_factor_requirement', objectType: 'workspace' },
   );
 }
