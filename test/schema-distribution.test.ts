@@ -26,6 +26,7 @@ const NOT_BY_WORKSPACE: Record<string, string> = {
   connector_queries: 'distributed by query_id, not co-located',
   dashboard_signin_nonces: 'distributed by nonce_hash, not co-located',
   dashboard_sign_in_failures: 'distributed by key_hash, not co-located',
+  dashboard_second_steps: 'distributed by id_hash, not co-located; drop the foreign key → members',
   operator_tokens: 'reference table',
 };
 
