@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { MembersService, type Role } from '../src/modules/members/members.service.js';
-import { startTestApp, type TestApp } from './helpers/harness.js';
+import { createWorkspace, startTestApp, type TestApp } from './helpers/harness.js';
 import { codeFor, forgetLastStep, giveSecondFactor } from './helpers/second-factor.js';
 
 const ORIGIN = 'http://dash.example.test:8080';
@@ -186,13 +186,46 @@ describe('invitations', () => {
   });
 
   it('may be made from a session opened with a token (the break-glass path), recorded under its credential', async () => {
+    // A workspace with no owner yet: the break-glass path is for its first owner.
+    const fresh = await createWorkspace(t, 'Links break-glass');
     const form = await drawForm();
-    const cookie = sessionOf(await post('/dashboard/sign-in', { csrf: form.csrf, token: t.demoToken }, form.cookie));
+    const cookie = sessionOf(await post('/dashboard/sign-in', { csrf: form.csrf, token: fresh.token }, form.cookie));
     assert.ok(cookie);
     const res = await act(cookie, '/dashboard/members/invitations', { email: 'glass@links.test', role: 'owner' });
     assert.equal(res.status, 200);
     const [row] = await audited(res);
     assert.equal(row?.actor_type, 'dashboard');
+  });
+
+  it('a token no longer signs in once the workspace has an owner, and the refusal says how members sign in', async () => {
+    const fresh = await createWorkspace(t, 'Links owned');
+    const tokenSignIn = async () => {
+      const form = await drawForm();
+      return post('/dashboard/sign-in', { csrf: form.csrf, token: fresh.token }, form.cookie);
+    };
+    assert.ok(sessionOf(await tokenSignIn()), 'no owner yet: the token signs in');
+    const made = await new MembersService(t.services.tokens, t.config.paymentsEnv).create(t.db, fresh.id, {
+      email: 'first-owner@links.test',
+      password: PASSWORD,
+      role: 'owner',
+    });
+    assert.ok(made.ok);
+    const refused = await tokenSignIn();
+    assert.equal(refused.status, 401);
+    assert.equal(sessionOf(refused), undefined);
+    assert.match(await refused.text(), /This workspace has an owner, so a token no longer signs in/);
+    const { rows } = await t.db.query(
+      `SELECT action, status FROM audit_events WHERE workspace_id = $1 AND action LIKE 'dashboard.sign_in%'
+        ORDER BY occurred_at`,
+      [fresh.id],
+    );
+    assert.deepEqual(
+      rows.map((r) => [r.action, r.status]),
+      [
+        ['dashboard.sign_in', 303],
+        ['dashboard.sign_in_failed', 401],
+      ],
+    );
   });
 });
 

@@ -94,6 +94,17 @@ describe('dashboard: roles, seen by the people who hold them', { skip }, () => {
     await developer.page.getByRole('heading', { name: 'Payouts', level: 1 }).waitFor();
     assert.equal(await developer.page.getByRole('link', { name: 'New payout' }).count(), 0);
 
+    // The developer manages API keys, but a member's credential is that member's access: no Rotate or Revoke on it.
+    await developer.page.goto(`${t.baseUrl}/dashboard/developers/keys`);
+    const keyRows = developer.page.getByRole('region', { name: 'API keys' }).getByRole('row');
+    const memberRows = keyRows.filter({ hasText: "a member's" });
+    assert.equal(await memberRows.count(), ids.size, 'every member credential is marked');
+    assert.equal(await memberRows.getByRole('link', { name: 'Rotate' }).count(), 0);
+    assert.equal(await memberRows.getByRole('link', { name: 'Revoke' }).count(), 0);
+    const apiKeyRows = keyRows.filter({ hasNotText: "a member's" }).filter({ hasText: 'integrator' });
+    assert.ok((await apiKeyRows.getByRole('link', { name: 'Rotate' }).count()) >= 1, 'an API key can be rotated');
+    await assertPageQuality(developer.page, 'roles-developer-keys');
+
     // Finance creates payouts, and has no sandbox.
     assert.ok(!(await navLinks(finance.page)).includes('Sandbox'), 'finance has no sandbox link');
     await finance.page.goto(`${t.baseUrl}/dashboard/payouts`);

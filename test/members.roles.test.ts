@@ -293,6 +293,15 @@ describe("the API refuses what a member's role does not permit", () => {
       ])
     ).rows[0]?.credential_id;
     assert.ok(ownerCredential);
+    // The list says which credentials are members' (and their role), so a client can tell before it tries.
+    const listed = await request(t, 'GET', '/v1/credentials', { token: workspace.token });
+    const roleOf = (id: string) => listed.body.data.find((c: { id: string }) => c.id === id)?.member_role;
+    assert.equal(roleOf(credentialId), 'viewer');
+    assert.equal(roleOf(ownerCredential), 'owner');
+    assert.ok(
+      listed.body.data.some((c: { member_role: string | null }) => c.member_role === null),
+      'an API key',
+    );
     const revoke = (token: string, id: string) => request(t, 'DELETE', `/v1/credentials/${id}`, { token });
     const rotate = (token: string, id: string) => request(t, 'POST', `/v1/credentials/${id}/rotate`, { token });
     assertProblem(await revoke(team.developer.token, credentialId), 403, 'forbidden');

@@ -100,6 +100,21 @@ describe('dashboard: the second factor', { skip }, () => {
     await page.getByText('9 of 10 recovery codes left').waitFor();
     await assertPageQuality(page, 'second-factor-on');
 
+    // Ten new recovery codes, with the app's next code (this step's was spent turning the factor on).
+    await page.getByLabel('Authenticator code for new recovery codes').fill(codeFor(secret, 1));
+    await page.getByRole('button', { name: 'Make new recovery codes' }).click();
+    await page.getByRole('heading', { name: 'New recovery codes' }).waitFor();
+    const fresh = (await page.getByRole('list', { name: 'Recovery codes' }).getByRole('listitem').allInnerTexts()).map(
+      (c) => c.trim(),
+    );
+    assert.equal(fresh.length, 10);
+    assert.ok(
+      fresh.every((c) => !codes.includes(c)),
+      'all ten are new',
+    );
+    await page.goto(`${t.baseUrl}/dashboard/account/second-factor`);
+    await page.getByText('10 of 10 recovery codes left').waitFor();
+
     // Workspace security: every member must have one.
     const security = page.getByRole('region', { name: 'Workspace security' });
     await security.getByLabel('Second factor required of').selectOption('everyone');

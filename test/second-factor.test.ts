@@ -583,3 +583,58 @@ describe('turning it off', () => {
     assert.equal(off.status, 303);
   });
 });
+
+describe('new recovery codes', () => {
+  it('are made with a current code from the app, never a recovery code; the old ones stop working', async () => {
+    const made = await new MembersService(t.services.tokens, t.config.paymentsEnv).create(t.db, workspaceId, {
+      email: 'codes@2fa.test',
+      password: PASSWORD,
+      role: 'viewer',
+    });
+    assert.ok(made.ok);
+    const member = { id: made.member.id, email: 'codes@2fa.test' };
+    const { secret, recoveryCodes: old } = await giveSecondFactor(t, workspaceId, member);
+    await forgetLastStep(t, member.id);
+    const b = new Browser();
+    assert.equal((await b.code((await b.password(member.email)).page, codeFor(secret, -1))).res.status, 303);
+    const page = await (await b.fetch('/dashboard/account/second-factor')).text();
+    assert.match(page, /Make new recovery codes/);
+
+    // A recovery code cannot mint more, and a wrong try counts like a failed sign-in.
+    const refused = await b.act('/dashboard/account/second-factor', '/dashboard/account/second-factor/recovery-codes', {
+      app_code: old[0] ?? '',
+    });
+    assert.equal(refused.status, 400);
+    const hashesBefore = await t.db.query('SELECT code_hash FROM member_recovery_codes WHERE member_id = $1', [
+      member.id,
+    ]);
+    assert.equal(hashesBefore.rowCount, 10, 'the refused try neither spent a code nor replaced them');
+
+    const fresh = await b.act('/dashboard/account/second-factor', '/dashboard/account/second-factor/recovery-codes', {
+      app_code: codeFor(secret),
+    });
+    assert.equal(fresh.status, 200);
+    const html = await fresh.text();
+    const codes = [...html.matchAll(/<li>([a-z2-9]{5}-[a-z2-9]{5})<\/li>/g)].map((m) => m[1] ?? '');
+    assert.equal(codes.length, 10, html);
+    assert.equal(codes.filter((c) => old.includes(c)).length, 0, 'all ten are new');
+    assert.deepEqual(
+      (await auditOf(fresh)).map((r) => [r.action, r.actor_id, r.object_id, r.status]),
+      [['member.recovery_codes_regenerate', member.id, member.id, 200]],
+    );
+    assert.deepEqual(
+      (await auditOf(refused)).map((r) => [r.action, r.status]),
+      [['member.recovery_codes_regenerate', 400]],
+    );
+
+    // The app's code is spent; an old recovery code no longer signs in; a new one does.
+    const replay = await b.act('/dashboard/account/second-factor', '/dashboard/account/second-factor/recovery-codes', {
+      app_code: codeFor(secret),
+    });
+    assert.equal(replay.status, 400, 'the same time step twice');
+    const withOld = new Browser();
+    assert.equal((await withOld.code((await withOld.password(member.email)).page, old[1] ?? '')).res.status, 401);
+    const withNew = new Browser();
+    assert.equal((await withNew.code((await withNew.password(member.email)).page, codes[0] ?? '')).res.status, 303);
+  });
+});

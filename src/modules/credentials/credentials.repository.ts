@@ -14,9 +14,13 @@ export interface CredentialRow {
   created_at: Date;
   rotated_at: Date | null;
   revoked_at: Date | null;
+  /** The role of the dashboard member whose access this credential is; null for an API key. */
+  member_role: string | null;
 }
 
-const COLUMNS = 'id, workspace_id, audience, environment, name, status, token_id, created_at, rotated_at, revoked_at';
+const COLUMNS = `id, workspace_id, audience, environment, name, status, token_id, created_at, rotated_at, revoked_at,
+  (SELECT m.role FROM members m WHERE m.workspace_id = credentials.workspace_id AND m.credential_id = credentials.id)
+    AS member_role`;
 
 export async function insertCredential(
   db: Queryable,

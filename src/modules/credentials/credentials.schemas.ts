@@ -28,6 +28,10 @@ const credentialFields = {
   revoked_at: Type.Union([DateTime('When it was revoked.'), Type.Null()], {
     description: 'When it was revoked; null while active.',
   }),
+  member_role: Type.Union([Type.String(), Type.Null()], {
+    description:
+      "The role of the dashboard member whose access this is (rotating or revoking it needs `members`, or `ownership` for an owner's); null for an API key.",
+  }),
 };
 
 export const CredentialSchema = component(
@@ -148,6 +152,7 @@ export function credentialToApi(row: CredentialRow) {
     created_at: row.created_at.toISOString(),
     rotated_at: row.rotated_at?.toISOString() ?? null,
     revoked_at: row.revoked_at?.toISOString() ?? null,
+    member_role: row.member_role,
   };
 }
 

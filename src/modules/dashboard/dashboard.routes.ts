@@ -390,8 +390,9 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
               <section class="card" aria-labelledby="break-glass">
                 <h2 id="break-glass">Break-glass: sign in with a token</h2>
                 <p class="muted">
-                  For the first owner before any member exists (then create one:
-                  <code>npm run admin -- create-member</code>), or when no member can sign in.
+                  For the first owner, before the workspace has an owner who is a member: sign in, then invite one under
+                  Members (or run <code>npm run admin -- create-member</code>). Once an owner has joined, a token no
+                  longer signs in.
                 </p>
                 <form method="post" action="/dashboard/sign-in">
                   <input type="hidden" name="csrf" value="${nonce}" /><input

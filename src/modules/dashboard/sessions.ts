@@ -8,6 +8,7 @@ import { isUuid } from '../../platform/ids.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import type { Audience, TokenService } from '../../platform/tokens.js';
 import { findLiveToken } from '../credentials/credentials.repository.js';
+import { hasOwnerMember } from '../members/members.repository.js';
 import type { MemberRow, MembersService } from '../members/members.service.js';
 import { permissionsOfRole, type Permission } from '../members/permissions.js';
 import {
@@ -147,6 +148,16 @@ export class DashboardSessions {
       return {
         ok: false,
         reason: `A ${claims.audience} token cannot sign in: use an integrator token, or the operator's admin token.`,
+        credential,
+      };
+    // The break-glass path is for the first owner: once an owner has joined, members sign in as themselves, and an
+    // owner locked out is let back in from the server (`npm run admin -- create-member`), never by a token.
+    if (await hasOwnerMember(this.db, claims.workspaceId))
+      return {
+        ok: false,
+        reason:
+          'This workspace has an owner, so a token no longer signs in: sign in with your email and password. ' +
+          'Locked out? Ask an owner, or the operator (npm run admin -- create-member).',
         credential,
       };
     const sessionId = newSecret();

@@ -168,6 +168,14 @@ export async function endMemberSessions(
   return rowCount ?? 0;
 }
 
+/** Whether the workspace has an owner who is a member: after that, a pasted token no longer opens a session. */
+export async function hasOwnerMember(db: Queryable, workspaceId: string): Promise<boolean> {
+  const { rows } = await db.query(`SELECT 1 FROM members WHERE workspace_id = $1 AND role = 'owner' LIMIT 1`, [
+    workspaceId,
+  ]);
+  return rows.length > 0;
+}
+
 /**
  * Locks the workspace's owners (FOR UPDATE) and answers their ids: a demotion or removal of an owner takes this lock
  * first, so two at once are serialised and the second sees the first's outcome (the last owner cannot be lost to a

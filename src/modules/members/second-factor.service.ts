@@ -159,6 +159,30 @@ export class SecondFactorService {
     return (await repo.useStep(db, workspaceId, member.id, step, false)) ? { ok: true, via: 'code' } : { ok: false };
   }
 
+  /**
+   * New recovery codes for a member whose factor is on, given a current code from the app (not a recovery code: a
+   * code found on paper must not be able to mint ten more). The old codes stop working in the same transaction as the
+   * step is spent; the new ones are answered once.
+   */
+  async regenerateRecoveryCodes(
+    db: Db,
+    workspaceId: string,
+    member: { id: string; email: string },
+    code: string,
+  ): Promise<{ ok: true; recoveryCodes: string[] } | { ok: false }> {
+    const row = await repo.findSecondFactor(db, workspaceId, member.id);
+    if (!row?.confirmed_at) return { ok: false };
+    const step = this.stepOf(this.box.open(row.sealed_secret), member.email, code);
+    if (step === undefined) return { ok: false };
+    const recoveryCodes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
+    const done = await withTransaction(db, async (tx) => {
+      if (!(await repo.useStep(tx, workspaceId, member.id, step, false))) return false;
+      await repo.replaceRecoveryCodes(tx, workspaceId, member.id, recoveryCodes.map(recoveryHash));
+      return true;
+    });
+    return done ? { ok: true, recoveryCodes } : { ok: false };
+  }
+
   /** Turns the member's own factor off, given a current code (or a recovery code) or the member's password. */
   async disable(
     db: Queryable,

@@ -2702,6 +2702,8 @@ export interface components {
             rotated_at: string | null;
             /** @description When it was revoked; null while active. */
             revoked_at: string | null;
+            /** @description The role of the dashboard member whose access this is (rotating or revoking it needs `members`, or `ownership` for an owner's); null for an API key. */
+            member_role: string | null;
         };
         /** @description The payer. Which fields are required depends on the rail (see the catalogue). */
         Customer: {
@@ -2996,6 +2998,8 @@ export interface components {
             rotated_at: string | null;
             /** @description When it was revoked; null while active. */
             revoked_at: string | null;
+            /** @description The role of the dashboard member whose access this is (rotating or revoking it needs `members`, or `ownership` for an owner's); null for an API key. */
+            member_role: string | null;
             /** @description The bearer token. Shown once: store it in a secrets manager, never in source control. */
             token: string;
         };

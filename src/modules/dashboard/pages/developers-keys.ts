@@ -11,18 +11,23 @@ type Credential = components['schemas']['Credential'];
 
 async function keysPage(ctx: PageContext, problem?: Html, name = ''): Promise<PageAnswer> {
   const { data } = await ctx.api.credentials.list();
+  // A member's credential is that member's access: changing it needs what managing the member needs.
+  const mayChange = (k: Credential): boolean =>
+    ctx.may('keys') && (k.member_role === null || ctx.may(k.member_role === 'owner' ? 'ownership' : 'members'));
   const row = (k: Credential): Html =>
     html`<tr>
       <th scope="row">
         ${k.name}
         <span class="muted"
-          >${k.audience}${k.id === ctx.session.credential_id ? ', you are signed in with it' : ''}</span
+          >${k.audience}${k.member_role === null ? '' : `, a member's (${k.member_role})`}${
+            k.id === ctx.session.credential_id ? ', you are signed in with it' : ''
+          }</span
         >
       </th>
       <td>${statusBadge(k.status)}</td>
       <td>
         ${
-          k.status === 'active' && ctx.may('keys')
+          k.status === 'active' && mayChange(k)
             ? html`<span class="row-actions">
                 <a href="${BASE}/keys/${k.id}/rotate">Rotate</a>
                 <a href="${BASE}/keys/${k.id}/revoke">Revoke</a>

@@ -150,6 +150,22 @@ export function secondFactorPages(pages: Pages, deps: SecondFactorPagesDeps): vo
     </section>`;
   };
 
+  /** Recovery codes, shown once (after enrolment, or made anew). */
+  const codesPage = (title: string, lead: string, codes: string[]): PageResult => ({
+    title,
+    content: html`<p class="notice" role="status">
+        ${lead} Keep these recovery codes somewhere safe: each signs you in once if you lose your phone. They are shown
+        only now.
+      </p>
+      <div class="card">
+        <p><strong>Recovery codes</strong></p>
+        <ul class="secret" id="recovery-codes" aria-label="Recovery codes">
+          ${codes.map((c) => html`<li>${c}</li>`)}
+        </ul>
+      </div>
+      <p><a href="/dashboard">Continue to the dashboard</a></p>`,
+  });
+
   const page = async (
     ctx: PageContext,
     { problem, enrolment, status = 200 }: { problem?: Html; enrolment?: Enrolment; status?: number } = {},
@@ -184,6 +200,16 @@ export function secondFactorPages(pages: Pages, deps: SecondFactorPagesDeps): vo
                 attributes: 'autocomplete="current-password" maxlength="1000"',
               })}
               <button type="submit" class="secondary">Turn off the second factor</button>
+            </form>
+            <form method="post" action="${SECOND_FACTOR_PAGE}/recovery-codes" class="card">
+              <p>Running low, or think your codes were seen? Make ten new ones: the old ones stop working.</p>
+              ${ctx.csrf}
+              ${field('app_code', 'Authenticator code for new recovery codes', {
+                required: true,
+                hint: 'A current code from your app (a recovery code cannot make new ones).',
+                attributes: 'inputmode="numeric" autocomplete="one-time-code" maxlength="10" pattern="[0-9 ]*"',
+              })}
+              <button type="submit" class="secondary">Make new recovery codes</button>
             </form>
           </section>`
         : html`<section aria-labelledby="second-factor-title">
@@ -242,20 +268,7 @@ export function secondFactorPages(pages: Pages, deps: SecondFactorPagesDeps): vo
           status: 400,
         });
       }
-      return {
-        title: 'Second factor on',
-        content: html`<p class="notice" role="status">
-            Your second factor is on. Keep these recovery codes somewhere safe: each signs you in once if you lose your
-            phone. They are shown only now.
-          </p>
-          <div class="card">
-            <p><strong>Recovery codes</strong></p>
-            <ul class="secret" id="recovery-codes" aria-label="Recovery codes">
-              ${done.recoveryCodes.map((c) => html`<li>${c}</li>`)}
-            </ul>
-          </div>
-          <p><a href="/dashboard">Continue to the dashboard</a></p>`,
-      };
+      return codesPage('Second factor on', 'Your second factor is on.', done.recoveryCodes);
     },
     'read',
     { action: 'member.second_factor_enrol', objectType: 'member' },
@@ -291,6 +304,38 @@ export function secondFactorPages(pages: Pages, deps: SecondFactorPagesDeps): vo
     },
     'read',
     { action: 'member.second_factor_disable', objectType: 'member' },
+  );
+
+  pages.post(
+    '/account/second-factor/recovery-codes',
+    async (ctx) => {
+      const me = member(ctx.session);
+      if (!me) return page(ctx, { problem: alert('A session opened with a token has no second factor.'), status: 400 });
+      if (ctx.request.auditNote) ctx.request.auditNote.objectId = me.id;
+      // Limited like the sign-in: a stolen session must not become a way to guess codes.
+      const wait = await deps.throttle.wait(ctx.request.ip, me.email);
+      if (wait > 0)
+        return page(ctx, {
+          problem: alert(`Too many failed attempts. Wait ${wait} seconds, then try again.`),
+          status: 429,
+        });
+      const made = await secondFactors.regenerateRecoveryCodes(
+        db,
+        ctx.session.workspace_id,
+        me,
+        ctx.fields.app_code ?? '',
+      );
+      if (!made.ok) {
+        await deps.throttle.failed(ctx.request.ip, me.email);
+        return page(ctx, {
+          problem: alert('That code is not right. Enter the code your app shows now (not a recovery code).'),
+          status: 400,
+        });
+      }
+      return codesPage('New recovery codes', 'Your old recovery codes no longer work.', made.recoveryCodes);
+    },
+    'read',
+    { action: 'member.recovery_codes_regenerate', objectType: 'member' },
   );
 
   pages.post(
