@@ -20,6 +20,8 @@ const OWNER = 'owner@roles.test';
 let t: TestApp;
 let browser: Browser;
 let ownerSecret = '';
+let operatorId = '';
+let opsAdminSecret = '';
 const ids = new Map<string, string>();
 
 async function member(email: string, role: Role): Promise<void> {
@@ -64,6 +66,24 @@ before(async () => {
   await member('finance@roles.test', 'finance');
   await member('leaving@roles.test', 'support');
   await member('twice@roles.test', 'finance');
+  const operator = await t.db.query<{ id: string }>(`SELECT id::text FROM workspaces WHERE kind = 'operator' LIMIT 1`);
+  operatorId = operator.rows[0]?.id ?? '';
+  assert.ok(operatorId, 'the first start made the operator workspace');
+  for (const [email, role] of [
+    ['ops-admin@roles.test', 'admin'],
+    ['ops-viewer@roles.test', 'viewer'],
+  ] as const) {
+    const made = await new MembersService(t.services.tokens, t.config.paymentsEnv).create(t.db, operatorId, {
+      email,
+      password: PASSWORD,
+      role,
+    });
+    assert.ok(made.ok, email);
+    ids.set(email, made.member.id);
+  }
+  opsAdminSecret = (
+    await giveSecondFactor(t, operatorId, { id: ids.get('ops-admin@roles.test')!, email: 'ops-admin@roles.test' })
+  ).secret;
 });
 after(async () => {
   if (skip) return;
@@ -98,7 +118,7 @@ describe('dashboard: roles, seen by the people who hold them', { skip }, () => {
     await developer.page.goto(`${t.baseUrl}/dashboard/developers/keys`);
     const keyRows = developer.page.getByRole('region', { name: 'API keys' }).getByRole('row');
     const memberRows = keyRows.filter({ hasText: "a member's" });
-    assert.equal(await memberRows.count(), ids.size, 'every member credential is marked');
+    assert.equal(await memberRows.count(), ids.size - 2, 'every member credential of the workspace is marked');
     assert.equal(await memberRows.getByRole('link', { name: 'Rotate' }).count(), 0);
     assert.equal(await memberRows.getByRole('link', { name: 'Revoke' }).count(), 0);
     const apiKeyRows = keyRows.filter({ hasNotText: "a member's" }).filter({ hasText: 'integrator' });
@@ -236,5 +256,36 @@ describe('dashboard: roles, seen by the people who hold them', { skip }, () => {
     assert.ok(!(await signedOut(here.page)), 'this one is still in');
     await here.context.close();
     await elsewhere.context.close();
+  });
+
+  it("the operator's staff sign in as members of the operator workspace, each with their role", async () => {
+    // An operator admin: a password, then a code, then the operator's pages with their actions.
+    const admin = await openContext(browser, t);
+    await admin.page.goto(`${t.baseUrl}/dashboard/sign-in`);
+    await signInAsMember(admin.page, 'ops-admin@roles.test', PASSWORD);
+    await admin.page.getByLabel('Code from your authenticator app').fill(codeFor(opsAdminSecret, 1));
+    await admin.page.getByRole('button', { name: 'Continue' }).click();
+    await admin.page.getByRole('banner').filter({ hasText: 'ops-admin@roles.test (admin)' }).waitFor();
+    assert.deepEqual(await navLinks(admin.page), ['Workspaces', 'Members', 'Audit log']);
+    await admin.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Workspaces' }).click();
+    await admin.page.getByRole('heading', { name: 'Create workspace' }).waitFor();
+    await assertPageQuality(admin.page, 'operator-member-workspaces');
+
+    // An operator viewer reads the list and has no action; the create form, forged, is refused.
+    const viewer = await signedIn('ops-viewer@roles.test', '/dashboard/admin/workspaces');
+    await viewer.page.getByRole('heading', { name: 'All workspaces' }).waitFor();
+    assert.equal(await viewer.page.getByRole('heading', { name: 'Create workspace' }).count(), 0);
+    const csrf = await viewer.page.locator('input[name="csrf"]').first().inputValue();
+    const before = await t.db.query('SELECT count(*)::int AS n FROM workspaces');
+    const refused = await viewer.page.request.post(`${t.baseUrl}/dashboard/admin/workspaces`, {
+      form: { csrf, name: 'Forged Shop' },
+      maxRedirects: 0,
+    });
+    assert.equal(refused.status(), 403);
+    assert.equal((await t.db.query('SELECT count(*)::int AS n FROM workspaces')).rows[0].n, before.rows[0].n);
+
+    assert.deepEqual(admin.errors, []);
+    await admin.context.close();
+    await viewer.context.close();
   });
 });
