@@ -297,6 +297,17 @@ describe('the create paths apply the configuration', () => {
       page.body.rails.map((r: { rail: string }) => r.rail),
       ['wave'],
     );
+    // The hosted page itself (HTML, no token) offers the same rails as radio buttons.
+    const html = await request(t, 'GET', `/checkout/${token}`);
+    assert.equal(html.status, 200);
+    const offered = [...html.text.matchAll(/name="rail" value="([a-z_]+)"/g)].map((m) => m[1]);
+    assert.deepEqual(offered, ['wave']);
+    // Its operator prediction names only those too: an Orange number predicts orange_money (and wave) in CI.
+    const predicted = await request(t, 'POST', `/v1/checkout/by-token/${token}/predict-provider`, {
+      body: { phone_number: '+2250701234567' },
+    });
+    assert.equal(predicted.status, 200, predicted.text);
+    assert.deepEqual(predicted.body.rails, ['wave'], 'orange_money, predicted first, is not offered');
     const small = await session(900);
     const smallPage = await request(
       t,
