@@ -62,6 +62,7 @@ import { systemRoutes } from './modules/system/system.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { WEBHOOKS_DOCUMENT } from './modules/webhooks/webhooks.schemas.js';
 import type { LookUpAddresses } from './modules/webhooks/url-guard.js';
+import { workspaceConfigurationRoutes } from './modules/workspace-configuration/workspace-configuration.routes.js';
 
 export { API_VERSION };
 export const BODY_LIMIT = 1024 * 1024;
@@ -329,6 +330,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   signedCallbackRoutes(app, services.notices);
   operatorCallbackRoutes(app, services.notices);
   webhooksRoutes(app, services.webhooks);
+  workspaceConfigurationRoutes(app, services.workspaceConfiguration);
   // The simulate endpoints exist only in the sandbox: in production they are unknown routes (404).
   if (services.sandbox) sandboxRoutes(app, services.sandbox);
   // The dashboard's pages call the routes above through the SDK, in-process.

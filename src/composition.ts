@@ -35,6 +35,7 @@ import { RiskService } from './modules/risk/risk.service.js';
 import { SandboxService } from './modules/sandbox/sandbox.service.js';
 import type { LookUpAddresses } from './modules/webhooks/url-guard.js';
 import { WebhooksService } from './modules/webhooks/webhooks.service.js';
+import { WorkspaceConfigurationService } from './modules/workspace-configuration/workspace-configuration.service.js';
 
 export interface CompositionDeps {
   config: Config;
@@ -79,6 +80,8 @@ export interface Services {
   submitter: Submitter;
   webhooks: WebhooksService;
   reports: ReportsService;
+  /** The markets, rails and limits an admin enables per workspace. */
+  workspaceConfiguration: WorkspaceConfigurationService;
   /** The simulate endpoints' service: only in the sandbox, when the simulator runs a rail. */
   sandbox: SandboxService | undefined;
   metrics: Registry;
@@ -180,6 +183,7 @@ export function compose(deps: CompositionDeps): Services {
   const beneficiaries = new BeneficiariesService(db, deps.catalogue, idempotency, cursors);
   const reports = new ReportsService(db, deps.catalogue);
   const audit = new AuditService(db, cursors);
+  const workspaceConfiguration = new WorkspaceConfigurationService(db, deps.catalogue, idempotency);
   const sandbox =
     config.paymentsEnv === 'sandbox' && providers.sandbox
       ? new SandboxService(idempotency, lifecycle, providers.sandbox)
@@ -201,6 +205,7 @@ export function compose(deps: CompositionDeps): Services {
     payouts,
     beneficiaries,
     reports,
+    workspaceConfiguration,
     lifecycle,
     providers,
     notices,
@@ -224,6 +229,7 @@ export function liveCredentialLookup(db: Db): LiveCredentialLookup {
       audience: found.audience,
       environment: found.environment,
       permissions: permissionsOfRole(found.member_role),
+      enabledRails: found.enabled_rails,
     };
   };
 }

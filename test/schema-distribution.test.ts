@@ -66,6 +66,12 @@ const OTHER_KEYS: Record<string, string> = {
   webhook_deliveries_once: 'widen',
 };
 
+/**
+ * Tables one statement reads together on the hot path, each distributed by workspace_id so that the statement stays on
+ * one shard: the token check reads the credential, its member's role and the workspace's active configuration.
+ */
+const READ_TOGETHER: readonly string[] = ['credentials', 'members', 'workspace_configurations'];
+
 interface Table {
   name: string;
   /** null: no workspace_id column; else whether it may be NULL. */
@@ -158,6 +164,17 @@ describe('the schema distributes by workspace_id (Citus)', () => {
       assert.ok(key, `unique index ${index} exists`);
       assert.ok(!key.columns.includes('workspace_id'), `${index} lacks workspace_id`);
     }
+  });
+
+  it("the token check's tables are distributed by workspace_id together, and the doc says so", async () => {
+    for (const name of READ_TOGETHER) {
+      const table = tables.find((t) => t.name === name);
+      assert.equal(table?.workspaceNullable, false, `${name} has workspace_id NOT NULL`);
+      assert.ok(!(name in NOT_BY_WORKSPACE), `${name} is distributed by workspace_id`);
+    }
+    const configurationKey = keys.find((k) => k.table === 'workspace_configurations' && k.primary);
+    assert.deepEqual(configurationKey?.columns, ['workspace_id'], 'one configuration per workspace');
+    assert.match(await citusSection(), /`workspace_configurations`[^\n]*co-located with `credentials`/);
   });
 
   it('docs/operations.md lists the same exceptions', async () => {

@@ -1,6 +1,7 @@
 // Bearer-token authentication and the audience check, applied to every route in one hook.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DEFAULT_PERMISSION, describeAccess, type Permission, type RouteAuth } from './access.js';
+import type { EnabledRail } from './enabled-rails.js';
 import { ApiError } from './errors.js';
 import { clientKey, TokenBuckets } from './rate-limit.js';
 import type { Audience, TokenClaims, TokenService } from './tokens.js';
@@ -17,7 +18,13 @@ export type LiveCredentialLookup = (
   credentialId: string,
   tokenId: string,
 ) => Promise<
-  { audience: Audience; environment: TokenClaims['env']; permissions?: readonly Permission[] | undefined } | undefined
+  | {
+      audience: Audience;
+      environment: TokenClaims['env'];
+      permissions?: readonly Permission[] | undefined;
+      enabledRails?: readonly EnabledRail[] | null | undefined;
+    }
+  | undefined
 >;
 
 export interface AuthContext {
@@ -26,6 +33,11 @@ export interface AuthContext {
   audience: Audience;
   /** What the dashboard member whose credential this is may do; undefined for an API key (its audience's access). */
   permissions: readonly Permission[] | undefined;
+  /**
+   * The rails the workspace may use (its active configuration), read by the token check's own query so the create
+   * paths narrow the catalogue at no extra statement; null: the whole catalogue.
+   */
+  enabledRails: readonly EnabledRail[] | null;
 }
 
 declare module 'fastify' {
@@ -169,6 +181,7 @@ export function registerAuth(
       workspaceId: claims.workspaceId,
       audience: claims.audience,
       permissions: stored.permissions,
+      enabledRails: stored.enabledRails ?? null,
     };
   });
 }

@@ -15,6 +15,7 @@ export const ERROR_CODES = {
   invalid_asset: { status: 400, title: 'Invalid asset' },
   invalid_address: { status: 400, title: 'Invalid address' },
   market_required: { status: 400, title: 'Market required' },
+  catalogue_widened: { status: 400, title: 'Configuration widens the catalogue' },
   phone_number_length: { status: 400, title: 'Phone number has the wrong length' },
   phone_number_country: { status: 400, title: 'Phone number outside the market' },
   phone_number_unknown_prefix: { status: 400, title: 'Phone number prefix unknown' },

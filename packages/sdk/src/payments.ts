@@ -265,6 +265,9 @@ export class Payments {
     get: (options?: CallOptions) => unwrap(this.client.GET('/v1/workspace', Payments.call(options))),
     update: (body: Body<'updateWorkspace'>, options?: CallOptions) =>
       unwrap(this.client.PATCH('/v1/workspace', { body, ...Payments.call(options) })),
+    /** What the workspace may use: markets, rails, limits, exponents, capabilities, how the payer authorises. */
+    configuration: (options?: CallOptions) =>
+      unwrap(this.client.GET('/v1/workspace/configuration', Payments.call(options))),
   };
 
   readonly events = {
@@ -576,6 +579,23 @@ export class Payments {
       createCredential: (id: string, body: Body<'adminCreateCredential'>, options?: CallOptions) =>
         unwrap(
           this.client.POST('/v1/admin/workspaces/{id}/credentials', {
+            params: { path: { id } },
+            body,
+            ...Payments.call(options, true),
+          }),
+        ),
+      /** A workspace's active configuration (the catalogue, as narrowed for it). */
+      configuration: (id: string, options?: CallOptions) =>
+        unwrap(
+          this.client.GET('/v1/admin/workspaces/{id}/configuration', {
+            params: { path: { id } },
+            ...Payments.call(options),
+          }),
+        ),
+      /** Narrows the catalogue for a workspace (never widens it); `{ rails: null }` gives it the whole catalogue again. */
+      configure: (id: string, body: Body<'adminSetWorkspaceConfiguration'>, options?: CallOptions) =>
+        unwrap(
+          this.client.PUT('/v1/admin/workspaces/{id}/configuration', {
             params: { path: { id } },
             body,
             ...Payments.call(options, true),

@@ -1,5 +1,6 @@
 // SQL for checkout sessions. The workspace id is always the first argument, except the payer's lookup by token.
 import type { Queryable } from '../../db/pool.js';
+import type { EnabledRail } from '../../platform/enabled-rails.js';
 import { listQuery, type ListFilter } from '../../platform/pagination.js';
 import type { SessionStatus } from './checkout.schemas.js';
 
@@ -86,12 +87,13 @@ export async function lockSession(tx: Queryable, workspaceId: string, id: string
  * The payer's page knows only the token: the one lookup of a session without its workspace. Everything after
  * it is scoped by the workspace found here.
  */
-export async function findByToken(
-  db: Queryable,
-  token: string,
-): Promise<(SessionRow & { merchant_name: string }) | undefined> {
-  const { rows } = await db.query<SessionRow & { merchant_name: string }>(
-    `SELECT ${SESSION_COLUMNS}, w.display_name AS merchant_name
+/** A session as its payer's page reads it: with the merchant's name and the workspace's enabled rails (null: all). */
+export type PayerSessionRow = SessionRow & { merchant_name: string; enabled_rails: EnabledRail[] | null };
+
+export async function findByToken(db: Queryable, token: string): Promise<PayerSessionRow | undefined> {
+  const { rows } = await db.query<PayerSessionRow>(
+    `SELECT ${SESSION_COLUMNS}, w.display_name AS merchant_name,
+            (SELECT c.rails FROM workspace_configurations c WHERE c.workspace_id = s.workspace_id) AS enabled_rails
      FROM checkout_sessions s JOIN workspaces w ON w.id = s.workspace_id WHERE s.token = $1`,
     [token],
   );

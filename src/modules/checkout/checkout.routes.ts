@@ -2,6 +2,7 @@
 // calls without an API key (/v1/checkout/by-token/{token}), and the page itself at /checkout/{token}. No SQL here.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { requireAuth } from '../../platform/auth.js';
+import { WorkspaceRails } from '../workspace-configuration/workspace-rails.js';
 import { ApiError } from '../../platform/errors.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
@@ -142,7 +143,10 @@ export function checkoutRoutes(app: App, service: CheckoutService, limits: RateL
     async (request, reply) => {
       const auth = requireAuth(request);
       const { key, fingerprint } = idempotencyOf(request, false);
-      return sendStored(reply, await service.create(auth.workspaceId, request.body, key, fingerprint));
+      return sendStored(
+        reply,
+        await service.create(auth.workspaceId, request.body, key, fingerprint, WorkspaceRails.of(auth.enabledRails)),
+      );
     },
   );
 
@@ -218,7 +222,7 @@ export function checkoutRoutes(app: App, service: CheckoutService, limits: RateL
         response: {
           201: PayerViewSchema,
           ...problemResponses({
-            400: [...BODY_PROBLEMS, 'invalid_rail', 'invalid_currency', 'invalid_customer'],
+            400: [...BODY_PROBLEMS, 'invalid_market', 'invalid_rail', 'invalid_currency', 'invalid_customer'],
             404: ['not_found'],
             409: [...IDEMPOTENCY_PROBLEMS[409], 'checkout_session_not_open', 'checkout_session_expired'],
             422: [...REQUIRED_IDEMPOTENCY_PROBLEMS[422], 'amount_out_of_range', 'amount_not_supported'],

@@ -19,6 +19,7 @@ import { checkAmountAndMetadata, type CollectionsService } from '../collections/
 import { recordEvent } from '../events/events.repository.js';
 import type { Prediction } from '../predict/predict.schemas.js';
 import type { PredictService } from '../predict/predict.service.js';
+import { WorkspaceRails } from '../workspace-configuration/workspace-rails.js';
 import * as repo from './checkout.repository.js';
 import { checkSessionMove } from './checkout.states.js';
 import {
@@ -76,14 +77,14 @@ export class CheckoutService {
    * Creating a session (POST /v1/checkout/sessions): its rules, in the order a request fails them: redirect URL, market
    * and currency, customer, amount, metadata.
    */
-  private check(body: CreateSessionBody): { market: string } {
+  private check(body: CreateSessionBody, rails: WorkspaceRails): { market: string } {
     const redirectProblem = this.redirectProblem(body.redirect_url);
     if (redirectProblem) {
       throw new ApiError('invalid_redirect_url', `redirect_url ${redirectProblem}.`, {
         errors: [{ field: 'redirect_url', message: redirectProblem }],
       });
     }
-    const marketCode = this.marketFor(body);
+    const marketCode = this.marketFor(body, rails);
     const market = this.catalogue.market(marketCode) as Market;
     const phone = body.customer?.phone_number;
     const phoneIssue = phone === undefined ? undefined : phoneProblem(market, phone);
@@ -92,7 +93,17 @@ export class CheckoutService {
         errors: [{ field: 'customer.phone_number', message: phoneIssue }],
       });
     }
-    checkAmountAndMetadata(this.catalogue, market.currency, body.amount, body.metadata);
+    // The payer picks the rail later: the amount must suit at least one rail the workspace may use there.
+    checkAmountAndMetadata(this.catalogue, market.currency, body.amount, body.metadata, (currency) => {
+      const limits = rails.railsOf(marketCode, market).map((rail) => rails.limits(marketCode, rail, currency));
+      const fits = limits.find((l) => body.amount >= l.min_amount && body.amount <= l.max_amount);
+      return (
+        fits ?? {
+          min_amount: Math.min(...limits.map((l) => l.min_amount)),
+          max_amount: Math.max(...limits.map((l) => l.max_amount)),
+        }
+      );
+    });
     return { market: marketCode };
   }
 
@@ -103,9 +114,10 @@ export class CheckoutService {
   }
 
   /** The market: as given (its currency must match), or the only market using the currency. */
-  private marketFor(body: CreateSessionBody): string {
+  private marketFor(body: CreateSessionBody, rails: WorkspaceRails): string {
     if (body.market !== undefined) {
       const market = this.catalogue.marketField(body.market);
+      rails.requireMarket(body.market);
       if (market.currency !== body.currency) {
         throw new ApiError(
           'invalid_currency',
@@ -117,9 +129,7 @@ export class CheckoutService {
       }
       return body.market;
     }
-    const using = this.catalogue
-      .marketCodes()
-      .filter((code) => this.catalogue.market(code)?.currency === body.currency);
+    const using = rails.marketsUsing(this.catalogue, body.currency);
     if (using.length === 0) {
       throw new ApiError('invalid_currency', `No market takes payments in '${body.currency}'.`, {
         errors: [{ field: 'currency', message: 'is not the currency of any supported market' }],
@@ -142,8 +152,9 @@ export class CheckoutService {
     body: CreateSessionBody,
     key: string | undefined,
     requestFingerprint: string,
+    rails: WorkspaceRails = WorkspaceRails.ALL,
   ): Promise<IdempotentResult> {
-    const { market } = this.check(body);
+    const { market } = this.check(body, rails);
     return this.idempotency.maybe(workspaceId, key, requestFingerprint, async (tx) => {
       const id = uuidv7();
       const now = uuidv7Time(id);
@@ -191,7 +202,7 @@ export class CheckoutService {
 
   // ---- The by-token endpoints (/v1/checkout/by-token/{token}): the payer, who knows only the token.
 
-  private async byToken(token: string): Promise<repo.SessionRow & { merchant_name: string }> {
+  private async byToken(token: string): Promise<repo.PayerSessionRow> {
     const row = isSessionToken(token) ? await repo.findByToken(this.db, token) : undefined;
     if (!row) throw new ApiError('not_found', 'This payment link is not valid.');
     return row;
@@ -200,13 +211,34 @@ export class CheckoutService {
   /** What the hosted page shows of the session (`toPayerView`), with its market and currency from the catalogue. */
   private payerView(
     row: repo.SessionRow,
-    merchantName: string,
+    found: repo.PayerSessionRow,
     attempt: Collection | collectionsRepo.CollectionRow | undefined,
   ): PayerView {
-    const market = this.catalogue.market(row.market);
-    if (!market) throw new Error(`session ${row.id} names market ${row.market}, which the catalogue no longer has`);
     const exponent = this.catalogue.currency(row.currency)?.exponent ?? 0;
-    return toPayerView(row, merchantName, attempt, { market, exponent, sandbox: this.options.env === 'sandbox' });
+    const market = this.offeredMarket(found);
+    return toPayerView(row, found.merchant_name, attempt, {
+      market,
+      exponent,
+      sandbox: this.options.env === 'sandbox',
+    });
+  }
+
+  /**
+   * The session's market as its page offers it: only the rails the workspace may use (its active configuration) whose
+   * limits take the session's amount.
+   */
+  private offeredMarket(found: repo.PayerSessionRow): Market {
+    const market = this.catalogue.market(found.market);
+    if (!market) throw new Error(`session ${found.id} names market ${found.market}, which the catalogue no longer has`);
+    const currency = this.catalogue.currency(market.currency);
+    const rails = WorkspaceRails.of(found.enabled_rails);
+    const narrowed = rails.narrowMarket(found.market, market);
+    if (!rails.narrowed || !currency) return narrowed;
+    const fits = Object.entries(narrowed.rails).filter(([code]) => {
+      const limits = rails.limits(found.market, code, currency);
+      return found.amount >= limits.min_amount && found.amount <= limits.max_amount;
+    });
+    return { ...narrowed, rails: Object.fromEntries(fits) };
   }
 
   /**
@@ -215,7 +247,9 @@ export class CheckoutService {
    */
   async predict(token: string, phoneNumber: string): Promise<Prediction> {
     const row = await this.byToken(token);
-    return this.options.predictor.predict({ phone_number: phoneNumber, market: row.market });
+    const prediction = this.options.predictor.predict({ phone_number: phoneNumber, market: row.market });
+    const offered = this.offeredMarket(row).rails;
+    return { ...prediction, rails: prediction.rails.filter((rail) => Object.hasOwn(offered, rail)) };
   }
 
   async view(token: string): Promise<PayerView> {
@@ -224,7 +258,7 @@ export class CheckoutService {
       row.collection_id === null
         ? undefined
         : await collectionsRepo.findCollection(this.db, row.workspace_id, row.collection_id);
-    return this.payerView(row, row.merchant_name, attempt);
+    return this.payerView(row, row, attempt);
   }
 
   /**
@@ -240,7 +274,12 @@ export class CheckoutService {
       customer: body.customer,
       metadata: found.metadata,
     };
-    const entries = this.collections.validateAgainstCatalogue(found.market, body.rail, collectionBody);
+    const entries = this.collections.validateAgainstCatalogue(
+      found.market,
+      body.rail,
+      collectionBody,
+      WorkspaceRails.of(found.enabled_rails),
+    );
     this.collections.admit();
     const result = await this.idempotency.run(
       found.workspace_id,
@@ -286,7 +325,7 @@ export class CheckoutService {
         return {
           status: 201,
           headers: {},
-          body: JSON.stringify(this.payerView(next, found.merchant_name, collection)),
+          body: JSON.stringify(this.payerView(next, found, collection)),
         };
       },
     );

@@ -20,6 +20,7 @@ import {
   CreateCollectionBody,
   ListCollectionsQuery,
 } from './collections.schemas.js';
+import { WorkspaceRails } from '../workspace-configuration/workspace-rails.js';
 import type { CollectionsService } from './collections.service.js';
 import { INTEGRATOR } from '../../platform/access.js';
 
@@ -63,6 +64,7 @@ export function collectionsRoutes(app: App, service: CollectionsService): void {
         request.body,
         key,
         fingerprint,
+        WorkspaceRails.of(auth.enabledRails),
       );
       return sendStored(reply, result);
     },

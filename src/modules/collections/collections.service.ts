@@ -18,6 +18,7 @@ import {
 import { paymentInstruction } from './payment-instructions.js';
 import type { ProviderLookup } from '../providers/provider.js';
 import { emitOnCommit, type AfterCommit } from '../../platform/after-commit.js';
+import { WorkspaceRails, type AmountLimits } from '../workspace-configuration/workspace-rails.js';
 
 const METADATA_MAX_BYTES = 16 * 1024;
 
@@ -30,15 +31,18 @@ export function checkAmountAndMetadata(
   currencyCode: string,
   amount: number,
   metadata: unknown,
+  /** The workspace's limits for the rail (WorkspaceRails.limits), inside the currency's; the currency's when not given. */
+  narrowed?: (currency: CurrencyRules) => AmountLimits,
 ): CurrencyRules {
   const currency = catalogue.currency(currencyCode);
   if (!currency) throw new Error(`catalogue has no rules for ${currencyCode}`); // validated at boot
-  if (amount < currency.min_amount || amount > currency.max_amount) {
+  const { min_amount: min, max_amount: max } = narrowed ? narrowed(currency) : currency;
+  if (amount < min || amount > max) {
     throw new ApiError(
       'amount_out_of_range',
-      `Amount must be between ${currency.min_amount} and ${currency.max_amount} minor units of ${currencyCode}.`,
+      `Amount must be between ${min} and ${max} minor units of ${currencyCode}.`,
       {
-        errors: [{ field: 'amount', message: `must be between ${currency.min_amount} and ${currency.max_amount}` }],
+        errors: [{ field: 'amount', message: `must be between ${min} and ${max}` }],
       },
     );
   }
@@ -98,7 +102,12 @@ export class CollectionsService {
    * `invalid_customer`), the amount is within the currency's limits ("out-of-range values are rejected with 422")
    * and the metadata fits, and the rail's provider can move the amount.
    */
-  validateAgainstCatalogue(marketCode: string, railCode: string, body: CreateCollectionBody): CatalogueEntries {
+  validateAgainstCatalogue(
+    marketCode: string,
+    railCode: string,
+    body: CreateCollectionBody,
+    rails: WorkspaceRails = WorkspaceRails.ALL,
+  ): CatalogueEntries {
     const market = this.catalogue.market(marketCode);
     if (!market) {
       throw new ApiError(
@@ -113,6 +122,8 @@ export class CollectionsService {
         `Rail '${railCode}' is not offered in ${marketCode}; use one of ${Object.keys(market.rails).join(', ')}.`,
       );
     }
+    // The workspace's active configuration: a rail the admin did not enable is refused as the catalogue's own would be.
+    rails.requireRail(marketCode, railCode, market);
     if (body.currency !== market.currency) {
       throw new ApiError(
         'invalid_currency',
@@ -134,7 +145,9 @@ export class CollectionsService {
       throw new ApiError('invalid_customer', `The customer fields are not valid for ${rail.name} in ${market.name}.`, {
         errors: problems,
       });
-    const currency = checkAmountAndMetadata(this.catalogue, market.currency, body.amount, body.metadata);
+    const currency = checkAmountAndMetadata(this.catalogue, market.currency, body.amount, body.metadata, (c) =>
+      rails.limits(marketCode, railCode, c),
+    );
     const unsupported = this.providers.amountProblem(marketCode, railCode, body.amount, body.currency);
     if (unsupported !== undefined) {
       throw new ApiError('amount_not_supported', unsupported, {
@@ -156,8 +169,9 @@ export class CollectionsService {
     body: CreateCollectionBody,
     key: string,
     requestFingerprint: string,
+    rails: WorkspaceRails = WorkspaceRails.ALL,
   ): Promise<IdempotentResult> {
-    const entries = this.validateAgainstCatalogue(marketCode, railCode, body);
+    const entries = this.validateAgainstCatalogue(marketCode, railCode, body, rails);
     this.admit();
     const { collection, event, change } = this.newCollection(workspaceId, marketCode, railCode, entries, body);
     const id = collection.collection_id;

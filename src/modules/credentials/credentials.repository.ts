@@ -1,6 +1,7 @@
 // SQL for credentials. The workspace id is always the first argument.
 import type { Queryable } from '../../db/pool.js';
 import type { PaymentsEnv } from '../../config.js';
+import type { EnabledRail } from '../../platform/enabled-rails.js';
 import type { Audience } from '../../platform/tokens.js';
 
 export interface CredentialRow {
@@ -47,24 +48,32 @@ export async function findCredential(
   return rows[0];
 }
 
+/** What the token check reads: the credential's audience and environment, its member's role, the workspace's rails. */
+export type LiveToken = Pick<CredentialRow, 'audience' | 'environment'> & {
+  member_role: string | null;
+  /** The workspace's active configuration (workspace_configurations.rails); null: the whole catalogue. */
+  enabled_rails: EnabledRail[] | null;
+};
+
 /**
  * The one lookup every authenticated request makes: if this exact token is still the credential's live one, the
- * credential's audience and environment, which the caller compares with the token's claims.
- */
-/**
- * The active credential a token names, with the role of the dashboard member it belongs to (null for an API key): one
- * query, so a member's role is checked on every request at no extra round trip.
+ * credential's audience and environment (which the caller compares with the token's claims), the role of the dashboard
+ * member it belongs to (null for an API key) and the workspace's enabled rails: one query, so a member's role and the
+ * workspace's configuration are read on every request at no extra round trip, and a change is seen by every node at
+ * once.
  */
 export async function findLiveToken(
   db: Queryable,
   workspaceId: string,
   credentialId: string,
   tokenId: string,
-): Promise<(Pick<CredentialRow, 'audience' | 'environment'> & { member_role: string | null }) | undefined> {
-  const { rows } = await db.query<Pick<CredentialRow, 'audience' | 'environment'> & { member_role: string | null }>(
+): Promise<LiveToken | undefined> {
+  const { rows } = await db.query<LiveToken>(
     `SELECT audience, environment,
             (SELECT m.role FROM members m WHERE m.workspace_id = credentials.workspace_id
-               AND m.credential_id = credentials.id) AS member_role
+               AND m.credential_id = credentials.id) AS member_role,
+            (SELECT c.rails FROM workspace_configurations c
+              WHERE c.workspace_id = credentials.workspace_id) AS enabled_rails
      FROM credentials
      WHERE workspace_id = $1 AND id = $2 AND token_id = $3 AND status = 'active'`,
     [workspaceId, credentialId, tokenId],

@@ -1,5 +1,6 @@
 // Routes for deposit addresses, deposits and autoconvert credits; the liquidity
 // provider's pool and ingestion routes; the sandbox's deposit simulation (sandbox only). No SQL here.
+import { WorkspaceRails } from '../workspace-configuration/workspace-rails.js';
 import { requireAuth } from '../../platform/auth.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
@@ -69,7 +70,16 @@ export function depositsRoutes(app: App, service: DepositsService, env: 'sandbox
     async (request, reply) => {
       const auth = requireAuth(request);
       const { key, fingerprint } = idempotencyOf(request, false);
-      return sendStored(reply, await service.createAddress(auth.workspaceId, request.body, key, fingerprint));
+      return sendStored(
+        reply,
+        await service.createAddress(
+          auth.workspaceId,
+          request.body,
+          key,
+          fingerprint,
+          WorkspaceRails.of(auth.enabledRails),
+        ),
+      );
     },
   );
 

@@ -3,6 +3,7 @@
 // balance, in the asset or, on an autoconvert address, converted at the current rate (a deposit waits,
 // confirmed, while there is no current rate). Each change records its event, and the credit its postings,
 // in one transaction.
+import { WorkspaceRails } from '../workspace-configuration/workspace-rails.js';
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { withTransaction, type Db, type Tx } from '../../db/pool.js';
@@ -79,10 +80,15 @@ export class DepositsService {
     body: CreateAddressBody,
     key: string | undefined,
     requestFingerprint: string,
+    rails: WorkspaceRails = WorkspaceRails.ALL,
   ): Promise<IdempotentResult> {
     const { asset, network } = assetAndNetwork(body.asset, body.network);
     const currency = body.autoconvert_currency ?? null;
-    if (currency !== null && !this.catalogue.currency(currency)) {
+    // Converted money is the currency of a market the workspace may use (its active configuration), or none.
+    if (
+      currency !== null &&
+      (!this.catalogue.currency(currency) || rails.marketsUsing(this.catalogue, currency).length === 0)
+    ) {
       throw new ApiError(
         'invalid_currency',
         `Deposits cannot be converted to '${currency}'; use a currency of a supported market.`,

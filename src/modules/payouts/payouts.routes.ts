@@ -1,4 +1,5 @@
 // Routes for offramp routes (the list and the writes behind it) and payouts (list, read, commit). No SQL here.
+import { WorkspaceRails } from '../workspace-configuration/workspace-rails.js';
 import { requireAuth } from '../../platform/auth.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
@@ -150,7 +151,7 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
           201: PayoutSchema,
           ...problemResponses({
             ...BEARER_PROBLEMS,
-            400: [...BODY_PROBLEMS, 'invalid_currency'],
+            400: [...BODY_PROBLEMS, 'invalid_market', 'invalid_rail', 'invalid_currency'],
             404: ['not_found'],
             409: IDEMPOTENCY_PROBLEMS[409],
             422: [
@@ -171,7 +172,10 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
     async (request, reply) => {
       const auth = requireAuth(request);
       const { key, fingerprint } = idempotencyOf(request, true);
-      return sendStored(reply, await service.commit(auth.workspaceId, request.body, key, fingerprint));
+      return sendStored(
+        reply,
+        await service.commit(auth.workspaceId, request.body, key, fingerprint, WorkspaceRails.of(auth.enabledRails)),
+      );
     },
   );
 

@@ -4,6 +4,7 @@
 // payout, its reservation postings, its event and any risk signal are written in the idempotent transaction; the
 // provider gets it after the commit (the submitter), and its outcome settles or releases the reservation (the
 // lifecycle).
+import { WorkspaceRails } from '../workspace-configuration/workspace-rails.js';
 import { withTransaction, type Db } from '../../db/pool.js';
 import type { AuthContext } from '../../platform/auth.js';
 import { ApiError, notFound } from '../../platform/errors.js';
@@ -138,6 +139,7 @@ export class PayoutsService {
     body: CommitBody,
     key: string,
     requestFingerprint: string,
+    rails: WorkspaceRails = WorkspaceRails.ALL,
   ): Promise<IdempotentResult> {
     let created: string | undefined;
     const result = await this.idempotency.run(workspaceId, key, requestFingerprint, async (tx) => {
@@ -153,6 +155,9 @@ export class PayoutsService {
       }
       // A route made before the catalogue turned payouts off for its rail.
       this.catalogue.requireCapability(route.market, route.rail, 'payouts');
+      // The workspace's active configuration: a rail it may not use is 400 invalid_rail, whatever the route.
+      const market = this.catalogue.market(route.market);
+      if (market) rails.requireRail(route.market, route.rail, market, 'route_id');
       const beneficiary = await repo.shareBeneficiary(tx, workspaceId, body.beneficiary_id);
       if (!beneficiary)
         throw new ApiError('not_found', 'No beneficiary with that id exists in this workspace.', {
@@ -220,6 +225,17 @@ export class PayoutsService {
           `${body.amount} ${route.source} minor units do not cover the route's fee of ${q.fee} ${route.currency} minor units.`,
           {
             errors: [{ field: 'amount', message: 'does not cover the fee' }],
+          },
+        );
+      }
+      // The admin's limits for the rail bound what it moves: the amount the recipient receives.
+      const own = rails.ownLimits(route.market, route.rail);
+      if ((own.min_amount !== null && q.net < own.min_amount) || (own.max_amount !== null && q.net > own.max_amount)) {
+        throw new ApiError(
+          'amount_out_of_range',
+          `The recipient would receive ${q.net} ${route.currency} minor units; this workspace pays out ${own.min_amount ?? 1} to ${own.max_amount ?? 'any amount of'} over ${route.market}/${route.rail}.`,
+          {
+            errors: [{ field: 'amount', message: "converts to an amount outside the workspace's limits for the rail" }],
           },
         );
       }

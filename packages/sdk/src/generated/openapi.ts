@@ -1446,6 +1446,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/workspace/configuration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the workspace may use
+         * @description Its markets and rails with limits, exponents, capabilities and how the payer authorises: the catalogue, as an admin narrowed it. Any other rail is refused as invalid.
+         *
+         *     Tokens of audience `integrator`, `liquidity_provider`, `admin` may call this; any other audience gets 403 `forbidden`.
+         */
+        get: operations["getWorkspaceConfiguration"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/workspaces/{id}/configuration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A workspace's active configuration
+         * @description Tokens of audience `admin` may call this; any other audience gets 403 `forbidden`.
+         */
+        get: operations["adminGetWorkspaceConfiguration"];
+        /**
+         * Set a workspace's markets, rails and limits
+         * @description Replaces the rails the workspace may use, with optional limits. It only narrows the catalogue: a rail it lacks is 400 `invalid_market`/`invalid_rail`, a limit beyond it 400 `catalogue_widened`. `rails: null`: the whole catalogue.
+         *
+         *     Tokens of audience `admin` may call this; any other audience gets 403 `forbidden`.
+         */
+        put: operations["adminSetWorkspaceConfiguration"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sandbox/collections/{id}/simulate": {
         parameters: {
             query?: never;
@@ -1973,7 +2021,7 @@ export interface components {
              * @description Stable machine-readable error code; branch on this.
              * @enum {string}
              */
-            code: "validation_failed" | "invalid_json" | "invalid_market" | "invalid_rail" | "invalid_currency" | "invalid_customer" | "invalid_cursor" | "invalid_webhook_url" | "invalid_redirect_url" | "invalid_asset" | "invalid_address" | "market_required" | "phone_number_length" | "phone_number_country" | "phone_number_unknown_prefix" | "phone_number_not_mobile" | "unauthorized" | "invalid_signature" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_key_in_use" | "collection_not_refundable" | "refund_in_progress" | "transition_not_allowed" | "source_name_taken" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "no_webhook_endpoints" | "checkout_session_not_open" | "checkout_session_expired" | "deposit_address_pool_empty" | "deposit_conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "amount_out_of_range" | "amount_not_supported" | "idempotency_key_missing" | "idempotency_key_invalid" | "idempotency_key_reused" | "refund_amount_mismatch" | "rate_source_unavailable" | "deposit_address_unknown" | "route_unavailable" | "operation_not_supported" | "route_mismatch" | "beneficiary_inactive" | "rate_unavailable" | "insufficient_balance" | "rate_limited" | "internal_error" | "service_unavailable" | "database_unavailable" | "overloaded";
+            code: "validation_failed" | "invalid_json" | "invalid_market" | "invalid_rail" | "invalid_currency" | "invalid_customer" | "invalid_cursor" | "invalid_webhook_url" | "invalid_redirect_url" | "invalid_asset" | "invalid_address" | "market_required" | "catalogue_widened" | "phone_number_length" | "phone_number_country" | "phone_number_unknown_prefix" | "phone_number_not_mobile" | "unauthorized" | "invalid_signature" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_key_in_use" | "collection_not_refundable" | "refund_in_progress" | "transition_not_allowed" | "source_name_taken" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "no_webhook_endpoints" | "checkout_session_not_open" | "checkout_session_expired" | "deposit_address_pool_empty" | "deposit_conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "amount_out_of_range" | "amount_not_supported" | "idempotency_key_missing" | "idempotency_key_invalid" | "idempotency_key_reused" | "refund_amount_mismatch" | "rate_source_unavailable" | "deposit_address_unknown" | "route_unavailable" | "operation_not_supported" | "route_mismatch" | "beneficiary_inactive" | "rate_unavailable" | "insufficient_balance" | "rate_limited" | "internal_error" | "service_unavailable" | "database_unavailable" | "overloaded";
             /** @description The X-Request-Id of the request; quote it to support. */
             request_id: string;
             /** @description Field-level problems, when there are any. */
@@ -2511,6 +2559,44 @@ export interface components {
             reference: string;
             metadata?: components["schemas"]["Metadata"];
         };
+        /** @description A market the workspace may use. */
+        ConfiguredMarket: {
+            /** @description Market (`KE`). */
+            market: string;
+            /** @description Display name. */
+            name: string;
+            /** @description ISO 4217 code. */
+            currency: string;
+            /** @description Minor-unit digits (2: 100 is 1.00). */
+            currency_exponent: number;
+            /** @description Its enabled rails. */
+            rails: components["schemas"]["ConfiguredRail"][];
+        };
+        /** @description A rail the workspace may use. */
+        ConfiguredRail: {
+            /** @description Rail (`mpesa`). */
+            rail: string;
+            /** @description Display name. */
+            name: string;
+            /**
+             * @description Kind of rail.
+             * @enum {unknown}
+             */
+            type: "mobile_money" | "bank_transfer";
+            /** @description Smallest amount, in minor units. */
+            min_amount: number;
+            /** @description Largest amount, in minor units. */
+            max_amount: number;
+            /** @description Refunds offered. */
+            refunds: boolean;
+            /** @description Payouts offered. */
+            payouts: boolean;
+            /**
+             * @description How the payer authorises: a prompt on the phone, a USSD code, a page to open, a bank transfer.
+             * @enum {unknown}
+             */
+            authorisation: "push_prompt" | "ussd_code" | "redirect" | "bank_transfer" | "none";
+        };
         CreateBeneficiaryRequest: {
             /** @description The account holder's full name, as the wallet or bank knows it. */
             name: string;
@@ -2958,6 +3044,17 @@ export interface components {
          * @enum {unknown}
          */
         EnabledEventType: "*" | "collection.created" | "collection.pending" | "collection.processing" | "collection.successful" | "collection.failed" | "collection.expired" | "collection.refunded" | "collection.reversed" | "collection.late_payment" | "refund.requested" | "refund.pending" | "refund.successful" | "refund.failed" | "checkout.session.completed" | "checkout.session.expired" | "risk_signal.created" | "reconciliation.mismatch" | "deposit.pending" | "deposit.confirmed" | "deposit.credited" | "deposit.failed" | "payout.created" | "payout.pending" | "payout.successful" | "payout.failed";
+        /** @description A rail enabled, with its limits. */
+        EnabledRailInput: {
+            /** @description Catalogue market (`KE`). */
+            market: string;
+            /** @description Catalogue rail (`mpesa`). */
+            rail: string;
+            /** @description Minimum in minor units; default the catalogue's. */
+            min_amount?: number;
+            /** @description Maximum in minor units; default the catalogue's. */
+            max_amount?: number;
+        };
         /** @description The endpoint's deliveries of every event, newest first, each with its attempts. One page of them. */
         EndpointDeliveryPage: {
             /** @description The endpoint's deliveries of every event, newest first, each with its attempts. */
@@ -3669,6 +3766,10 @@ export interface components {
             /** @description Their amounts, in minor units. */
             amount: number;
         };
+        SetWorkspaceConfigurationRequest: {
+            /** @description Every rail the workspace may use, once each (empty: none); null: the whole catalogue. */
+            rails: components["schemas"]["EnabledRailInput"][] | null;
+        };
         SimulateCollectionRequest: {
             /**
              * @description Where to drive the collection. Statuses between are passed through, each with its event (pending → processing → successful); one the lifecycle cannot reach from the current status is 409 `transition_not_allowed`.
@@ -3873,6 +3974,17 @@ export interface components {
              * @description When the workspace was created.
              */
             created_at: string;
+        };
+        /** @description The catalogue as an admin narrowed it for the workspace. */
+        WorkspaceConfiguration: {
+            /** @description The workspace. */
+            workspace_id: components["schemas"]["Uuid"];
+            /** @description False: the whole catalogue. */
+            narrowed: boolean;
+            /** @description When an admin set it. */
+            updated_at: string | null;
+            /** @description Markets with an enabled rail. */
+            markets: components["schemas"]["ConfiguredMarket"][];
         };
     };
     responses: {
@@ -4158,23 +4270,6 @@ export interface components {
                 };
             };
         };
-        /** @description Problem document; code is one of `validation_failed`, `invalid_json`, `invalid_rail`, `invalid_currency`, `invalid_customer`. */
-        Problem400ValidationFailedInvalidJsonInvalidRailInvalidCurrencyInvalidCustomer: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                "API-Version": components["headers"]["ApiVersion"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
-                    /**
-                     * @description The codes this answer can carry.
-                     * @enum {string}
-                     */
-                    code: "validation_failed" | "invalid_json" | "invalid_rail" | "invalid_currency" | "invalid_customer";
-                };
-            };
-        };
         /** @description Problem document; code is one of `idempotency_key_in_use`, `checkout_session_not_open`, `checkout_session_expired`. */
         Problem409IdempotencyKeyInUseCheckoutSessionNotOpenCheckoutSessionExpired: {
             headers: {
@@ -4223,6 +4318,23 @@ export interface components {
                      * @enum {string}
                      */
                     code: "validation_failed" | "invalid_json" | "invalid_market" | "market_required" | "phone_number_length" | "phone_number_country" | "phone_number_unknown_prefix" | "phone_number_not_mobile";
+                };
+            };
+        };
+        /** @description Problem document; code is one of `validation_failed`, `invalid_json`, `invalid_market`, `invalid_rail`. */
+        Problem400ValidationFailedInvalidJsonInvalidMarketInvalidRail: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "validation_failed" | "invalid_json" | "invalid_market" | "invalid_rail";
                 };
             };
         };
@@ -4498,23 +4610,6 @@ export interface components {
                 };
             };
         };
-        /** @description Problem document; code is one of `validation_failed`, `invalid_json`, `invalid_currency`. */
-        Problem400ValidationFailedInvalidJsonInvalidCurrency: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                "API-Version": components["headers"]["ApiVersion"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
-                    /**
-                     * @description The codes this answer can carry.
-                     * @enum {string}
-                     */
-                    code: "validation_failed" | "invalid_json" | "invalid_currency";
-                };
-            };
-        };
         /** @description Problem document; code is one of `idempotency_key_missing`, `idempotency_key_invalid`, `idempotency_key_reused`, `insufficient_balance`, `operation_not_supported`, `beneficiary_inactive`, `route_unavailable`, `route_mismatch`, `amount_out_of_range`, `amount_not_supported`, `rate_unavailable`. */
         Problem422IdempotencyKeyMissingIdempotencyKeyInvalidIdempotencyKeyReusedInsufficientBalanceOperationNotSupportedBeneficiaryInactiveRouteUnavailableRouteMismatchAmountOutOfRangeAmountNotSupportedRateUnavailable: {
             headers: {
@@ -4532,7 +4627,7 @@ export interface components {
                 };
             };
         };
-        /** @description Problem document; code is one of `validation_failed`, `invalid_json`, `invalid_market`, `invalid_rail`, `invalid_currency`, `invalid_customer`, `invalid_cursor`, `invalid_webhook_url`, `invalid_redirect_url`, `invalid_asset`, `invalid_address`, `market_required`, `phone_number_length`, `phone_number_country`, `phone_number_unknown_prefix`, `phone_number_not_mobile`. */
+        /** @description Problem document; code is one of `validation_failed`, `invalid_json`, `invalid_market`, `invalid_rail`, `invalid_currency`, `invalid_customer`, `invalid_cursor`, `invalid_webhook_url`, `invalid_redirect_url`, `invalid_asset`, `invalid_address`, `market_required`, `catalogue_widened`, `phone_number_length`, `phone_number_country`, `phone_number_unknown_prefix`, `phone_number_not_mobile`. */
         Problem400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -4545,7 +4640,7 @@ export interface components {
                      * @description The codes this answer can carry.
                      * @enum {string}
                      */
-                    code: "validation_failed" | "invalid_json" | "invalid_market" | "invalid_rail" | "invalid_currency" | "invalid_customer" | "invalid_cursor" | "invalid_webhook_url" | "invalid_redirect_url" | "invalid_asset" | "invalid_address" | "market_required" | "phone_number_length" | "phone_number_country" | "phone_number_unknown_prefix" | "phone_number_not_mobile";
+                    code: "validation_failed" | "invalid_json" | "invalid_market" | "invalid_rail" | "invalid_currency" | "invalid_customer" | "invalid_cursor" | "invalid_webhook_url" | "invalid_redirect_url" | "invalid_asset" | "invalid_address" | "market_required" | "catalogue_widened" | "phone_number_length" | "phone_number_country" | "phone_number_unknown_prefix" | "phone_number_not_mobile";
                 };
             };
         };
@@ -4632,6 +4727,23 @@ export interface components {
                      * @enum {string}
                      */
                     code: "idempotency_key_in_use" | "webhook_endpoint_disabled" | "no_webhook_endpoints";
+                };
+            };
+        };
+        /** @description Problem document; code is one of `validation_failed`, `invalid_json`, `invalid_market`, `invalid_rail`, `catalogue_widened`. */
+        Problem400ValidationFailedInvalidJsonInvalidMarketInvalidRailCatalogueWidened: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description The codes this answer can carry.
+                     * @enum {string}
+                     */
+                    code: "validation_failed" | "invalid_json" | "invalid_market" | "invalid_rail" | "catalogue_widened";
                 };
             };
         };
@@ -4764,6 +4876,20 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["WebhookEndpoint"];
+            };
+        };
+        /** @description The catalogue as an admin narrowed it for the workspace. */
+        WorkspaceConfiguration: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "API-Version": components["headers"]["ApiVersion"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["WorkspaceConfiguration"];
             };
         };
     };
@@ -5535,7 +5661,7 @@ export interface operations {
                     "application/json": components["schemas"]["CheckoutPayerView"];
                 };
             };
-            400: components["responses"]["Problem400ValidationFailedInvalidJsonInvalidRailInvalidCurrencyInvalidCustomer"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJsonInvalidMarketInvalidRailInvalidCurrencyInvalidCustomer"];
             404: components["responses"]["Problem404"];
             409: components["responses"]["Problem409IdempotencyKeyInUseCheckoutSessionNotOpenCheckoutSessionExpired"];
             413: components["responses"]["Problem413"];
@@ -5700,7 +5826,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refund"];
                 };
             };
-            400: components["responses"]["Problem400ValidationFailedInvalidJson"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJsonInvalidMarketInvalidRail"];
             401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
@@ -6941,7 +7067,7 @@ export interface operations {
                     "application/json": components["schemas"]["Payout"];
                 };
             };
-            400: components["responses"]["Problem400ValidationFailedInvalidJsonInvalidCurrency"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJsonInvalidMarketInvalidRailInvalidCurrency"];
             401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
@@ -7732,6 +7858,89 @@ export interface operations {
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
             409: components["responses"]["Problem409IdempotencyKeyInUseWebhookEndpointDisabledNoWebhookEndpoints"];
+            413: components["responses"]["Problem413"];
+            415: components["responses"]["Problem415"];
+            422: components["responses"]["Problem422IdempotencyKeyInvalidIdempotencyKeyReused"];
+            429: components["responses"]["Problem429"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    getWorkspaceConfiguration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["WorkspaceConfiguration"];
+            401: components["responses"]["Problem401Unauthorized"];
+            403: components["responses"]["Problem403"];
+            429: components["responses"]["Problem429"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    adminGetWorkspaceConfiguration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workspace id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["WorkspaceConfiguration"];
+            400: components["responses"]["Problem400ValidationFailed"];
+            401: components["responses"]["Problem401Unauthorized"];
+            403: components["responses"]["Problem403"];
+            404: components["responses"]["Problem404"];
+            429: components["responses"]["Problem429"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    adminSetWorkspaceConfiguration: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Unique per logical operation (a UUID v4 is a good choice), 1–255 visible ASCII characters. Outcomes are kept 24 hours. Absent where required: 422 `idempotency_key_missing`; present but not of this form (or sent twice): 422 `idempotency_key_invalid`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The workspace id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetWorkspaceConfigurationRequest"];
+            };
+        };
+        responses: {
+            /** @description The catalogue as an admin narrowed it for the workspace. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceConfiguration"];
+                };
+            };
+            400: components["responses"]["Problem400ValidationFailedInvalidJsonInvalidMarketInvalidRailCatalogueWidened"];
+            401: components["responses"]["Problem401Unauthorized"];
+            403: components["responses"]["Problem403"];
+            404: components["responses"]["Problem404"];
+            409: components["responses"]["Problem409IdempotencyKeyInUse"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
             422: components["responses"]["Problem422IdempotencyKeyInvalidIdempotencyKeyReused"];
