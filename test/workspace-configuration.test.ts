@@ -337,17 +337,28 @@ describe('the create paths apply the configuration', () => {
     assertProblem(await session(5_000, 'SN'), 400, 'invalid_market');
   });
 
-  it('a refund of a collection on a rail no longer enabled is 400 invalid_rail', async () => {
+  it('a collection taken before its rail was disabled can still be refunded: the money is the payer’s', async () => {
     const ws = await fresh('refund');
     const made = await createCollection(t, ws.token, {}, '/v1/collections/KE/rails/airtel_money');
     assert.equal(made.status, 201, made.text);
+    const paid = await request(t, 'POST', `/v1/sandbox/collections/${made.body.collection_id}/simulate`, {
+      token: ws.token,
+      body: { outcome: 'successful' },
+    });
+    assert.equal(paid.status, 200, paid.text);
     await configure(ws.id, [{ market: 'KE', rail: 'mpesa' }]);
+    // New collections on the rail are refused; the refund of the one already taken is not.
+    assertProblem(
+      await createCollection(t, ws.token, {}, '/v1/collections/KE/rails/airtel_money'),
+      400,
+      'invalid_rail',
+    );
     const refund = await request(t, 'POST', `/v1/collections/${made.body.collection_id}/refund`, {
       token: ws.token,
       body: { amount: made.body.amount },
       idempotencyKey: newKey(),
     });
-    assertProblem(refund, 400, 'invalid_rail');
+    assert.equal(refund.status, 201, refund.text);
   });
 
   it('a payout over a rail not enabled is 400 invalid_rail; outside its limits 422 amount_out_of_range', async () => {

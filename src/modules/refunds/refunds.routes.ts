@@ -1,7 +1,6 @@
 // Routes for refunds: refund a collection (POST /v1/collections/{id}/refund), read one, list the workspace's or a
 // collection's. No SQL here.
 import { requireAuth } from '../../platform/auth.js';
-import { WorkspaceRails } from '../workspace-configuration/workspace-rails.js';
 import { sendStored, type App } from '../../platform/http.js';
 import { idempotencyOf } from '../../platform/idempotency.js';
 import {
@@ -43,7 +42,7 @@ export function refundsRoutes(app: App, service: RefundsService): void {
           201: RefundSchema,
           ...problemResponses({
             ...BEARER_PROBLEMS,
-            400: [...BODY_PROBLEMS, 'invalid_market', 'invalid_rail'],
+            400: [...BODY_PROBLEMS],
             404: ['not_found'],
             409: [...IDEMPOTENCY_PROBLEMS[409], 'collection_not_refundable', 'refund_in_progress'],
             422: [
@@ -61,14 +60,7 @@ export function refundsRoutes(app: App, service: RefundsService): void {
       const { key, fingerprint } = idempotencyOf(request, true);
       return sendStored(
         reply,
-        await service.create(
-          auth.workspaceId,
-          request.params.id,
-          request.body,
-          key,
-          fingerprint,
-          WorkspaceRails.of(auth.enabledRails),
-        ),
+        await service.create(auth.workspaceId, request.params.id, request.body, key, fingerprint),
       );
     },
   );

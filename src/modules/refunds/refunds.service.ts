@@ -1,6 +1,5 @@
 // Refund rules (POST /v1/collections/{id}/refund): full refunds of successful collections, one in progress at a time,
 // created through the idempotency engine with their event and outbox row in one transaction.
-import { WorkspaceRails } from '../workspace-configuration/workspace-rails.js';
 import type { Db, Tx } from '../../db/pool.js';
 import { ApiError, notFound } from '../../platform/errors.js';
 import type { IdempotencyEngine, IdempotentResult } from '../../platform/idempotency.js';
@@ -33,7 +32,6 @@ export class RefundsService {
     body: CreateRefundBody,
     key: string,
     requestFingerprint: string,
-    rails: WorkspaceRails = WorkspaceRails.ALL,
   ): Promise<IdempotentResult> {
     let created: string | undefined;
     const result = await this.idempotency.run(workspaceId, key, requestFingerprint, async (tx) => {
@@ -44,9 +42,6 @@ export class RefundsService {
         : undefined;
       if (!collection) throw notFound('collection');
       this.catalogue.requireCapability(collection.market, collection.rail, 'refunds');
-      // Money goes back over the collection's rail: one the workspace may no longer use is refused (400 invalid_rail).
-      const market = this.catalogue.market(collection.market);
-      if (market) rails.requireRail(collection.market, collection.rail, market, 'collection.rail');
       if (collection.status !== 'successful') {
         throw new ApiError(
           'collection_not_refundable',

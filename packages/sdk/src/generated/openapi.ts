@@ -4321,23 +4321,6 @@ export interface components {
                 };
             };
         };
-        /** @description Problem document; code is one of `validation_failed`, `invalid_json`, `invalid_market`, `invalid_rail`. */
-        Problem400ValidationFailedInvalidJsonInvalidMarketInvalidRail: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                "API-Version": components["headers"]["ApiVersion"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"] & {
-                    /**
-                     * @description The codes this answer can carry.
-                     * @enum {string}
-                     */
-                    code: "validation_failed" | "invalid_json" | "invalid_market" | "invalid_rail";
-                };
-            };
-        };
         /** @description Problem document; code is one of `idempotency_key_in_use`, `collection_not_refundable`, `refund_in_progress`. */
         Problem409IdempotencyKeyInUseCollectionNotRefundableRefundInProgress: {
             headers: {
@@ -5826,7 +5809,7 @@ export interface operations {
                     "application/json": components["schemas"]["Refund"];
                 };
             };
-            400: components["responses"]["Problem400ValidationFailedInvalidJsonInvalidMarketInvalidRail"];
+            400: components["responses"]["Problem400ValidationFailedInvalidJson"];
             401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
