@@ -33,6 +33,7 @@ import { buildProviders, type ProviderPlan, type ProviderRegistry } from './modu
 import { RefundsService } from './modules/refunds/refunds.service.js';
 import { RiskService } from './modules/risk/risk.service.js';
 import { SandboxService } from './modules/sandbox/sandbox.service.js';
+import { SandboxClockService } from './modules/sandbox/clock.service.js';
 import type { LookUpAddresses } from './modules/webhooks/url-guard.js';
 import { WebhooksService } from './modules/webhooks/webhooks.service.js';
 
@@ -81,6 +82,8 @@ export interface Services {
   reports: ReportsService;
   /** The simulate endpoints' service: only in the sandbox, when the simulator runs a rail. */
   sandbox: SandboxService | undefined;
+  /** The sandbox test clock's service: only in the sandbox. */
+  sandboxClock: SandboxClockService | undefined;
   metrics: Registry;
 }
 
@@ -184,6 +187,7 @@ export function compose(deps: CompositionDeps): Services {
     config.paymentsEnv === 'sandbox' && providers.sandbox
       ? new SandboxService(idempotency, lifecycle, providers.sandbox)
       : undefined;
+  const sandboxClock = config.paymentsEnv === 'sandbox' ? new SandboxClockService(db, idempotency) : undefined;
   return {
     afterCommit,
     box: deps.box,
@@ -208,6 +212,7 @@ export function compose(deps: CompositionDeps): Services {
     submitter,
     webhooks,
     sandbox,
+    sandboxClock,
     metrics: deps.metrics,
   };
 }
