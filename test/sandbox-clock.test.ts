@@ -144,6 +144,7 @@ describe('the clock of a sandbox workspace', () => {
     assert.equal(res.body.offset_seconds, 0);
     assert.equal(res.body.now, res.body.server_time);
     assert.equal(res.body.advanced_at, null);
+    assert.equal(res.body.moved, undefined, 'only the answer to a move says what moved');
     assert.ok(Math.abs(Date.parse(res.body.server_time) - Date.now()) < 60_000);
   });
 

@@ -11,7 +11,7 @@ import {
   OptionalIdempotencyKey,
   problemResponses,
 } from '../../platform/schemas.js';
-import { AdvanceClockBody, SandboxClockAdvanceSchema, SandboxClockSchema } from './clock.schemas.js';
+import { AdvanceClockBody, SandboxClockSchema } from './clock.schemas.js';
 import type { SandboxClockService } from './clock.service.js';
 
 export function sandboxClockRoutes(app: App, service: SandboxClockService): void {
@@ -56,7 +56,7 @@ export function sandboxClockRoutes(app: App, service: SandboxClockService): void
         body: AdvanceClockBody,
         headers: OptionalIdempotencyKey,
         response: {
-          200: SandboxClockAdvanceSchema,
+          200: SandboxClockSchema,
           ...problemResponses({
             ...BEARER_PROBLEMS,
             400: [...BODY_PROBLEMS],
