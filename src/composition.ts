@@ -34,6 +34,7 @@ import { RefundsService } from './modules/refunds/refunds.service.js';
 import { RiskService } from './modules/risk/risk.service.js';
 import { SandboxService } from './modules/sandbox/sandbox.service.js';
 import { SandboxClockService } from './modules/sandbox/clock.service.js';
+import { reconcileWorkspace } from './modules/lifecycle/sweeps.js';
 import type { LookUpAddresses } from './modules/webhooks/url-guard.js';
 import { WebhooksService } from './modules/webhooks/webhooks.service.js';
 
@@ -187,7 +188,19 @@ export function compose(deps: CompositionDeps): Services {
     config.paymentsEnv === 'sandbox' && providers.sandbox
       ? new SandboxService(idempotency, lifecycle, providers.sandbox)
       : undefined;
-  const sandboxClock = config.paymentsEnv === 'sandbox' ? new SandboxClockService(db, idempotency) : undefined;
+  // The test clock's status queries after a move run on the background's connections, as the sweep's do.
+  const sandboxClock =
+    config.paymentsEnv === 'sandbox'
+      ? new SandboxClockService(db, idempotency, config.reconcileAfterSeconds, (workspaceId, afterSeconds) =>
+          reconcileWorkspace(workerDb, providers, notices, log, workspaceId, afterSeconds).catch((err: unknown) => {
+            log.warn(
+              { err, workspace_id: workspaceId },
+              'status queries after a clock move failed; the sweep asks later',
+            );
+            return 0;
+          }),
+        )
+      : undefined;
   return {
     afterCommit,
     box: deps.box,

@@ -274,6 +274,45 @@ describe('advancing the clock', () => {
     assert.equal(hooksTo('b').length, 1);
   });
 
+  it("asks the provider about an operation quiet for RECONCILE_AFTER_SECONDS by the workspace's clock: a lost callback is recovered; the other workspace's is not asked", async () => {
+    // 0005 rests in processing at the simulator; then the simulator reports successful and the callback is lost (its
+    // step recorded as sent, no notice applied), in both workspaces.
+    const mine = await pendingCollection(a, STAYS_PROCESSING);
+    const theirs = await pendingCollection(b, STAYS_PROCESSING);
+    await waitFor('both at rest at the simulator', async () => {
+      const { rows } = await t.db.query(
+        'SELECT 1 FROM sandbox_operations WHERE object_id = ANY($1) AND next_at IS NULL',
+        [[mine, theirs]],
+      );
+      return rows.length === 2 ? true : undefined;
+    });
+    await t.db.query(
+      `UPDATE sandbox_operations SET script = script || '{successful}'::text[], next_step = next_step + 1
+       WHERE object_id = ANY($1)`,
+      [[mine, theirs]],
+    );
+    const checked = async (id: string) =>
+      (await t.db.query<{ checked_at: Date | null }>('SELECT checked_at FROM collections WHERE id = $1', [id])).rows[0]
+        ?.checked_at ?? null;
+    assert.equal(t.config.reconcileAfterSeconds, 120);
+    assert.equal(await checked(mine), null, 'not asked yet: quiet for less than 120 s');
+
+    // A move of 60 s makes due only what had been quiet for 60 s already: nothing here.
+    await advanced(a.token, 60);
+    assert.equal(await checked(mine), null);
+    assert.equal((await collectionRow(mine)).status, 'processing');
+
+    // A move of 120 s makes every operation in flight due. The move asks before it answers.
+    await advanced(a.token, 120);
+    assert.ok(await checked(mine), 'the status query was made');
+    assert.equal((await collectionRow(mine)).status, 'successful');
+    const events = await eventTypes(a.token, mine);
+    assert.ok(events.includes('collection.successful'), events.join());
+
+    assert.equal(await checked(theirs), null, "the other workspace's operation was not asked");
+    assert.equal((await collectionRow(theirs)).status, 'processing');
+  });
+
   it("frees an idempotency key past its retention (24 h): the key can be reused; the other workspace's is still held", async () => {
     const key = newKey();
     const create = (ws: { token: string }, reference: string) =>
@@ -318,6 +357,21 @@ describe('advancing the clock', () => {
     assert.equal(now.offset_seconds, before + 60);
     assert.equal(Date.parse(now.now) - Date.parse(now.server_time), (before + 60) * 1000);
     assert.equal(now.advanced_at, first.body.advanced_at);
+
+    // Each move is in the audit log on the workspace, the replay too (a request of its own); refused ones name none.
+    const log = await request(t, 'GET', '/v1/audit-events?action=sandbox_clock.advance&limit=100', { token: a.token });
+    assert.equal(log.status, 200, log.text);
+    const entries = log.body.data as { object_type: string; object_id: string | null; status: number }[];
+    const answered = entries.filter((e) => e.status === 200);
+    assert.ok(answered.length >= 2, log.text);
+    assert.ok(
+      answered.every((e) => e.object_type === 'workspace' && e.object_id === a.id),
+      log.text,
+    );
+    assert.ok(
+      entries.some((e) => e.status === 422 && e.object_id === null),
+      log.text,
+    );
   });
 
   it("adds up the moves and never touches the other workspace's clock", async () => {

@@ -52,7 +52,8 @@ export function sandboxClockRoutes(app: App, service: SandboxClockService): void
           'open collections and checkout sessions, pending webhook deliveries, simulator steps and stored idempotency ' +
           'outcomes have their deadlines pulled that much earlier, and outcomes it takes past their retention are ' +
           'deleted. The expiry sweeps and the webhook relay then act on them within moments, with the usual events and ' +
-          "webhooks. No other workspace's deadlines move. Answers the clock and what moved.",
+          'webhooks. Operations in flight that the move leaves quiet for RECONCILE_AFTER_SECONDS are asked about at ' +
+          "their provider before the answer. No other workspace's deadlines move. Answers the clock and what moved.",
         body: AdvanceClockBody,
         headers: OptionalIdempotencyKey,
         response: {

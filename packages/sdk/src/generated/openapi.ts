@@ -1545,7 +1545,7 @@ export interface paths {
         put?: never;
         /**
          * Move the sandbox workspace's clock forward
-         * @description Sandbox only (404 in production). Moves this workspace's clock forward by `seconds`: in one transaction its open collections and checkout sessions, pending webhook deliveries, simulator steps and stored idempotency outcomes have their deadlines pulled that much earlier, and outcomes it takes past their retention are deleted. The expiry sweeps and the webhook relay then act on them within moments, with the usual events and webhooks. No other workspace's deadlines move. Answers the clock and what moved.
+         * @description Sandbox only (404 in production). Moves this workspace's clock forward by `seconds`: in one transaction its open collections and checkout sessions, pending webhook deliveries, simulator steps and stored idempotency outcomes have their deadlines pulled that much earlier, and outcomes it takes past their retention are deleted. The expiry sweeps and the webhook relay then act on them within moments, with the usual events and webhooks. Operations in flight that the move leaves quiet for RECONCILE_AFTER_SECONDS are asked about at their provider before the answer. No other workspace's deadlines move. Answers the clock and what moved.
          *
          *     Tokens of audience `integrator` may call this; any other audience gets 403 `forbidden`.
          */
