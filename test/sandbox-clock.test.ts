@@ -15,6 +15,7 @@ import {
   createCollection,
   createWorkspace,
   FAST_LIFECYCLE,
+  liquidityProviderToken,
   newKey,
   request,
   startTestApp,
@@ -148,9 +149,13 @@ describe('the clock of a sandbox workspace', () => {
     assert.ok(Math.abs(Date.parse(res.body.server_time) - Date.now()) < 60_000);
   });
 
-  it('needs a token', async () => {
+  it("needs an integrator token: none is 401, a liquidity provider's is 403", async () => {
     assertProblem(await request(t, 'GET', '/v1/sandbox/clock'), 401, 'unauthorized');
     assertProblem(await request(t, 'POST', '/v1/sandbox/clock/advance', { body: { seconds: 1 } }), 401, 'unauthorized');
+    const lp = await liquidityProviderToken(t, a.id);
+    assertProblem(await clock(lp), 403, 'forbidden');
+    assertProblem(await advance(lp, { seconds: 1 }, newKey()), 403, 'forbidden');
+    assert.equal((await clock(a.token)).body.offset_seconds, 0);
   });
 
   it('refuses a duration that is not 1 to 2592000 whole seconds, or an unknown field, with 400 and moves nothing', async () => {
