@@ -58,6 +58,7 @@ import { refundsRoutes } from './modules/refunds/refunds.routes.js';
 import { reportsRoutes } from './modules/reports/reports.routes.js';
 import { riskRoutes } from './modules/risk/risk.routes.js';
 import { sandboxRoutes } from './modules/sandbox/sandbox.routes.js';
+import { sandboxClockRoutes } from './modules/sandbox/clock.routes.js';
 import { systemRoutes } from './modules/system/system.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { WEBHOOKS_DOCUMENT } from './modules/webhooks/webhooks.schemas.js';
@@ -333,6 +334,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   workspaceConfigurationRoutes(app, services.workspaceConfiguration);
   // The simulate endpoints exist only in the sandbox: in production they are unknown routes (404).
   if (services.sandbox) sandboxRoutes(app, services.sandbox);
+  if (services.sandboxClock) sandboxClockRoutes(app, services.sandboxClock);
   // The dashboard's pages call the routes above through the SDK, in-process.
   dashboardRoutes(app, { db, box: deps.box, tokens, catalogue: deps.catalogue, config });
 

@@ -33,6 +33,8 @@ import { buildProviders, type ProviderPlan, type ProviderRegistry } from './modu
 import { RefundsService } from './modules/refunds/refunds.service.js';
 import { RiskService } from './modules/risk/risk.service.js';
 import { SandboxService } from './modules/sandbox/sandbox.service.js';
+import { SandboxClockService } from './modules/sandbox/clock.service.js';
+import { reconcileWorkspace } from './modules/lifecycle/sweeps.js';
 import type { LookUpAddresses } from './modules/webhooks/url-guard.js';
 import { WebhooksService } from './modules/webhooks/webhooks.service.js';
 import { WorkspaceConfigurationService } from './modules/workspace-configuration/workspace-configuration.service.js';
@@ -84,6 +86,8 @@ export interface Services {
   workspaceConfiguration: WorkspaceConfigurationService;
   /** The simulate endpoints' service: only in the sandbox, when the simulator runs a rail. */
   sandbox: SandboxService | undefined;
+  /** The sandbox test clock's service: only in the sandbox. */
+  sandboxClock: SandboxClockService | undefined;
   metrics: Registry;
 }
 
@@ -188,6 +192,19 @@ export function compose(deps: CompositionDeps): Services {
     config.paymentsEnv === 'sandbox' && providers.sandbox
       ? new SandboxService(idempotency, lifecycle, providers.sandbox)
       : undefined;
+  // The test clock's status queries after a move run on the background's connections, as the sweep's do.
+  const sandboxClock =
+    config.paymentsEnv === 'sandbox'
+      ? new SandboxClockService(db, idempotency, config.reconcileAfterSeconds, (workspaceId, afterSeconds) =>
+          reconcileWorkspace(workerDb, providers, notices, log, workspaceId, afterSeconds).catch((err: unknown) => {
+            log.warn(
+              { err, workspace_id: workspaceId },
+              'status queries after a clock move failed; the sweep asks later',
+            );
+            return 0;
+          }),
+        )
+      : undefined;
   return {
     afterCommit,
     box: deps.box,
@@ -213,6 +230,7 @@ export function compose(deps: CompositionDeps): Services {
     submitter,
     webhooks,
     sandbox,
+    sandboxClock,
     metrics: deps.metrics,
   };
 }

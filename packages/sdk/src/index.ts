@@ -16,3 +16,4 @@ export type WebhookEndpoint = Schemas['WebhookEndpoint'];
 export type Event = Schemas['Event'];
 export type SettlementReport = Schemas['SettlementReport'];
 export type WorkspaceConfiguration = Schemas['WorkspaceConfiguration'];
+export type SandboxClock = Schemas['SandboxClock'];

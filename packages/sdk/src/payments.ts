@@ -630,6 +630,14 @@ export class Payments {
           ...Payments.call(options, true),
         }),
       ),
+    /** The workspace's test clock: its offset and the workspace's time by it. */
+    clock: (options?: CallOptions) => unwrap(this.client.GET('/v1/sandbox/clock', Payments.call(options))),
+    /**
+     * Moves the workspace's test clock forward by `seconds` (1 to 2592000): its expiries, webhook retries, simulator
+     * steps and idempotency retention fall due as if that time had passed. Answers the clock and what moved.
+     */
+    advanceClock: (body: Body<'advanceSandboxClock'>, options?: CallOptions) =>
+      unwrap(this.client.POST('/v1/sandbox/clock/advance', { body, ...Payments.call(options, true) })),
     /** A transfer arrives on a deposit address (pending). */
     depositArrives: (body: Body<'simulateIncomingDeposit'>, options?: CallOptions) =>
       unwrap(this.client.POST('/v1/sandbox/deposits', { body, ...Payments.call(options, true) })),

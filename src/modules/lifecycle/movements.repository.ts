@@ -171,6 +171,35 @@ export async function claimQuiet(
   return rows;
 }
 
+/**
+ * As `claimQuiet`, for one workspace and every provider: its operations in flight with no news for `afterSeconds`
+ * (0: all of them), at most `batch` per kind, marked asked. The sandbox test clock's status queries after a move.
+ */
+export async function claimQuietOfWorkspace(
+  db: Queryable,
+  workspaceId: string,
+  movements: readonly AnyMovement[],
+  afterSeconds: number,
+  batch: number,
+): Promise<{ kind: MovementType; id: string; provider: string; reference: string }[]> {
+  const claims = movements.map(
+    (m) => `${m.type} AS (
+       UPDATE ${m.table} SET checked_at = now() WHERE workspace_id = $1 AND id IN (
+         SELECT id FROM ${m.table}
+         WHERE workspace_id = $1 AND status IN (${(m.inFlight as string[]).map((s) => `'${s}'`).join(', ')})
+           AND coalesce(provider_reference, claimed_reference) IS NOT NULL
+           AND greatest(updated_at, checked_at) <= now() - make_interval(secs => $2)
+         ORDER BY greatest(updated_at, checked_at) LIMIT $3 FOR UPDATE SKIP LOCKED)
+       RETURNING id, provider, coalesce(provider_reference, claimed_reference) AS reference)`,
+  );
+  const { rows } = await db.query<{ kind: MovementType; id: string; provider: string; reference: string }>(
+    `WITH ${claims.join(',\n')}
+     ${movements.map((m) => `SELECT '${m.type}' AS kind, id, provider, reference FROM ${m.type}`).join(' UNION ALL ')}`,
+    [workspaceId, afterSeconds, batch],
+  );
+  return rows;
+}
+
 export async function findRow<R extends MovingRow>(
   db: Queryable,
   m: AnyMovement,

@@ -8,6 +8,7 @@ import { queryNoticeId, type ProviderNotices } from './notices.service.js';
 import { ANSWER_BY_CALLBACK } from '../providers/provider.js';
 import type { ProviderRegistry } from '../providers/providers.registry.js';
 import { MOVEMENTS, type Lifecycle } from './lifecycle.service.js';
+import type { MovementType } from './movement.js';
 import * as repo from './movements.repository.js';
 
 /**
@@ -79,6 +80,35 @@ export async function reconcile(
   batch = 100,
 ): Promise<number> {
   const rows = await repo.claimQuiet(db, Object.values(MOVEMENTS), afterSeconds, batch, only);
+  await askAbout(rows, providers, notices, log);
+  return rows.length;
+}
+
+/**
+ * As `reconcile`, for one workspace's operations with no news for `afterSeconds` (0: all in flight): the status
+ * queries the sandbox test clock's move made due (src/modules/sandbox/clock.service.ts). Returns how many were asked.
+ */
+export async function reconcileWorkspace(
+  db: Db,
+  providers: ProviderRegistry,
+  notices: ProviderNotices,
+  log: FastifyBaseLogger,
+  workspaceId: string,
+  afterSeconds: number,
+  batch = 100,
+): Promise<number> {
+  const rows = await repo.claimQuietOfWorkspace(db, workspaceId, Object.values(MOVEMENTS), afterSeconds, batch);
+  await askAbout(rows, providers, notices, log);
+  return rows.length;
+}
+
+/** Asks each operation's provider about it and applies a changed answer as a notice. */
+async function askAbout(
+  rows: readonly { kind: MovementType; id: string; provider: string; reference: string }[],
+  providers: ProviderRegistry,
+  notices: ProviderNotices,
+  log: FastifyBaseLogger,
+): Promise<void> {
   for (const row of rows) {
     const provider = providers.get(row.provider);
     if (!provider) continue;
@@ -91,5 +121,4 @@ export async function reconcile(
       log.warn({ err, kind: row.kind, id: row.id, provider: row.provider }, 'provider status query failed');
     }
   }
-  return rows.length;
 }

@@ -1560,6 +1560,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sandbox/clock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The sandbox workspace's clock
+         * @description Sandbox only (404 in production). How far the workspace's clock has been moved forward, and the workspace's current time by it.
+         *
+         *     Tokens of audience `integrator` may call this; any other audience gets 403 `forbidden`.
+         */
+        get: operations["getSandboxClock"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandbox/clock/advance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the sandbox workspace's clock forward
+         * @description Sandbox only (404 in production). Moves this workspace's clock forward by `seconds`: in one transaction its open collections and checkout sessions, pending webhook deliveries, simulator steps and stored idempotency outcomes have their deadlines pulled that much earlier, and outcomes it takes past their retention are deleted. The expiry sweeps and the webhook relay then act on them within moments, with the usual events and webhooks. Operations in flight that the move leaves quiet for RECONCILE_AFTER_SECONDS are asked about at their provider before the answer. No other workspace's deadlines move. Answers the clock and what moved.
+         *
+         *     Tokens of audience `integrator` may call this; any other audience gets 403 `forbidden`.
+         */
+        post: operations["advanceSandboxClock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "collection.created": {
@@ -2036,6 +2080,10 @@ export interface components {
             audience: components["schemas"]["Audience"];
             /** @description A label for people (default: the audience). */
             name?: string;
+        };
+        AdvanceSandboxClockRequest: {
+            /** @description How far to move the workspace's clock forward, in whole seconds: 1 to 2592000 (30 days) per move; more is 400 `validation_failed` naming the field. Move again for more. The clock never goes back. */
+            seconds: number;
         };
         /**
          * @description Who the token speaks for: `integrator`, `admin` or `liquidity_provider`.
@@ -3669,6 +3717,41 @@ export interface components {
             /** @description True when another page follows this one. */
             has_more: boolean;
             next_cursor: components["schemas"]["NextCursor"];
+        };
+        /** @description A sandbox workspace's clock: its offset from the server's time, and the workspace's time by it. */
+        SandboxClock: {
+            /** @description The workspace whose clock this is. */
+            workspace_id: components["schemas"]["Uuid"];
+            /** @description How far the workspace's clock is ahead of the server's: the sum of its moves, in seconds. */
+            offset_seconds: number;
+            /**
+             * Format: date-time
+             * @description The workspace's time: `server_time` plus `offset_seconds`. Deadlines fall due by it.
+             */
+            now: string;
+            /**
+             * Format: date-time
+             * @description The server's time. API timestamps (`created_at`, `expires_at`, events) stay on it: a move shows as pending deadlines pulled earlier by its duration.
+             */
+            server_time: string;
+            /** @description When the clock was last moved (server time); null if never. */
+            advanced_at: string | null;
+            /** @description In the answer to a move only: what it pulled earlier, by kind. */
+            moved?: components["schemas"]["SandboxClockMoved"];
+        };
+        SandboxClockMoved: {
+            /** @description Open (`created`, `pending`) collections whose `expires_at` was pulled earlier. */
+            collections: number;
+            /** @description Open checkout sessions whose `expires_at` was pulled earlier. */
+            checkout_sessions: number;
+            /** @description Pending webhook deliveries whose next attempt was pulled earlier. */
+            webhook_deliveries: number;
+            /** @description Sandbox operations whose simulator's next step was pulled earlier. */
+            simulator_steps: number;
+            /** @description Stored idempotency outcomes whose end of retention was pulled earlier. */
+            idempotency_records: number;
+            /** @description Stored idempotency outcomes taken past their retention: deleted, keys free. */
+            idempotency_records_deleted: number;
         };
         SandboxDepositRequest: {
             /** @description One of your deposit addresses. */
@@ -8062,6 +8145,79 @@ export interface operations {
             403: components["responses"]["Problem403"];
             404: components["responses"]["Problem404"];
             409: components["responses"]["Problem409IdempotencyKeyInUseTransitionNotAllowed"];
+            413: components["responses"]["Problem413"];
+            415: components["responses"]["Problem415"];
+            422: components["responses"]["Problem422IdempotencyKeyInvalidIdempotencyKeyReused"];
+            429: components["responses"]["Problem429"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    getSandboxClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A sandbox workspace's clock: its offset from the server's time, and the workspace's time by it. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxClock"];
+                };
+            };
+            401: components["responses"]["Problem401Unauthorized"];
+            403: components["responses"]["Problem403"];
+            404: components["responses"]["Problem404"];
+            429: components["responses"]["Problem429"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    advanceSandboxClock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Unique per logical operation (a UUID v4 is a good choice), 1–255 visible ASCII characters. Outcomes are kept 24 hours. Absent where required: 422 `idempotency_key_missing`; present but not of this form (or sent twice): 422 `idempotency_key_invalid`. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdvanceSandboxClockRequest"];
+            };
+        };
+        responses: {
+            /** @description A sandbox workspace's clock: its offset from the server's time, and the workspace's time by it. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxClock"];
+                };
+            };
+            400: components["responses"]["Problem400ValidationFailedInvalidJson"];
+            401: components["responses"]["Problem401Unauthorized"];
+            403: components["responses"]["Problem403"];
+            404: components["responses"]["Problem404"];
+            409: components["responses"]["Problem409IdempotencyKeyInUse"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
             422: components["responses"]["Problem422IdempotencyKeyInvalidIdempotencyKeyReused"];
