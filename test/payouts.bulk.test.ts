@@ -310,6 +310,12 @@ describe('POST /v1/payouts/bulk: at once', () => {
       if (d.status === 'committed') assert.equal(d.payout!.transaction_id, idOf.get(reference));
       else assert.equal(d.problem!.code, 'idempotency_key_in_use', JSON.stringify(d));
     }
+    // Each key was committed by exactly one of the two (replayed: false); the other met it in flight or stored.
+    for (const x of items) {
+      const answers = [...a.body.data, ...b.body.data].filter((d) => d.idempotency_key === x.idempotency_key);
+      assert.equal(answers.length, 2);
+      assert.equal(answers.filter((d) => d.status === 'committed' && d.replayed === false).length, 1, x.reference);
+    }
     // Request order is kept in each answer.
     assert.deepEqual(
       b.body.data.map((d) => d.idempotency_key),
