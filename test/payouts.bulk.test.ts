@@ -15,6 +15,7 @@ import {
   newKey,
   request,
   startTestApp,
+  waitFor,
 } from './helpers/harness.js';
 
 const t = await startTestApp(FAST_LIFECYCLE, { workers: true });
@@ -328,6 +329,50 @@ describe('POST /v1/payouts/bulk: at once', () => {
     const retry = await bulk(ws.token, items);
     assert.ok(retry.body.data.every((d) => d.status === 'committed' && d.replayed === true));
     assert.equal((await payoutsOf(ws.id)).length, 12);
+  });
+
+  it('a key another request holds is tried again after the other items: still held, refused idempotency_key_in_use; released meanwhile, committed', async () => {
+    const ws = await createWorkspace(t, 'bulk-held');
+    await fund(ws.token, 100_000);
+    const route = await createRoute();
+    const ben = await beneficiary(ws.token);
+    const held = item(route, ben, 1_000, 'held');
+    const others = Array.from({ length: 80 }, (_, i) => item(route, ben, 100, `other-${String(i).padStart(2, '0')}`));
+    // Another request's hold on the key, as the idempotency engine takes it (src/platform/idempotency.repository.ts).
+    const holder = await t.db.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 7201))', [
+        `${ws.id}/${held.idempotency_key}`,
+      ]);
+      const first = await bulk(ws.token, [held, others[0]!]);
+      assert.deepEqual(
+        first.body.data.map((d) => [d.status, d.problem?.code]),
+        [
+          ['refused', 'idempotency_key_in_use'],
+          ['committed', undefined],
+        ],
+      );
+      assert.equal(first.body.data[0]!.problem!.status, 409);
+      // Released while the request works through its other items: the second pass commits the held key.
+      const second = bulk(ws.token, [held, ...others.slice(1)]);
+      await waitFor('the request to pass its first items', async () =>
+        (await payoutsOf(ws.id)).some((p) => p.reference === 'other-02') ? true : undefined,
+      );
+      await holder.query('COMMIT');
+      const answer = await second;
+      assert.deepEqual(
+        [answer.body.data[0]!.status, answer.body.data[0]!.replayed],
+        ['committed', false],
+        JSON.stringify(answer.body.data[0]),
+      );
+      assert.ok(answer.body.data.every((d) => d.status === 'committed'));
+    } finally {
+      holder.release();
+    }
+    const payouts = await payoutsOf(ws.id);
+    assert.equal(payouts.length, 81);
+    assert.equal(payouts.filter((p) => p.reference === 'held').length, 1);
   });
 
   it('two bulk requests with their own keys against a balance that covers 7 of 16 items: exactly 7 commit, the balance never goes negative', async () => {

@@ -308,6 +308,7 @@ export class PayoutsService {
    * `POST /api/transactions/commit` would give its body, so the two share one key space: a key committed by either is
    * answered from its stored payout by both. The stored outcomes of all the keys are read in one statement first, so
    * a retried bulk request replays without a transaction per item. Two keys alike in one request: 400, nothing done.
+   * A refused item stores nothing (as a refused single commit), so a retry tries it again.
    */
   async commitBulk(workspaceId: string, body: BulkPayoutRequest, requestId: string): Promise<BulkPayoutResult> {
     const first = new Map<string, number>();
@@ -328,30 +329,36 @@ export class PayoutsService {
       fingerprint: commitFingerprint(commit),
     }));
     const stored = await this.idempotency.storedMany(workspaceId, requests);
-    const data: BulkPayoutResult['data'] = [];
-    for (const [index, { key, commit, fingerprint }] of requests.entries()) {
-      let outcome = stored.get(key);
-      if (outcome === undefined) {
-        try {
-          outcome = await this.commit(workspaceId, commit, key, fingerprint);
-        } catch (err) {
-          if (!(err instanceof ApiError)) throw err;
-          outcome = err;
-        }
+    const attempt = async ({ key, commit, fingerprint }: (typeof requests)[number]) => {
+      try {
+        return await this.commit(workspaceId, commit, key, fingerprint);
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        return err;
       }
-      data.push(
-        outcome instanceof ApiError
-          ? { index, idempotency_key: key, status: 'refused', problem: problemBody(outcome, requestId) }
+    };
+    const outcomes: (IdempotentResult | ApiError)[] = [];
+    for (const request of requests) outcomes.push(stored.get(request.key) ?? (await attempt(request)));
+    // A key another request was committing at that moment (a double submit, two retries at once) is tried once more
+    // after the others: that request's item has almost always finished by then, and its stored payout is the answer.
+    for (const [index, outcome] of outcomes.entries()) {
+      if (outcome instanceof ApiError && outcome.code === 'idempotency_key_in_use')
+        outcomes[index] = await attempt(requests[index]!);
+    }
+    return {
+      data: outcomes.map((outcome, index) => {
+        const idempotency_key = requests[index]!.key;
+        return outcome instanceof ApiError
+          ? { index, idempotency_key, status: 'refused', problem: problemBody(outcome, requestId) }
           : {
               index,
-              idempotency_key: key,
+              idempotency_key,
               status: 'committed',
               replayed: outcome.replayed,
               payout: JSON.parse(outcome.response.body) as Payout,
-            },
-      );
-    }
-    return { data };
+            };
+      }),
+    };
   }
 
   /** `large_payout` fires at this many minor units: a share of the currency's largest collection amount. */
