@@ -102,6 +102,23 @@ describe('dashboard: bulk payouts from a CSV', { skip }, () => {
     assert.match(await alert.innerText(), /Unknown column: name/);
     assert.equal(await page.getByLabel('CSV', { exact: true }).inputValue(), 'name,amount\nAma,15.00\n');
     await assertPageQuality(page, 'payouts-bulk-refused');
+    // More rows than a request takes, and more text than the page takes: refused as a whole, nothing sent.
+    const rows = (n: number, width = 1) =>
+      [
+        'beneficiary_id,amount,reference',
+        ...Array.from({ length: n }, (_, i) => `x,1.00,${'r'.repeat(width)}${i}`),
+      ].join('\n');
+    await page.getByLabel('CSV', { exact: true }).fill(rows(101));
+    await follow(page, page.getByRole('button', { name: 'Pay these' }));
+    assert.match(await page.getByRole('alert').innerText(), /The CSV has 101 rows; at most 100 are taken/);
+    // The text box holds at most 32,000 characters; a client that ignores that is refused by the page.
+    const box = page.getByLabel('CSV', { exact: true });
+    assert.equal(await box.getAttribute('maxlength'), '32000');
+    await box.evaluate((el) => el.removeAttribute('maxlength'));
+    await box.fill(rows(90, 400));
+    await follow(page, page.getByRole('button', { name: 'Pay these' }));
+    assert.match(await page.getByRole('alert').innerText(), /The CSV is \d+ characters; at most 32000 are taken/);
+    assert.deepEqual(await payoutsByReference(), []);
 
     // The file, read into the form by the page's script: quoted fields with a comma and doubled quotes, a header in
     // another order, one row the balance cannot cover, two the page cannot read.
@@ -158,9 +175,10 @@ describe('dashboard: bulk payouts from a CSV', { skip }, () => {
     assert.match(await row(2).innerText(), /already committed by this key/);
     assert.match(await row(4).innerText(), /already committed by this key/);
     assert.deepEqual(await payoutsByReference(), ['bulk "row" 3', 'bulk-row-1']);
-    assert.deepEqual(errors, [
-      'console: Failed to load resource: the server responded with a status of 400 (Bad Request)',
-    ]);
+    assert.deepEqual(
+      new Set(errors),
+      new Set(['console: Failed to load resource: the server responded with a status of 400 (Bad Request)']),
+    );
     await context.close();
   });
 
