@@ -28,7 +28,7 @@ import {
   TransactionIdParams,
   UpdateRouteBody,
 } from './payouts.schemas.js';
-import type { PayoutsService } from './payouts.service.js';
+import { COMMIT_PATH, type PayoutsService } from './payouts.service.js';
 import { ANY, INTEGRATOR, LIQUIDITY } from '../../platform/access.js';
 
 export function payoutsRoutes(app: App, service: PayoutsService): void {
@@ -128,7 +128,7 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
   );
 
   app.post(
-    '/api/transactions/commit',
+    COMMIT_PATH,
     {
       config: {
         auth: INTEGRATOR,
