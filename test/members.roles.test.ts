@@ -242,6 +242,8 @@ describe("the API refuses what a member's role does not permit", () => {
       ['viewer', 'GET', '/v1/reports/settlement?date=2026-01-01&currency=KES', true],
       ['support', 'POST', '/api/transactions/commit', false],
       ['finance', 'POST', '/api/transactions/commit', true],
+      ['support', 'POST', '/v1/payouts/bulk', false],
+      ['finance', 'POST', '/v1/payouts/bulk', true],
       ['viewer', 'POST', '/v1/webhooks/endpoints', false],
       ['admin', 'PATCH', '/v1/workspace', true],
       ['developer', 'PATCH', '/v1/workspace', false],
@@ -367,6 +369,7 @@ describe('the dashboard refuses and hides what a role does not permit', () => {
       assert.equal(keys.includes('/rotate"'), permits(role, 'keys'), `${role}: Rotate`);
       const payouts = await (await get('/dashboard/payouts', b.cookie)).text();
       assert.equal(payouts.includes('New payout'), permits(role, 'payouts'), `${role}: New payout`);
+      assert.equal(payouts.includes('Bulk payouts (CSV)'), permits(role, 'payouts'), `${role}: Bulk payouts`);
       const collections = await (await get('/dashboard/collections', b.cookie)).text();
       assert.equal(collections.includes('Export CSV'), permits(role, 'exports'), `${role}: Export CSV`);
       const hooks = await (await get('/dashboard/developers/webhooks', b.cookie)).text();

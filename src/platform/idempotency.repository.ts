@@ -43,6 +43,20 @@ export async function findOutcome(db: Queryable, workspaceId: string, key: strin
   return rows[0];
 }
 
+/** The stored outcomes of several keys in one read (a bulk request's items), by key; keys without one are absent. */
+export async function findOutcomes(
+  db: Queryable,
+  workspaceId: string,
+  keys: readonly string[],
+): Promise<Map<string, StoredOutcome>> {
+  const { rows } = await db.query<StoredOutcome & { key: string }>(
+    `SELECT key, fingerprint, response_status, response_headers, response_body, expires_at > now() AS live
+     FROM idempotency_keys WHERE workspace_id = $1 AND key = ANY($2::text[])`,
+    [workspaceId, keys],
+  );
+  return new Map(rows.map(({ key, ...outcome }) => [key, outcome]));
+}
+
 export async function deleteOutcome(tx: Queryable, workspaceId: string, key: string): Promise<void> {
   await tx.query('DELETE FROM idempotency_keys WHERE workspace_id = $1 AND key = $2', [workspaceId, key]);
 }

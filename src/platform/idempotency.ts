@@ -218,6 +218,35 @@ export class IdempotencyEngine {
     throw keyInUse();
   }
 
+  /**
+   * The stored answers of several requests at once (a bulk request's items), read in one statement: by key, the replay
+   * of each live outcome, or the 422 `idempotency_key_reused` its fingerprint earns. A key absent from the map has no
+   * live outcome and is for `run`, which settles any race with a request in flight.
+   */
+  async storedMany(
+    workspaceId: string,
+    requests: readonly { key: string; fingerprint: string }[],
+  ): Promise<Map<string, IdempotentResult | ApiError>> {
+    const out = new Map<string, IdempotentResult | ApiError>();
+    if (requests.length === 0) return out;
+    const rows = await repo.findOutcomes(
+      this.db,
+      workspaceId,
+      requests.map((r) => r.key),
+    );
+    for (const r of requests) {
+      const row = rows.get(r.key);
+      if (!row?.live) continue;
+      try {
+        out.set(r.key, this.replay(row, r.fingerprint));
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        out.set(r.key, err);
+      }
+    }
+    return out;
+  }
+
   /** The answer to a request whose key has a live stored outcome. */
   private replay(row: repo.StoredOutcome, requestFingerprint: string): IdempotentResult {
     if (row.fingerprint !== requestFingerprint) {

@@ -45,17 +45,24 @@ export const DEFAULT_RETRY: RetryOptions = { maxRetries: 3, maxRetryTimeMs: 60_0
 
 /** The header through which one call's own options reach the fetch below (removed before sending). */
 export const CALL_TIMEOUT_HEADER = 'x-sdk-timeout-ms';
+/** Marks a write whose body makes a repeat harmless (a bulk commit: each item has its key); removed before sending. */
+export const CALL_REPEATABLE_HEADER = 'x-sdk-repeatable';
 
 /**
  * A retry cannot do harm when the request is a read, or carries an Idempotency-Key (the service answers a repeat with
  * the stored response). Anything else is sent once.
  */
 function safeToRepeat(request: Request): boolean {
-  return request.method === 'GET' || request.method === 'HEAD' || request.headers.has('idempotency-key');
+  return (
+    request.method === 'GET' ||
+    request.method === 'HEAD' ||
+    request.headers.has('idempotency-key') ||
+    request.headers.has(CALL_REPEATABLE_HEADER)
+  );
 }
 
 /** Whether this answer is worth another attempt: too many requests; the same key still running; a server error. */
-async function retryable(request: Request, response: Response): Promise<boolean> {
+async function retryable(request: Request, response: Response, repeatable = false): Promise<boolean> {
   if (response.status === 429) return true;
   if (response.status === 409) {
     const problem = (await response
@@ -64,7 +71,7 @@ async function retryable(request: Request, response: Response): Promise<boolean>
       .catch(() => undefined)) as Partial<Problem> | undefined;
     return problem?.code === 'idempotency_key_in_use';
   }
-  return response.status >= 500 && safeToRepeat(request);
+  return response.status >= 500 && (repeatable || safeToRepeat(request));
 }
 
 /** How long to wait before attempt `attempt + 1`: the service's Retry-After, else an exponential backoff with jitter. */
@@ -101,6 +108,8 @@ export function retryingFetch(base: typeof fetch, options: RetryOptions): (reque
     const timeoutMs = Number(original.headers.get(CALL_TIMEOUT_HEADER)) || options.timeoutMs;
     const headers = new Headers(original.headers);
     headers.delete(CALL_TIMEOUT_HEADER);
+    const repeatable = headers.has(CALL_REPEATABLE_HEADER);
+    headers.delete(CALL_REPEATABLE_HEADER);
     const request = new Request(original, { headers });
     for (let attempt = 0; ; attempt++) {
       const signal = AbortSignal.any([request.signal, AbortSignal.timeout(timeoutMs)]);
@@ -112,7 +121,7 @@ export function retryingFetch(base: typeof fetch, options: RetryOptions): (reque
         if (request.signal.aborted) throw err;
         failure = err;
       }
-      const again = response ? await retryable(request, response) : safeToRepeat(request);
+      const again = response ? await retryable(request, response, repeatable) : repeatable || safeToRepeat(request);
       const wait = delayMs(attempt, response, options);
       if (!again || attempt >= options.maxRetries || Date.now() - started + wait > options.maxRetryTimeMs) {
         if (response) return response;

@@ -3,6 +3,7 @@
 import createClient, { type Client } from 'openapi-fetch';
 import type { components, operations, paths } from './generated/openapi.js';
 import {
+  CALL_REPEATABLE_HEADER,
   CALL_TIMEOUT_HEADER,
   DEFAULT_RETRY,
   newIdempotencyKey,
@@ -14,6 +15,8 @@ import {
 import { verifyWebhook, type WebhookEvent } from './webhooks.js';
 
 type Schemas = components['schemas'];
+/** One item of a bulk commit; its key is made for it when absent. */
+type BulkItem = Omit<Schemas['BulkPayoutRequest']['items'][number], 'idempotency_key'> & { idempotency_key?: string };
 type Query<Op extends keyof operations> = NonNullable<operations[Op]['parameters']['query']>;
 /** The JSON body an operation takes. */
 type Body<Op extends keyof operations> = operations[Op] extends {
@@ -405,8 +408,23 @@ export class Payments {
       ),
   };
 
-  /** Payouts (rows 11 and 17): commit one, read them. */
+  /** Payouts (rows 11 and 17): commit one or many, read them. */
   readonly payouts = {
+    /**
+     * Up to 100 payouts in one request (`POST /v1/payouts/bulk`), each answered on its own in request order. An item
+     * without an `idempotency_key` gets one here (a UUID v4), kept across the call's retries; since every item carries
+     * its key, the call is retried like any keyed write. Items refused `idempotency_key_in_use` are worth sending again.
+     */
+    bulk: (items: BulkItem[], options?: Omit<CallOptions, 'idempotencyKey'>) => {
+      const { headers, ...rest } = Payments.call(options);
+      return unwrap(
+        this.client.POST('/v1/payouts/bulk', {
+          body: { items: items.map((i) => ({ ...i, idempotency_key: i.idempotency_key ?? newIdempotencyKey() })) },
+          headers: { ...headers, [CALL_REPEATABLE_HEADER]: '1' },
+          ...rest,
+        }),
+      );
+    },
     create: (body: Body<'commitTransaction'>, options?: CallOptions) => {
       const header = Payments.key(options);
       return unwrap(

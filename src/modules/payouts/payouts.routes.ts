@@ -14,6 +14,9 @@ import {
   RequiredIdempotencyKey,
 } from '../../platform/schemas.js';
 import {
+  BULK_PAYOUT_MAX_ITEMS,
+  BulkPayoutRequest,
+  BulkPayoutResult,
   CommitBody,
   CreateRouteBody,
   ListPayoutsQuery,
@@ -26,7 +29,7 @@ import {
   TransactionIdParams,
   UpdateRouteBody,
 } from './payouts.schemas.js';
-import type { PayoutsService } from './payouts.service.js';
+import { COMMIT_PATH, type PayoutsService } from './payouts.service.js';
 import { ANY, INTEGRATOR, LIQUIDITY } from '../../platform/access.js';
 
 export function payoutsRoutes(app: App, service: PayoutsService): void {
@@ -126,7 +129,7 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
   );
 
   app.post(
-    '/api/transactions/commit',
+    COMMIT_PATH,
     {
       config: {
         auth: INTEGRATOR,
@@ -177,6 +180,33 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
         await service.commit(auth.workspaceId, request.body, key, fingerprint, WorkspaceRails.of(auth.enabledRails)),
       );
     },
+  );
+
+  app.post(
+    '/v1/payouts/bulk',
+    {
+      config: {
+        auth: INTEGRATOR,
+        permission: 'payouts',
+        audit: { action: 'payout.bulk_commit', objectType: 'payout' },
+      },
+      schema: {
+        operationId: 'commitPayoutsInBulk',
+        tags: ['Payouts'],
+        summary: 'Commit payouts in bulk',
+        description:
+          `Up to ${BULK_PAYOUT_MAX_ITEMS} commits, each in its own transaction, answered in request order: committed (an ordinary ` +
+          'payout) or refused (the problem the single commit would answer; nothing reserved), so an item that would overdraw is ' +
+          "refused while the others commit. No Idempotency-Key header: each item's `idempotency_key` shares the single commit's " +
+          'key space, so a retry commits nothing twice. Two items with one key: 400, nothing committed. See docs/guides/payouts.md.',
+        body: BulkPayoutRequest,
+        response: {
+          200: BulkPayoutResult,
+          ...problemResponses({ ...BEARER_PROBLEMS, 400: [...BODY_PROBLEMS] }),
+        },
+      },
+    },
+    async (request) => service.commitBulk(requireAuth(request).workspaceId, request.body, request.id),
   );
 
   app.get(

@@ -1,7 +1,15 @@
 // Offramp routes and payout transactions (list, read, commit). Descriptions write the reference docs.
 import { Type, type Static } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
-import { component, DateTime, Uuid } from '../../platform/schemas.js';
+import {
+  component,
+  DateTime,
+  describedAs,
+  IDEMPOTENCY_KEY_PATTERN,
+  PROBLEM_SCHEMA_ID,
+  Uuid,
+} from '../../platform/schemas.js';
+import type { Problem } from '../../platform/errors.js';
 import { normaliseDecimal } from '../../platform/money.js';
 import type { PayoutRow, RouteRow } from './payouts.repository.js';
 import { describeReasons, MetadataSchema, ProviderReceipt } from '../collections/collections.schemas.js';
@@ -189,6 +197,83 @@ export const PayoutSchema = component(
   ),
 );
 export type Payout = Static<typeof PayoutSchema>;
+
+/** Most items one bulk commit takes. */
+export const BULK_PAYOUT_MAX_ITEMS = 100;
+
+export const BulkPayoutRequest = component(
+  'BulkPayoutRequest',
+  Type.Object(
+    {
+      items: Type.Array(
+        Type.Object(
+          {
+            idempotency_key: Type.String({
+              minLength: 1,
+              maxLength: 255,
+              pattern: IDEMPOTENCY_KEY_PATTERN,
+              description:
+                "The item's Idempotency-Key, in the same key space as the header of `POST /api/transactions/commit`: a key " +
+                'committed either way is answered from its stored payout by both. Unique within the request.',
+            }),
+            route_id: Uuid('As in CommitPayoutRequest.'),
+            beneficiary_id: Uuid('As in CommitPayoutRequest.'),
+            amount: Minor('As in CommitPayoutRequest.'),
+            reference: Type.String({ minLength: 1, maxLength: 128, description: 'As in CommitPayoutRequest.' }),
+            metadata: Type.Optional(MetadataSchema),
+          },
+          { additionalProperties: false, description: 'One payout: a commit body with its own idempotency key.' },
+        ),
+        {
+          minItems: 1,
+          maxItems: BULK_PAYOUT_MAX_ITEMS,
+          description: `1 to ${BULK_PAYOUT_MAX_ITEMS} payouts, committed in this order, each on its own.`,
+        },
+      ),
+    },
+    { additionalProperties: false },
+  ),
+);
+export type BulkPayoutRequest = Static<typeof BulkPayoutRequest>;
+export type BulkPayoutItem = BulkPayoutRequest['items'][number];
+
+export const BULK_ITEM_STATUSES = ['committed', 'refused'] as const;
+
+export const BulkPayoutResult = component(
+  'BulkPayoutResult',
+  Type.Object(
+    {
+      data: Type.Array(
+        Type.Object(
+          {
+            index: Type.Integer({ minimum: 0, description: "The item's position in the request, from 0." }),
+            idempotency_key: Type.String({ description: "The item's key." }),
+            status: Type.Enum(BULK_ITEM_STATUSES, {
+              description: 'committed: `payout` is the payout; refused: `problem` says why, and nothing was reserved.',
+            }),
+            replayed: Type.Optional(
+              Type.Boolean({
+                description:
+                  'Committed: true when the key had already committed it (this answer is the stored payout).',
+              }),
+            ),
+            payout: Type.Optional(PayoutSchema),
+            problem: Type.Optional(
+              describedAs(
+                Type.Unsafe<Problem>({ $ref: `${PROBLEM_SCHEMA_ID}#` }),
+                "Refused: the problem the same item would get from `POST /api/transactions/commit` (its `status` is that answer's).",
+              ),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        { description: 'One answer per item, in request order.' },
+      ),
+    },
+    { additionalProperties: false, description: 'The answer to a bulk commit: each item committed or refused.' },
+  ),
+);
+export type BulkPayoutResult = Static<typeof BulkPayoutResult>;
 
 export const RouteIdParams = Type.Object({ routeId: Type.String({ maxLength: 64, description: 'The route_id.' }) });
 export const TransactionIdParams = Type.Object({

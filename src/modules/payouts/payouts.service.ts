@@ -7,8 +7,8 @@
 import { WorkspaceRails } from '../workspace-configuration/workspace-rails.js';
 import { withTransaction, type Db } from '../../db/pool.js';
 import type { AuthContext } from '../../platform/auth.js';
-import { ApiError, notFound } from '../../platform/errors.js';
-import type { IdempotencyEngine, IdempotentResult } from '../../platform/idempotency.js';
+import { ApiError, notFound, problemBody, type FieldError } from '../../platform/errors.js';
+import { fingerprint, type IdempotencyEngine, type IdempotentResult } from '../../platform/idempotency.js';
 import { isUuid, uuidv7, uuidv7Time } from '../../platform/ids.js';
 import type { CursorCodec, Page } from '../../platform/pagination.js';
 import type { MarketCatalogue } from '../catalogue/catalogue.js';
@@ -23,6 +23,8 @@ import type { AfterCommit } from '../../platform/after-commit.js';
 import type { ProviderLookup } from '../providers/provider.js';
 import * as repo from './payouts.repository.js';
 import type {
+  BulkPayoutRequest,
+  BulkPayoutResult,
   CommitBody,
   CreateRouteBody,
   ListPayoutsQuery,
@@ -32,6 +34,11 @@ import type {
   UpdateRouteBody,
 } from './payouts.schemas.js';
 import { toPayoutApi, toRouteApi } from './payouts.schemas.js';
+
+/** The single commit's path: a bulk item is fingerprinted as if it had been sent there, so they share the key space. */
+export const COMMIT_PATH = '/api/transactions/commit';
+
+const commitFingerprint = (body: CommitBody): string => fingerprint('POST', COMMIT_PATH, body);
 
 function checkLimits(min: number, max: number): void {
   if (min > max)
@@ -309,6 +316,65 @@ export class PayoutsService {
     });
     if (created !== undefined) this.afterCommit.emit({ kind: 'payout', workspaceId, id: created });
     return result;
+  }
+
+  /**
+   * A bulk commit (POST /v1/payouts/bulk): each item is the commit its body names under its own key, in request
+   * order, in a transaction of its own (a refused item undoes nothing of another). An item's fingerprint is the one
+   * `POST /api/transactions/commit` would give its body, so the two share one key space: a key committed by either is
+   * answered from its stored payout by both. The stored outcomes of all the keys are read in one statement first, so
+   * a retried bulk request replays without a transaction per item. Two keys alike in one request: 400, nothing done.
+   * A refused item stores nothing (as a refused single commit), so a retry tries it again.
+   */
+  async commitBulk(workspaceId: string, body: BulkPayoutRequest, requestId: string): Promise<BulkPayoutResult> {
+    const first = new Map<string, number>();
+    const duplicates: FieldError[] = [];
+    body.items.forEach((item, index) => {
+      const earlier = first.get(item.idempotency_key);
+      if (earlier === undefined) first.set(item.idempotency_key, index);
+      else duplicates.push({ field: `items.${index}.idempotency_key`, message: `repeats the key of items.${earlier}` });
+    });
+    if (duplicates.length > 0) {
+      throw new ApiError('validation_failed', 'Each item needs an idempotency key of its own; nothing was committed.', {
+        errors: duplicates,
+      });
+    }
+    const requests = body.items.map(({ idempotency_key, ...commit }) => ({
+      key: idempotency_key,
+      commit,
+      fingerprint: commitFingerprint(commit),
+    }));
+    const stored = await this.idempotency.storedMany(workspaceId, requests);
+    const attempt = async ({ key, commit, fingerprint }: (typeof requests)[number]) => {
+      try {
+        return await this.commit(workspaceId, commit, key, fingerprint);
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        return err;
+      }
+    };
+    const outcomes: (IdempotentResult | ApiError)[] = [];
+    for (const request of requests) outcomes.push(stored.get(request.key) ?? (await attempt(request)));
+    // A key another request was committing at that moment (a double submit, two retries at once) is tried once more
+    // after the others: that request's item has almost always finished by then, and its stored payout is the answer.
+    for (const [index, outcome] of outcomes.entries()) {
+      if (outcome instanceof ApiError && outcome.code === 'idempotency_key_in_use')
+        outcomes[index] = await attempt(requests[index]!);
+    }
+    return {
+      data: outcomes.map((outcome, index) => {
+        const idempotency_key = requests[index]!.key;
+        return outcome instanceof ApiError
+          ? { index, idempotency_key, status: 'refused', problem: problemBody(outcome, requestId) }
+          : {
+              index,
+              idempotency_key,
+              status: 'committed',
+              replayed: outcome.replayed,
+              payout: JSON.parse(outcome.response.body) as Payout,
+            };
+      }),
+    };
   }
 
   /** `large_payout` fires at this many minor units: a share of the currency's largest collection amount. */

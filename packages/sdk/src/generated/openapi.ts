@@ -1094,6 +1094,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/payouts/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Commit payouts in bulk
+         * @description Up to 100 commits, each in its own transaction, answered in request order: committed (an ordinary payout) or refused (the problem the single commit would answer; nothing reserved), so an item that would overdraw is refused while the others commit. No Idempotency-Key header: each item's `idempotency_key` shares the single commit's key space, so a retry commits nothing twice. Two items with one key: 400, nothing committed. See docs/guides/payouts.md.
+         *
+         *     Tokens of audience `integrator` may call this; any other audience gets 403 `forbidden`.
+         */
+        post: operations["commitPayoutsInBulk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api/transactions": {
         parameters: {
             query?: never;
@@ -2227,6 +2249,42 @@ export interface components {
             /** @description True when another page follows this one. */
             has_more: boolean;
             next_cursor: components["schemas"]["NextCursor"];
+        };
+        BulkPayoutRequest: {
+            /** @description 1 to 100 payouts, committed in this order, each on its own. */
+            items: {
+                /** @description The item's Idempotency-Key, in the same key space as the header of `POST /api/transactions/commit`: a key committed either way is answered from its stored payout by both. Unique within the request. */
+                idempotency_key: string;
+                /** @description As in CommitPayoutRequest. */
+                route_id: components["schemas"]["Uuid"];
+                /** @description As in CommitPayoutRequest. */
+                beneficiary_id: components["schemas"]["Uuid"];
+                /** @description As in CommitPayoutRequest. */
+                amount: number;
+                /** @description As in CommitPayoutRequest. */
+                reference: string;
+                metadata?: components["schemas"]["Metadata"];
+            }[];
+        };
+        /** @description The answer to a bulk commit: each item committed or refused. */
+        BulkPayoutResult: {
+            /** @description One answer per item, in request order. */
+            data: {
+                /** @description The item's position in the request, from 0. */
+                index: number;
+                /** @description The item's key. */
+                idempotency_key: string;
+                /**
+                 * @description committed: `payout` is the payout; refused: `problem` says why, and nothing was reserved.
+                 * @enum {unknown}
+                 */
+                status: "committed" | "refused";
+                /** @description Committed: true when the key had already committed it (this answer is the stored payout). */
+                replayed?: boolean;
+                payout?: components["schemas"]["Payout"];
+                /** @description Refused: the problem the same item would get from `POST /api/transactions/commit` (its `status` is that answer's). */
+                problem?: components["schemas"]["Problem"];
+            }[];
         };
         /** @description Why the latest payment attempt did not succeed: the collection's `failure_reason` (see the Collection), `expired` (the payer did not authorise it in time) or `late_payment_refunded` (the payer authorised it after it expired, and the money is being returned by a refund of the collection). Null when no attempt has failed. */
         CheckoutFailureReason: ("payer_declined" | "insufficient_funds" | "wrong_pin" | "prompt_expired" | "payer_unreachable" | "payer_busy" | "payer_limit_reached" | "payer_not_found" | "provider_error" | "provider_refused" | "expired" | "late_payment_refunded") | null;
@@ -7141,6 +7199,42 @@ export interface operations {
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
             422: components["responses"]["Problem422IdempotencyKeyMissingIdempotencyKeyInvalidIdempotencyKeyReusedInsufficientBalanceOperationNotSupportedBeneficiaryInactiveRouteUnavailableRouteMismatchAmountOutOfRangeAmountNotSupportedRateUnavailable"];
+            429: components["responses"]["Problem429"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    commitPayoutsInBulk: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkPayoutRequest"];
+            };
+        };
+        responses: {
+            /** @description The answer to a bulk commit: each item committed or refused. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkPayoutResult"];
+                };
+            };
+            400: components["responses"]["Problem400ValidationFailedInvalidJson"];
+            401: components["responses"]["Problem401Unauthorized"];
+            403: components["responses"]["Problem403"];
+            413: components["responses"]["Problem413"];
+            415: components["responses"]["Problem415"];
             429: components["responses"]["Problem429"];
             503: components["responses"]["Problem503"];
         };

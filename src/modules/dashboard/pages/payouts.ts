@@ -8,6 +8,7 @@ import type { PageAnswer, PageContext, Pages } from '../page-context.js';
 import { exponentOf, minorUnits, pathId } from '../forms.js';
 import { html } from '../html.js';
 import { commonFields, commonFilters, listPage, orDash, query, section, timeline } from './payment-views.js';
+import { bulkPayoutPages } from './payouts-bulk.js';
 
 type Route = components['schemas']['OfframpRoute'];
 type Beneficiary = components['schemas']['Beneficiary'];
@@ -89,7 +90,10 @@ export function payoutPages(pages: Pages): void {
         path: '/dashboard/payouts',
         title: 'Payouts',
         noun: 'payouts',
-        actions: ctx.may('payouts') ? html`<a class="button" href="/dashboard/payouts/new">New payout</a>` : html``,
+        actions: ctx.may('payouts')
+          ? html`<a class="button" href="/dashboard/payouts/new">New payout</a>
+              <a class="button secondary" href="/dashboard/payouts/bulk">Bulk payouts (CSV)</a>`
+          : html``,
         fields: commonFields(ctx.fields, PAYOUT_STATUSES),
         headers: ['Reference', { label: 'Amount', num: true }, 'Status', 'Rail', 'Created'],
         row: (p) =>
@@ -106,6 +110,7 @@ export function payoutPages(pages: Pages): void {
   );
 
   pages.get('/payouts/new', async (ctx) => payoutForm(ctx), 'payouts');
+  bulkPayoutPages(pages);
 
   pages.get(
     '/payouts/new/confirm',
