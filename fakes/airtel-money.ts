@@ -78,6 +78,9 @@ export class AirtelFake extends FakeOperator {
   private readonly businessErrors: string[] = [];
   callbackUrl: string | undefined;
 
+  /** Money put into (or taken out of) the wallet through Airtel's portal, in major units: a float top-up. */
+  portalBalance = 0;
+
   constructor(private readonly settings: AirtelFakeOptions = {}) {
     super(settings);
     this.callbackUrl = settings.callbackUrl;
@@ -256,10 +259,10 @@ export class AirtelFake extends FakeOperator {
   /**
    * Account balance (GET /standard/v1/users/balance, with X-Country and X-Currency): the wallet's balance as a
    * string in major units, its currency and account_status, in Airtel's envelope. What was paid in less what was
-   * disbursed.
+   * disbursed, plus what was put in (or taken out) through Airtel's portal, `portalBalance`.
    */
   private balance(): FakeResponse {
-    let balance = 0;
+    let balance = this.portalBalance;
     for (const t of this.transactions.values()) {
       if (t.status !== 'TS' && t.status !== 'TR') continue;
       if (t.kind === 'payment' && t.status === 'TS') balance += t.amount;
