@@ -109,6 +109,8 @@ export class AirtelFake extends FakeOperator {
   }
 
   protected override control(command: ControlCommand): void {
+    // {"portal": 5000}: the wallet's top-up (or withdrawal) through Airtel's portal, in major units.
+    if (typeof command.portal === 'number') this.portalBalance = command.portal;
     const outcomes = command.outcomes;
     if (typeof outcomes === 'object' && outcomes !== null) {
       for (const [msisdn, outcome] of Object.entries(outcomes)) this.outcomes.set(msisdn, outcome as AirtelOutcome);

@@ -147,6 +147,12 @@ export class DarajaFake extends FakeOperator {
   }
 
   protected override control(command: ControlCommand): void {
+    // {"portal": {"Utility Account": 50000}}: top-ups (or withdrawals) through M-Pesa's portal, in shillings.
+    const portal = command.portal;
+    if (typeof portal === 'object' && portal !== null) {
+      for (const [account, amount] of Object.entries(portal))
+        if (typeof amount === 'number') this.portal[account] = amount;
+    }
     const outcomes = command.outcomes;
     if (typeof outcomes === 'object' && outcomes !== null) {
       for (const [phone, code] of Object.entries(outcomes)) this.outcomes.set(phone, String(code));

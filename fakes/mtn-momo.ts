@@ -105,6 +105,11 @@ export class MomoFake extends FakeOperator {
   }
 
   protected override control(command: ControlCommand): void {
+    // {"portal": {"disbursement": 5000}}: a top-up (or withdrawal) through MTN's portal, in major units.
+    const portal = command.portal as Partial<Record<Product, unknown>> | undefined;
+    for (const product of ['collection', 'disbursement'] as const) {
+      if (typeof portal?.[product] === 'number') this.portal[product] = portal[product];
+    }
     const outcomes = command.outcomes;
     if (typeof outcomes === 'object' && outcomes !== null) {
       for (const [number, outcome] of Object.entries(outcomes)) this.outcomes.set(number, outcome as MomoOutcome);
