@@ -78,6 +78,9 @@ export class AirtelFake extends FakeOperator {
   private readonly businessErrors: string[] = [];
   callbackUrl: string | undefined;
 
+  /** Money put into (or taken out of) the wallet through Airtel's portal, in major units: a float top-up. */
+  portalBalance = 0;
+
   constructor(private readonly settings: AirtelFakeOptions = {}) {
     super(settings);
     this.callbackUrl = settings.callbackUrl;
@@ -106,6 +109,8 @@ export class AirtelFake extends FakeOperator {
   }
 
   protected override control(command: ControlCommand): void {
+    // {"portal": 5000}: the wallet's top-up (or withdrawal) through Airtel's portal, in major units.
+    if (typeof command.portal === 'number') this.portalBalance = command.portal;
     const outcomes = command.outcomes;
     if (typeof outcomes === 'object' && outcomes !== null) {
       for (const [msisdn, outcome] of Object.entries(outcomes)) this.outcomes.set(msisdn, outcome as AirtelOutcome);
@@ -256,10 +261,10 @@ export class AirtelFake extends FakeOperator {
   /**
    * Account balance (GET /standard/v1/users/balance, with X-Country and X-Currency): the wallet's balance as a
    * string in major units, its currency and account_status, in Airtel's envelope. What was paid in less what was
-   * disbursed.
+   * disbursed, plus what was put in (or taken out) through Airtel's portal, `portalBalance`.
    */
   private balance(): FakeResponse {
-    let balance = 0;
+    let balance = this.portalBalance;
     for (const t of this.transactions.values()) {
       if (t.status !== 'TS' && t.status !== 'TR') continue;
       if (t.kind === 'payment' && t.status === 'TS') balance += t.amount;

@@ -119,6 +119,8 @@ export class DarajaFake extends FakeOperator {
   /** Money that moved, by receipt (what Reversal and Transaction Status look up). */
   readonly movements = new Map<string, Movement>();
   private readonly b2cSeen = new Set<string>();
+  /** Money put into (or taken out of) each account through M-Pesa's portal, in shillings by account name. */
+  readonly portal: Record<string, number> = {};
   /** Result code per payer number (overrides the test numbers). */
   readonly outcomes = new Map<string, string>();
 
@@ -145,6 +147,12 @@ export class DarajaFake extends FakeOperator {
   }
 
   protected override control(command: ControlCommand): void {
+    // {"portal": {"Utility Account": 50000}}: top-ups (or withdrawals) through M-Pesa's portal, in shillings.
+    const portal = command.portal;
+    if (typeof portal === 'object' && portal !== null) {
+      for (const [account, amount] of Object.entries(portal))
+        if (typeof amount === 'number') this.portal[account] = amount;
+    }
     const outcomes = command.outcomes;
     if (typeof outcomes === 'object' && outcomes !== null) {
       for (const [phone, code] of Object.entries(outcomes)) this.outcomes.set(phone, String(code));
@@ -566,7 +574,8 @@ export class DarajaFake extends FakeOperator {
    * `AccountBalance`, PartyA with its IdentifierType (4: a shortcode; 2: a till), Remarks, QueueTimeOutURL and
    * ResultURL. Accepted at once; the balances come by result callback, in the parameter `AccountBalance`: one
    * `Name|Currency|Amount|Available|Reserved|Uncleared` group per account, `&`-separated. The working account holds
-   * what moved through the fake (collections in, payouts and reversals out).
+   * what moved through the fake (collections in, payouts and reversals out); each account also holds what was put in
+   * through M-Pesa's portal (`portal`, shillings by account name: a float top-up).
    */
   private accountBalance(body: Json): FakeResponse {
     const refused = this.initiatorFields(body, 'Initiator');
@@ -584,12 +593,13 @@ export class DarajaFake extends FakeOperator {
       if (!valid) return this.result(resultUrl, '2001', originator, conversationId, 'NLJ0000000');
       const money = (n: number) => n.toFixed(2);
       const working = this.workingBalance();
+      const account = (name: string, amount: number) => `${name}|KES|${money(amount)}|${money(amount)}|0.00|0.00`;
       const accounts = [
-        `Working Account|KES|${money(working)}|${money(working)}|0.00|0.00`,
-        'Float Account|KES|0.00|0.00|0.00|0.00',
-        'Utility Account|KES|0.00|0.00|0.00|0.00',
-        'Charges Paid Account|KES|0.00|0.00|0.00|0.00',
-        'Organization Settlement Account|KES|0.00|0.00|0.00|0.00',
+        account('Working Account', working + (this.portal['Working Account'] ?? 0)),
+        account('Float Account', this.portal['Float Account'] ?? 0),
+        account('Utility Account', this.portal['Utility Account'] ?? 0),
+        account('Charges Paid Account', this.portal['Charges Paid Account'] ?? 0),
+        account('Organization Settlement Account', this.portal['Organization Settlement Account'] ?? 0),
       ];
       this.result(resultUrl, '0', originator, conversationId, 'NLJ0000000', [
         { Key: 'AccountBalance', Value: accounts.join('&') },

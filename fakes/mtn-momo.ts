@@ -23,6 +23,8 @@ export interface MomoFakeOptions extends FakeOptions {
   disbursement?: { subscriptionKey: string; apiUser: string; apiKey: string };
   /** The X-Target-Environment the API users belong to ("sandbox" takes EUR only). */
   targetEnvironment?: string;
+  /** The accounts' currency outside the sandbox (the sandbox's is EUR): what the balance is given in before any payment. */
+  currency?: string;
   /** The API user's providerCallbackHost: X-Callback-Url must be on it (unset: any host). */
   callbackHost?: string;
   /** MTN documents PUT for callbacks; its sandbox has been seen to POST. */
@@ -68,6 +70,8 @@ type Json = Record<string, unknown>;
 export class MomoFake extends FakeOperator {
   private readonly products: Record<Product, { subscriptionKey: string; apiUser: string; apiKey: string }>;
   private readonly targetEnvironment: string;
+  /** Money put into (or taken out of) each product's account through MTN's partner portal, in major units: a float top-up. */
+  readonly portal: Record<Product, number> = { collection: 0, disbursement: 0 };
   private readonly tokens = new Map<string, Product>();
   readonly operations = new Map<string, Operation>();
   readonly outcomes = new Map<string, MomoOutcome>();
@@ -101,6 +105,11 @@ export class MomoFake extends FakeOperator {
   }
 
   protected override control(command: ControlCommand): void {
+    // {"portal": {"disbursement": 5000}}: a top-up (or withdrawal) through MTN's portal, in major units.
+    const portal = command.portal as Partial<Record<Product, unknown>> | undefined;
+    for (const product of ['collection', 'disbursement'] as const) {
+      if (typeof portal?.[product] === 'number') this.portal[product] = portal[product];
+    }
     const outcomes = command.outcomes;
     if (typeof outcomes === 'object' && outcomes !== null) {
       for (const [number, outcome] of Object.entries(outcomes)) this.outcomes.set(number, outcome as MomoOutcome);
@@ -141,11 +150,12 @@ export class MomoFake extends FakeOperator {
 
   /**
    * GET /{product}/v1_0/account/balance: `{availableBalance, currency}`, the amount a string as MTN's schema has it.
-   * The fake keeps no ledger of its own: what succeeded in (RequestToPay) less what went out (Transfer, Refund).
+   * The fake keeps no ledger of its own: what succeeded in (RequestToPay) less what went out (Transfer, Refund), plus
+   * what was put in (or taken out) through MTN's partner portal, `portal`.
    */
-  private balance(): FakeResponse {
-    let cents = 0;
-    let currency = this.targetEnvironment === 'sandbox' ? 'EUR' : undefined;
+  private balance(product: Product): FakeResponse {
+    let cents = Math.round(this.portal[product] * 100);
+    let currency = this.targetEnvironment === 'sandbox' ? 'EUR' : this.settings.currency;
     for (const o of this.operations.values()) {
       if (o.status !== 'SUCCESSFUL') continue;
       const amount = Math.round(Number(o.body.amount) * 100);
@@ -167,8 +177,9 @@ export class MomoFake extends FakeOperator {
       'POST /disbursement/v1_0/refund': (req) => this.api(req, 'disbursement', () => this.create(req, 'refund')),
       'POST /disbursement/v2_0/refund': (req) => this.api(req, 'disbursement', () => this.create(req, 'refund')),
       'GET /disbursement/v1_0/refund/*': (req) => this.api(req, 'disbursement', () => this.read(req, 'refund')),
-      'GET /collection/v1_0/account/balance': (req) => this.api(req, 'collection', () => this.balance()),
-      'GET /disbursement/v1_0/account/balance': (req) => this.api(req, 'disbursement', () => this.balance()),
+      'GET /collection/v1_0/account/balance': (req) => this.api(req, 'collection', () => this.balance('collection')),
+      'GET /disbursement/v1_0/account/balance': (req) =>
+        this.api(req, 'disbursement', () => this.balance('disbursement')),
     };
   }
 

@@ -53,6 +53,7 @@ import { payoutsRoutes } from './modules/payouts/payouts.routes.js';
 import { predictRoutes } from './modules/predict/predict.routes.js';
 import { marketDataRoutes } from './modules/market-data/market-data.routes.js';
 import type { ProviderPlan } from './modules/providers/providers.registry.js';
+import { operatorFloatRoutes } from './modules/float/float.routes.js';
 import { operatorCallbackRoutes, signedCallbackRoutes } from './modules/providers/callbacks.routes.js';
 import { refundsRoutes } from './modules/refunds/refunds.routes.js';
 import { reportsRoutes } from './modules/reports/reports.routes.js';
@@ -330,6 +331,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   payoutsRoutes(app, services.payouts);
   signedCallbackRoutes(app, services.notices);
   operatorCallbackRoutes(app, services.notices);
+  operatorFloatRoutes(app, services.operatorFloat);
   webhooksRoutes(app, services.webhooks);
   workspaceConfigurationRoutes(app, services.workspaceConfiguration);
   // The simulate endpoints exist only in the sandbox: in production they are unknown routes (404).

@@ -29,6 +29,7 @@ import { Submitter } from './modules/lifecycle/submitter.js';
 import { MarketDataService } from './modules/market-data/market-data.service.js';
 import { PayoutsService } from './modules/payouts/payouts.service.js';
 import { exponentOf } from './modules/providers/connector-config.js';
+import { OperatorFloatService } from './modules/float/float.service.js';
 import { buildProviders, type ProviderPlan, type ProviderRegistry } from './modules/providers/providers.registry.js';
 import { RefundsService } from './modules/refunds/refunds.service.js';
 import { RiskService } from './modules/risk/risk.service.js';
@@ -76,6 +77,8 @@ export interface Services {
   beneficiaries: BeneficiariesService;
   lifecycle: Lifecycle;
   providers: ProviderRegistry;
+  /** Operator float: the operators' balances, read on a schedule (the workers) and listed for the operator. */
+  operatorFloat: OperatorFloatService;
   notices: ProviderNotices;
   /** Background moves of the lifecycle, many in one commit. */
   batcher: TransactionBatcher;
@@ -104,6 +107,13 @@ export function compose(deps: CompositionDeps): Services {
   // The background's writes (providers' answers, notices, expiry, the simulator's operations) share transactions: many
   // in one commit.
   const batcher = new TransactionBatcher(workerDb, 100, 4);
+  // Built before the registry, which hands it the balances answered by callback; it reads the registry's connectors.
+  const operatorFloat = new OperatorFloatService(
+    workerDb,
+    { intervalMs: config.operatorFloatIntervalMs, thresholds: config.operatorFloatThresholds },
+    log,
+    () => providers.connectors(),
+  );
   const providers = buildProviders(
     deps.providerPlan,
     config,
@@ -113,6 +123,7 @@ export function compose(deps: CompositionDeps): Services {
     log,
     deps.box,
     batcher,
+    operatorFloat,
   );
   // New collections wait for no prompt that would come too late: refused while this process's initiations are behind.
   const collections = new CollectionsService(db, deps.catalogue, idempotency, cursors, providers, afterCommit, {
@@ -225,6 +236,7 @@ export function compose(deps: CompositionDeps): Services {
     workspaceConfiguration,
     lifecycle,
     providers,
+    operatorFloat,
     notices,
     batcher,
     submitter,

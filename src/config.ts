@@ -107,6 +107,10 @@ export interface Config {
   secretsKey: Buffer | undefined;
   /** An earlier key, kept during a rotation to open what it sealed (SECRETS_KEY_PREVIOUS). */
   secretsKeyPrevious: Buffer | undefined;
+  /** How often each connector's operator balances are read (OPERATOR_FLOAT_INTERVAL_MS). */
+  operatorFloatIntervalMs: number;
+  /** Thresholds in minor units, by `connector/account` or `connector` (OPERATOR_FLOAT_THRESHOLDS). */
+  operatorFloatThresholds: Record<string, number>;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -239,7 +243,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookEndpointConcurrency: integer(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', 8, 1, 1000),
     secretsKey: secretsKey(env, 'SECRETS_KEY'),
     secretsKeyPrevious: secretsKey(env, 'SECRETS_KEY_PREVIOUS'),
+    operatorFloatIntervalMs: integer(env, 'OPERATOR_FLOAT_INTERVAL_MS', 300_000, 1000, 86_400_000),
+    operatorFloatThresholds: floatThresholds(env.OPERATOR_FLOAT_THRESHOLDS),
   };
+}
+
+/**
+ * OPERATOR_FLOAT_THRESHOLDS: comma-separated `connector/account=minor units` (one account) or `connector=minor units`
+ * (each account of the connector), e.g. `mpesa/Utility Account=5000000,mtn/disbursement=200000`.
+ */
+function floatThresholds(raw: string | undefined): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (raw === undefined || raw.trim() === '') return out;
+  for (const item of raw.split(',')) {
+    const at = item.lastIndexOf('=');
+    const key = item.slice(0, at).trim();
+    const value = item.slice(at + 1).trim();
+    if (at < 1 || key === '' || !/^\d{1,15}$/.test(value))
+      throw new ConfigError(
+        `OPERATOR_FLOAT_THRESHOLDS: '${item.trim()}' is not connector/account=amount (a whole number of minor units)`,
+      );
+    out[key] = Number(value);
+  }
+  return out;
 }
 
 /** SMTP_URL: an smtp:// or smtps:// URL (user and password in it, percent-encoded), or unset (no mail is sent). */

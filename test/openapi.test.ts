@@ -39,6 +39,7 @@ const EXPECTED_ROUTES: readonly (readonly [string, string])[] = [
   ['GET', '/v1/admin/workspaces/{id}/configuration'],
   ['PUT', '/v1/admin/workspaces/{id}/configuration'],
   ['GET', '/v1/workspace/configuration'],
+  ['GET', '/v1/admin/operator-float'],
   ['POST', '/v1/collections/{market}/rails/{rail}'],
   ['GET', '/v1/collections'],
   ['GET', '/v1/collections/{id}'],
@@ -420,10 +421,11 @@ describe('GET /v1/openapi.json', () => {
     // (operation_not_supported, invalid_signature on operator callbacks) with the members' audit actor, 285 KB until
     // predict-provider and a credential's member_role; then issue 33's resources, each with its named schemas and
     // problem sets: the workspace configuration (7.3 KB), the sandbox clock (its two routes, the clock and what a
-    // move moved: 6 KB), bulk payouts (its request and result, 4 KB). The document grows with what it declares; what
-    // this guards against is parts repeated inline (checked below).
+    // move moved: 6 KB), bulk payouts (its request and result, 4 KB), operator float (its route, its named account
+    // and list, and the two operator.float_* events and webhooks: 6 KB). The document grows with what it declares;
+    // what this guards against is parts repeated inline (checked below).
     const size = JSON.stringify(doc).length;
-    assert.ok(size < 303_000, `the document is ${size} bytes compact: name repeated parts once and refer to them`);
+    assert.ok(size < 309_000, `the document is ${size} bytes compact: name repeated parts once and refer to them`);
     // The list query and the Idempotency-Key header: components, referred to from every operation.
     for (const name of ['Cursor', 'Limit', 'From', 'To', 'IdempotencyKey', 'IdempotencyKeyRequired'])
       assert.ok(doc.components.parameters?.[name], `no components.parameters.${name}`);
@@ -542,6 +544,8 @@ describe('GET /v1/openapi.json', () => {
                     'risk_signal.created': 'RiskSignal',
                     'reconciliation.mismatch': 'ReconciliationMismatch',
                     'webhook.test': 'WebhookEndpoint',
+                    'operator.float_low': 'OperatorFloatAccount',
+                    'operator.float_restored': 'OperatorFloatAccount',
                   }[type] ?? '(none)');
     for (const [type, ref] of Object.entries(mapping)) {
       const variant = schemas[ref.replace('#/components/schemas/', '')] as Json;
@@ -587,6 +591,32 @@ describe('GET /v1/openapi.json', () => {
     const withoutAmount = { ...(event.data as Json), amount: undefined };
     assert.ok(answer({ ...event, data: withoutAmount }), 'a collection without its amount is refused');
     assert.ok(answer({ ...event, type: 'collection.unheard_of' }), 'an unknown type is refused');
+  });
+
+  it('the operator float list conforms: its accounts, and an integrator token refused with 403', async () => {
+    // request() checks each answer against the document: the list (no connector here: empty) and the problem.
+    const list = await request(t, 'GET', '/v1/admin/operator-float', { token: t.adminToken });
+    assert.equal(list.status, 200, list.text);
+    assert.deepEqual(list.body, { data: [] });
+    const ws = await createWorkspace(t, 'float-reader');
+    const refused = await request(t, 'GET', '/v1/admin/operator-float', { token: ws.token });
+    assert.equal(refused.status, 403, refused.text);
+    const account = {
+      connector: 'mtn',
+      account: 'disbursement',
+      currency: 'GHS',
+      balance: 50000,
+      read_at: '2026-11-28T12:00:00.000Z',
+      threshold: 100000,
+      status: 'low',
+      error: null,
+      error_at: null,
+    };
+    const answer = (body: unknown) =>
+      nonConformance('GET', '/v1/admin/operator-float', 200, list.headers, JSON.stringify(body));
+    assert.equal(answer({ data: [account] }), undefined);
+    assert.ok(answer({ data: [{ ...account, status: 'empty' }] }), 'a status outside ok, low, unknown is refused');
+    assert.ok(answer({ data: [{ ...account, balance: 500.5 }] }), 'a balance that is not minor units is refused');
   });
 
   /** The codes an operation's response of `status` declares (its problem schema's enum), or undefined. */

@@ -13,6 +13,7 @@ import type { IdempotencyEngine } from '../platform/idempotency.js';
 import type { SecretBox } from '../platform/secret-box.js';
 import type { CheckoutService } from '../modules/checkout/checkout.service.js';
 import type { DepositsService } from '../modules/deposits/deposits.service.js';
+import type { OperatorFloatService } from '../modules/float/float.service.js';
 import type { Lifecycle } from '../modules/lifecycle/lifecycle.service.js';
 import type { ProviderNotices } from '../modules/lifecycle/notices.service.js';
 import type { Submitter } from '../modules/lifecycle/submitter.js';
@@ -36,6 +37,7 @@ export interface WorkerServices {
   deposits: DepositsService;
   lifecycle: Lifecycle;
   providers: ProviderRegistry;
+  operatorFloat: OperatorFloatService;
   notices: ProviderNotices;
   batcher: TransactionBatcher;
   submitter: Submitter;
@@ -144,6 +146,18 @@ export function startWorkers(
       report,
     ),
   ];
+  // Operator float: each connector's balances, read by one node per OPERATOR_FLOAT_INTERVAL_MS (a claim on its row);
+  // every node looks often enough to take over when another stops.
+  if (providers.connectors().some((c) => c.readBalances !== undefined)) {
+    jobs.push(
+      every(
+        Math.min(config.operatorFloatIntervalMs, 10_000),
+        'operator-float',
+        () => services.operatorFloat.readDue(),
+        report,
+      ),
+    );
+  }
   // Operators that never repeat a callback (MTN MoMo) have their open operations polled at their own pace.
   const byPace = new Map<number, string[]>();
   for (const connector of providers.connectors()) {

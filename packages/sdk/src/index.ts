@@ -17,3 +17,4 @@ export type Event = Schemas['Event'];
 export type SettlementReport = Schemas['SettlementReport'];
 export type WorkspaceConfiguration = Schemas['WorkspaceConfiguration'];
 export type SandboxClock = Schemas['SandboxClock'];
+export type OperatorFloatAccount = Schemas['OperatorFloatAccount'];

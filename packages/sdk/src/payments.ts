@@ -620,6 +620,13 @@ export class Payments {
           }),
         ),
     },
+    /**
+     * The balances operators hold for payouts, as last read (docs/guides/operator-float.md): per connector and account,
+     * with the threshold and a status (`unknown` with the error when the last read failed).
+     */
+    operatorFloat: {
+      list: (options?: CallOptions) => unwrap(this.client.GET('/v1/admin/operator-float', Payments.call(options))),
+    },
   };
 
   readonly sandbox = {

@@ -21,6 +21,7 @@ import { exponentOf } from './forms.js';
 import { formatMoney, html, raw, time } from './html.js';
 import { DASHBOARD_HEADERS, layout, plainLayout } from './layout.js';
 import { adminPages } from './pages/admin.js';
+import { operatorFloatPages } from './pages/operator-float.js';
 import { checkoutLinkPages } from './pages/checkout-links.js';
 import { collectionPages } from './pages/collections.js';
 import { depositPages } from './pages/deposits.js';
@@ -678,6 +679,7 @@ export function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): void
       reportPages(pages);
       sandboxPages(pages);
       adminPages(pages);
+      operatorFloatPages(pages);
       memberPages(pages, { db: deps.db, members, sessions, publicBaseUrl: deps.config.publicBaseUrl, mailer });
       secondFactorPages(pages, { db: deps.db, members, secondFactors, throttle });
       auditLogPages(pages);

@@ -61,6 +61,7 @@ const NAV: readonly NavItem[] = [
   { href: '/dashboard/members', label: 'Members', for: 'integrator' },
   { href: '/dashboard/audit-log', label: 'Audit log', for: 'integrator' },
   { href: '/dashboard/admin/workspaces', label: 'Workspaces', for: 'admin' },
+  { href: '/dashboard/admin/operator-float', label: 'Operator float', for: 'admin' },
   { href: '/dashboard/members', label: 'Members', for: 'admin' },
   { href: '/dashboard/audit-log', label: 'Audit log', for: 'admin' },
 ];

@@ -7,7 +7,7 @@ import { ConfigError } from '../../config.js';
 import type { Db } from '../../db/pool.js';
 import { SecretBoxError, type SecretBox } from '../../platform/secret-box.js';
 import type { MarketCatalogue } from '../catalogue/catalogue.js';
-import type { OperatorConnector } from './provider.js';
+import type { BalanceSink, OperatorConnector } from './provider.js';
 
 /** Marks the schemas `Secret` makes, so `readSecrets` knows where secrets go. */
 const SECRET_MARK = 'x-secret';
@@ -165,6 +165,8 @@ export interface ConnectorDeps {
   /** Time limit of one call to the operator, in ms. */
   timeoutMs: number;
   log: FastifyBaseLogger;
+  /** Where balances answered by callback go (Daraja's Account Balance): the float module's service. */
+  balances?: BalanceSink | undefined;
 }
 
 /** One kind of connector: its PROVIDERS_FILE entry, the rails it can run, and how it is built. */

@@ -1,5 +1,6 @@
 // What the operator connectors share: one HTTP call with a time limit, read as JSON when it is JSON, and calls made
 // with an access token (kept for all nodes by operator-tokens.ts).
+import { minorUnits } from '../../platform/money.js';
 import type { TokenCache } from './operator-tokens.js';
 import { ProviderError } from './provider.js';
 
@@ -127,4 +128,14 @@ export function readToken(
 /** A phone number in E.164 (+254712345678) as operators write it: digits only (254712345678). */
 export function msisdn(phone: string): string {
   return phone.replace(/\D/g, '');
+}
+
+/** A balance in major units as operators write it ("1500.50", 1500.5, "-20") in minor units; undefined when it is not one. */
+export function balanceMinorUnits(value: unknown, exponent: number): number | undefined {
+  const s = typeof value === 'number' ? String(value) : value;
+  if (typeof s !== 'string') return undefined;
+  const negative = s.startsWith('-');
+  const minor = minorUnits(negative ? s.slice(1) : s, exponent);
+  if (minor === undefined || !Number.isSafeInteger(minor)) return undefined;
+  return negative ? -minor : minor;
 }

@@ -173,6 +173,24 @@ export interface OperatorConnector extends RailProvider {
   ): Promise<CallbackReading>;
   /** The callback URLs to show at start (Airtel's is registered in the operator's portal). */
   callbackUrls(): string[];
+  /**
+   * Reads the balances of the accounts the operator holds our money in (docs/guides/operator-float.md), where its API
+   * gives them: at once, or ANSWER_BY_CALLBACK when the operator answers later (Daraja's Account Balance), the answer
+   * then going to `ConnectorDeps.balances`. Throws ProviderError when the operator cannot be asked or refuses.
+   */
+  readBalances?(): Promise<FloatReading[] | typeof ANSWER_BY_CALLBACK>;
+}
+
+/**
+ * One operator account's balance as its operator gave it (minor units of its currency), or why it could not be read
+ * (the other accounts of the same operator may still have been).
+ */
+export type FloatReading = { account: string; currency: string; balance: number } | { account: string; error: string };
+
+/** Where balances answered by callback go (the float module's service, handed in by composition.ts). */
+export interface BalanceSink {
+  /** The balances a connector's operator answered with, or why it could not give them. */
+  record(connector: string, outcome: { readings: FloatReading[] } | { error: string }): Promise<void>;
 }
 
 export function isConnector(provider: RailProvider): provider is OperatorConnector {

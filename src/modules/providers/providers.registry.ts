@@ -23,7 +23,13 @@ import { GatewayEntry, HttpGatewayProvider, type GatewayPlan } from './http-gate
 import { MPESA_DARAJA } from './mpesa-daraja/daraja.connector.js';
 import { MTN_MOMO } from './mtn-momo/momo.connector.js';
 import { ORANGE_MONEY } from './orange-money/orange.connector.js';
-import { isConnector, type OperatorConnector, type ProviderLookup, type RailProvider } from './provider.js';
+import {
+  isConnector,
+  type BalanceSink,
+  type OperatorConnector,
+  type ProviderLookup,
+  type RailProvider,
+} from './provider.js';
 import { SANDBOX_PROVIDER, SandboxProvider } from './sandbox.provider.js';
 import { WAVE } from './wave/wave.connector.js';
 
@@ -267,6 +273,8 @@ export function buildProviders(
   log: FastifyBaseLogger,
   box: SecretBox,
   batcher: TransactionBatcher,
+  /** Where balances answered by callback go (operator float). */
+  balances?: BalanceSink,
 ): ProviderRegistry {
   const sandbox = plan.simulated ? new SandboxProvider(db, batcher, sandboxSecret, config.sandboxStepMs) : undefined;
   const providers: RailProvider[] = plan.gateways.map(
@@ -282,6 +290,7 @@ export function buildProviders(
         catalogue,
         timeoutMs: config.operatorTimeoutMs,
         log: log.child({ connector: settings.name }),
+        balances,
       }),
     );
   }

@@ -16,6 +16,9 @@ export const EVENT_TYPES: readonly string[] = [
   'reconciliation.mismatch',
   ...DEPOSIT_STATUSES.map((s) => `deposit.${s}`),
   ...PAYOUT_STATUSES.map((s) => `payout.${s}`),
+  // Operator float crossing its threshold, down and back up (float.service.ts): in the operator workspace only.
+  'operator.float_low',
+  'operator.float_restored',
 ];
 
 /**

@@ -9,6 +9,7 @@ import type { AttemptRow, DeliveryRow, EndpointRow, EventRow } from './webhooks.
 import { SessionSchema } from '../checkout/checkout.schemas.js';
 import { CollectionSchema } from '../collections/collections.schemas.js';
 import { DepositSchema } from '../deposits/deposits.schemas.js';
+import { OperatorFloatAccountSchema } from '../float/float.schemas.js';
 import { PayoutSchema } from '../payouts/payouts.schemas.js';
 import { RefundSchema } from '../refunds/refunds.schemas.js';
 import { SignalSchema } from '../risk/risk.schemas.js';
@@ -183,6 +184,8 @@ function eventData(type: string): { schema: TSchema; what: string } {
       return { schema: PayoutSchema, what: 'the payout transaction' };
     case 'webhook':
       return { schema: EndpointSchema, what: 'the endpoint the test is sent to' };
+    case 'operator':
+      return { schema: OperatorFloatAccountSchema, what: 'the operator account (in the operator workspace)' };
     default:
       // A new event type must say what its data is before the service starts.
       throw new Error(`event type ${type}: no data schema (src/modules/webhooks/webhooks.schemas.ts)`);

@@ -1254,6 +1254,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/operator-float": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List operator float balances
+         * @description Each operator account payouts are paid from, as its operator's API last gave it (read every OPERATOR_FLOAT_INTERVAL_MS): balance, when read, the threshold of OPERATOR_FLOAT_THRESHOLDS and a status. A read that failed (the operator down or timing out, a refused credential) shows `unknown` with its error. Crossing below the threshold raises `operator.float_low`, and back above `operator.float_restored`, in the operator workspace. See docs/guides/operator-float.md.
+         *
+         *     Tokens of audience `admin` may call this; any other audience gets 403 `forbidden`.
+         */
+        get: operations["adminListOperatorFloat"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/endpoints": {
         parameters: {
             query?: never;
@@ -1389,7 +1411,7 @@ export interface paths {
         };
         /**
          * List events
-         * @description The workspace's events, newest first, filtered by type, object and creation time. Types: `collection.created`, `collection.pending`, `collection.processing`, `collection.successful`, `collection.failed`, `collection.expired`, `collection.refunded`, `collection.reversed`, `collection.late_payment`, `refund.requested`, `refund.pending`, `refund.successful`, `refund.failed`, `checkout.session.completed`, `checkout.session.expired`, `risk_signal.created`, `reconciliation.mismatch`, `deposit.pending`, `deposit.confirmed`, `deposit.credited`, `deposit.failed`, `payout.created`, `payout.pending`, `payout.successful`, `payout.failed`.
+         * @description The workspace's events, newest first, filtered by type, object and creation time. Types: `collection.created`, `collection.pending`, `collection.processing`, `collection.successful`, `collection.failed`, `collection.expired`, `collection.refunded`, `collection.reversed`, `collection.late_payment`, `refund.requested`, `refund.pending`, `refund.successful`, `refund.failed`, `checkout.session.completed`, `checkout.session.expired`, `risk_signal.created`, `reconciliation.mismatch`, `deposit.pending`, `deposit.confirmed`, `deposit.credited`, `deposit.failed`, `payout.created`, `payout.pending`, `payout.successful`, `payout.failed`, `operator.float_low`, `operator.float_restored`.
          *
          *     Tokens of audience `integrator` may call this; any other audience gets 403 `forbidden`.
          */
@@ -2047,6 +2069,40 @@ export interface webhooks {
         put?: never;
         /** A `payout.failed` event */
         post: operations["onPayoutFailedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "operator.float_low": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `operator.float_low` event */
+        post: operations["onOperatorFloatLowEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "operator.float_restored": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `operator.float_restored` event */
+        post: operations["onOperatorFloatRestoredEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3149,7 +3205,7 @@ export interface components {
          * @description An event type, or `*` for every type (including types added later).
          * @enum {unknown}
          */
-        EnabledEventType: "*" | "collection.created" | "collection.pending" | "collection.processing" | "collection.successful" | "collection.failed" | "collection.expired" | "collection.refunded" | "collection.reversed" | "collection.late_payment" | "refund.requested" | "refund.pending" | "refund.successful" | "refund.failed" | "checkout.session.completed" | "checkout.session.expired" | "risk_signal.created" | "reconciliation.mismatch" | "deposit.pending" | "deposit.confirmed" | "deposit.credited" | "deposit.failed" | "payout.created" | "payout.pending" | "payout.successful" | "payout.failed";
+        EnabledEventType: "*" | "collection.created" | "collection.pending" | "collection.processing" | "collection.successful" | "collection.failed" | "collection.expired" | "collection.refunded" | "collection.reversed" | "collection.late_payment" | "refund.requested" | "refund.pending" | "refund.successful" | "refund.failed" | "checkout.session.completed" | "checkout.session.expired" | "risk_signal.created" | "reconciliation.mismatch" | "deposit.pending" | "deposit.confirmed" | "deposit.credited" | "deposit.failed" | "payout.created" | "payout.pending" | "payout.successful" | "payout.failed" | "operator.float_low" | "operator.float_restored";
         /** @description A rail enabled, with its limits. */
         EnabledRailInput: {
             /** @description Catalogue market (`KE`). */
@@ -3170,7 +3226,7 @@ export interface components {
             next_cursor: components["schemas"]["NextCursor"];
         };
         /** @description Something that happened, exactly as webhook deliveries carry it in their body; typed by its `type`. */
-        Event: components["schemas"]["CollectionCreatedEvent"] | components["schemas"]["CollectionPendingEvent"] | components["schemas"]["CollectionProcessingEvent"] | components["schemas"]["CollectionSuccessfulEvent"] | components["schemas"]["CollectionFailedEvent"] | components["schemas"]["CollectionExpiredEvent"] | components["schemas"]["CollectionRefundedEvent"] | components["schemas"]["CollectionReversedEvent"] | components["schemas"]["CollectionLatePaymentEvent"] | components["schemas"]["RefundRequestedEvent"] | components["schemas"]["RefundPendingEvent"] | components["schemas"]["RefundSuccessfulEvent"] | components["schemas"]["RefundFailedEvent"] | components["schemas"]["CheckoutSessionCompletedEvent"] | components["schemas"]["CheckoutSessionExpiredEvent"] | components["schemas"]["RiskSignalCreatedEvent"] | components["schemas"]["ReconciliationMismatchEvent"] | components["schemas"]["DepositPendingEvent"] | components["schemas"]["DepositConfirmedEvent"] | components["schemas"]["DepositCreditedEvent"] | components["schemas"]["DepositFailedEvent"] | components["schemas"]["PayoutCreatedEvent"] | components["schemas"]["PayoutPendingEvent"] | components["schemas"]["PayoutSuccessfulEvent"] | components["schemas"]["PayoutFailedEvent"] | components["schemas"]["WebhookTestEvent"];
+        Event: components["schemas"]["CollectionCreatedEvent"] | components["schemas"]["CollectionPendingEvent"] | components["schemas"]["CollectionProcessingEvent"] | components["schemas"]["CollectionSuccessfulEvent"] | components["schemas"]["CollectionFailedEvent"] | components["schemas"]["CollectionExpiredEvent"] | components["schemas"]["CollectionRefundedEvent"] | components["schemas"]["CollectionReversedEvent"] | components["schemas"]["CollectionLatePaymentEvent"] | components["schemas"]["RefundRequestedEvent"] | components["schemas"]["RefundPendingEvent"] | components["schemas"]["RefundSuccessfulEvent"] | components["schemas"]["RefundFailedEvent"] | components["schemas"]["CheckoutSessionCompletedEvent"] | components["schemas"]["CheckoutSessionExpiredEvent"] | components["schemas"]["RiskSignalCreatedEvent"] | components["schemas"]["ReconciliationMismatchEvent"] | components["schemas"]["DepositPendingEvent"] | components["schemas"]["DepositConfirmedEvent"] | components["schemas"]["DepositCreditedEvent"] | components["schemas"]["DepositFailedEvent"] | components["schemas"]["PayoutCreatedEvent"] | components["schemas"]["PayoutPendingEvent"] | components["schemas"]["PayoutSuccessfulEvent"] | components["schemas"]["PayoutFailedEvent"] | components["schemas"]["OperatorFloatLowEvent"] | components["schemas"]["OperatorFloatRestoredEvent"] | components["schemas"]["WebhookTestEvent"];
         /** @description The workspace's events, newest first. One page of them. */
         EventPage: {
             /** @description The workspace's events, newest first. */
@@ -3300,6 +3356,67 @@ export interface components {
             /** @description True when another page follows this one. */
             has_more: boolean;
             next_cursor: components["schemas"]["NextCursor"];
+        };
+        /** @description One operator account holding the money payouts are paid from. */
+        OperatorFloatAccount: {
+            /** @description The connector (its name in PROVIDERS_FILE). */
+            connector: string;
+            /** @description The account at the operator: MoMo's `collection` or `disbursement`, Airtel's `wallet`, each account Daraja's Account Balance names (`Utility Account` is what B2C pays from). Empty while a connector's first read has failed. */
+            account: string;
+            /** @description ISO 4217 code of the balance; null until read. */
+            currency: string | null;
+            /** @description The available balance in minor units at `read_at`; null until read. */
+            balance: number | null;
+            /** @description When the operator gave `balance`. */
+            read_at: string | null;
+            /** @description The configured threshold in minor units (OPERATOR_FLOAT_THRESHOLDS); null when none is set. */
+            threshold: number | null;
+            /**
+             * @description `ok`: at or above the threshold (or none set); `low`: below it; `unknown`: not read yet, the last read failed (see `error`), or no reading for three intervals.
+             * @enum {unknown}
+             */
+            status: "ok" | "low" | "unknown";
+            /** @description Why the last read failed (or is stale); null when it succeeded. */
+            error: string | null;
+            /** @description When the last read failed. */
+            error_at: string | null;
+        };
+        /** @description The operators' accounts and their balances. */
+        OperatorFloatList: {
+            /** @description Every operator account, by connector and account. */
+            data: components["schemas"]["OperatorFloatAccount"][];
+        };
+        /** @description `operator.float_low`; `data` is the operator account (in the operator workspace) as the API returned it then. */
+        OperatorFloatLowEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "operator.float_low";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["OperatorFloatAccount"];
+        };
+        /** @description `operator.float_restored`; `data` is the operator account (in the operator workspace) as the API returned it then. */
+        OperatorFloatRestoredEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "operator.float_restored";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["OperatorFloatAccount"];
         };
         /** @description How the payer completes the payment, by its `type`. */
         PaymentInstruction: components["schemas"]["PushPromptInstruction"] | components["schemas"]["UssdCodeInstruction"] | components["schemas"]["BankTransferInstruction"] | components["schemas"]["RedirectInstruction"];
@@ -7566,6 +7683,35 @@ export interface operations {
             503: components["responses"]["Problem503"];
         };
     };
+    adminListOperatorFloat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The operators' accounts and their balances. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorFloatList"];
+                };
+            };
+            401: components["responses"]["Problem401Unauthorized"];
+            403: components["responses"]["Problem403"];
+            429: components["responses"]["Problem429"];
+            503: components["responses"]["Problem503"];
+        };
+    };
     listWebhookEndpoints: {
         parameters: {
             query?: {
@@ -7872,7 +8018,7 @@ export interface operations {
                 /** @description Only objects created at or before this ISO 8601 date-time; a date alone includes that whole UTC day. */
                 to?: components["parameters"]["To"];
                 /** @description Only events of this type. */
-                type?: "collection.created" | "collection.pending" | "collection.processing" | "collection.successful" | "collection.failed" | "collection.expired" | "collection.refunded" | "collection.reversed" | "collection.late_payment" | "refund.requested" | "refund.pending" | "refund.successful" | "refund.failed" | "checkout.session.completed" | "checkout.session.expired" | "risk_signal.created" | "reconciliation.mismatch" | "deposit.pending" | "deposit.confirmed" | "deposit.credited" | "deposit.failed" | "payout.created" | "payout.pending" | "payout.successful" | "payout.failed" | "webhook.test";
+                type?: "collection.created" | "collection.pending" | "collection.processing" | "collection.successful" | "collection.failed" | "collection.expired" | "collection.refunded" | "collection.reversed" | "collection.late_payment" | "refund.requested" | "refund.pending" | "refund.successful" | "refund.failed" | "checkout.session.completed" | "checkout.session.expired" | "risk_signal.created" | "reconciliation.mismatch" | "deposit.pending" | "deposit.confirmed" | "deposit.credited" | "deposit.failed" | "payout.created" | "payout.pending" | "payout.successful" | "payout.failed" | "operator.float_low" | "operator.float_restored" | "webhook.test";
                 /** @description Only events about this object (a collection_id or refund_id). */
                 object_id?: string;
             };
@@ -8888,6 +9034,52 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PayoutFailedEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+        };
+    };
+    onOperatorFloatLowEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OperatorFloatLowEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+        };
+    };
+    onOperatorFloatRestoredEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OperatorFloatRestoredEvent"];
             };
         };
         responses: {

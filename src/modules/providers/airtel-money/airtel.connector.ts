@@ -14,12 +14,21 @@ import {
   type ConnectorDeps,
   type ConnectorKind,
 } from '../connector-config.js';
-import { callOperator, readToken, field, text, withToken, type OperatorResponse } from '../operator-http.js';
+import {
+  balanceMinorUnits,
+  callOperator,
+  readToken,
+  field,
+  text,
+  withToken,
+  type OperatorResponse,
+} from '../operator-http.js';
 import { TokenCache } from '../operator-tokens.js';
 import {
   ProviderError,
   type CallbackReading,
   type CollectionOrder,
+  type FloatReading,
   type NoticeObjectType,
   type OperatorConnector,
   type PayoutOrder,
@@ -53,6 +62,7 @@ const PATHS = {
   paymentEnquiry: '/standard/v1/payments/',
   refund: '/standard/v2/payments/refund',
   disbursement: '/standard/v2/disbursements/',
+  balance: '/standard/v1/users/balance',
 };
 
 /** Codes Airtel gives when it does not know yet whether it acted: asked again (our id makes a retry a duplicate, not a second payment). */
@@ -306,6 +316,32 @@ export class AirtelConnector implements OperatorConnector {
       },
       reply: { status: 'received' },
     };
+  }
+
+  /**
+   * The wallet's balance: GET /standard/v1/users/balance with the token, X-Country and X-Currency answers
+   * `data.balance` (major units, as a string) and `data.currency` in Airtel's envelope; `status.success` false is a
+   * refusal, read like any other.
+   */
+  async readBalances(): Promise<FloatReading[]> {
+    const account = 'wallet';
+    try {
+      const res = await this.call('GET', PATHS.balance);
+      const currency = text(res.json, 'data', 'currency') ?? this.settings.currency;
+      const balance = balanceMinorUnits(field(res.json, 'data', 'balance'), exponentOf(this.deps.catalogue, currency));
+      if (res.status !== 200 || field(res.json, 'status', 'success') !== true || balance === undefined) {
+        const code = codes(res.json).join(', ');
+        return [
+          {
+            account,
+            error: `Airtel answered ${res.status}${code ? ` ${code}` : ''} ${text(res.json, 'status', 'message') ?? res.text.slice(0, 200)}`,
+          },
+        ];
+      }
+      return [{ account, currency, balance }];
+    } catch (err) {
+      return [{ account, error: (err as Error).message }];
+    }
   }
 
   private expiredReason(objectType: NoticeObjectType): string {

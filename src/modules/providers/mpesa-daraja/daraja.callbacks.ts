@@ -4,13 +4,17 @@
 // daraja.connector.ts. Daraja signs nothing: a callback is only a claim, believed once the status query agrees.
 import { ApiError } from '../../../platform/errors.js';
 import { isUuid } from '../../../platform/ids.js';
-import type { ConnectorDeps } from '../connector-config.js';
-import { field, text } from '../operator-http.js';
-import type { CallbackClaim, CallbackReading, NoticeObjectType, ProviderNotice } from '../provider.js';
+import { exponentOf, type ConnectorDeps } from '../connector-config.js';
+import { balanceMinorUnits, field, text } from '../operator-http.js';
+import type { CallbackClaim, CallbackReading, FloatReading, NoticeObjectType, ProviderNotice } from '../provider.js';
 import * as repo from './daraja.repository.js';
 
-/** What reading a callback needs of the connector: its name (its status queries are kept under it), db and log. */
-export type CallbackReader = Pick<ConnectorDeps, 'db' | 'log'> & { name: string };
+/**
+ * What reading a callback needs of the connector: its name (its status queries are kept under it), db and log; the
+ * catalogue and the balance sink for Account Balance answers.
+ */
+export type CallbackReader = Pick<ConnectorDeps, 'db' | 'log'> &
+  Partial<Pick<ConnectorDeps, 'catalogue' | 'balances'>> & { name: string };
 
 /** STK result codes as our stable reasons (the issue's six, and the documented limits). */
 export const STK_REASONS: Record<string, string> = {
@@ -90,6 +94,11 @@ export async function readDarajaCallback(
   body: unknown,
 ): Promise<CallbackReading> {
   const [kind = '', id = ''] = path.split('/');
+  if (kind === 'balance-result' || kind === 'balance-timeout') {
+    if (!isUuid(id)) throw new ApiError('not_found', `No Daraja callback is sent to '${path}'.`);
+    await balanceAnswer(reader, kind, id, body);
+    return { reply: ACCEPTED };
+  }
   const objectType = CALLBACK_KINDS[kind];
   if (objectType === undefined || !isUuid(id))
     throw new ApiError('not_found', `No Daraja callback is sent to '${path}'.`);
@@ -197,4 +206,60 @@ async function statusAnswer(reader: CallbackReader, id: string, result: object):
     receipt,
     amount: status === 'successful' ? parameter(parameters, 'Amount') : undefined,
   };
+}
+
+/**
+ * An Account Balance answer (or its queue time-out) at `balance-{result|timeout}/{ref}`, believed only if it quotes the
+ * ConversationID and OriginatorConversationID of the connector's query in flight, whose ResultURL carried `ref`. Its
+ * `AccountBalance` parameter lists the accounts as `Name|Currency|Current|Available|Reserved|Uncleared`, `&` between
+ * them; the available amount is the float.
+ */
+async function balanceAnswer(
+  reader: CallbackReader,
+  kind: 'balance-result' | 'balance-timeout',
+  ref: string,
+  body: unknown,
+): Promise<void> {
+  const result = field(body, 'Result');
+  const conversationId = text(result, 'ConversationID');
+  const originator = text(result, 'OriginatorConversationID');
+  if (conversationId === undefined || originator === undefined)
+    throw new ApiError(
+      'validation_failed',
+      'A Daraja result carries a Result object with ConversationID and OriginatorConversationID.',
+    );
+  if (!(await repo.takeBalanceQuery(reader.db, reader.name, { conversationId, originator, ref }))) {
+    reader.log.warn({ ref, conversation_id: conversationId }, 'Account Balance answer to no query in flight; ignored');
+    return;
+  }
+  const sink = reader.balances;
+  if (sink === undefined) return;
+  if (kind === 'balance-timeout') {
+    await sink.record(reader.name, { error: 'Daraja timed the Account Balance query out in its queue' });
+    return;
+  }
+  const code = text(result, 'ResultCode') ?? '';
+  if (code !== '0') {
+    await sink.record(reader.name, {
+      error: `Daraja answered ResultCode ${code}: ${text(result, 'ResultDesc') ?? 'no description'}`,
+    });
+    return;
+  }
+  const listed = parameter(field(result, 'ResultParameters', 'ResultParameter'), 'AccountBalance') ?? '';
+  const readings: FloatReading[] = [];
+  for (const group of listed.split('&')) {
+    const [account = '', currency = '', , available = ''] = group.split('|');
+    if (account === '' || !/^[A-Z]{3}$/.test(currency)) continue;
+    const exponent = reader.catalogue ? exponentOf(reader.catalogue, currency) : 2;
+    const balance = balanceMinorUnits(available, exponent);
+    readings.push(
+      balance === undefined
+        ? { account, error: `Daraja gave the balance '${available}', which is not an amount` }
+        : { account, currency, balance },
+    );
+  }
+  await sink.record(
+    reader.name,
+    readings.length > 0 ? { readings } : { error: 'Daraja answered without an AccountBalance parameter' },
+  );
 }

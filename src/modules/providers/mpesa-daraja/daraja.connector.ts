@@ -5,6 +5,7 @@
 // in daraja.callbacks.ts.
 import { constants, createPublicKey, publicEncrypt } from 'node:crypto';
 import { Type } from 'typebox';
+import { uuidv7 } from '../../../platform/ids.js';
 import { majorUnits } from '../../../platform/money.js';
 import {
   connectorEntry,
@@ -134,6 +135,7 @@ const PATHS = {
   b2c: '/mpesa/b2c/v3/paymentrequest',
   reversal: '/mpesa/reversal/v1/request',
   transactionStatus: '/mpesa/transactionstatus/v1/query',
+  accountBalance: '/mpesa/accountbalance/v1/query',
 };
 
 /** Daraja's gateway refusing a request before looking at it (spike arrest, quota): safe to send again later. */
@@ -188,6 +190,8 @@ export class DarajaConnector implements OperatorConnector {
       'reversal-timeout',
       'status-result',
       'status-timeout',
+      'balance-result',
+      'balance-timeout',
     ].map((k) => `${this.deps.callbackBase}/${k}/{id}`);
   }
 
@@ -389,9 +393,45 @@ export class DarajaConnector implements OperatorConnector {
     return ANSWER_BY_CALLBACK;
   }
 
-  /** Daraja's callbacks and Transaction Status answers: daraja.callbacks.ts. */
+  /**
+   * Account Balance of the B2C shortcode (the one payouts are paid from), asked as the initiator. Daraja answers at
+   * `balance-result/{ref}` later: the query is recorded with the ConversationID and OriginatorConversationID Daraja
+   * gave it and our ref, and only an answer quoting all three is believed (daraja.callbacks.ts).
+   */
+  async readBalances(): Promise<typeof ANSWER_BY_CALLBACK> {
+    const ref = uuidv7();
+    const res = await this.call(PATHS.accountBalance, {
+      ...this.initiator(),
+      CommandID: 'AccountBalance',
+      PartyA: this.settings.b2c.shortcode,
+      IdentifierType: '4',
+      Remarks: 'Float',
+      QueueTimeOutURL: `${this.deps.callbackBase}/balance-timeout/${ref}`,
+      ResultURL: `${this.deps.callbackBase}/balance-result/${ref}`,
+    });
+    const conversationId = text(res.json, 'ConversationID');
+    const originator = text(res.json, 'OriginatorConversationID');
+    if (res.status !== 200 || text(res.json, 'ResponseCode') !== '0' || !conversationId || !originator) {
+      const message = text(res.json, 'errorMessage') ?? res.text.slice(0, 200);
+      throw new ProviderError(`${this.name}: Account Balance answered ${res.status} ${message}`.trim());
+    }
+    await repo.recordBalanceQuery(this.deps.db, this.name, { conversationId, originator, ref });
+    return ANSWER_BY_CALLBACK;
+  }
+
+  /** Daraja's callbacks, Transaction Status and Account Balance answers: daraja.callbacks.ts. */
   readCallback(path: string, body: unknown): Promise<CallbackReading> {
-    return readDarajaCallback({ name: this.name, db: this.deps.db, log: this.deps.log }, path, body);
+    return readDarajaCallback(
+      {
+        name: this.name,
+        db: this.deps.db,
+        log: this.deps.log,
+        catalogue: this.deps.catalogue,
+        balances: this.deps.balances,
+      },
+      path,
+      body,
+    );
   }
 
   private async queryStk(objectId: string, reference: string): Promise<ProviderStatus | undefined> {

@@ -66,3 +66,36 @@ export async function purgeOldQueries(db: Queryable, olderThanSeconds: number, l
   );
   return rowCount ?? 0;
 }
+
+/** An Account Balance query Daraja accepted: the ids its answer must quote. */
+export interface BalanceQuery {
+  conversationId: string;
+  originator: string;
+  ref: string;
+}
+
+/**
+ * Records the connector's Account Balance query in flight (one per connector: a newer one replaces an older, whose
+ * answer is then ignored). Platform-wide: an operator account belongs to no workspace.
+ */
+export async function recordBalanceQuery(db: Queryable, provider: string, query: BalanceQuery): Promise<void> {
+  await db.query(
+    `INSERT INTO operator_float_reads (connector, next_read_at, query_id, query_originator, query_ref, query_sent_at)
+     VALUES ($1, now(), $2, $3, $4, now())
+     ON CONFLICT (connector) DO UPDATE SET query_id = $2, query_originator = $3, query_ref = $4, query_sent_at = now()`,
+    [provider, query.conversationId, query.originator, query.ref],
+  );
+}
+
+/**
+ * Takes the Account Balance query an answer names, if it is the one in flight: its ConversationID, its
+ * OriginatorConversationID and our ref (from the ResultURL) must all match. An answer is used once.
+ */
+export async function takeBalanceQuery(db: Queryable, provider: string, query: BalanceQuery): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE operator_float_reads SET query_id = NULL, query_originator = NULL, query_ref = NULL, query_sent_at = NULL
+     WHERE connector = $1 AND query_id = $2 AND query_originator = $3 AND query_ref = $4`,
+    [provider, query.conversationId, query.originator, query.ref],
+  );
+  return (rowCount ?? 0) > 0;
+}

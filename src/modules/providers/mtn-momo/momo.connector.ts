@@ -14,13 +14,23 @@ import {
   type ConnectorKind,
 } from '../connector-config.js';
 import { majorUnits } from '../../../platform/money.js';
-import { callOperator, readToken, field, msisdn, text, withToken, type OperatorResponse } from '../operator-http.js';
+import {
+  balanceMinorUnits,
+  callOperator,
+  readToken,
+  field,
+  msisdn,
+  text,
+  withToken,
+  type OperatorResponse,
+} from '../operator-http.js';
 import { TokenCache } from '../operator-tokens.js';
 import {
   ProviderError,
   type CallbackClaim,
   type CallbackReading,
   type CollectionOrder,
+  type FloatReading,
   type NoticeObjectType,
   type OperatorConnector,
   type PayoutOrder,
@@ -235,6 +245,28 @@ export class MomoConnector implements OperatorConnector {
       ...this.reading(objectType, objectId, body),
     };
     return { claim, reply: {} };
+  }
+
+  /**
+   * The balance of each product's account: GET /{product}/v1_0/account/balance with that product's token and
+   * subscription key answers `{availableBalance, currency}`. Payouts and refunds are paid from the disbursement account.
+   */
+  async readBalances(): Promise<FloatReading[]> {
+    return Promise.all(
+      (['collection', 'disbursement'] as const).map(async (product): Promise<FloatReading> => {
+        try {
+          const res = await this.call(product, 'GET', `/${product}/v1_0/account/balance`);
+          const currency = text(res.json, 'currency');
+          const exponent = currency === undefined ? 2 : exponentOf(this.deps.catalogue, currency);
+          const balance = balanceMinorUnits(field(res.json, 'availableBalance'), exponent);
+          if (res.status !== 200 || currency === undefined || balance === undefined)
+            return { account: product, error: `MoMo answered ${res.status} ${res.text.slice(0, 200)}` };
+          return { account: product, currency, balance };
+        } catch (err) {
+          return { account: product, error: (err as Error).message };
+        }
+      }),
+    );
   }
 
   /** A token per product (its own credentials), shared by all nodes under the scope of the product's name. */
