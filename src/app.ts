@@ -244,7 +244,9 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
   app.addSchema(SharedProblemSchema);
   // Every response resource is a named component (Collection, Refund, …): once in the document, referred to by $ref.
   for (const schema of componentSchemas()) app.addSchema(schema);
-  shareSchemas(componentSchemas());
+  // The validators get them too, the problem among them: a component may refer to it (a bulk answer's refused item), and
+  // a second app in the same process finds the components already added and compiles them.
+  shareSchemas([SharedProblemSchema, ...componentSchemas()]);
   await app.register(swagger, {
     transformObject: (documents) =>
       'openapiObject' in documents
