@@ -150,11 +150,11 @@ describe('dashboard: bulk payouts from a CSV', { skip }, () => {
     );
     const table = page.getByRole('region', { name: 'Result per row' });
     const row = (line: number) => table.getByRole('row', { name: new RegExp(`^${line} `) });
-    assert.match(await row(2).innerText(), /committed\s+KES 15\.00/);
-    assert.match(await row(3).innerText(), /refused.*insufficient_balance/s);
-    assert.match(await row(4).innerText(), /bulk "row" 3.*committed\s+KES 20\.00/s);
-    assert.match(await row(5).innerText(), /invalid.*beneficiary_id is not a beneficiary id/s);
-    assert.match(await row(6).innerText(), /invalid.*Has 2 fields; the header names 3/s);
+    assert.match(await row(2).innerText(), /^2\s+committed\s+bulk-row-1\s+15\.00\s+KES 15\.00/);
+    assert.match(await row(3).innerText(), /^3\s+refused.*insufficient_balance/s);
+    assert.match(await row(4).innerText(), /^4\s+committed\s+bulk "row" 3.*KES 20\.00/s);
+    assert.match(await row(5).innerText(), /^5\s+invalid.*beneficiary_id is not a beneficiary id/s);
+    assert.match(await row(6).innerText(), /^6\s+invalid.*Has 2 fields; the header names 3/s);
     await assertPageQuality(page, 'payouts-bulk-result');
     // The API holds exactly the two committed payouts.
     assert.deepEqual(await payoutsByReference(), ['bulk "row" 3', 'bulk-row-1']);

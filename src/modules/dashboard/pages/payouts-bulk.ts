@@ -200,22 +200,28 @@ function readUpload(
   return { rows: out, items };
 }
 
-function resultCell(ctx: PageContext, row: RowOutcome, answers: readonly BulkAnswer[]): Html {
+/** A row's result as a badge and its detail, in two cells: the badge beside the line, so a phone shows it first. */
+function resultCells(ctx: PageContext, row: RowOutcome, answers: readonly BulkAnswer[]): { badge: Html; detail: Html } {
   if (row.result.kind === 'invalid')
-    return html`<td>${statusBadge('invalid')}</td>
-      <td>${row.result.message}</td>`;
+    return { badge: html`<td>${statusBadge('invalid')}</td>`, detail: html`<td>${row.result.message}</td>` };
   const answer = answers[row.result.item];
   if (answer?.status === 'committed' && answer.payout) {
     const p = answer.payout;
-    return html`<td>${statusBadge('committed')}</td>
-      <td>
+    return {
+      badge: html`<td>${statusBadge('committed')}</td>`,
+      detail: html`<td>
         <a href="/dashboard/payouts/${p.transaction_id}">${ctx.money(p.source_amount, p.source_currency)}</a>
         ${answer.replayed ? ' (already committed by this key)' : ''}
-      </td>`;
+      </td>`,
+    };
   }
   const problem = answer?.problem;
-  return html`<td>${statusBadge('refused')}</td>
-    <td>${problem?.detail ?? 'No answer.'} <span class="muted">(${problem?.code ?? 'unknown'})</span></td>`;
+  return {
+    badge: html`<td>${statusBadge('refused')}</td>`,
+    detail: html`<td>
+      ${problem?.detail ?? 'No answer.'} <span class="muted">(${problem?.code ?? 'unknown'})</span>
+    </td>`,
+  };
 }
 
 export function bulkPayoutPages(pages: Pages): void {
@@ -250,16 +256,17 @@ export function bulkPayoutPages(pages: Pages): void {
           </p>
           ${dataTable(
             'Result per row',
-            ['Line', 'Reference', { label: 'Amount', num: true }, 'Result', 'Detail'],
-            read.rows.map(
-              (row) =>
-                html`<tr>
-                  <th scope="row">${String(row.line)}</th>
-                  <td>${row.reference}</td>
-                  <td class="num">${row.amount}</td>
-                  ${resultCell(ctx, row, answers)}
-                </tr>`,
-            ),
+            ['Line', 'Result', 'Reference', { label: 'Amount', num: true }, 'Detail'],
+            read.rows.map((row) => {
+              const { badge, detail } = resultCells(ctx, row, answers);
+              return html`<tr>
+                <th scope="row">${String(row.line)}</th>
+                ${badge}
+                <td>${row.reference}</td>
+                <td class="num">${row.amount}</td>
+                ${detail}
+              </tr>`;
+            }),
           )}
           <p><a href="/dashboard/payouts/bulk">Another file</a> · <a href="/dashboard/payouts">Payouts</a></p>`,
       };
