@@ -220,6 +220,25 @@ describe('POST /v1/payouts/bulk: each item on its own', () => {
     );
     for (const i of [0, 1])
       assert.deepEqual(again.body.data[i]!.payout, first.body.data[i]!.payout, 'the stored payout, not a new one');
+
+    // The audit log: each request's row, and one payout.commit row per payout it wrote (none for a replayed key).
+    const audit = await t.db.query<{ action: string; object_id: string | null; request_id: string }>(
+      `SELECT action, object_id, request_id FROM audit_events WHERE workspace_id = $1 AND action LIKE 'payout.%'
+        ORDER BY occurred_at, action`,
+      [ws.id],
+    );
+    const ids = (d: { payout?: { transaction_id: string } }) => d.payout?.transaction_id;
+    const rowsOf = (res: typeof first) =>
+      audit.rows.filter((r) => r.request_id === res.headers.get('x-request-id')).map((r) => [r.action, r.object_id]);
+    assert.deepEqual(rowsOf(first), [
+      ['payout.bulk_commit', null],
+      ['payout.commit', ids(first.body.data[0]!)],
+      ['payout.commit', ids(first.body.data[1]!)],
+    ]);
+    assert.deepEqual(rowsOf(again), [
+      ['payout.bulk_commit', null],
+      ['payout.commit', ids(again.body.data[2]!)],
+    ]);
     assert.equal((await payoutsOf(ws.id)).length, 3);
     assert.equal((await createdEvents(ws.id)).length, 3);
     assert.equal(await available(ws.token), 0);

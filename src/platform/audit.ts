@@ -28,6 +28,12 @@ export interface AuditRoute {
   objectId?: string;
   /** Where the workspace the object belongs to is, when not the token's (the admin workspace API): same syntax. */
   workspaceId?: string;
+  /**
+   * For an answer that made many objects (a bulk commit): beside the request's own row, one row per object, with this
+   * action. `list` is the answer's array (`answer.data`), `objectId` the id's path inside an element; an element
+   * without one (refused) or marked `replayed: true` (nothing written again) has no row.
+   */
+  each?: { action: string; list: string; objectId: string };
 }
 
 export interface AuditEntry {
@@ -105,6 +111,8 @@ export function registerAudit(app: FastifyInstance, record: RecordAudit): void {
       !ACTION.test(audit.action) && `action '${audit.action}'`,
       audit.objectId !== undefined && !PLACE.test(audit.objectId) && `objectId '${audit.objectId}'`,
       audit.workspaceId !== undefined && !PLACE.test(audit.workspaceId) && `workspaceId '${audit.workspaceId}'`,
+      audit.each !== undefined && !ACTION.test(audit.each.action) && `each.action '${audit.each.action}'`,
+      audit.each !== undefined && !PLACE.test(audit.each.list) && `each.list '${audit.each.list}'`,
     ].filter(Boolean);
     if (bad.length > 0) throw new Error(`route ${route.url}: config.audit has a bad ${bad.join(', ')}`);
   });
@@ -116,6 +124,7 @@ export function registerAudit(app: FastifyInstance, record: RecordAudit): void {
     try {
       entry = entryOf(rule, request, reply, payload);
       if (entry) await record(entry);
+      if (entry && rule.each) for (const item of itemEntries(rule.each, entry, payload)) await record(item);
     } catch (error) {
       // Never a failure for the client: its write stands. The log says what was not recorded.
       const err = error as Error & { code?: string };
@@ -176,6 +185,23 @@ function entryOf(
     clientAddress: via?.clientAddress ?? request.ip ?? null,
     requestId: request.id,
   };
+}
+
+/** One row per object an answer made (`each`): the request's row with the item's action and object. */
+function itemEntries(each: NonNullable<AuditRoute['each']>, request: AuditEntry, payload: unknown): AuditEntry[] {
+  if (request.status >= 300 || typeof payload !== 'string') return [];
+  const at = (value: unknown, path: string[]): unknown =>
+    path.reduce<unknown>(
+      (v, key) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[key] : undefined),
+      value,
+    );
+  const list = at(parseJson(payload), each.list.split('.').slice(1));
+  if (!Array.isArray(list)) return [];
+  return list.flatMap((element) => {
+    const id = at(element, each.objectId.split('.'));
+    if (typeof id !== 'string' || id === '' || at(element, ['replayed']) === true) return [];
+    return [{ ...request, action: each.action, objectId: id.slice(0, 200) }];
+  });
 }
 
 function parseJson(text: string): unknown {

@@ -188,7 +188,11 @@ export function payoutsRoutes(app: App, service: PayoutsService): void {
       config: {
         auth: INTEGRATOR,
         permission: 'payouts',
-        audit: { action: 'payout.bulk_commit', objectType: 'payout' },
+        audit: {
+          action: 'payout.bulk_commit',
+          objectType: 'payout',
+          each: { action: 'payout.commit', list: 'answer.data', objectId: 'payout.transaction_id' },
+        },
       },
       schema: {
         operationId: 'commitPayoutsInBulk',
