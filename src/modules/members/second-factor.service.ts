@@ -128,15 +128,13 @@ export class SecondFactorService {
   ): Promise<{ ok: true; recoveryCodes: string[] } | { ok: false }> {
     const row = await repo.findSecondFactor(db, workspaceId, member.id);
     if (!row || row.confirmed_at) return { ok: false };
-    const step = this.stepOf(this.box.open(row.sealed_secret), member.email, code);
-    if (step === undefined) return { ok: false };
-    const recoveryCodes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
-    const done = await withTransaction(db, async (tx) => {
-      if (!(await repo.useStep(tx, workspaceId, member.id, step, true))) return false;
-      await repo.replaceRecoveryCodes(tx, workspaceId, member.id, recoveryCodes.map(recoveryHash));
-      return true;
-    });
-    return done ? { ok: true, recoveryCodes } : { ok: false };
+    return this.newCodes(
+      db,
+      workspaceId,
+      member,
+      this.stepOf(this.box.open(row.sealed_secret), member.email, code),
+      true,
+    );
   }
 
   /** A code from the app (once per time step) or a recovery code (once ever) of a member with a confirmed factor. */
@@ -172,11 +170,30 @@ export class SecondFactorService {
   ): Promise<{ ok: true; recoveryCodes: string[] } | { ok: false }> {
     const row = await repo.findSecondFactor(db, workspaceId, member.id);
     if (!row?.confirmed_at) return { ok: false };
-    const step = this.stepOf(this.box.open(row.sealed_secret), member.email, code);
+    return this.newCodes(
+      db,
+      workspaceId,
+      member,
+      this.stepOf(this.box.open(row.sealed_secret), member.email, code),
+      false,
+    );
+  }
+
+  /**
+   * Spends the app's time step `step` (confirming the factor when `confirm`) and replaces the member's recovery codes
+   * with ten new ones, in one transaction; answers the new codes, or not ok when the step was no good or already used.
+   */
+  private async newCodes(
+    db: Db,
+    workspaceId: string,
+    member: { id: string },
+    step: number | undefined,
+    confirm: boolean,
+  ): Promise<{ ok: true; recoveryCodes: string[] } | { ok: false }> {
     if (step === undefined) return { ok: false };
     const recoveryCodes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
     const done = await withTransaction(db, async (tx) => {
-      if (!(await repo.useStep(tx, workspaceId, member.id, step, false))) return false;
+      if (!(await repo.useStep(tx, workspaceId, member.id, step, confirm))) return false;
       await repo.replaceRecoveryCodes(tx, workspaceId, member.id, recoveryCodes.map(recoveryHash));
       return true;
     });

@@ -150,6 +150,30 @@ export function secondFactorPages(pages: Pages, deps: SecondFactorPagesDeps): vo
     </section>`;
   };
 
+  /**
+   * A member's own change that a code or the password proves, limited like the sign-in: a stolen session must not
+   * become a way to guess either. Answers the page to show when it must wait (429) or `attempt` failed (400, counted);
+   * undefined when `attempt` succeeded.
+   */
+  const limited = async (
+    ctx: PageContext,
+    me: { email: string },
+    attempt: () => Promise<boolean>,
+    refusal: string,
+  ): Promise<PageResult | undefined> => {
+    const wait = await deps.throttle.wait(ctx.request.ip, me.email);
+    if (wait > 0)
+      return page(ctx, {
+        problem: alert(
+          `Too many failed attempts. Wait ${wait < 120 ? `${wait} seconds` : `${Math.ceil(wait / 60)} minutes`}, then try again.`,
+        ),
+        status: 429,
+      });
+    if (await attempt()) return undefined;
+    await deps.throttle.failed(ctx.request.ip, me.email);
+    return page(ctx, { problem: alert(refusal), status: 400 });
+  };
+
   /** Recovery codes, shown once (after enrolment, or made anew). */
   const codesPage = (title: string, lead: string, codes: string[]): PageResult => ({
     title,
@@ -280,26 +304,17 @@ export function secondFactorPages(pages: Pages, deps: SecondFactorPagesDeps): vo
       const me = member(ctx.session);
       if (!me) return page(ctx, { problem: alert('A session opened with a token has no second factor.'), status: 400 });
       if (ctx.request.auditNote) ctx.request.auditNote.objectId = me.id;
-      // A stolen session must not become a way to guess the password or a code without the sign-in's limits.
-      const wait = await deps.throttle.wait(ctx.request.ip, me.email);
-      if (wait > 0)
-        return page(ctx, {
-          problem: alert(
-            `Too many failed attempts. Wait ${wait < 120 ? `${wait} seconds` : `${Math.ceil(wait / 60)} minutes`}, then try again.`,
-          ),
-          status: 429,
-        });
-      const off = await secondFactors.disable(db, ctx.session.workspace_id, me, {
-        code: ctx.fields.code ?? '',
-        password: ctx.fields.password ?? '',
-      });
-      if (!off) {
-        await deps.throttle.failed(ctx.request.ip, me.email);
-        return page(ctx, {
-          problem: alert('Enter a current code from your app, or your password: that was not right.'),
-          status: 400,
-        });
-      }
+      const refused = await limited(
+        ctx,
+        me,
+        () =>
+          secondFactors.disable(db, ctx.session.workspace_id, me, {
+            code: ctx.fields.code ?? '',
+            password: ctx.fields.password ?? '',
+          }),
+        'Enter a current code from your app, or your password: that was not right.',
+      );
+      if (refused) return refused;
       return { redirect: SECOND_FACTOR_PAGE, notice: 'Second factor turned off.' };
     },
     'read',
@@ -312,27 +327,24 @@ export function secondFactorPages(pages: Pages, deps: SecondFactorPagesDeps): vo
       const me = member(ctx.session);
       if (!me) return page(ctx, { problem: alert('A session opened with a token has no second factor.'), status: 400 });
       if (ctx.request.auditNote) ctx.request.auditNote.objectId = me.id;
-      // Limited like the sign-in: a stolen session must not become a way to guess codes.
-      const wait = await deps.throttle.wait(ctx.request.ip, me.email);
-      if (wait > 0)
-        return page(ctx, {
-          problem: alert(`Too many failed attempts. Wait ${wait} seconds, then try again.`),
-          status: 429,
-        });
-      const made = await secondFactors.regenerateRecoveryCodes(
-        db,
-        ctx.session.workspace_id,
+      let codes: string[] = [];
+      const refused = await limited(
+        ctx,
         me,
-        ctx.fields.app_code ?? '',
+        async () => {
+          const made = await secondFactors.regenerateRecoveryCodes(
+            db,
+            ctx.session.workspace_id,
+            me,
+            ctx.fields.app_code ?? '',
+          );
+          if (made.ok) codes = made.recoveryCodes;
+          return made.ok;
+        },
+        'That code is not right. Enter the code your app shows now (not a recovery code).',
       );
-      if (!made.ok) {
-        await deps.throttle.failed(ctx.request.ip, me.email);
-        return page(ctx, {
-          problem: alert('That code is not right. Enter the code your app shows now (not a recovery code).'),
-          status: 400,
-        });
-      }
-      return codesPage('New recovery codes', 'Your old recovery codes no longer work.', made.recoveryCodes);
+      if (refused) return refused;
+      return codesPage('New recovery codes', 'Your old recovery codes no longer work.', codes);
     },
     'read',
     { action: 'member.recovery_codes_regenerate', objectType: 'member' },
