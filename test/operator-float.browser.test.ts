@@ -10,7 +10,7 @@ import type { Browser } from 'playwright-core';
 import { AirtelFake } from '../fakes/airtel-money.js';
 import { MomoFake } from '../fakes/mtn-momo.js';
 import { browserMissing, launchBrowser } from './helpers/browser.js';
-import { CALLBACK_TOKEN, freePort } from './helpers/connectors.js';
+import { AIRTEL_FAKE_ENTRY, CALLBACK_TOKEN, freePort, MOMO_FAKE_ENTRY } from './helpers/connectors.js';
 import { assertPageQuality, openContext, signIn } from './helpers/dashboard.js';
 import { startTestApp, type TestApp } from './helpers/harness.js';
 
@@ -30,36 +30,8 @@ before(async () => {
     file,
     JSON.stringify({
       connectors: [
-        {
-          type: 'mtn_momo',
-          name: 'mtn',
-          rails: ['GH/mtn_momo'],
-          base_url: momo.url,
-          callback_token: CALLBACK_TOKEN,
-          target_environment: 'mtnghana',
-          collection: {
-            subscription_key: 'fake-collection-key',
-            api_user: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a01',
-            api_key: 'fake-collection-api-key',
-          },
-          disbursement: {
-            subscription_key: 'fake-disbursement-key',
-            api_user: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a02',
-            api_key: 'fake-disbursement-api-key',
-          },
-        },
-        {
-          type: 'airtel_money',
-          name: 'airtel',
-          rails: ['KE/airtel_money'],
-          base_url: airtel.url,
-          callback_token: CALLBACK_TOKEN,
-          client_id: 'fake-client-id',
-          client_secret: 'fake-client-secret',
-          country: 'KE',
-          currency: 'KES',
-          pin: 'fake-encrypted-pin',
-        },
+        { ...MOMO_FAKE_ENTRY, base_url: momo.url, callback_token: CALLBACK_TOKEN },
+        { ...AIRTEL_FAKE_ENTRY, base_url: airtel.url, callback_token: CALLBACK_TOKEN, pin: 'fake-encrypted-pin' },
       ],
     }),
   );

@@ -14,7 +14,13 @@ import { MomoFake } from '../fakes/mtn-momo.js';
 import { loadCatalogue, MarketCatalogue } from '../src/modules/catalogue/catalogue.js';
 import { DarajaConnector, type DarajaSettings } from '../src/modules/providers/mpesa-daraja/daraja.connector.js';
 import type { OperatorConnector } from '../src/modules/providers/provider.js';
-import { CALLBACK_TOKEN, DARAJA_FAKE_ENTRY, freePort } from './helpers/connectors.js';
+import {
+  AIRTEL_FAKE_ENTRY,
+  CALLBACK_TOKEN,
+  DARAJA_FAKE_ENTRY,
+  freePort,
+  MOMO_FAKE_ENTRY,
+} from './helpers/connectors.js';
 import { assertProblem, request, startTestApp, waitFor, type TestApp } from './helpers/harness.js';
 
 const PIN =
@@ -27,39 +33,26 @@ const airtel = new AirtelFake({ country: 'KE', currency: 'KES', pin: PIN });
 await Promise.all([daraja.start(), momo.start(), momoRw.start(), airtel.start()]);
 
 const momoEntry = (name: string, rails: string[], baseUrl: string, targetEnvironment: string, wrong = false) => ({
-  type: 'mtn_momo',
+  ...MOMO_FAKE_ENTRY,
   name,
   rails,
   base_url: baseUrl,
   callback_token: CALLBACK_TOKEN,
   target_environment: targetEnvironment,
   collection: {
-    subscription_key: wrong ? 'not-the-collection-key' : 'fake-collection-key',
-    api_user: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a01',
-    api_key: 'fake-collection-api-key',
+    ...MOMO_FAKE_ENTRY.collection,
+    ...(wrong ? { subscription_key: 'not-the-collection-key' } : {}),
   },
   disbursement: {
-    subscription_key: 'fake-disbursement-key',
-    api_user: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a02',
-    api_key: wrong ? 'not-the-disbursement-api-key' : 'fake-disbursement-api-key',
+    ...MOMO_FAKE_ENTRY.disbursement,
+    ...(wrong ? { api_key: 'not-the-disbursement-api-key' } : {}),
   },
 });
 const connectors = [
   { ...DARAJA_FAKE_ENTRY, base_url: daraja.url, callback_token: CALLBACK_TOKEN },
   momoEntry('mtn', ['GH/mtn_momo'], momo.url, 'mtnghana'),
   momoEntry('mtn-bad', ['RW/mtn_momo'], momoRw.url, 'mtnrwanda', true),
-  {
-    type: 'airtel_money',
-    name: 'airtel',
-    rails: ['KE/airtel_money'],
-    base_url: airtel.url,
-    callback_token: CALLBACK_TOKEN,
-    client_id: 'fake-client-id',
-    client_secret: 'fake-client-secret',
-    country: 'KE',
-    currency: 'KES',
-    pin: PIN,
-  },
+  { ...AIRTEL_FAKE_ENTRY, base_url: airtel.url, callback_token: CALLBACK_TOKEN, pin: PIN },
 ];
 const dir = await mkdtemp(path.join(os.tmpdir(), 'float-'));
 const providersFile = path.join(dir, 'providers.json');

@@ -5,29 +5,10 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { MomoFake } from '../fakes/mtn-momo.js';
 import { Payments, PaymentsError } from '../packages/sdk/src/index.js';
-import { startConnectorApp } from './helpers/connectors.js';
+import { MOMO_FAKE_ENTRY, startConnectorApp } from './helpers/connectors.js';
 
 const fake = new MomoFake({ targetEnvironment: 'mtnghana', currency: 'GHS' });
-const app = await startConnectorApp(
-  fake,
-  {
-    type: 'mtn_momo',
-    name: 'mtn',
-    rails: ['GH/mtn_momo'],
-    target_environment: 'mtnghana',
-    collection: {
-      subscription_key: 'fake-collection-key',
-      api_user: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a01',
-      api_key: 'fake-collection-api-key',
-    },
-    disbursement: {
-      subscription_key: 'fake-disbursement-key',
-      api_user: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a02',
-      api_key: 'fake-disbursement-api-key',
-    },
-  },
-  { OPERATOR_FLOAT_THRESHOLDS: 'mtn/disbursement=100000' },
-);
+const app = await startConnectorApp(fake, MOMO_FAKE_ENTRY, { OPERATOR_FLOAT_THRESHOLDS: 'mtn/disbursement=100000' });
 after(async () => app.close());
 const t = app.t;
 

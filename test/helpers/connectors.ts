@@ -310,3 +310,32 @@ export const DARAJA_FAKE_ENTRY = {
     certificate: DARAJA_FAKE_CERTIFICATE,
   },
 };
+
+/** The MoMo connector (Ghana) as the tests run it against the MoMo fake (its base_url and callback_token are added where it is started). */
+export const MOMO_FAKE_ENTRY = {
+  type: 'mtn_momo',
+  name: 'mtn',
+  rails: ['GH/mtn_momo'],
+  target_environment: 'mtnghana',
+  collection: {
+    subscription_key: 'fake-collection-key',
+    api_user: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a01',
+    api_key: 'fake-collection-api-key',
+  },
+  disbursement: {
+    subscription_key: 'fake-disbursement-key',
+    api_user: '5f2c2b38-7c0c-4a6a-9d1e-2f1b4a9c0a02',
+    api_key: 'fake-disbursement-api-key',
+  },
+};
+
+/** The Airtel connector (Kenya) as the tests run it against the Airtel fake; `pin` is the fake's. */
+export const AIRTEL_FAKE_ENTRY = {
+  type: 'airtel_money',
+  name: 'airtel',
+  rails: ['KE/airtel_money'],
+  client_id: 'fake-client-id',
+  client_secret: 'fake-client-secret',
+  country: 'KE',
+  currency: 'KES',
+};
