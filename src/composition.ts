@@ -13,6 +13,7 @@ import type { SecretBox } from './platform/secret-box.js';
 import type { ServiceKeys } from './platform/secrets.js';
 import type { TokenService } from './platform/tokens.js';
 import { AuditService } from './modules/audit/audit.service.js';
+import { AvailabilityService } from './modules/availability/availability.service.js';
 import { BeneficiariesService } from './modules/beneficiaries/beneficiaries.service.js';
 import type { MarketCatalogue } from './modules/catalogue/catalogue.js';
 import { CheckoutService } from './modules/checkout/checkout.service.js';
@@ -65,6 +66,8 @@ export interface Services {
   collections: CollectionsService;
   checkout: CheckoutService;
   predict: PredictService;
+  /** Rail availability: the judgement, maintenance, and this node's snapshot that new collections consult. */
+  availability: AvailabilityService;
   refunds: RefundsService;
   risk: RiskService;
   marketData: MarketDataService;
@@ -107,11 +110,19 @@ export function compose(deps: CompositionDeps): Services {
     deps.box,
     batcher,
   );
-  // New collections wait for no prompt that would come too late: refused while this process's initiations are behind.
-  const collections = new CollectionsService(db, deps.catalogue, idempotency, cursors, providers, afterCommit, {
-    waitingMs: (): number => submitter.waitingMs(),
-    maxWaitMs: config.initiationMaxWaitMs,
-  });
+  const availability = new AvailabilityService(db, workerDb, deps.catalogue, config.availability, log);
+  // New collections wait for no prompt that would come too late: refused while this process's initiations are behind,
+  // or while their rail is down (from the availability snapshot in memory).
+  const collections = new CollectionsService(
+    db,
+    deps.catalogue,
+    idempotency,
+    cursors,
+    providers,
+    afterCommit,
+    { waitingMs: (): number => submitter.waitingMs(), maxWaitMs: config.initiationMaxWaitMs },
+    (market, rail) => availability.unavailable(market, rail, 'collections'),
+  );
   const risk = new RiskService(db, idempotency, cursors);
   const refunds = new RefundsService(
     db,
@@ -194,6 +205,7 @@ export function compose(deps: CompositionDeps): Services {
     collections,
     checkout,
     predict,
+    availability,
     refunds,
     risk,
     marketData,

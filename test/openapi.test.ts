@@ -101,6 +101,10 @@ const EXPECTED_ROUTES: readonly (readonly [string, string])[] = [
   ['POST', '/v1/checkout/by-token/{token}/predict-provider'],
   ['GET', '/checkout/{token}'],
   ['POST', '/v1/predict-provider'],
+  // Rail availability and the admin's planned maintenance.
+  ['GET', '/v1/availability'],
+  ['PUT', '/v1/admin/maintenance/{market}/{rail}'],
+  ['DELETE', '/v1/admin/maintenance/{market}/{rail}'],
 ];
 
 /** The operations that need no token. */
@@ -406,16 +410,17 @@ describe('GET /v1/openapi.json', () => {
     assert.deepEqual(problems, [], problems.join('\n'));
   });
 
-  it('names once what many operations share, and stays under 287 KB compact', () => {
+  it('names once what many operations share, and stays under 295 KB compact', () => {
     // 210 KB until the instruction's variants were named and declared WWW-Authenticate and Idempotency-Key, 220 KB
     // until it typed the events (a named variant per type, and the webhooks), 245 KB until each operation's problems
     // named their codes (one shared response per status and set of codes), 272 KB until the audit log (its list and
     // its event, 5 KB), 278 KB until the redirect instruction and the codes Wave and Orange Money brought
     // (operation_not_supported, invalid_signature on operator callbacks) with the members' audit actor, 285 KB until
-    // predict-provider and a credential's member_role: the document grows with what it declares; what this guards
-    // against is parts repeated inline (checked below).
+    // predict-provider and a credential's member_role, 287 KB until rail availability (its three routes, their
+    // schemas and the rail.availability_changed event, 8 KB): the document grows with what it declares; what this
+    // guards against is parts repeated inline (checked below).
     const size = JSON.stringify(doc).length;
-    assert.ok(size < 287_000, `the document is ${size} bytes compact: name repeated parts once and refer to them`);
+    assert.ok(size < 295_000, `the document is ${size} bytes compact: name repeated parts once and refer to them`);
     // The list query and the Idempotency-Key header: components, referred to from every operation.
     for (const name of ['Cursor', 'Limit', 'From', 'To', 'IdempotencyKey', 'IdempotencyKeyRequired'])
       assert.ok(doc.components.parameters?.[name], `no components.parameters.${name}`);
@@ -534,6 +539,7 @@ describe('GET /v1/openapi.json', () => {
                     'risk_signal.created': 'RiskSignal',
                     'reconciliation.mismatch': 'ReconciliationMismatch',
                     'webhook.test': 'WebhookEndpoint',
+                    'rail.availability_changed': 'RailAvailability',
                   }[type] ?? '(none)');
     for (const [type, ref] of Object.entries(mapping)) {
       const variant = schemas[ref.replace('#/components/schemas/', '')] as Json;

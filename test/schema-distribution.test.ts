@@ -28,6 +28,8 @@ const NOT_BY_WORKSPACE: Record<string, string> = {
   dashboard_sign_in_failures: 'distributed by key_hash, not co-located',
   dashboard_second_steps: 'distributed by id_hash, not co-located; drop the foreign key → members',
   operator_tokens: 'reference table',
+  rail_availability: 'reference table',
+  rail_maintenance: 'reference table',
 };
 
 /** Tables distributed by workspace_id whose primary key is the row's own id alone: on Citus, (workspace_id, id). */

@@ -241,6 +241,7 @@ export class CheckoutService {
       metadata: found.metadata,
     };
     const entries = this.collections.validateAgainstCatalogue(found.market, body.rail, collectionBody);
+    this.collections.admitRail(found.market, body.rail);
     this.collections.admit();
     const result = await this.idempotency.run(
       found.workspace_id,

@@ -16,6 +16,8 @@ export const EVENT_TYPES: readonly string[] = [
   'reconciliation.mismatch',
   ...DEPOSIT_STATUSES.map((s) => `deposit.${s}`),
   ...PAYOUT_STATUSES.map((s) => `payout.${s}`),
+  // A rail's availability changed (src/modules/availability): sent to the workspaces that use the rail.
+  'rail.availability_changed',
 ];
 
 /**

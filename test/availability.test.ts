@@ -1,0 +1,272 @@
+// Rail availability through HTTP: GET /v1/availability, the admin's planned maintenance, the judgement from traffic
+// (operator errors count, payers' outcomes do not, too few attempts are not judged), 503 `rail_unavailable` on new
+// collections from the snapshot the worker refreshes (no statement on the create path), and the
+// `rail.availability_changed` event to the workspaces that use the rail.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import {
+  assertProblem,
+  createCollection,
+  createWorkspace,
+  FAST_LIFECYCLE,
+  request,
+  startTestApp,
+  waitFor,
+  type TestApp,
+} from './helpers/harness.js';
+import { isWrite, statementsSent } from './helpers/statements.js';
+
+let t: TestApp;
+before(async () => {
+  t = await startTestApp(
+    {
+      ...FAST_LIFECYCLE,
+      AVAILABILITY_JUDGE_TRAFFIC: 'true',
+      AVAILABILITY_MIN_ATTEMPTS: '4',
+      // The worker judges once at start; the tests judge when they have made their traffic (as its next run would).
+      AVAILABILITY_INTERVAL_MS: '3600000',
+      AVAILABILITY_REFRESH_MS: '100',
+      AVAILABILITY_RETRY_AFTER_SECONDS: '30',
+    },
+    { workers: true },
+  );
+});
+after(async () => t.close());
+
+const availability = async (token = t.demoToken) => {
+  const res = await request(t, 'GET', '/v1/availability', { token });
+  assert.equal(res.status, 200, res.text);
+  return res.body as { data: Record<string, any>[]; window_seconds: number; computed_at: string | null };
+};
+const railOf = async (market: string, rail: string) => {
+  const found = (await availability()).data.find((r) => r.market === market && r.rail === rail);
+  assert.ok(found, `${market}/${rail} is listed`);
+  return found;
+};
+const maintenance = (market: string, rail: string, body: unknown, token = t.adminToken) =>
+  request(t, 'PUT', `/v1/admin/maintenance/${market}/${rail}`, { token, body });
+const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();
+
+/** A collection on a rail, failed by the simulator with `reason`. */
+async function failedCollection(
+  token: string,
+  path: string,
+  phone: string,
+  reason: string,
+  currency = 'KES',
+): Promise<string> {
+  const res = await createCollection(t, token, { currency, amount: 20_000, customer: { phone_number: phone } }, path);
+  assert.equal(res.status, 201, res.text);
+  const id = res.body.collection_id as string;
+  const driven = await request(t, 'POST', `/v1/sandbox/collections/${id}/simulate`, {
+    token,
+    body: { outcome: 'failed', reason },
+  });
+  assert.ok(driven.status < 300, driven.text);
+  return id;
+}
+
+describe('GET /v1/availability', () => {
+  it('lists every rail of the catalogue by direction: operational, why and since when', async () => {
+    const body = await availability();
+    assert.equal(body.window_seconds, 900);
+    const mpesa = body.data.find((r) => r.market === 'KE' && r.rail === 'mpesa');
+    assert.ok(mpesa);
+    for (const direction of ['collections', 'payouts', 'refunds']) {
+      assert.equal(mpesa[direction].status, 'operational');
+      assert.equal(typeof mpesa[direction].since, 'string');
+      assert.equal(typeof mpesa[direction].detail, 'string');
+    }
+    assert.equal(mpesa.maintenance, null);
+    assert.ok(body.data.some((r) => r.market === 'CI' && r.rail === 'wave'));
+  });
+
+  it('401 without a token', async () => {
+    assertProblem(await request(t, 'GET', '/v1/availability'), 401, 'unauthorized');
+  });
+});
+
+describe('planned maintenance', () => {
+  it('an integrator may not set it: 403 forbidden', async () => {
+    assertProblem(
+      await maintenance(
+        'GH',
+        'vodafone_cash',
+        { starts_at: new Date().toISOString(), ends_at: inAnHour() },
+        t.demoToken,
+      ),
+      403,
+      'forbidden',
+    );
+  });
+
+  it('bad input is a problem with a stable code', async () => {
+    const now = new Date().toISOString();
+    assertProblem(await maintenance('XX', 'mpesa', { starts_at: now, ends_at: inAnHour() }), 404, 'not_found');
+    assertProblem(await maintenance('KE', 'wave', { starts_at: now, ends_at: inAnHour() }), 404, 'not_found');
+    const backwards = await maintenance('GH', 'vodafone_cash', { starts_at: inAnHour(), ends_at: now });
+    assertProblem(backwards, 400, 'validation_failed');
+    assert.deepEqual(
+      backwards.body.errors.map((e: { field: string }) => e.field),
+      ['ends_at', 'ends_at'],
+    );
+    assertProblem(await maintenance('GH', 'vodafone_cash', { ends_at: inAnHour() }), 400, 'validation_failed');
+    assertProblem(
+      await maintenance('GH', 'vodafone_cash', { starts_at: now, ends_at: inAnHour(), extra: 1 }),
+      400,
+      'validation_failed',
+    );
+    assertProblem(
+      await request(t, 'DELETE', '/v1/admin/maintenance/GH/vodafone_cash', { token: t.adminToken }),
+      404,
+      'not_found',
+    );
+  });
+
+  it('puts the rail down in every direction until it is cleared; new collections get 503 rail_unavailable with Retry-After', async () => {
+    const ends = inAnHour();
+    const set = await maintenance('GH', 'vodafone_cash', {
+      starts_at: new Date().toISOString(),
+      ends_at: ends,
+      note: 'Operator upgrade',
+    });
+    assert.equal(set.status, 200, set.text);
+    assert.equal(set.body.ends_at, ends);
+    const rail = await railOf('GH', 'vodafone_cash');
+    for (const direction of ['collections', 'payouts', 'refunds']) {
+      assert.equal(rail[direction].status, 'down');
+      assert.equal(rail[direction].reason, 'maintenance');
+      assert.match(rail[direction].detail, /Operator upgrade/);
+    }
+    assert.equal(rail.maintenance.note, 'Operator upgrade');
+    // Another rail of the market is untouched.
+    assert.equal((await railOf('GH', 'mtn_momo')).collections.status, 'operational');
+
+    const refused = await createCollection(
+      t,
+      t.demoToken,
+      { currency: 'GHS', customer: { phone_number: '+233201234567' } },
+      '/v1/collections/GH/rails/vodafone_cash',
+    );
+    assertProblem(refused, 503, 'rail_unavailable');
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    assert.ok(retryAfter > 3500 && retryAfter <= 3600, `Retry-After runs to the end of the maintenance: ${retryAfter}`);
+
+    const cleared = await request(t, 'DELETE', '/v1/admin/maintenance/GH/vodafone_cash', { token: t.adminToken });
+    assert.equal(cleared.status, 204, cleared.text);
+    assert.equal((await railOf('GH', 'vodafone_cash')).collections.status, 'operational');
+    const accepted = await createCollection(
+      t,
+      t.demoToken,
+      { currency: 'GHS', customer: { phone_number: '+233201234567' } },
+      '/v1/collections/GH/rails/vodafone_cash',
+    );
+    assert.equal(accepted.status, 201, accepted.text);
+  });
+});
+
+describe('the create path consults memory, refreshed by the worker', () => {
+  it('a judgement written by another node reaches this one by the refresh, and the create sends no statement for it', async () => {
+    // Another node's judgement: written to the table, not through this node's service.
+    await t.db.query(
+      `INSERT INTO rail_availability (market, rail, direction, id, status, reason, detail, since, attempts, failures,
+         median_ms, computed_at)
+       VALUES ('UG', 'airtel_money', 'collections', gen_random_uuid(), 'down', 'operator_errors', 'Judged elsewhere.',
+         now(), 10, 9, NULL, now())
+       ON CONFLICT (market, rail, direction) DO UPDATE SET status = 'down', detail = 'Judged elsewhere.'`,
+    );
+    const before = t.services.availability.refreshes;
+    await waitFor('the worker to refresh the snapshot', async () =>
+      t.services.availability.refreshes >= before + 2 ? true : undefined,
+    );
+    const body = { currency: 'UGX', amount: 5000, customer: { phone_number: '+256701234567' } };
+    const counted = t.services.availability.refreshes;
+    const { result: refused, statements } = await statementsSent(t.db, () =>
+      createCollection(t, t.demoToken, body, '/v1/collections/UG/rails/airtel_money'),
+    );
+    assertProblem(refused, 503, 'rail_unavailable');
+    assert.equal(refused.headers.get('retry-after'), '30');
+    assert.match(refused.body.detail, /Judged elsewhere/);
+    const own = statements.filter((s) => !/rate_limit_buckets/.test(s.text));
+    assert.equal(
+      own.filter((s) => /rail_availability|rail_maintenance/.test(s.text)).length,
+      0,
+      'no availability read',
+    );
+    assert.equal(own.filter((s) => isWrite(s.text)).length, 0, 'nothing written');
+    assert.ok(t.services.availability.refreshes - counted <= 1, 'the request did not refresh the snapshot itself');
+
+    // Back up by the same path: the next refresh lets collections through again.
+    await t.db.query(
+      `UPDATE rail_availability SET status = 'operational', reason = 'normal' WHERE market = 'UG' AND rail = 'airtel_money'`,
+    );
+    await waitFor('the refreshed snapshot to let collections through', async () => {
+      const res = await createCollection(t, t.demoToken, body, '/v1/collections/UG/rails/airtel_money');
+      return res.status === 201 ? true : undefined;
+    });
+  });
+});
+
+describe('judged from traffic', () => {
+  it('one operator failure is not enough to judge (fewer attempts than AVAILABILITY_MIN_ATTEMPTS)', async () => {
+    await failedCollection(t.demoToken, '/v1/collections/TZ/rails/mpesa', '+255712345678', 'provider_error', 'TZS');
+    assert.equal(await t.services.availability.judgeAll(true), true);
+    const rail = await railOf('TZ', 'mpesa');
+    assert.equal(rail.collections.status, 'operational');
+    assert.equal(rail.collections.reason, 'insufficient_traffic');
+    assert.equal(rail.collections.attempts, 1);
+    assert.equal(rail.collections.failures, 1);
+  });
+
+  it("payers' outcomes (declined, insufficient funds) are answers, not operator failures", async () => {
+    for (const reason of ['payer_declined', 'insufficient_funds', 'payer_declined', 'insufficient_funds'])
+      await failedCollection(t.demoToken, '/v1/collections/ZM/rails/airtel_money', '+260971234567', reason, 'ZMW');
+    await t.services.availability.judgeAll(true);
+    const rail = await railOf('ZM', 'airtel_money');
+    assert.equal(rail.collections.attempts, 4);
+    assert.equal(rail.collections.failures, 0);
+    assert.equal(rail.collections.status, 'operational');
+    assert.equal(rail.collections.reason, 'normal');
+  });
+
+  it('operator errors over the threshold put the rail down; the workspaces that use it get rail.availability_changed', async () => {
+    const user = await createWorkspace(t, 'availability-user');
+    const bystander = await createWorkspace(t, 'availability-bystander');
+    for (let i = 0; i < 4; i++)
+      await failedCollection(user.token, '/v1/collections/KE/rails/airtel_money', '+254733123456', 'provider_error');
+    assert.equal(await t.services.availability.judgeAll(true), true);
+    const rail = await railOf('KE', 'airtel_money');
+    assert.equal(rail.collections.status, 'down');
+    assert.equal(rail.collections.reason, 'operator_errors');
+    assert.equal(rail.collections.failures, 4);
+    assert.match(rail.collections.detail, /4 of 4 attempts/);
+    // Payouts and refunds on the rail saw no traffic: not judged.
+    assert.equal(rail.payouts.status, 'operational');
+    const since = rail.collections.since;
+
+    const events = await request(t, 'GET', '/v1/events?type=rail.availability_changed', { token: user.token });
+    assert.equal(events.status, 200, events.text);
+    assert.equal(events.body.data.length, 1);
+    assert.deepEqual(events.body.data[0].data, rail, 'the event carries the rail as GET /v1/availability shows it');
+    const none = await request(t, 'GET', '/v1/events?type=rail.availability_changed', { token: bystander.token });
+    assert.equal(none.body.data.length, 0, 'a workspace that never used the rail is not told');
+
+    // A second judgement with nothing new changes nothing and tells nobody again.
+    await t.services.availability.judgeAll(true);
+    assert.equal((await railOf('KE', 'airtel_money')).collections.since, since);
+    const again = await request(t, 'GET', '/v1/events?type=rail.availability_changed', { token: user.token });
+    assert.equal(again.body.data.length, 1);
+
+    // The judgement reached this node's snapshot: new collections on the rail are refused.
+    assertProblem(
+      await createCollection(
+        t,
+        user.token,
+        { customer: { phone_number: '+254733123456' } },
+        '/v1/collections/KE/rails/airtel_money',
+      ),
+      503,
+      'rail_unavailable',
+    );
+  });
+});
