@@ -27,6 +27,7 @@ import { Lifecycle } from './modules/lifecycle/lifecycle.service.js';
 import { ProviderNotices } from './modules/lifecycle/notices.service.js';
 import { TransactionBatcher } from './db/batcher.js';
 import { Submitter } from './modules/lifecycle/submitter.js';
+import type { MovingRow } from './modules/lifecycle/movement.js';
 import { MarketDataService } from './modules/market-data/market-data.service.js';
 import { PayoutsService } from './modules/payouts/payouts.service.js';
 import { exponentOf } from './modules/providers/connector-config.js';
@@ -177,6 +178,13 @@ export function compose(deps: CompositionDeps): Services {
     log,
     config.initiationConcurrency,
     leaseSeconds,
+    // Payouts on a rail that is down wait for it (as pawaPay holds them), looked at again when it should be back.
+    (kind, row) => {
+      if (kind !== 'payout') return undefined;
+      const { market, rail } = row as MovingRow & { market: string; rail: string };
+      const down = availability.unavailable(market, rail, 'payouts');
+      return down && Math.min(down.retryAfterSeconds, config.availability.retryAfterSeconds);
+    },
   );
   const webhooks = new WebhooksService(
     db,

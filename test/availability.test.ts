@@ -9,6 +9,8 @@ import {
   createCollection,
   createWorkspace,
   FAST_LIFECYCLE,
+  liquidityProviderToken,
+  newKey,
   request,
   startTestApp,
   waitFor,
@@ -26,7 +28,7 @@ before(async () => {
       // The worker judges once at start; the tests judge when they have made their traffic (as its next run would).
       AVAILABILITY_INTERVAL_MS: '3600000',
       AVAILABILITY_REFRESH_MS: '100',
-      AVAILABILITY_RETRY_AFTER_SECONDS: '30',
+      AVAILABILITY_RETRY_AFTER_SECONDS: '2',
     },
     { workers: true },
   );
@@ -185,7 +187,7 @@ describe('the create path consults memory, refreshed by the worker', () => {
       createCollection(t, t.demoToken, body, '/v1/collections/UG/rails/airtel_money'),
     );
     assertProblem(refused, 503, 'rail_unavailable');
-    assert.equal(refused.headers.get('retry-after'), '30');
+    assert.equal(refused.headers.get('retry-after'), '2');
     assert.match(refused.body.detail, /Judged elsewhere/);
     const own = statements.filter((s) => !/rate_limit_buckets/.test(s.text));
     assert.equal(
@@ -267,6 +269,75 @@ describe('judged from traffic', () => {
       ),
       503,
       'rail_unavailable',
+    );
+  });
+});
+
+describe('payouts on a rail that is down', () => {
+  it('are accepted, held (never sent, the try not counted) while it is down, and sent when it is back', async () => {
+    const ws = await createWorkspace(t, 'availability-payouts');
+    // Funds: a collection on RW/mtn_momo driven to successful.
+    const funded = await createCollection(
+      t,
+      ws.token,
+      { currency: 'RWF', amount: 50_000, customer: { phone_number: '+250781234567' } },
+      '/v1/collections/RW/rails/mtn_momo',
+    );
+    assert.equal(funded.status, 201, funded.text);
+    const paid = await request(t, 'POST', `/v1/sandbox/collections/${funded.body.collection_id}/simulate`, {
+      token: ws.token,
+      body: { outcome: 'successful' },
+    });
+    assert.equal(paid.status, 200, paid.text);
+    const route = await request(t, 'POST', '/v1/api/routes', {
+      token: await liquidityProviderToken(t),
+      body: { source: 'RWF', market: 'RW', rail: 'mtn_momo', min_amount: 100, max_amount: 20_000_000 },
+    });
+    assert.equal(route.status, 201, route.text);
+    const beneficiary = await request(t, 'POST', '/v1/api/beneficiaries', {
+      token: ws.token,
+      body: { name: 'Aline Uwase', market: 'RW', rail: 'mtn_momo', phone_number: '+250781234568' },
+    });
+    assert.equal(beneficiary.status, 201, beneficiary.text);
+
+    const set = await maintenance('RW', 'mtn_momo', { starts_at: new Date().toISOString(), ends_at: inAnHour() });
+    assert.equal(set.status, 200, set.text);
+    assert.equal((await railOf('RW', 'mtn_momo')).payouts.status, 'down');
+    const committed = await request(t, 'POST', '/api/transactions/commit', {
+      token: ws.token,
+      body: {
+        route_id: route.body.route_id,
+        beneficiary_id: beneficiary.body.beneficiary_id,
+        amount: 10_000,
+        reference: 'held-1',
+      },
+      idempotencyKey: newKey(),
+    });
+    assert.equal(committed.status, 201, committed.text);
+    const id = committed.body.transaction_id as string;
+    const row = async () =>
+      (
+        await t.db.query<{ status: string; submitted_at: Date | null; sent_at: Date | null; submit_attempts: number }>(
+          'SELECT status, submitted_at, sent_at, submit_attempts FROM payouts WHERE workspace_id = $1 AND id = $2',
+          [ws.id, id],
+        )
+      ).rows[0];
+    // Held: claimed and put back, several times over (the hold is 2 s here; the sweep runs every 20 ms).
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const held = await row();
+    assert.equal(held?.status, 'created');
+    assert.equal(held?.submitted_at, null, 'its provider was never called');
+    assert.equal(held?.sent_at, null, 'never marked as about to be sent');
+    assert.equal(held?.submit_attempts, 0, 'a hold is not a try: a long outage never makes it give up');
+    const { rows: simulated } = await t.db.query('SELECT 1 FROM sandbox_operations WHERE object_id = $1', [id]);
+    assert.equal(simulated.length, 0, 'the simulator never saw it');
+
+    const cleared = await request(t, 'DELETE', '/v1/admin/maintenance/RW/mtn_momo', { token: t.adminToken });
+    assert.equal(cleared.status, 204, cleared.text);
+    await waitFor(
+      'the held payout to be sent once the rail is back',
+      async () => ((await row())?.submitted_at ? true : undefined),
+      10_000,
     );
   });
 });
