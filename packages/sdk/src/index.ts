@@ -15,3 +15,4 @@ export type Deposit = Schemas['Deposit'];
 export type WebhookEndpoint = Schemas['WebhookEndpoint'];
 export type Event = Schemas['Event'];
 export type SettlementReport = Schemas['SettlementReport'];
+export type RailAvailability = Schemas['RailAvailability'];
