@@ -341,3 +341,49 @@ describe('payouts on a rail that is down', () => {
     );
   });
 });
+
+describe('the dashboard home', () => {
+  it('shows the rails that are not operational, why and since when, and the maintenance planned', async () => {
+    const form = await fetch(`${t.baseUrl}/dashboard/sign-in`);
+    const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? '';
+    const formCookie =
+      form.headers
+        .getSetCookie()
+        .find((c) => c.startsWith('dashboard_signin='))
+        ?.split(';')[0] ?? '';
+    const signedIn = await fetch(`${t.baseUrl}/dashboard/sign-in`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: formCookie },
+      body: new URLSearchParams({ csrf, token: t.demoToken, next: '/dashboard' }).toString(),
+    });
+    const cookie =
+      signedIn.headers
+        .getSetCookie()
+        .find((c) => c.startsWith('dashboard_session='))
+        ?.split(';')[0] ?? '';
+    assert.ok(cookie, 'signed in');
+    const home = async () => {
+      const res = await fetch(`${t.baseUrl}/dashboard`, { headers: { cookie } });
+      assert.equal(res.status, 200);
+      return res.text();
+    };
+
+    const set = await maintenance('CI', 'wave', {
+      starts_at: new Date().toISOString(),
+      ends_at: inAnHour(),
+      note: 'Wave API migration',
+    });
+    assert.equal(set.status, 200, set.text);
+    const page = await home();
+    assert.match(page, /<h2 id="availability-title">Rail availability<\/h2>/);
+    // KE airtel_money is down by its traffic (the test above), CI wave for its maintenance.
+    assert.match(page, /<td>KE airtel_money<\/td>\s*<td>collections<\/td>\s*<td><strong>down<\/strong><\/td>/);
+    assert.match(page, /<td>CI wave<\/td>\s*<td>payouts<\/td>\s*<td><strong>down<\/strong><\/td>/);
+    assert.match(page, /<td>Wave API migration<\/td>/);
+
+    const cleared = await request(t, 'DELETE', '/v1/admin/maintenance/CI/wave', { token: t.adminToken });
+    assert.equal(cleared.status, 204);
+    assert.doesNotMatch(await home(), /CI wave/);
+  });
+});
