@@ -115,6 +115,9 @@ export class AvailabilityService {
   /** This node's copy of the judgement: what `unavailable` answers from, with no statement. */
   private snapshot = new Map<string, SnapshotEntry>();
   private snapshotAt: Date | undefined;
+  /** Reads of the judgement begun on this node, and the number of the one the snapshot holds. */
+  private readsBegun = 0;
+  private filledFrom = 0;
   /** How many times the snapshot was read from the database (tests show the create path does not read it). */
   refreshes = 0;
 
@@ -151,7 +154,7 @@ export class AvailabilityService {
    */
   async judgeAll(wait = false): Promise<boolean> {
     const judged = await withTransaction(this.workerDb, async (tx) => {
-      if (!(await lockJudgement(tx, wait))) return false;
+      if (!(await lockJudgement(tx, wait))) return false as const;
       const now = this.now();
       const from = new Date(now.getTime() - this.config.windowSeconds * 1000);
       const timedOutBefore = new Date(now.getTime() - this.config.timeoutSeconds * 1000);
@@ -191,10 +194,12 @@ export class AvailabilityService {
         const [market = '', rail = ''] = name.split('/');
         await this.announce(tx, this.railView(market, rail, nextBy, maintenanceBy, now), nextBy, now);
       }
-      this.fill(next, maintenance, now);
-      return true;
+      return { next, maintenance, now };
     });
-    return judged;
+    if (judged === false) return false;
+    // Filled once committed, numbered after every read begun before the commit: such a read may have seen the old rows.
+    this.fill(judged.next, judged.maintenance, judged.now, ++this.readsBegun);
+    return true;
   }
 
   /**
@@ -262,12 +267,19 @@ export class AvailabilityService {
 
   /** Reads the judgement into this node's snapshot: the worker's job on every node, every `refreshMs`. */
   async refresh(): Promise<void> {
+    const read = ++this.readsBegun;
     const now = this.now();
     const [states, maintenance] = [await readStates(this.workerDb), await currentMaintenance(this.workerDb, now)];
-    this.fill(states, maintenance, now);
+    this.fill(states, maintenance, now, read);
   }
 
-  private fill(states: readonly StateRow[], maintenance: readonly MaintenanceRow[], now: Date): void {
+  /**
+   * Replaces the snapshot, unless a later one is in already: `read` numbers when its rows were read (refresh) or
+   * committed (judgement), so a refresh that read before a judgement here committed never puts the old rows back.
+   */
+  private fill(states: readonly StateRow[], maintenance: readonly MaintenanceRow[], now: Date, read: number): void {
+    if (read < this.filledFrom) return;
+    this.filledFrom = read;
     const maintenanceBy = new Map(maintenance.map((m) => [`${m.market}/${m.rail}`, m]));
     const snapshot = new Map<string, SnapshotEntry>();
     for (const s of states) {
