@@ -210,6 +210,19 @@ describe('the create path consults memory, refreshed by the worker', () => {
 });
 
 describe('judged from traffic', () => {
+  it('one node judges at a time: while another holds the judgement lock, a run skips (and an admin change waits)', async () => {
+    const other = await t.db.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('SELECT pg_advisory_xact_lock(3600036)');
+      assert.equal(await t.services.availability.judgeAll(false), false, 'skipped while another node judges');
+      await other.query('COMMIT');
+    } finally {
+      other.release();
+    }
+    assert.equal(await t.services.availability.judgeAll(false), true, 'judged once the lock is free');
+  });
+
   it('one operator failure is not enough to judge (fewer attempts than AVAILABILITY_MIN_ATTEMPTS)', async () => {
     await failedCollection(t.demoToken, '/v1/collections/TZ/rails/mpesa', '+255712345678', 'provider_error', 'TZS');
     assert.equal(await t.services.availability.judgeAll(true), true);
