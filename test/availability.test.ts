@@ -17,6 +17,11 @@ import {
   type TestApp,
 } from './helpers/harness.js';
 import { isWrite, statementsSent } from './helpers/statements.js';
+import { loadConfig } from '../src/config.js';
+import { poolSettings } from '../src/db/open.js';
+import { createPool } from '../src/db/pool.js';
+import { createService } from '../src/service.js';
+import { startWorkers } from '../src/workers/index.js';
 
 let t: TestApp;
 before(async () => {
@@ -206,6 +211,55 @@ describe('the create path consults memory, refreshed by the worker', () => {
       const res = await createCollection(t, t.demoToken, body, '/v1/collections/UG/rails/airtel_money');
       return res.status === 201 ? true : undefined;
     });
+  });
+});
+
+describe('several nodes', () => {
+  it("an admin's change on one node reaches another node's create path by that node's refresh", async () => {
+    // A second node of the same deployment: its own process state (snapshot, pools, workers), the same database.
+    const config = loadConfig({
+      DATABASE_URL: t.config.databaseUrl,
+      DATA_DIR: t.config.dataDir,
+      PORT: '0',
+      LOG_LEVEL: 'silent',
+      AVAILABILITY_REFRESH_MS: '100',
+      AVAILABILITY_INTERVAL_MS: '3600000',
+      INITIATION_MAX_WAIT_MS: '600000',
+    });
+    const db = createPool(t.config.databaseUrl ?? '', 4, poolSettings(config));
+    const workerDb = createPool(t.config.databaseUrl ?? '', 4, poolSettings(config));
+    const other = await createService(config, db, { logger: false, workerDb });
+    await other.app.listen({ port: 0, host: '127.0.0.1' });
+    const workers = startWorkers(other.services, config, workerDb, other.app.log);
+    try {
+      const address = other.app.server.address();
+      const node2 = { baseUrl: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}` };
+      const body = { currency: 'TZS', amount: 20_000, customer: { phone_number: '+255754123456' } };
+      const create = () => createCollection(node2, t.demoToken, body, '/v1/collections/TZ/rails/airtel_money');
+      assert.equal((await create()).status, 201, 'the rail is up on the second node');
+
+      // The change is made on the first node; the second learns it only by reading the table again.
+      const refreshes = other.services.availability.refreshes;
+      const set = await maintenance('TZ', 'airtel_money', { starts_at: new Date().toISOString(), ends_at: inAnHour() });
+      assert.equal(set.status, 200, set.text);
+      const refused = await waitFor('the second node to refuse', async () => {
+        const res = await create();
+        return res.status === 503 ? res : undefined;
+      });
+      assertProblem(refused, 503, 'rail_unavailable');
+      assert.ok(other.services.availability.refreshes > refreshes, "by its worker's refresh");
+
+      const cleared = await request(t, 'DELETE', '/v1/admin/maintenance/TZ/airtel_money', { token: t.adminToken });
+      assert.equal(cleared.status, 204);
+      await waitFor('the second node to accept again', async () =>
+        (await create()).status === 201 ? true : undefined,
+      );
+    } finally {
+      await workers.stop();
+      await other.app.close();
+      await db.end();
+      await workerDb.end();
+    }
   });
 });
 
