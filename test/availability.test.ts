@@ -159,6 +159,24 @@ describe('planned maintenance', () => {
     const retryAfter = Number(refused.headers.get('retry-after'));
     assert.ok(retryAfter > 3500 && retryAfter <= 3600, `Retry-After runs to the end of the maintenance: ${retryAfter}`);
 
+    // A hosted checkout's attempt on the rail is refused the same way; the session stays open for another rail.
+    const session = await request(t, 'POST', '/v1/checkout/sessions', {
+      token: t.demoToken,
+      body: { amount: 5_000, currency: 'GHS', market: 'GH', redirect_url: 'https://shop.example/thanks' },
+    });
+    assert.equal(session.status, 201, session.text);
+    const attempt = await request(
+      t,
+      'POST',
+      `/v1/checkout/by-token/${String(session.body.session_url).split('/').pop()}/pay`,
+      {
+        body: { rail: 'vodafone_cash', customer: { phone_number: '+233201234567' } },
+        idempotencyKey: newKey(),
+      },
+    );
+    assertProblem(attempt, 503, 'rail_unavailable');
+    assert.ok(Number(attempt.headers.get('retry-after')) > 3500);
+
     const cleared = await request(t, 'DELETE', '/v1/admin/maintenance/GH/vodafone_cash', { token: t.adminToken });
     assert.equal(cleared.status, 204, cleared.text);
     assert.equal((await railOf('GH', 'vodafone_cash')).collections.status, 'operational');
