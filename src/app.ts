@@ -42,6 +42,7 @@ import {
 } from './platform/validation.js';
 import type { MarketCatalogue } from './modules/catalogue/catalogue.js';
 import { auditRoutes } from './modules/audit/audit.routes.js';
+import { availabilityRoutes } from './modules/availability/availability.routes.js';
 import { beneficiariesRoutes } from './modules/beneficiaries/beneficiaries.routes.js';
 import { checkoutRoutes, isCheckoutPage, sendUnknownLinkPage } from './modules/checkout/checkout.routes.js';
 import { collectionsRoutes } from './modules/collections/collections.routes.js';
@@ -322,6 +323,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: App; services: Ser
     burst: config.checkoutRateLimitBurst,
   });
   predictRoutes(app, services.predict);
+  availabilityRoutes(app, services.availability);
   refundsRoutes(app, services.refunds);
   ledgerRoutes(app, db);
   reportsRoutes(app, services.reports);

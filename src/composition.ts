@@ -13,6 +13,7 @@ import type { SecretBox } from './platform/secret-box.js';
 import type { ServiceKeys } from './platform/secrets.js';
 import type { TokenService } from './platform/tokens.js';
 import { AuditService } from './modules/audit/audit.service.js';
+import { AvailabilityService } from './modules/availability/availability.service.js';
 import { BeneficiariesService } from './modules/beneficiaries/beneficiaries.service.js';
 import type { MarketCatalogue } from './modules/catalogue/catalogue.js';
 import { CheckoutService } from './modules/checkout/checkout.service.js';
@@ -26,6 +27,7 @@ import { Lifecycle } from './modules/lifecycle/lifecycle.service.js';
 import { ProviderNotices } from './modules/lifecycle/notices.service.js';
 import { TransactionBatcher } from './db/batcher.js';
 import { Submitter } from './modules/lifecycle/submitter.js';
+import type { MovingRow } from './modules/lifecycle/movement.js';
 import { MarketDataService } from './modules/market-data/market-data.service.js';
 import { PayoutsService } from './modules/payouts/payouts.service.js';
 import { exponentOf } from './modules/providers/connector-config.js';
@@ -69,6 +71,8 @@ export interface Services {
   collections: CollectionsService;
   checkout: CheckoutService;
   predict: PredictService;
+  /** Rail availability: the judgement, maintenance, and this node's snapshot that new collections consult. */
+  availability: AvailabilityService;
   refunds: RefundsService;
   risk: RiskService;
   marketData: MarketDataService;
@@ -125,11 +129,19 @@ export function compose(deps: CompositionDeps): Services {
     batcher,
     operatorFloat,
   );
-  // New collections wait for no prompt that would come too late: refused while this process's initiations are behind.
-  const collections = new CollectionsService(db, deps.catalogue, idempotency, cursors, providers, afterCommit, {
-    waitingMs: (): number => submitter.waitingMs(),
-    maxWaitMs: config.initiationMaxWaitMs,
-  });
+  const availability = new AvailabilityService(db, workerDb, deps.catalogue, config.availability, log);
+  // New collections wait for no prompt that would come too late: refused while this process's initiations are behind,
+  // or while their rail is down (from the availability snapshot in memory).
+  const collections = new CollectionsService(
+    db,
+    deps.catalogue,
+    idempotency,
+    cursors,
+    providers,
+    afterCommit,
+    { waitingMs: (): number => submitter.waitingMs(), maxWaitMs: config.initiationMaxWaitMs },
+    (market, rail) => availability.unavailable(market, rail, 'collections'),
+  );
   const risk = new RiskService(db, idempotency, cursors);
   const refunds = new RefundsService(
     db,
@@ -184,6 +196,13 @@ export function compose(deps: CompositionDeps): Services {
     log,
     config.initiationConcurrency,
     leaseSeconds,
+    // Payouts on a rail that is down wait for it (as pawaPay holds them), looked at again when it should be back.
+    (kind, row) => {
+      if (kind !== 'payout') return undefined;
+      const { market, rail } = row as MovingRow & { market: string; rail: string };
+      const down = availability.unavailable(market, rail, 'payouts');
+      return down && Math.min(down.retryAfterSeconds, config.availability.retryAfterSeconds);
+    },
   );
   const webhooks = new WebhooksService(
     db,
@@ -226,6 +245,7 @@ export function compose(deps: CompositionDeps): Services {
     collections,
     checkout,
     predict,
+    availability,
     refunds,
     risk,
     marketData,

@@ -111,6 +111,34 @@ export interface Config {
   operatorFloatIntervalMs: number;
   /** Thresholds in minor units, by `connector/account` or `connector` (OPERATOR_FLOAT_THRESHOLDS). */
   operatorFloatThresholds: Record<string, number>;
+  /** Rail availability: the window, thresholds and paces (docs/configuration.md, docs/guides/availability.md). */
+  availability: AvailabilityConfig;
+}
+
+/** How rail availability is judged from the attempts the service saw (src/modules/availability). */
+export interface AvailabilityConfig {
+  /** Judge from traffic (else only planned maintenance moves a rail); by default in production only. */
+  judgeTraffic: boolean;
+  /** The sliding window of attempts judged, by their creation time, in seconds. */
+  windowSeconds: number;
+  /** Attempts with a known outcome in the window below which a rail is not judged (stays operational). */
+  minAttempts: number;
+  /** Share of operator failures (errors, refusals, time-outs) at or above which a rail is degraded, in percent. */
+  degradedPercent: number;
+  /** Share of operator failures at or above which a rail is down, in percent. */
+  downPercent: number;
+  /** Median time to a final status above which a rail is degraded, in seconds. */
+  slowSeconds: number;
+  /** An attempt its provider has not accepted after this long counts as an operator time-out, in seconds. */
+  timeoutSeconds: number;
+  /** How often one node judges every rail, in ms. */
+  intervalMs: number;
+  /** How often every node reads the judgement into memory (what a create consults), in ms. */
+  refreshMs: number;
+  /** The Retry-After of a 503 `rail_unavailable` for a rail down by its traffic, in seconds. */
+  retryAfterSeconds: number;
+  /** A change is sent to the workspaces that used the rail within this many days. */
+  notifyDays: number;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -245,6 +273,31 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretsKeyPrevious: secretsKey(env, 'SECRETS_KEY_PREVIOUS'),
     operatorFloatIntervalMs: integer(env, 'OPERATOR_FLOAT_INTERVAL_MS', 300_000, 1000, 86_400_000),
     operatorFloatThresholds: floatThresholds(env.OPERATOR_FLOAT_THRESHOLDS),
+    availability: availabilityFrom(env, paymentsEnv),
+  };
+}
+
+function availabilityFrom(env: NodeJS.ProcessEnv, paymentsEnv: PaymentsEnv): AvailabilityConfig {
+  const degradedPercent = integer(env, 'AVAILABILITY_DEGRADED_PERCENT', 10, 1, 100);
+  const downPercent = integer(env, 'AVAILABILITY_DOWN_PERCENT', 50, 1, 100);
+  if (downPercent < degradedPercent)
+    throw new ConfigError(
+      `AVAILABILITY_DOWN_PERCENT (${downPercent}) must be at least AVAILABILITY_DEGRADED_PERCENT (${degradedPercent})`,
+    );
+  return {
+    // The sandbox's test numbers fail on purpose (payer outcomes, never counted), but a tenant driving operator errors
+    // by hand would close a rail for every other tenant of the sandbox: there only maintenance counts unless asked.
+    judgeTraffic: boolean(env, 'AVAILABILITY_JUDGE_TRAFFIC', paymentsEnv === 'production'),
+    windowSeconds: integer(env, 'AVAILABILITY_WINDOW_SECONDS', 900, 10, 86_400),
+    minAttempts: integer(env, 'AVAILABILITY_MIN_ATTEMPTS', 10, 1, 1_000_000),
+    degradedPercent,
+    downPercent,
+    slowSeconds: integer(env, 'AVAILABILITY_SLOW_SECONDS', 120, 1, 86_400),
+    timeoutSeconds: integer(env, 'AVAILABILITY_TIMEOUT_SECONDS', 60, 1, 86_400),
+    intervalMs: integer(env, 'AVAILABILITY_INTERVAL_MS', 10_000, 10, 3_600_000),
+    refreshMs: integer(env, 'AVAILABILITY_REFRESH_MS', 2000, 10, 600_000),
+    retryAfterSeconds: integer(env, 'AVAILABILITY_RETRY_AFTER_SECONDS', 60, 1, 86_400),
+    notifyDays: integer(env, 'AVAILABILITY_NOTIFY_DAYS', 30, 1, 400),
   };
 }
 

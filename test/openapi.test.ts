@@ -108,6 +108,10 @@ const EXPECTED_ROUTES: readonly (readonly [string, string])[] = [
   ['POST', '/v1/checkout/by-token/{token}/predict-provider'],
   ['GET', '/checkout/{token}'],
   ['POST', '/v1/predict-provider'],
+  // Rail availability and the admin's planned maintenance.
+  ['GET', '/v1/availability'],
+  ['PUT', '/v1/admin/maintenance/{market}/{rail}'],
+  ['DELETE', '/v1/admin/maintenance/{market}/{rail}'],
 ];
 
 /** The operations that need no token. */
@@ -422,10 +426,11 @@ describe('GET /v1/openapi.json', () => {
     // predict-provider and a credential's member_role; then issue 33's resources, each with its named schemas and
     // problem sets: the workspace configuration (7.3 KB), the sandbox clock (its two routes, the clock and what a
     // move moved: 6 KB), bulk payouts (its request and result, 4 KB), operator float (its route, its named account
-    // and list, and the two operator.float_* events and webhooks: 6 KB). The document grows with what it declares;
-    // what this guards against is parts repeated inline (checked below).
+    // and list, and the two operator.float_* events and webhooks: 6 KB), rail availability (its three routes, their
+    // schemas and the rail.availability_changed event, 8 KB). The document grows with what it declares; what this
+    // guards against is parts repeated inline (checked below).
     const size = JSON.stringify(doc).length;
-    assert.ok(size < 309_000, `the document is ${size} bytes compact: name repeated parts once and refer to them`);
+    assert.ok(size < 317_000, `the document is ${size} bytes compact: name repeated parts once and refer to them`);
     // The list query and the Idempotency-Key header: components, referred to from every operation.
     for (const name of ['Cursor', 'Limit', 'From', 'To', 'IdempotencyKey', 'IdempotencyKeyRequired'])
       assert.ok(doc.components.parameters?.[name], `no components.parameters.${name}`);
@@ -546,6 +551,7 @@ describe('GET /v1/openapi.json', () => {
                     'webhook.test': 'WebhookEndpoint',
                     'operator.float_low': 'OperatorFloatAccount',
                     'operator.float_restored': 'OperatorFloatAccount',
+                    'rail.availability_changed': 'RailAvailability',
                   }[type] ?? '(none)');
     for (const [type, ref] of Object.entries(mapping)) {
       const variant = schemas[ref.replace('#/components/schemas/', '')] as Json;

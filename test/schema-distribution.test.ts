@@ -30,6 +30,8 @@ const NOT_BY_WORKSPACE: Record<string, string> = {
   operator_tokens: 'reference table',
   operator_float: 'reference table',
   operator_float_reads: 'reference table',
+  rail_availability: 'reference table',
+  rail_maintenance: 'reference table',
 };
 
 /** Tables distributed by workspace_id whose primary key is the row's own id alone: on Citus, (workspace_id, id). */

@@ -60,6 +60,7 @@ export const ERROR_CODES = {
   service_unavailable: { status: 503, title: 'Service unavailable' },
   database_unavailable: { status: 503, title: 'Database unavailable' },
   overloaded: { status: 503, title: 'Too busy to prompt the payer in time' },
+  rail_unavailable: { status: 503, title: 'Rail unavailable' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

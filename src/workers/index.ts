@@ -11,6 +11,7 @@ import type { Db } from '../db/pool.js';
 import type { AfterCommit } from '../platform/after-commit.js';
 import type { IdempotencyEngine } from '../platform/idempotency.js';
 import type { SecretBox } from '../platform/secret-box.js';
+import type { AvailabilityService } from '../modules/availability/availability.service.js';
 import type { CheckoutService } from '../modules/checkout/checkout.service.js';
 import type { DepositsService } from '../modules/deposits/deposits.service.js';
 import type { OperatorFloatService } from '../modules/float/float.service.js';
@@ -31,6 +32,7 @@ import { retentionPurges } from './retention.js';
  */
 export interface WorkerServices {
   afterCommit: AfterCommit;
+  availability: AvailabilityService;
   box: SecretBox;
   idempotency: IdempotencyEngine;
   checkout: CheckoutService;
@@ -135,6 +137,10 @@ export function startWorkers(
     every(config.webhookPollMs, 'webhook-relay', () => relayRound.run(), report),
     every(tick, 'initiation-sweep', () => submitter.sweep(), report),
     every(tick, 'expiry', () => expireDue(db, services.batcher, lifecycle, providers, notices, log), report),
+    // Rail availability: one node at a time judges every rail (the others skip while it holds the lock); every node
+    // reads the judgement into memory, which new collections consult without a statement.
+    every(config.availability.intervalMs, 'availability-judge', () => services.availability.judgeAll(), report),
+    every(config.availability.refreshMs, 'availability-refresh', () => services.availability.refresh(), report),
     every(tick, 'checkout-expiry', () => services.checkout.expireDue(), report),
     // Confirmed deposits waiting for a current rate to convert at (a confirmation credits at once when it can,
     // so only the waiting ones are left here: a tenth of the pace is soon enough, and less work per tick).

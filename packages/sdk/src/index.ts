@@ -18,3 +18,4 @@ export type SettlementReport = Schemas['SettlementReport'];
 export type WorkspaceConfiguration = Schemas['WorkspaceConfiguration'];
 export type SandboxClock = Schemas['SandboxClock'];
 export type OperatorFloatAccount = Schemas['OperatorFloatAccount'];
+export type RailAvailability = Schemas['RailAvailability'];

@@ -546,6 +546,11 @@ export class Payments {
       unwrap(this.client.POST('/v1/predict-provider', { body, ...Payments.call(options) })),
   };
 
+  /** Rail availability: each market and rail, by direction, operational, degraded or down, why and since when. */
+  readonly availability = {
+    get: (options?: CallOptions) => unwrap(this.client.GET('/v1/availability', Payments.call(options))),
+  };
+
   readonly riskSignals = {
     create: (body: Body<'createRiskSignal'>, options?: CallOptions) =>
       unwrap(this.client.POST('/v1/api/risk/signals', { body, ...Payments.call(options, true) })),
@@ -626,6 +631,24 @@ export class Payments {
      */
     operatorFloat: {
       list: (options?: CallOptions) => unwrap(this.client.GET('/v1/admin/operator-float', Payments.call(options))),
+    },
+    /** Planned maintenance of a rail: down in every direction from `starts_at` to `ends_at`. */
+    maintenance: {
+      set: (market: string, rail: string, body: Body<'setRailMaintenance'>, options?: CallOptions) =>
+        unwrap(
+          this.client.PUT('/v1/admin/maintenance/{market}/{rail}', {
+            params: { path: { market, rail } },
+            body,
+            ...Payments.call(options),
+          }),
+        ),
+      clear: (market: string, rail: string, options?: CallOptions) =>
+        unwrap(
+          this.client.DELETE('/v1/admin/maintenance/{market}/{rail}', {
+            params: { path: { market, rail } },
+            ...Payments.call(options),
+          }),
+        ),
     },
   };
 

@@ -280,6 +280,7 @@ export class CheckoutService {
       collectionBody,
       WorkspaceRails.of(found.enabled_rails),
     );
+    this.collections.admitRail(found.market, body.rail);
     this.collections.admit();
     const result = await this.idempotency.run(
       found.workspace_id,

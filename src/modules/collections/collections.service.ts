@@ -76,7 +76,26 @@ export class CollectionsService {
     private readonly afterCommit: AfterCommit,
     /** How long the oldest initiation waiting in this process has waited, in ms, and the most it may. */
     private readonly backlog: { waitingMs: () => number; maxWaitMs: number } = { waitingMs: () => 0, maxWaitMs: 2000 },
+    /** Whether the rail's collections are down, from this node's availability snapshot (no statement). */
+    private readonly railDown: (
+      market: string,
+      rail: string,
+    ) => { retryAfterSeconds: number; detail: string } | undefined = () => undefined,
   ) {}
+
+  /**
+   * Refuses a new collection on a rail that is down (503 `rail_unavailable`, Retry-After) before anything is written:
+   * the payer's prompt could not arrive. Answered from memory (the availability snapshot the workers keep fresh).
+   */
+  admitRail(marketCode: string, railCode: string): void {
+    const down = this.railDown(marketCode, railCode);
+    if (down === undefined) return;
+    throw new ApiError(
+      'rail_unavailable',
+      `${marketCode}/${railCode} is down for collections: ${down.detail} This collection was not created.`,
+      { headers: { 'Retry-After': String(down.retryAfterSeconds) } },
+    );
+  }
 
   /**
    * Refuses a new collection (503 `overloaded`, Retry-After) while its prompt could not go out within the most a payer
@@ -172,6 +191,7 @@ export class CollectionsService {
     rails: WorkspaceRails = WorkspaceRails.ALL,
   ): Promise<IdempotentResult> {
     const entries = this.validateAgainstCatalogue(marketCode, railCode, body, rails);
+    this.admitRail(marketCode, railCode);
     this.admit();
     const { collection, event, change } = this.newCollection(workspaceId, marketCode, railCode, entries, body);
     const id = collection.collection_id;

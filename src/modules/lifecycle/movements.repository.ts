@@ -119,6 +119,27 @@ export async function scheduleRetry(
 }
 
 /**
+ * An initiation claimed but not sent because its rail is down (a payout waits for its rail, as pawaPay holds them):
+ * due again in `seconds`, its `sent_at` mark as it was before the claim (nothing reached the operator), and the try
+ * not counted (a sweep's claim counted it), so a long outage never makes it give up.
+ */
+export async function holdInitiation(
+  db: Queryable,
+  m: AnyMovement,
+  workspaceId: string,
+  id: string,
+  sentBefore: Date | null,
+  seconds: number,
+): Promise<void> {
+  await db.query(
+    `UPDATE ${m.table} SET submit_after = now() + make_interval(secs => $4), sent_at = $3,
+       submit_attempts = greatest(0, submit_attempts - 1)
+     WHERE workspace_id = $1 AND id = $2 AND ${unsent(m)}`,
+    [workspaceId, id, sentBefore, seconds],
+  );
+}
+
+/**
  * Collections still created or pending past their expires_at, oldest first. A reference only claimed by a callback
  * (the push's own answer was lost) comes back as the reference to ask about: never believed, only asked.
  * Maintenance: spans workspaces.

@@ -70,6 +70,11 @@ export class Submitter {
     private readonly concurrency = 64,
     /** How long an initiation is held by its sender: longer than any provider call may take, in seconds. */
     private readonly leaseSeconds = 35,
+    /**
+     * Whether an initiation must wait rather than go to its provider now (its rail is down), and for how many seconds;
+     * undefined: send it. Composition asks rail availability's in-memory snapshot (no statement).
+     */
+    private readonly holdFor: (kind: MovementType, row: MovingRow) => number | undefined = () => undefined,
   ) {}
 
   kick(kind: MovementType, workspaceId: string, id: string, attempt = 0): void {
@@ -204,6 +209,11 @@ export class Submitter {
     if (!row) return; // sent already, or another sender has it
     job.claimed = row;
     const m = MOVEMENTS[job.kind];
+    const hold = this.holdFor(job.kind, row);
+    if (hold !== undefined) {
+      this.log.info({ kind: job.kind, id: job.id, hold_seconds: hold }, 'initiation held: its rail is down');
+      return sql.holdInitiation(this.db, m, job.workspaceId, job.id, row.sent_before, hold);
+    }
     const provider = this.providers.get(row.provider);
     if (!provider) return this.giveUp(job, `provider '${row.provider}' is not configured here`);
     if (row.sent_before !== null && (await this.askedInstead(job, row, provider, claimedAt))) return;

@@ -19,6 +19,8 @@ export const EVENT_TYPES: readonly string[] = [
   // Operator float crossing its threshold, down and back up (float.service.ts): in the operator workspace only.
   'operator.float_low',
   'operator.float_restored',
+  // A rail's availability changed (src/modules/availability): sent to the workspaces that use the rail.
+  'rail.availability_changed',
 ];
 
 /**

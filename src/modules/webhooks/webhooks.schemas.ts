@@ -1,4 +1,5 @@
 // Webhook endpoints, events and their deliveries; descriptions write the reference docs.
+import { RailAvailabilitySchema } from '../availability/availability.schemas.js';
 import { UUID_PATTERN } from '../../platform/ids.js';
 import { Type, type Static, type TSchema } from 'typebox';
 import { ListQuery, pageSchema } from '../../platform/pagination.js';
@@ -182,6 +183,8 @@ function eventData(type: string): { schema: TSchema; what: string } {
       return { schema: DepositSchema, what: 'the deposit' };
     case 'payout':
       return { schema: PayoutSchema, what: 'the payout transaction' };
+    case 'rail':
+      return { schema: RailAvailabilitySchema, what: 'the rail' };
     case 'webhook':
       return { schema: EndpointSchema, what: 'the endpoint the test is sent to' };
     case 'operator':

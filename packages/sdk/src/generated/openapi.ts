@@ -472,6 +472,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/availability": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Rail availability
+         * @description See docs/guides/availability.md.
+         *
+         *     Tokens of audience `integrator`, `liquidity_provider`, `admin` may call this; any other audience gets 403 `forbidden`.
+         */
+        get: operations["getAvailability"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/maintenance/{market}/{rail}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set rail maintenance
+         * @description Every direction is down meanwhile.
+         *
+         *     Tokens of audience `admin` may call this; any other audience gets 403 `forbidden`.
+         */
+        put: operations["setRailMaintenance"];
+        post?: never;
+        /**
+         * Clear rail maintenance
+         * @description Judged at once.
+         *
+         *     Tokens of audience `admin` may call this; any other audience gets 403 `forbidden`.
+         */
+        delete: operations["clearRailMaintenance"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/collections/{id}/refund": {
         parameters: {
             query?: never;
@@ -1411,7 +1461,7 @@ export interface paths {
         };
         /**
          * List events
-         * @description The workspace's events, newest first, filtered by type, object and creation time. Types: `collection.created`, `collection.pending`, `collection.processing`, `collection.successful`, `collection.failed`, `collection.expired`, `collection.refunded`, `collection.reversed`, `collection.late_payment`, `refund.requested`, `refund.pending`, `refund.successful`, `refund.failed`, `checkout.session.completed`, `checkout.session.expired`, `risk_signal.created`, `reconciliation.mismatch`, `deposit.pending`, `deposit.confirmed`, `deposit.credited`, `deposit.failed`, `payout.created`, `payout.pending`, `payout.successful`, `payout.failed`, `operator.float_low`, `operator.float_restored`.
+         * @description The workspace's events, newest first, filtered by type, object and creation time. Types: `collection.created`, `collection.pending`, `collection.processing`, `collection.successful`, `collection.failed`, `collection.expired`, `collection.refunded`, `collection.reversed`, `collection.late_payment`, `refund.requested`, `refund.pending`, `refund.successful`, `refund.failed`, `checkout.session.completed`, `checkout.session.expired`, `risk_signal.created`, `reconciliation.mismatch`, `deposit.pending`, `deposit.confirmed`, `deposit.credited`, `deposit.failed`, `payout.created`, `payout.pending`, `payout.successful`, `payout.failed`, `operator.float_low`, `operator.float_restored`, `rail.availability_changed`.
          *
          *     Tokens of audience `integrator` may call this; any other audience gets 403 `forbidden`.
          */
@@ -2109,6 +2159,23 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "rail.availability_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A `rail.availability_changed` event */
+        post: operations["onRailAvailabilityChangedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.test": {
         parameters: {
             query?: never;
@@ -2143,7 +2210,7 @@ export interface components {
              * @description Stable machine-readable error code; branch on this.
              * @enum {string}
              */
-            code: "validation_failed" | "invalid_json" | "invalid_market" | "invalid_rail" | "invalid_currency" | "invalid_customer" | "invalid_cursor" | "invalid_webhook_url" | "invalid_redirect_url" | "invalid_asset" | "invalid_address" | "market_required" | "catalogue_widened" | "phone_number_length" | "phone_number_country" | "phone_number_unknown_prefix" | "phone_number_not_mobile" | "unauthorized" | "invalid_signature" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_key_in_use" | "collection_not_refundable" | "refund_in_progress" | "transition_not_allowed" | "source_name_taken" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "no_webhook_endpoints" | "checkout_session_not_open" | "checkout_session_expired" | "deposit_address_pool_empty" | "deposit_conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "amount_out_of_range" | "amount_not_supported" | "idempotency_key_missing" | "idempotency_key_invalid" | "idempotency_key_reused" | "refund_amount_mismatch" | "rate_source_unavailable" | "deposit_address_unknown" | "route_unavailable" | "operation_not_supported" | "route_mismatch" | "beneficiary_inactive" | "rate_unavailable" | "insufficient_balance" | "rate_limited" | "internal_error" | "service_unavailable" | "database_unavailable" | "overloaded";
+            code: "validation_failed" | "invalid_json" | "invalid_market" | "invalid_rail" | "invalid_currency" | "invalid_customer" | "invalid_cursor" | "invalid_webhook_url" | "invalid_redirect_url" | "invalid_asset" | "invalid_address" | "market_required" | "catalogue_widened" | "phone_number_length" | "phone_number_country" | "phone_number_unknown_prefix" | "phone_number_not_mobile" | "unauthorized" | "invalid_signature" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_key_in_use" | "collection_not_refundable" | "refund_in_progress" | "transition_not_allowed" | "source_name_taken" | "webhook_endpoint_limit_reached" | "webhook_endpoint_disabled" | "no_webhook_endpoints" | "checkout_session_not_open" | "checkout_session_expired" | "deposit_address_pool_empty" | "deposit_conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "amount_out_of_range" | "amount_not_supported" | "idempotency_key_missing" | "idempotency_key_invalid" | "idempotency_key_reused" | "refund_amount_mismatch" | "rate_source_unavailable" | "deposit_address_unknown" | "route_unavailable" | "operation_not_supported" | "route_mismatch" | "beneficiary_inactive" | "rate_unavailable" | "insufficient_balance" | "rate_limited" | "internal_error" | "service_unavailable" | "database_unavailable" | "overloaded" | "rail_unavailable";
             /** @description The X-Request-Id of the request; quote it to support. */
             request_id: string;
             /** @description Field-level problems, when there are any. */
@@ -2243,6 +2310,25 @@ export interface components {
              */
             created_at: string;
         };
+        /** @description Rail availability. */
+        AvailabilityList: {
+            /** @description Every rail. */
+            data: components["schemas"]["RailAvailability"][];
+            /** @description Window. */
+            window_seconds: number;
+            /** @description Judged. */
+            computed_at: string | null;
+        };
+        /**
+         * @description Reason.
+         * @enum {unknown}
+         */
+        AvailabilityReason: "normal" | "insufficient_traffic" | "operator_errors" | "slow" | "maintenance" | "traffic_not_judged";
+        /**
+         * @description Status.
+         * @enum {unknown}
+         */
+        AvailabilityStatus: "operational" | "degraded" | "down";
         /** @description An account the payer transfers the amount to. */
         BankTransferInstruction: {
             /**
@@ -3199,13 +3285,31 @@ export interface components {
             timestamp: string;
             data: components["schemas"]["Deposit"];
         };
+        /** @description A direction. */
+        DirectionAvailability: {
+            status: components["schemas"]["AvailabilityStatus"];
+            reason: components["schemas"]["AvailabilityReason"];
+            /** @description Why, in words. */
+            detail: string;
+            /**
+             * Format: date-time
+             * @description Since.
+             */
+            since: string;
+            /** @description Attempts. */
+            attempts: number;
+            /** @description Failures. */
+            failures: number;
+            /** @description To success. */
+            median_seconds: number | null;
+        };
         /** @description An empty object `{}`: a value not there yet. */
         EmptyObject: Record<string, never>;
         /**
          * @description An event type, or `*` for every type (including types added later).
          * @enum {unknown}
          */
-        EnabledEventType: "*" | "collection.created" | "collection.pending" | "collection.processing" | "collection.successful" | "collection.failed" | "collection.expired" | "collection.refunded" | "collection.reversed" | "collection.late_payment" | "refund.requested" | "refund.pending" | "refund.successful" | "refund.failed" | "checkout.session.completed" | "checkout.session.expired" | "risk_signal.created" | "reconciliation.mismatch" | "deposit.pending" | "deposit.confirmed" | "deposit.credited" | "deposit.failed" | "payout.created" | "payout.pending" | "payout.successful" | "payout.failed" | "operator.float_low" | "operator.float_restored";
+        EnabledEventType: "*" | "collection.created" | "collection.pending" | "collection.processing" | "collection.successful" | "collection.failed" | "collection.expired" | "collection.refunded" | "collection.reversed" | "collection.late_payment" | "refund.requested" | "refund.pending" | "refund.successful" | "refund.failed" | "checkout.session.completed" | "checkout.session.expired" | "risk_signal.created" | "reconciliation.mismatch" | "deposit.pending" | "deposit.confirmed" | "deposit.credited" | "deposit.failed" | "payout.created" | "payout.pending" | "payout.successful" | "payout.failed" | "operator.float_low" | "operator.float_restored" | "rail.availability_changed";
         /** @description A rail enabled, with its limits. */
         EnabledRailInput: {
             /** @description Catalogue market (`KE`). */
@@ -3226,7 +3330,7 @@ export interface components {
             next_cursor: components["schemas"]["NextCursor"];
         };
         /** @description Something that happened, exactly as webhook deliveries carry it in their body; typed by its `type`. */
-        Event: components["schemas"]["CollectionCreatedEvent"] | components["schemas"]["CollectionPendingEvent"] | components["schemas"]["CollectionProcessingEvent"] | components["schemas"]["CollectionSuccessfulEvent"] | components["schemas"]["CollectionFailedEvent"] | components["schemas"]["CollectionExpiredEvent"] | components["schemas"]["CollectionRefundedEvent"] | components["schemas"]["CollectionReversedEvent"] | components["schemas"]["CollectionLatePaymentEvent"] | components["schemas"]["RefundRequestedEvent"] | components["schemas"]["RefundPendingEvent"] | components["schemas"]["RefundSuccessfulEvent"] | components["schemas"]["RefundFailedEvent"] | components["schemas"]["CheckoutSessionCompletedEvent"] | components["schemas"]["CheckoutSessionExpiredEvent"] | components["schemas"]["RiskSignalCreatedEvent"] | components["schemas"]["ReconciliationMismatchEvent"] | components["schemas"]["DepositPendingEvent"] | components["schemas"]["DepositConfirmedEvent"] | components["schemas"]["DepositCreditedEvent"] | components["schemas"]["DepositFailedEvent"] | components["schemas"]["PayoutCreatedEvent"] | components["schemas"]["PayoutPendingEvent"] | components["schemas"]["PayoutSuccessfulEvent"] | components["schemas"]["PayoutFailedEvent"] | components["schemas"]["OperatorFloatLowEvent"] | components["schemas"]["OperatorFloatRestoredEvent"] | components["schemas"]["WebhookTestEvent"];
+        Event: components["schemas"]["CollectionCreatedEvent"] | components["schemas"]["CollectionPendingEvent"] | components["schemas"]["CollectionProcessingEvent"] | components["schemas"]["CollectionSuccessfulEvent"] | components["schemas"]["CollectionFailedEvent"] | components["schemas"]["CollectionExpiredEvent"] | components["schemas"]["CollectionRefundedEvent"] | components["schemas"]["CollectionReversedEvent"] | components["schemas"]["CollectionLatePaymentEvent"] | components["schemas"]["RefundRequestedEvent"] | components["schemas"]["RefundPendingEvent"] | components["schemas"]["RefundSuccessfulEvent"] | components["schemas"]["RefundFailedEvent"] | components["schemas"]["CheckoutSessionCompletedEvent"] | components["schemas"]["CheckoutSessionExpiredEvent"] | components["schemas"]["RiskSignalCreatedEvent"] | components["schemas"]["ReconciliationMismatchEvent"] | components["schemas"]["DepositPendingEvent"] | components["schemas"]["DepositConfirmedEvent"] | components["schemas"]["DepositCreditedEvent"] | components["schemas"]["DepositFailedEvent"] | components["schemas"]["PayoutCreatedEvent"] | components["schemas"]["PayoutPendingEvent"] | components["schemas"]["PayoutSuccessfulEvent"] | components["schemas"]["PayoutFailedEvent"] | components["schemas"]["OperatorFloatLowEvent"] | components["schemas"]["OperatorFloatRestoredEvent"] | components["schemas"]["RailAvailabilityChangedEvent"] | components["schemas"]["WebhookTestEvent"];
         /** @description The workspace's events, newest first. One page of them. */
         EventPage: {
             /** @description The workspace's events, newest first. */
@@ -3575,6 +3679,51 @@ export interface components {
             type: "push_prompt";
             /** @description What to tell the payer. */
             message: string;
+        };
+        /** @description A rail. */
+        RailAvailability: {
+            /** @description Market. */
+            market: string;
+            /** @description Rail. */
+            rail: string;
+            collections: components["schemas"]["DirectionAvailability"];
+            /** @description Null: none. */
+            payouts: components["schemas"]["DirectionAvailability"] | null;
+            /** @description Null: none. */
+            refunds: components["schemas"]["DirectionAvailability"] | null;
+            /** @description Not over. */
+            maintenance: components["schemas"]["RailMaintenance"] | null;
+        };
+        /** @description `rail.availability_changed`; `data` is the rail as the API returned it then. */
+        RailAvailabilityChangedEvent: {
+            /** @description Identifier of the event; the `webhook-id` of every delivery of it. */
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "rail.availability_changed";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["RailAvailability"];
+        };
+        /** @description Planned maintenance. */
+        RailMaintenance: {
+            /**
+             * Format: date-time
+             * @description Start.
+             */
+            starts_at: string;
+            /**
+             * Format: date-time
+             * @description End.
+             */
+            ends_at: string;
+            /** @description Note. */
+            note: string;
         };
         /** @description A source of exchange rates. */
         RateSource: {
@@ -3936,6 +4085,20 @@ export interface components {
             /** @description The transaction hash on the network: 64 hex digits (with or without 0x, any case) on EVM networks and TRON, a base58 signature on Solana. */
             tx_hash?: string;
         };
+        SetRailMaintenanceRequest: {
+            /**
+             * Format: date-time
+             * @description Start.
+             */
+            starts_at: string;
+            /**
+             * Format: date-time
+             * @description After the start, in the future.
+             */
+            ends_at: string;
+            /** @description Note. */
+            note?: string;
+        };
         /** @description One UTC day of a workspace in one currency: outcomes per rail, fees, the ledger, and mismatches. */
         SettlementReport: {
             /** @description The UTC day reported. */
@@ -4253,7 +4416,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description Problem document; code is one of `service_unavailable`, `database_unavailable`, `overloaded`. */
+        /** @description Problem document; code is one of `service_unavailable`, `database_unavailable`, `overloaded`, `rail_unavailable`. */
         Problem503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -4267,7 +4430,7 @@ export interface components {
                      * @description The codes this answer can carry.
                      * @enum {string}
                      */
-                    code: "service_unavailable" | "database_unavailable" | "overloaded";
+                    code: "service_unavailable" | "database_unavailable" | "overloaded" | "rail_unavailable";
                 };
             };
         };
@@ -6026,6 +6189,113 @@ export interface operations {
             400: components["responses"]["Problem400ValidationFailedInvalidJsonInvalidMarketMarketRequiredPhoneNumberLengthPhoneNumberCountryPhoneNumberUnknownPrefixPhoneNumberNotMobile"];
             401: components["responses"]["Problem401Unauthorized"];
             403: components["responses"]["Problem403"];
+            413: components["responses"]["Problem413"];
+            415: components["responses"]["Problem415"];
+            429: components["responses"]["Problem429"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    getAvailability: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Rail availability. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AvailabilityList"];
+                };
+            };
+            401: components["responses"]["Problem401Unauthorized"];
+            403: components["responses"]["Problem403"];
+            429: components["responses"]["Problem429"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    setRailMaintenance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Market. */
+                market: string;
+                /** @description Rail. */
+                rail: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetRailMaintenanceRequest"];
+            };
+        };
+        responses: {
+            /** @description Planned maintenance. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RailMaintenance"];
+                };
+            };
+            400: components["responses"]["Problem400ValidationFailedInvalidJson"];
+            401: components["responses"]["Problem401Unauthorized"];
+            403: components["responses"]["Problem403"];
+            404: components["responses"]["Problem404"];
+            413: components["responses"]["Problem413"];
+            415: components["responses"]["Problem415"];
+            429: components["responses"]["Problem429"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    clearRailMaintenance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Market. */
+                market: string;
+                /** @description Rail. */
+                rail: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cleared. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Problem400ValidationFailed"];
+            401: components["responses"]["Problem401Unauthorized"];
+            403: components["responses"]["Problem403"];
+            404: components["responses"]["Problem404"];
             413: components["responses"]["Problem413"];
             415: components["responses"]["Problem415"];
             429: components["responses"]["Problem429"];
@@ -8018,7 +8288,7 @@ export interface operations {
                 /** @description Only objects created at or before this ISO 8601 date-time; a date alone includes that whole UTC day. */
                 to?: components["parameters"]["To"];
                 /** @description Only events of this type. */
-                type?: "collection.created" | "collection.pending" | "collection.processing" | "collection.successful" | "collection.failed" | "collection.expired" | "collection.refunded" | "collection.reversed" | "collection.late_payment" | "refund.requested" | "refund.pending" | "refund.successful" | "refund.failed" | "checkout.session.completed" | "checkout.session.expired" | "risk_signal.created" | "reconciliation.mismatch" | "deposit.pending" | "deposit.confirmed" | "deposit.credited" | "deposit.failed" | "payout.created" | "payout.pending" | "payout.successful" | "payout.failed" | "operator.float_low" | "operator.float_restored" | "webhook.test";
+                type?: "collection.created" | "collection.pending" | "collection.processing" | "collection.successful" | "collection.failed" | "collection.expired" | "collection.refunded" | "collection.reversed" | "collection.late_payment" | "refund.requested" | "refund.pending" | "refund.successful" | "refund.failed" | "checkout.session.completed" | "checkout.session.expired" | "risk_signal.created" | "reconciliation.mismatch" | "deposit.pending" | "deposit.confirmed" | "deposit.credited" | "deposit.failed" | "payout.created" | "payout.pending" | "payout.successful" | "payout.failed" | "operator.float_low" | "operator.float_restored" | "rail.availability_changed" | "webhook.test";
                 /** @description Only events about this object (a collection_id or refund_id). */
                 object_id?: string;
             };
@@ -9080,6 +9350,29 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["OperatorFloatRestoredEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookReceived"];
+        };
+    };
+    onRailAvailabilityChangedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and resend of it; deduplicate on it. */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /** @description When this attempt was sent, in whole seconds since the epoch; refuse one too far from now. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /** @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the endpoint secret, space-separated when two secrets sign (after a rotation). Verify with a Standard Webhooks library, e.g. `new Webhook(secret).verify(body, headers)`. */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RailAvailabilityChangedEvent"];
             };
         };
         responses: {

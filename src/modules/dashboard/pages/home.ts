@@ -1,6 +1,7 @@
-// Home: balances per currency, the last 7 days' volume and success rate per rail (a chart drawn here as SVG, with
-// the same figures as a table), and the latest failed collections with their reasons.
-import type { SettlementReport } from '../../../../packages/sdk/src/index.js';
+// Home: balances per currency, rail availability (the rails not fully operational, and maintenance to come), the last
+// 7 days' volume and success rate per rail (a chart drawn here as SVG, with the same figures as a table), and the
+// latest failed collections with their reasons.
+import type { RailAvailability, SettlementReport } from '../../../../packages/sdk/src/index.js';
 import type { PageContext, Pages } from '../page-context.js';
 import { dataTable } from '../components.js';
 import { html, type Html } from '../html.js';
@@ -139,13 +140,68 @@ function chart(currency: string, weeks: RailWeek[], dates: string[], money: Page
   </figure>`;
 }
 
+const DIRECTIONS = ['collections', 'payouts', 'refunds'] as const;
+
+/**
+ * Rail availability: one row per direction that is not operational (status, why, since when), and the maintenance
+ * planned; a line when every rail is operational.
+ */
+function availabilitySection(ctx: PageContext, rails: readonly RailAvailability[]): Html {
+  const troubled = rails.flatMap((r) =>
+    DIRECTIONS.flatMap((direction) => {
+      const d = r[direction];
+      return d && d.status !== 'operational' ? [{ rail: r, direction, d }] : [];
+    }),
+  );
+  const planned = rails.filter((r) => r.maintenance !== null);
+  return html`<section aria-labelledby="availability-title">
+    <h2 id="availability-title">Rail availability</h2>
+    ${
+      troubled.length === 0
+        ? html`<p class="card">Every rail is operational (${rails.length} rails).</p>`
+        : dataTable(
+            'Rails not operational',
+            ['Rail', 'Direction', 'Status', 'Why', 'Since'],
+            troubled.map(
+              ({ rail, direction, d }) =>
+                html`<tr>
+                  <td>${rail.market} ${rail.rail}</td>
+                  <td>${direction}</td>
+                  <td><strong>${d.status}</strong></td>
+                  <td>${d.detail}</td>
+                  <td>${ctx.time(d.since)}</td>
+                </tr>`,
+            ),
+          )
+    }
+    ${
+      planned.length === 0
+        ? ''
+        : dataTable(
+            'Planned maintenance',
+            ['Rail', 'From', 'Until', 'Note'],
+            planned.map(
+              (r) =>
+                html`<tr>
+                  <td>${r.market} ${r.rail}</td>
+                  <td>${ctx.time(r.maintenance?.starts_at)}</td>
+                  <td>${ctx.time(r.maintenance?.ends_at)}</td>
+                  <td>${r.maintenance?.note ?? ''}</td>
+                </tr>`,
+            ),
+          )
+    }
+  </section>`;
+}
+
 export function homePage(pages: Pages): void {
   pages.get('/', async (ctx) => {
     if (ctx.session.audience === 'admin') return { redirect: '/dashboard/admin/workspaces' };
     const dates = lastDays(new Date());
-    const [balances, failures] = await Promise.all([
+    const [balances, failures, availability] = await Promise.all([
       ctx.api.balances.list(),
       ctx.api.collections.list({ status: 'failed', limit: 5 }).firstPage(),
+      ctx.api.availability.get(),
     ]);
     const currencies = balances.data.map((b) => b.currency);
     // The charts are drawn from the settlement reports: a role without `reports` sees the balances and failures only.
@@ -175,6 +231,7 @@ export function homePage(pages: Pages): void {
               </div>`
         }
       </section>
+      ${availabilitySection(ctx, availability.data)}
       ${
         ctx.may('reports')
           ? html`<section aria-labelledby="volume-title">
