@@ -266,7 +266,7 @@ describe('dashboard: roles, seen by the people who hold them', { skip }, () => {
     await admin.page.getByLabel('Code from your authenticator app').fill(codeFor(opsAdminSecret, 1));
     await admin.page.getByRole('button', { name: 'Continue' }).click();
     await admin.page.getByRole('banner').filter({ hasText: 'ops-admin@roles.test (admin)' }).waitFor();
-    assert.deepEqual(await navLinks(admin.page), ['Workspaces', 'Members', 'Audit log']);
+    assert.deepEqual(await navLinks(admin.page), ['Workspaces', 'Operator float', 'Members', 'Audit log']);
     await admin.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Workspaces' }).click();
     await admin.page.getByRole('heading', { name: 'Create workspace' }).waitFor();
     await assertPageQuality(admin.page, 'operator-member-workspaces');

@@ -3,7 +3,6 @@
 import QRCode from 'qrcode';
 import type { Config } from '../../../config.js';
 import type { CheckoutSession, Collection } from '../../../../packages/sdk/src/index.js';
-import type { MarketCatalogue } from '../../catalogue/catalogue.js';
 import {
   dataTable,
   facts,
@@ -34,18 +33,18 @@ const EXPIRIES = {
   '86400': '24 hours',
 };
 
-/** Each market as its currency ("KES (Kenya)"): a checkout link is in one currency, in one market. */
-function marketOptions(catalogue: MarketCatalogue): [string, string][] {
-  return catalogue
-    .marketCodes()
-    .map((code): [string, string] => {
-      const market = catalogue.market(code);
-      return [code, market ? `${market.currency} (${market.name})` : code];
-    })
+/**
+ * Each market the workspace may use (its configuration, as narrowed by an admin) as its currency ("KES (Kenya)"): a
+ * checkout link is in one currency, in one market.
+ */
+async function marketOptions(ctx: PageContext): Promise<[string, string][]> {
+  const { markets } = await ctx.api.workspace.configuration();
+  return markets
+    .map((m): [string, string] => [m.market, `${m.currency} (${m.name})`])
     .sort((a, b) => a[1].localeCompare(b[1]));
 }
 
-function newLinkForm(ctx: PageContext, config: Config, problem?: Html): PageResult {
+async function newLinkForm(ctx: PageContext, config: Config, problem?: Html): Promise<PageResult> {
   const f = ctx.fields;
   const https = config.paymentsEnv === 'production';
   return {
@@ -53,8 +52,7 @@ function newLinkForm(ctx: PageContext, config: Config, problem?: Html): PageResu
     status: problem ? 400 : 200,
     content: html`${problem ?? ''}
       <form method="post" action="/dashboard/checkout-links" class="card">
-        ${ctx.csrf}${idempotencyField()}
-        ${selectField('market', 'Currency', marketOptions(ctx.catalogue), f.market ?? '')}
+        ${ctx.csrf}${idempotencyField()} ${selectField('market', 'Currency', await marketOptions(ctx), f.market ?? '')}
         ${field('amount', 'Amount', {
           value: f.amount ?? '',
           required: true,

@@ -76,16 +76,15 @@ function notInSandbox(): PageResult {
   };
 }
 
-/** Every market's rails, as "M-Pesa (KE, KES)". */
-function railOptions(ctx: PageContext): [string, string][] {
-  return ctx.catalogue.marketCodes().flatMap((code) => {
-    const market = ctx.catalogue.market(code);
-    if (!market) return [];
-    return Object.entries(market.rails).map(([rail, r]): [string, string] => [
-      `${code}/${rail}`,
-      `${r.name} (${code}, ${market.currency})`,
-    ]);
-  });
+/** The rails the workspace may use (its configuration, as narrowed by an admin), as "M-Pesa (KE, KES)". */
+async function railOptions(ctx: PageContext): Promise<[string, string][]> {
+  const { markets } = await ctx.api.workspace.configuration();
+  return markets.flatMap((market) =>
+    market.rails.map((r): [string, string] => [
+      `${market.market}/${r.rail}`,
+      `${r.name} (${market.market}, ${market.currency})`,
+    ]),
+  );
 }
 
 /** A test payer in the rail's market whose number (and reference, which bank transfers go by) ends in `digits`. */
@@ -132,7 +131,11 @@ async function runningPayouts(ctx: PageContext): Promise<Payout[]> {
 /** The panel; `problem` (the API's refusal of the form just sent) shows at the top, and the form keeps its values. */
 async function panel(ctx: PageContext, problem?: Html, status = 200): Promise<PageResult> {
   const f = ctx.fields;
-  const [collections, payouts] = await Promise.all([runningCollections(ctx), runningPayouts(ctx)]);
+  const [collections, payouts, rails] = await Promise.all([
+    runningCollections(ctx),
+    runningPayouts(ctx),
+    ctx.may('collections') ? railOptions(ctx) : [],
+  ]);
   const content = html`${problem ?? ''}
     <p>
       Everything here goes through the simulate endpoints of the API, with their rules: an outcome the lifecycle cannot
@@ -143,7 +146,7 @@ async function panel(ctx: PageContext, problem?: Html, status = 200): Promise<Pa
         ? html`<section aria-labelledby="create-title">
             <h2 id="create-title">Create a test collection</h2>
             <form method="post" action="/dashboard/sandbox/collections" class="card">
-              ${ctx.csrf}${idempotencyField()} ${selectField('rail', 'Market and rail', railOptions(ctx), f.rail ?? '')}
+              ${ctx.csrf}${idempotencyField()} ${selectField('rail', 'Market and rail', rails, f.rail ?? '')}
               ${field('amount', 'Amount', {
                 value: f.amount ?? '1000',
                 required: true,
