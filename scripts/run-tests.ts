@@ -47,11 +47,29 @@ if (!databaseUrl) {
   process.stdout.write(`# tests run against DATABASE_URL (${new URL(databaseUrl).host})\n`);
 }
 
-const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], {
-  stdio: 'inherit',
-  env: { ...process.env, TEST_DATABASE_URL: databaseUrl },
-});
-const code: number = await new Promise((resolve) => child.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0))));
+/**
+ * The fault suites that bring up clusters of their own and measure the service's recovery under a load they make
+ * themselves: run after the rest, one at a time, so that another file sharing the 2 cores does not change the load
+ * they measure (a failover under a second suite's load took longer than its settle window in CI).
+ */
+const ALONE = [/failover\.test\.ts$/, /multinode\.test\.ts$/];
+
+function runFiles(list: string[], concurrency: number): Promise<number> {
+  if (list.length === 0) return Promise.resolve(0);
+  const child = spawn(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...list], {
+    stdio: 'inherit',
+    env: { ...process.env, TEST_DATABASE_URL: databaseUrl },
+  });
+  return new Promise((resolve) => child.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0))));
+}
+
+const alone = files.filter((f) => ALONE.some((a) => a.test(f)));
+const shared = await runFiles(
+  files.filter((f) => !alone.includes(f)),
+  2,
+);
+const single = await runFiles(alone, 1);
+const code = shared !== 0 ? shared : single;
 if (embedded) {
   await embedded.stop();
   // The cluster may live outside the folder (see src/db/embedded.ts): remove it by its own path too.

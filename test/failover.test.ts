@@ -399,6 +399,28 @@ describe('the service on a Patroni pair losing its primary', { skip: missing }, 
       }
       return seen;
     };
+    /** What a collection that did not settle looks like here and at the fake: for the failure's message. */
+    const unsettled = async (): Promise<string> => {
+      const { rows } = await db.query<Record<string, unknown>>(
+        `SELECT c.collection_id, c.reference, c.status, c.provider_reference, c.claimed_reference, c.created_at,
+                c.updated_at, (SELECT string_agg(e.type, ',' ORDER BY e.id) FROM events e
+                                WHERE e.workspace_id = c.workspace_id AND e.object_id = c.collection_id) AS events
+           FROM collections c WHERE c.workspace_id = $1 AND c.status <> 'successful'`,
+        [ws.id],
+      );
+      return rows
+        .map((r) => {
+          const phone = load.phones.get(String(r.reference)) ?? '';
+          const pushes = [...daraja.stk.values()].filter((p) => p.phone === phone);
+          const sent = daraja.callbacks.filter((c) =>
+            JSON.stringify(c.body).includes(pushes[0]?.checkoutRequestId ?? '-'),
+          );
+          return `--- not settled: ${JSON.stringify(r)}\n    pushes ${JSON.stringify(pushes)}\n    callbacks ${JSON.stringify(
+            sent.map((c) => ({ status: c.status, url: c.url })),
+          )}, status queries ${daraja.requests('POST', 'stkpushquery').length}`;
+        })
+        .join('\n');
+    };
     let progress = '';
     await waitFor(
       'every acknowledged collection successful and its collection.created delivered',
@@ -414,8 +436,8 @@ describe('the service on a Patroni pair losing its primary', { skip: missing }, 
         return rows[0]?.successful === rows[0]?.n && arrived === ids.length ? true : undefined;
       },
       SETTLE_MS,
-    ).catch((err: Error) => {
-      throw new Error(`${err.message} (${progress})\n${output()}`);
+    ).catch(async (err: Error) => {
+      throw new Error(`${err.message} (${progress})\n${await unsettled()}\n${output()}`);
     });
 
     // Initiated once: each collection's payer was prompted by exactly one STK push, and the collection recorded that
