@@ -158,9 +158,7 @@ function entryOf(
   };
   const find = (place: string): string | undefined => {
     const [root, ...path] = place.split('.');
-    let value: unknown = root === 'params' ? request.params : answerOf();
-    for (const key of path)
-      value = value && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
+    const value = valueAt(root === 'params' ? request.params : answerOf(), path);
     return typeof value === 'string' && value !== '' ? value : undefined;
   };
   const params = Object.keys((request.params ?? {}) as object);
@@ -190,18 +188,21 @@ function entryOf(
 /** One row per object an answer made (`each`): the request's row with the item's action and object. */
 function itemEntries(each: NonNullable<AuditRoute['each']>, request: AuditEntry, payload: unknown): AuditEntry[] {
   if (request.status >= 300 || typeof payload !== 'string') return [];
-  const at = (value: unknown, path: string[]): unknown =>
-    path.reduce<unknown>(
-      (v, key) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[key] : undefined),
-      value,
-    );
-  const list = at(parseJson(payload), each.list.split('.').slice(1));
+  const list = valueAt(parseJson(payload), each.list.split('.').slice(1));
   if (!Array.isArray(list)) return [];
   return list.flatMap((element) => {
-    const id = at(element, each.objectId.split('.'));
-    if (typeof id !== 'string' || id === '' || at(element, ['replayed']) === true) return [];
+    const id = valueAt(element, each.objectId.split('.'));
+    if (typeof id !== 'string' || id === '' || valueAt(element, ['replayed']) === true) return [];
     return [{ ...request, action: each.action, objectId: id.slice(0, 200) }];
   });
+}
+
+/** The value at `path` inside `value` (object keys, one per step); undefined where a step finds no object. */
+function valueAt(value: unknown, path: readonly string[]): unknown {
+  return path.reduce<unknown>(
+    (v, key) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[key] : undefined),
+    value,
+  );
 }
 
 function parseJson(text: string): unknown {
