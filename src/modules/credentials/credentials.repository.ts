@@ -81,19 +81,6 @@ export async function findLiveToken(
   return rows[0];
 }
 
-/** The role of the dashboard member a credential belongs to, or undefined when it is no member's (an API key). */
-export async function memberRoleOfCredential(
-  db: Queryable,
-  workspaceId: string,
-  credentialId: string,
-): Promise<string | undefined> {
-  const { rows } = await db.query<{ role: string }>(
-    'SELECT role FROM members WHERE workspace_id = $1 AND credential_id = $2',
-    [workspaceId, credentialId],
-  );
-  return rows[0]?.role;
-}
-
 export async function listCredentials(db: Queryable, workspaceId: string): Promise<CredentialRow[]> {
   const { rows } = await db.query<CredentialRow>(
     `SELECT ${COLUMNS} FROM credentials WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC`,

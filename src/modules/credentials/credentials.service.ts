@@ -96,8 +96,8 @@ export class CredentialsService {
     id: string,
   ): Promise<void> {
     if (callerPermissions === undefined) return;
-    const role = await repo.memberRoleOfCredential(db, workspaceId, id);
-    if (role === undefined) return;
+    const role = (await repo.findCredential(db, workspaceId, id))?.member_role;
+    if (role === undefined || role === null) return;
     const needed: Permission = role === 'owner' ? 'ownership' : 'members';
     if (!callerPermissions.includes(needed))
       throw new ApiError(
