@@ -133,12 +133,25 @@ async function addEndpoint(
   return { id: res.body.id, secret: res.body.secret, text: res.text };
 }
 
-/** A collection is created; its first webhook delivery to the receiver, once it arrives. */
+/**
+ * A collection is created; its first webhook delivery to the receiver, once it arrives. Only a delivery of that
+ * collection's event counts: the receiver's port may have been another test process's receiver before, whose app
+ * still retries deliveries to it, signed with that app's secrets.
+ */
 async function nextDelivery(t: TestApp, receiver: Receiver) {
   const seen = receiver.requests.length;
   const created = await createCollection(t, t.demoToken);
   assert.equal(created.status, 201, created.text);
-  return waitFor('a webhook delivery', async () => receiver.requests.slice(seen)[0], 15_000);
+  const ofIt = (r: { body: string }): boolean => {
+    try {
+      return (
+        (JSON.parse(r.body) as { data?: { collection_id?: string } }).data?.collection_id === created.body.collection_id
+      );
+    } catch {
+      return false;
+    }
+  };
+  return waitFor('a webhook delivery', async () => receiver.requests.slice(seen).find(ofIt), 15_000);
 }
 
 /** The value with one bit of its ciphertext flipped. */
