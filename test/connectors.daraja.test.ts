@@ -28,10 +28,16 @@ import {
   type Operator,
 } from './helpers/connectors.js';
 import { assertProblem, createCollection, request, waitFor } from './helpers/harness.js';
+import { startPgProxy } from './helpers/pg-proxy.js';
 
 const fake = new DarajaFake({ actAfterMs: 150 });
-const app = await startConnectorApp(fake, DARAJA_FAKE_ENTRY);
-after(async () => app.close());
+// The workers reach the database through a proxy that can lose a statement's answer.
+const proxy = await startPgProxy(process.env.TEST_DATABASE_URL ?? '');
+const app = await startConnectorApp(fake, DARAJA_FAKE_ENTRY, {}, { workerDatabaseUrl: (url) => proxy.url(url) });
+after(async () => {
+  await app.close();
+  await proxy.close();
+});
 const t = app.t;
 
 let numbers = 0;
@@ -280,6 +286,33 @@ describe('M-Pesa collections by STK Push', () => {
     );
     assert.equal(rows[0]?.provider_reference, null, 'pending as a push whose answer was lost');
     assert.equal(after.status, 'pending');
+  });
+});
+
+describe('M-Pesa initiations whose claim is in doubt', () => {
+  it('a claim whose answer is lost as it commits is released and sent: the payer is prompted once, and pays', async () => {
+    const p = phone();
+    // The sender's claim of the new collection commits, and its answer never reaches the sender (as a failover's fast
+    // shutdown cuts a commit waiting for its standby). Kept marked as maybe sent, it would never be pushed: after the
+    // lease the next sender would take it as a push whose answer was lost, and wait for a callback that cannot come.
+    const lost = proxy.loseAnswerTo('sent_before_claim = t.sent_at');
+    const res = await collect(p);
+    assert.equal(res.status, 201, res.text);
+    const id = res.body.collection_id as string;
+    assert.deepEqual(await lost, ['UPDATE 1'], 'the claim took the row and committed');
+    // Released by the sender that knows it sent nothing, then claimed again and pushed, well within the lease (20 s
+    // here): a collection left to the lease would be pending with no push.
+    await waitStatus(t, t.demoToken, 'collection', id, 'successful');
+    assert.equal(pushes(p).length, 1, 'pushed once');
+    assert.equal(fake.prompts(msisdn(p)), 1);
+    const { rows } = await t.db.query<{ provider_reference: string | null }>(
+      'SELECT provider_reference FROM collections WHERE id = $1',
+      [id],
+    );
+    assert.equal(
+      rows[0]?.provider_reference,
+      [...fake.stk.values()].find((s) => s.phone === msisdn(p))?.checkoutRequestId,
+    );
   });
 });
 

@@ -221,7 +221,12 @@ describe('on a PostgreSQL of the test its own', () => {
   test("an operator's answer that comes back while the database is down is written once it is back: one prompt", async () => {
     // The payer never acts within the test: only the initiation and its answer matter here.
     const fake = new DarajaFake({ actAfterMs: 60_000 });
-    const app = await startConnectorApp(fake, DARAJA_FAKE_ENTRY, { OPERATOR_TIMEOUT_MS: '5000' }, server.url);
+    const app = await startConnectorApp(
+      fake,
+      DARAJA_FAKE_ENTRY,
+      { OPERATOR_TIMEOUT_MS: '5000' },
+      { server: server.url },
+    );
     const admin = await connect(app.t.config.databaseUrl as string);
     try {
       const phone = '+254722000777';

@@ -516,7 +516,7 @@ describe('the service on a Patroni pair losing its primary', { skip: missing }, 
       const ws = await workspace(`failover-${run}`);
       const load = new Load(base, ws.token, `kill${run}-${randomBytes(3).toString('hex')}`);
       const { killedAt, oldLeader, promoted, seen } = await underLoad(load, async () => {
-        const already = ha.events((await ha.leader()).name).length;
+        const already = ha.events((await ha.steadyLeader()).name).length;
         const killed = await ha.killPrimaryPostmaster();
         const newLeader = await ha.waitForNewLeader(killed.oldLeader.name, killed.killedAt);
         // A promotion, not the old primary restarted in place: the new leader is on the next timeline.

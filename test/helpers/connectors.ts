@@ -23,6 +23,7 @@ import {
   waitFor,
   type ApiResponse,
   type TestApp,
+  type TestAppOptions,
 } from './harness.js';
 
 /** A port free on loopback right now. */
@@ -51,8 +52,8 @@ export async function startConnectorApp(
   fake: FakeOperator,
   entry: Record<string, unknown>,
   env: Record<string, string> = {},
-  /** The PostgreSQL server to make the test's database on (`TestAppOptions.server`). */
-  server?: string,
+  /** Where the test's database is made, and how the workers reach it (`TestAppOptions`). */
+  options: Pick<TestAppOptions, 'server' | 'workerDatabaseUrl'> = {},
 ): Promise<ConnectorApp> {
   await fake.start();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'connector-'));
@@ -72,7 +73,7 @@ export async function startConnectorApp(
       OPERATOR_TIMEOUT_MS: '1000',
       ...env,
     },
-    { workers: true, ...(server === undefined ? {} : { server }) },
+    { workers: true, ...options },
   );
   return {
     t,

@@ -64,6 +64,8 @@ export interface TestAppOptions {
   lookUpAddresses?: LookUpAddresses;
   /** The PostgreSQL server to make the test's database on (a URL of any database on it); TEST_DATABASE_URL's by default. */
   server?: string;
+  /** The URL the workers' pool connects to, from the database's (a fault proxy in front of it); the database's own by default. */
+  workerDatabaseUrl?: (databaseUrl: string) => string;
 }
 
 /** Fast lifecycle settings for tests that run the workers: simulator steps of 50 ms, polled every 20 ms. */
@@ -91,7 +93,11 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
   });
   const db = createPool(database.url, config.dbPoolSize, poolSettings(config));
   // As `npm start` runs: the background work on connections of its own.
-  const workerDb = createPool(database.url, config.workerDbPoolSize, poolSettings(config));
+  const workerDb = createPool(
+    options.workerDatabaseUrl?.(database.url) ?? database.url,
+    config.workerDbPoolSize,
+    poolSettings(config),
+  );
   const { app, services, drain } = await createService(config, db, {
     logger: false,
     workerDb,

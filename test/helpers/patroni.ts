@@ -249,9 +249,25 @@ export class Cluster {
     return { name: leader.name, pgPort: leader.port, timeline: row.timeline, postmasterPid };
   }
 
+  /**
+   * The current leader, asked again for up to `timeoutMs`: before a kill or a switchover the cluster is healthy, but a
+   * loaded machine may take longer than one poll's 1 s to open a connection.
+   */
+  async steadyLeader(timeoutMs = 20_000): Promise<LeaderInfo> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        return await this.leader();
+      } catch (err) {
+        if (Date.now() > deadline) throw err;
+        await sleep(200);
+      }
+    }
+  }
+
   /** kill -9 of the leader's postmaster: its backends die with it, Patroni on that node notices within loop_wait. */
   async killPrimaryPostmaster(): Promise<{ killedAt: number; oldLeader: LeaderInfo }> {
-    const oldLeader = await this.leader();
+    const oldLeader = await this.steadyLeader();
     process.kill(oldLeader.postmasterPid, 'SIGKILL');
     return { killedAt: Date.now(), oldLeader };
   }
@@ -325,7 +341,7 @@ export class Cluster {
 
   /** A planned switchover to the other member (`patronictl switchover --force`), waited for as a failover is. */
   async switchover(): Promise<NewLeader & { from: string; output: string }> {
-    const from = await this.leader();
+    const from = await this.steadyLeader();
     const candidate = this.nodes.find((n) => n.name !== from.name)?.name ?? '';
     const since = Date.now();
     const result = await new Promise<{ code: number | null; output: string }>((resolve) => {

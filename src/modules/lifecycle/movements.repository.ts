@@ -45,14 +45,16 @@ export type Claimed<R extends MovingRow> = Versioned<R> & { sent_before: Date | 
  * Takes the initiations of new objects for one sender, and reads them, in one statement: pushes each one's
  * `submit_after` past the longest a provider call may take, so no sweep (in any process) sends it again meanwhile, and
  * only if no other sender took it since its job was made for attempt `attempt`; and marks it `sent_at` (about to be
- * sent). Answers the rows taken, each with the mark it had before (`sent_before`); one not there to take (sent
- * already, or another sender has it) is left out.
+ * sent), under the claim's id `claimId`, keeping the mark it had before (`sent_before_claim`, for `releaseClaim`).
+ * Answers the rows taken, each with the mark it had before (`sent_before`); one not there to take (sent already, or
+ * another sender has it) is left out.
  */
 export async function claimInitiations<R extends MovingRow>(
   db: Queryable,
   m: AnyMovement,
   jobs: readonly { workspaceId: string; id: string; attempt: number }[],
   leaseSeconds: number,
+  claimId: string,
 ): Promise<Claimed<R>[]> {
   // The rows are found by primary key alone, and updated by the physical address found. A status condition in the
   // lookup would let the planner read the unsent rows through their partial index instead: with statistics taken while
@@ -62,7 +64,8 @@ export async function claimInitiations<R extends MovingRow>(
     `WITH before AS MATERIALIZED (
        SELECT c.ctid AS row, c.sent_at, j.attempt FROM unnest($1::uuid[], $2::uuid[], $3::int[]) AS j(workspace_id, id, attempt)
        JOIN ${m.table} c ON c.id = j.id AND c.workspace_id = j.workspace_id)
-     UPDATE ${m.table} AS t SET submit_after = now() + make_interval(secs => $4), sent_at = now()
+     UPDATE ${m.table} AS t SET submit_after = now() + make_interval(secs => $4), sent_at = now(), claim_id = $5,
+       sent_before_claim = t.sent_at
      FROM before
      -- Checked on the row as it is when locked. A row another process changed since the lookup has moved to another
      -- address and is not taken: a sweep that took it meanwhile (and moved its attempts on) wins.
@@ -72,9 +75,31 @@ export async function claimInitiations<R extends MovingRow>(
        .split(',')
        .map((c) => `t.${c.trim()}`)
        .join(', ')}, t.xmin::text AS version, before.sent_at AS sent_before`,
-    [jobs.map((j) => j.workspaceId), jobs.map((j) => j.id), jobs.map((j) => j.attempt), leaseSeconds],
+    [jobs.map((j) => j.workspaceId), jobs.map((j) => j.id), jobs.map((j) => j.attempt), leaseSeconds, claimId],
   );
   return rows;
+}
+
+/**
+ * Undoes claim `claimId` on the rows it still holds, for a sender that sent none of them (the claim's answer was lost:
+ * it may or may not have committed): each gets back the `sent_at` mark it had before the claim, and is due at once.
+ * A row claimed since by another sender (another claim id), or already answered, is left alone. Answers how many were
+ * released.
+ */
+export async function releaseClaim(
+  db: Queryable,
+  m: AnyMovement,
+  jobs: readonly { workspaceId: string; id: string }[],
+  claimId: string,
+): Promise<number> {
+  const { rowCount } = await db.query(
+    `UPDATE ${m.table} AS t SET sent_at = t.sent_before_claim, submit_after = now(), claim_id = NULL
+     FROM unnest($1::uuid[], $2::uuid[]) AS j(workspace_id, id)
+     WHERE t.workspace_id = j.workspace_id AND t.id = j.id AND t.claim_id = $3
+       AND t.status = '${m.initial as string}' AND t.submitted_at IS NULL`,
+    [jobs.map((j) => j.workspaceId), jobs.map((j) => j.id), claimId],
+  );
+  return rowCount ?? 0;
 }
 
 /** The next try after 2^attempts seconds (at most 60). */

@@ -4,6 +4,7 @@
 // pushing their `submit_after` forward (a lease and a persisted backoff in one), so several processes
 // never pick the same row at once and a row that keeps failing does not hold up the others. After
 // MAX_ATTEMPTS the object fails with `provider_error`.
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import { isDatabaseUnavailable } from '../../db/errors.js';
@@ -121,15 +122,19 @@ export class Submitter {
 
   private async claimAndSubmit(jobs: Job[]): Promise<void> {
     const claimedAt = Date.now();
+    const claimId = randomUUID();
+    const claimable = jobs.filter((job) => job.attempt <= MAX_ATTEMPTS);
     let claimed: Map<string, Claimed<MovingRow>>;
     try {
-      claimed = await this.claim(jobs.filter((job) => job.attempt <= MAX_ATTEMPTS));
+      claimed = await this.claim(claimable, claimId);
       this.databaseBack();
     } catch (err) {
-      // Nothing was taken: each is due again when its `submit_after` comes (the sweep sends it).
+      // Nothing is sent. The claim may have taken rows all the same (its answer lost as it committed, or one kind's
+      // claim failing after another's): those are released, and sent again.
       if (isDatabaseUnavailable(err)) this.databaseAway(err);
       else this.log.warn({ err, jobs: jobs.length }, 'could not claim initiations; the sweep retries them');
       for (const job of jobs) this.finished(job);
+      void this.release(claimable, claimId, claimedAt);
       return;
     }
     for (const job of jobs) {
@@ -181,15 +186,55 @@ export class Submitter {
     this.log.info('database back: initiations resume');
   }
 
-  /** The rows of the jobs' initiations taken for this sender, by id: one statement per kind. */
-  private async claim(jobs: Job[]): Promise<Map<string, Claimed<MovingRow>>> {
+  /** The rows of the jobs' initiations taken for this sender under `claimId`, by id: one statement per kind. */
+  private async claim(jobs: Job[], claimId: string): Promise<Map<string, Claimed<MovingRow>>> {
     const claimed = new Map<string, Claimed<MovingRow>>();
     for (const m of Object.values(MOVEMENTS)) {
       const ofKind = jobs.filter((job) => job.kind === m.type);
       if (ofKind.length === 0) continue;
-      for (const row of await sql.claimInitiations(this.db, m, ofKind, this.leaseSeconds)) claimed.set(row.id, row);
+      for (const row of await sql.claimInitiations(this.db, m, ofKind, this.leaseSeconds, claimId))
+        claimed.set(row.id, row);
     }
     return claimed;
+  }
+
+  /**
+   * A claim whose answer never came sent nothing, but may have taken its rows and marked them `sent_at` (maybe sent):
+   * left so, the next sender after the lease would not send them (a Daraja STK push cannot be asked about by our id),
+   * and the payer would never be prompted. So the rows claim `claimId` still holds get their mark back and are sent
+   * again, the database waited for (as `record` waits) while this sender's lease holds.
+   */
+  private async release(jobs: Job[], claimId: string, claimedAt: number): Promise<void> {
+    const until = this.heldUntil(claimedAt);
+    let pause = 250;
+    for (;;) {
+      try {
+        let released = 0;
+        for (const m of Object.values(MOVEMENTS)) {
+          const ofKind = jobs.filter((job) => job.kind === m.type);
+          if (ofKind.length > 0) released += await sql.releaseClaim(this.db, m, ofKind, claimId);
+        }
+        if (released > 0)
+          this.log.info({ released }, 'initiations taken by a claim whose answer was lost: released, and sent again');
+        for (const job of jobs) this.kick(job.kind, job.workspaceId, job.id, job.attempt);
+        return;
+      } catch (err) {
+        if (!isDatabaseUnavailable(err) || Date.now() + pause > until) {
+          this.log.error(
+            { err, jobs: jobs.length },
+            'could not release a claim whose answer was lost: its initiations may wait for their lease, then be taken as maybe sent',
+          );
+          return;
+        }
+        await sleep(pause);
+        pause = Math.min(pause * 2, 2000);
+      }
+    }
+  }
+
+  /** Until when a sender may count on the lease its claim at `claimedAt` took (less a margin for clocks). */
+  private heldUntil(claimedAt: number): number {
+    return claimedAt + (this.leaseSeconds - Math.min(LEASE_MARGIN_SECONDS, this.leaseSeconds / 4)) * 1000;
   }
 
   private finished(job: Job): void {
@@ -279,7 +324,7 @@ export class Submitter {
    * whose answer was lost is harmless: the lifecycle takes a move it already made as a duplicate.
    */
   private async record(job: Job, claimedAt: number, to: ProviderAck['status'], options: MoveOptions): Promise<void> {
-    const heldUntil = claimedAt + (this.leaseSeconds - Math.min(LEASE_MARGIN_SECONDS, this.leaseSeconds / 4)) * 1000;
+    const heldUntil = this.heldUntil(claimedAt);
     let pause = 250;
     for (let waited = false; ;) {
       try {
