@@ -545,33 +545,29 @@ describe('the service on a Patroni pair losing its primary', { skip: missing }, 
     });
   }
 
-  // A known bug, not found yet: in CI, one collection of ~140 is sometimes left unsettled 60 s after the switchover
-  // (3 of 5 CI runs since the engine's one-statement moves, never on a quiet machine). Kept running and reported as
-  // a TODO, with the unsettled collections printed, until it is found; the kill -9 runs above stay strict.
-  it(
-    'a planned switchover under load (patronictl switchover): no failed operation, every key 201, nothing lost',
-    { todo: 'one collection sometimes left unsettled in CI: see the closing note of 2026-11-28' },
-    async (t) => {
-      assert.ok(cluster);
-      const ha = cluster;
-      const ws = await workspace('switchover');
-      const load = new Load(base, ws.token, `switch-${randomBytes(3).toString('hex')}`);
-      const began = Date.now();
-      const switched = await underLoad(load, async () => {
-        const done = await ha.switchover();
-        await recovered(load, Date.now(), 'a 201 after the switchover');
-        return done;
-      });
-      const gap = load.longestGap(began, Date.now());
-      const rejoined = await ha.waitForRejoin(switched.from);
-      const slowest = Math.max(...load.outcomes.map((o) => o.attempts));
-      t.diagnostic(
-        `switchover ${switched.from} → ${switched.leader.name}: promoted ${switched.promotedMs} ms after patronictl ` +
-          `started, reached through HAProxy after ${switched.routedMs} ms; ${switched.from} back as ` +
-          `${rejoined.member.role} ${rejoined.tookMs} ms later; longest time without a 201: ${gap} ms; at most ` +
-          `${slowest} attempts for a key`,
-      );
-      await checkAfter(t, load, ws);
-    },
-  );
+  // A switchover's fast shutdown cuts the commits waiting for the synchronous standby: committed, their answers lost.
+  // An initiation claim among them once left its collection marked maybe sent and never pushed (one of ~140 unsettled
+  // here, in CI); its sender now releases such a claim (connectors.daraja.test.ts tests that on its own).
+  it('a planned switchover under load (patronictl switchover): no failed operation, every key 201, nothing lost', async (t) => {
+    assert.ok(cluster);
+    const ha = cluster;
+    const ws = await workspace('switchover');
+    const load = new Load(base, ws.token, `switch-${randomBytes(3).toString('hex')}`);
+    const began = Date.now();
+    const switched = await underLoad(load, async () => {
+      const done = await ha.switchover();
+      await recovered(load, Date.now(), 'a 201 after the switchover');
+      return done;
+    });
+    const gap = load.longestGap(began, Date.now());
+    const rejoined = await ha.waitForRejoin(switched.from);
+    const slowest = Math.max(...load.outcomes.map((o) => o.attempts));
+    t.diagnostic(
+      `switchover ${switched.from} → ${switched.leader.name}: promoted ${switched.promotedMs} ms after patronictl ` +
+        `started, reached through HAProxy after ${switched.routedMs} ms; ${switched.from} back as ` +
+        `${rejoined.member.role} ${rejoined.tookMs} ms later; longest time without a 201: ${gap} ms; at most ` +
+        `${slowest} attempts for a key`,
+    );
+    await checkAfter(t, load, ws);
+  });
 });
