@@ -40,7 +40,7 @@ it('a released claim leaves the row as before it: never marked, and due at once'
   const [taken] = await claimInitiations(t.db, collectionMovement, [j], 30, claim);
   assert.equal(taken?.sent_before, null);
   assert.notEqual((await mark(j.id)).sent_at, null, 'the claim marked it maybe sent');
-  assert.equal(await releaseClaim(t.db, collectionMovement, [j], claim), 1);
+  assert.deepEqual(await releaseClaim(t.db, collectionMovement, [j], claim), [j.id]);
   assert.deepEqual(await mark(j.id), { sent_at: null, due: true, claim_id: null });
 });
 
@@ -51,7 +51,7 @@ it('a row marked by an earlier claim keeps that mark when a later claim is relea
   const claim = randomUUID();
   const [taken] = await claimInitiations(t.db, collectionMovement, [j], 30, claim);
   assert.equal(taken?.sent_before?.getTime(), earlier.getTime());
-  assert.equal(await releaseClaim(t.db, collectionMovement, [j], claim), 1);
+  assert.deepEqual(await releaseClaim(t.db, collectionMovement, [j], claim), [j.id]);
   const after = await mark(j.id);
   assert.equal(after.sent_at?.getTime(), earlier.getTime(), 'still maybe sent, by the earlier claim');
   assert.equal(after.due, true);
@@ -66,10 +66,10 @@ it("a release does not touch another sender's later claim, nor a claim never mad
   const second = randomUUID();
   assert.equal((await claimInitiations(t.db, collectionMovement, [j], 30, second)).length, 1);
   const claimed = await mark(j.id);
-  assert.equal(await releaseClaim(t.db, collectionMovement, [j], first), 0);
+  assert.deepEqual(await releaseClaim(t.db, collectionMovement, [j], first), []);
   assert.deepEqual(await mark(j.id), claimed, 'the later claim stands');
   const other = await job();
-  assert.equal(await releaseClaim(t.db, collectionMovement, [other], first), 0);
+  assert.deepEqual(await releaseClaim(t.db, collectionMovement, [other], first), []);
   assert.equal((await mark(other.id)).claim_id, null);
 });
 
@@ -78,6 +78,6 @@ it('an initiation already answered is not released', async () => {
   const claim = randomUUID();
   await claimInitiations(t.db, collectionMovement, [j], 30, claim);
   await t.db.query("UPDATE collections SET status = 'pending', submitted_at = now() WHERE id = $1", [j.id]);
-  assert.equal(await releaseClaim(t.db, collectionMovement, [j], claim), 0);
+  assert.deepEqual(await releaseClaim(t.db, collectionMovement, [j], claim), []);
   assert.notEqual((await mark(j.id)).sent_at, null);
 });

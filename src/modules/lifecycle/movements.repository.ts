@@ -83,23 +83,24 @@ export async function claimInitiations<R extends MovingRow>(
 /**
  * Undoes claim `claimId` on the rows it still holds, for a sender that sent none of them (the claim's answer was lost:
  * it may or may not have committed): each gets back the `sent_at` mark it had before the claim, and is due at once.
- * A row claimed since by another sender (another claim id), or already answered, is left alone. Answers how many were
- * released.
+ * A row claimed since by another sender (another claim id), or already answered, is left alone. Answers the ids of
+ * the rows released.
  */
 export async function releaseClaim(
   db: Queryable,
   m: AnyMovement,
   jobs: readonly { workspaceId: string; id: string }[],
   claimId: string,
-): Promise<number> {
-  const { rowCount } = await db.query(
+): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
     `UPDATE ${m.table} AS t SET sent_at = t.sent_before_claim, submit_after = now(), claim_id = NULL
      FROM unnest($1::uuid[], $2::uuid[]) AS j(workspace_id, id)
      WHERE t.workspace_id = j.workspace_id AND t.id = j.id AND t.claim_id = $3
-       AND t.status = '${m.initial as string}' AND t.submitted_at IS NULL`,
+       AND t.status = '${m.initial as string}' AND t.submitted_at IS NULL
+     RETURNING t.id`,
     [jobs.map((j) => j.workspaceId), jobs.map((j) => j.id), claimId],
   );
-  return rowCount ?? 0;
+  return rows.map((r) => r.id);
 }
 
 /** The next try after 2^attempts seconds (at most 60). */

@@ -209,14 +209,17 @@ export class Submitter {
     let pause = 250;
     for (;;) {
       try {
-        let released = 0;
+        const released = new Set<string>();
         for (const m of Object.values(MOVEMENTS)) {
           const ofKind = jobs.filter((job) => job.kind === m.type);
-          if (ofKind.length > 0) released += await sql.releaseClaim(this.db, m, ofKind, claimId);
+          if (ofKind.length > 0) for (const id of await sql.releaseClaim(this.db, m, ofKind, claimId)) released.add(id);
         }
-        if (released > 0)
-          this.log.info({ released }, 'initiations taken by a claim whose answer was lost: released, and sent again');
-        for (const job of jobs) this.kick(job.kind, job.workspaceId, job.id, job.attempt);
+        if (released.size === 0) return; // the claim took nothing: each is due again at its `submit_after`
+        this.log.info(
+          { released: released.size },
+          'initiations taken by a claim whose answer was lost: released, and sent again',
+        );
+        for (const job of jobs) if (released.has(job.id)) this.kick(job.kind, job.workspaceId, job.id, job.attempt);
         return;
       } catch (err) {
         if (!isDatabaseUnavailable(err) || Date.now() + pause > until) {
