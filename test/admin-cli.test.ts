@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { decodeJwt } from 'jose';
-import { assertProblem, request, startTestApp, type TestApp } from './helpers/harness.js';
+import { assertProblem, cookieSet, request, signInForm, startTestApp, type TestApp } from './helpers/harness.js';
 import { PROJECT_ROOT } from './helpers/start-command.js';
 
 let t: TestApp;
@@ -124,23 +124,14 @@ describe('npm run admin -- create-credential', () => {
 
 /** Signs in at the dashboard's member form; answers the session cookie, or undefined when refused. */
 async function memberSignIn(email: string, password: string): Promise<string | undefined> {
-  const form = await fetch(`${t.baseUrl}/dashboard/sign-in`);
-  const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? '';
-  const nonce =
-    form.headers
-      .getSetCookie()
-      .find((c) => c.startsWith('dashboard_signin='))
-      ?.split(';')[0] ?? '';
+  const form = await signInForm(t.baseUrl);
   const res = await fetch(`${t.baseUrl}/dashboard/sign-in/password`, {
     method: 'POST',
     redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: nonce },
-    body: new URLSearchParams({ csrf, email, password, next: '/dashboard' }).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: form.cookie },
+    body: new URLSearchParams({ csrf: form.csrf, email, password, next: '/dashboard' }).toString(),
   });
-  return res.headers
-    .getSetCookie()
-    .find((c) => c.startsWith('dashboard_session='))
-    ?.split(';')[0];
+  return cookieSet(res, 'dashboard_session');
 }
 
 describe('npm run admin -- create-member', () => {

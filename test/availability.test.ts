@@ -14,6 +14,7 @@ import {
   request,
   startTestApp,
   waitFor,
+  tokenSession,
   type TestApp,
 } from './helpers/harness.js';
 import { isWrite, statementsSent } from './helpers/statements.js';
@@ -429,25 +430,7 @@ describe('payouts on a rail that is down', () => {
 
 describe('the dashboard home', () => {
   it('shows the rails that are not operational, why and since when, and the maintenance planned', async () => {
-    const form = await fetch(`${t.baseUrl}/dashboard/sign-in`);
-    const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? '';
-    const formCookie =
-      form.headers
-        .getSetCookie()
-        .find((c) => c.startsWith('dashboard_signin='))
-        ?.split(';')[0] ?? '';
-    const signedIn = await fetch(`${t.baseUrl}/dashboard/sign-in`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: formCookie },
-      body: new URLSearchParams({ csrf, token: t.demoToken, next: '/dashboard' }).toString(),
-    });
-    const cookie =
-      signedIn.headers
-        .getSetCookie()
-        .find((c) => c.startsWith('dashboard_session='))
-        ?.split(';')[0] ?? '';
-    assert.ok(cookie, 'signed in');
+    const cookie = await tokenSession(t.baseUrl, t.demoToken);
     const home = async () => {
       const res = await fetch(`${t.baseUrl}/dashboard`, { headers: { cookie } });
       assert.equal(res.status, 200);

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { MembersService } from '../src/modules/members/members.service.js';
-import { startTestApp, type TestApp } from './helpers/harness.js';
+import { signInForm, startTestApp, type TestApp } from './helpers/harness.js';
 
 const PASSWORD = 'the right passphrase';
 const EMAIL = 'throttled@demo.test';
@@ -26,13 +26,7 @@ before(async () => {
 after(async () => t.close());
 
 async function post(path: string, fields: Record<string, string>, address: string): Promise<Response> {
-  const form = await fetch(`${t.baseUrl}/dashboard/sign-in`, { headers: { 'x-forwarded-for': address } });
-  const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? '';
-  const cookie =
-    form.headers
-      .getSetCookie()
-      .find((c) => c.startsWith('dashboard_signin='))
-      ?.split(';')[0] ?? '';
+  const { csrf, cookie } = await signInForm(t.baseUrl, '/dashboard/sign-in', { 'x-forwarded-for': address });
   return fetch(`${t.baseUrl}${path}`, {
     method: 'POST',
     redirect: 'manual',

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { MembersService, type Role } from '../src/modules/members/members.service.js';
-import { createWorkspace, startTestApp, type TestApp } from './helpers/harness.js';
+import { createWorkspace, signInForm, startTestApp, type TestApp } from './helpers/harness.js';
 import { codeFor, forgetLastStep, giveSecondFactor } from './helpers/second-factor.js';
 
 const ORIGIN = 'http://dash.example.test:8080';
@@ -38,16 +38,8 @@ before(async () => {
 after(async () => t.close());
 
 /** A fresh sign-in form: its one-time value and cookie. */
-async function drawForm(path = '/dashboard/sign-in'): Promise<{ csrf: string; cookie: string; status: number }> {
-  const res = await fetch(`${t.baseUrl}${path}`);
-  const csrf = /name="csrf" value="([^"]+)"/.exec(await res.text())?.[1] ?? '';
-  const cookie =
-    res.headers
-      .getSetCookie()
-      .find((c) => c.startsWith('dashboard_signin='))
-      ?.split(';')[0] ?? '';
-  return { csrf, cookie, status: res.status };
-}
+const drawForm = (path = '/dashboard/sign-in'): Promise<{ csrf: string; cookie: string; status: number }> =>
+  signInForm(t.baseUrl, path);
 
 function post(path: string, fields: Record<string, string>, cookie?: string): Promise<Response> {
   return fetch(`${t.baseUrl}${path}`, {

@@ -15,6 +15,7 @@ import {
   newKey,
   request,
   startTestApp,
+  tokenSession,
   type TestApp,
 } from './helpers/harness.js';
 import { statementsSent } from './helpers/statements.js';
@@ -415,28 +416,6 @@ describe('the create paths apply the configuration', () => {
 });
 
 describe('the dashboard offers what the workspace may use', () => {
-  /** A dashboard session opened with the workspace's token (it has no owner yet: the break-glass path). */
-  const dashboardSession = async (token: string): Promise<string> => {
-    const form = await fetch(`${t.baseUrl}/dashboard/sign-in`);
-    const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? '';
-    const signin =
-      form.headers
-        .getSetCookie()
-        .find((c) => c.startsWith('dashboard_signin='))
-        ?.split(';')[0] ?? '';
-    const res = await fetch(`${t.baseUrl}/dashboard/sign-in`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: signin },
-      body: new URLSearchParams({ csrf, token }).toString(),
-    });
-    const session = res.headers
-      .getSetCookie()
-      .find((c) => c.startsWith('dashboard_session='))
-      ?.split(';')[0];
-    assert.ok(session, `signed in (${res.status})`);
-    return session;
-  };
   const optionsOf = async (cookie: string, path: string, select: string): Promise<string[]> => {
     const page = await (await fetch(`${t.baseUrl}${path}`, { headers: { cookie } })).text();
     const list = new RegExp(`<select[^>]*name="${select}"[^>]*>([\\s\\S]*?)</select>`).exec(page)?.[1] ?? '';
@@ -445,7 +424,7 @@ describe('the dashboard offers what the workspace may use', () => {
 
   it("the sandbox's test collection and a new checkout link list only the enabled rails and markets", async () => {
     const ws = await fresh('dashboard-narrowed');
-    const cookie = await dashboardSession(ws.token);
+    const cookie = await tokenSession(t.baseUrl, ws.token);
     const before = await optionsOf(cookie, '/dashboard/sandbox', 'rail');
     assert.ok(before.includes('KE/airtel_money') && before.includes('GH/mtn_momo'), 'the whole catalogue first');
     assert.equal((await configure(ws.id, [{ market: 'KE', rail: 'mpesa' }])).status, 200);

@@ -157,6 +157,39 @@ async function writeCatalogue(dir: string, expirySeconds: Record<string, number>
 }
 
 /** Polls `probe` every 20 ms until it returns something other than undefined; fails after `timeoutMs`. */
+/** The cookie `name` a response set, as a browser sends it back (`name=value`), or undefined. */
+export function cookieSet(res: Response, name: string): string | undefined {
+  return res.headers
+    .getSetCookie()
+    .find((c) => c.startsWith(`${name}=`))
+    ?.split(';')[0];
+}
+
+/** A dashboard sign-in form drawn as a browser draws it: its one-time value, the cookie it set, and its status. */
+export async function signInForm(
+  baseUrl: string,
+  path = '/dashboard/sign-in',
+  headers: Record<string, string> = {},
+): Promise<{ csrf: string; cookie: string; status: number }> {
+  const res = await fetch(`${baseUrl}${path}`, { headers });
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await res.text())?.[1] ?? '';
+  return { csrf, cookie: cookieSet(res, 'dashboard_signin') ?? '', status: res.status };
+}
+
+/** A dashboard session opened with a token (a workspace with no owner member yet: the break-glass path); its cookie. */
+export async function tokenSession(baseUrl: string, token: string): Promise<string> {
+  const form = await signInForm(baseUrl);
+  const res = await fetch(`${baseUrl}/dashboard/sign-in`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: form.cookie },
+    body: new URLSearchParams({ csrf: form.csrf, token, next: '/dashboard' }).toString(),
+  });
+  const session = cookieSet(res, 'dashboard_session');
+  assert.ok(session, `signed in with a token (${res.status})`);
+  return session;
+}
+
 export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
