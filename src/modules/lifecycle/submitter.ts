@@ -205,30 +205,44 @@ export class Submitter {
    * again, the database waited for (as `record` waits) while this sender's lease holds.
    */
   private async release(jobs: Job[], claimId: string, claimedAt: number): Promise<void> {
-    const until = this.heldUntil(claimedAt);
-    let pause = 250;
-    for (;;) {
-      try {
-        const released = new Set<string>();
+    let released: Set<string>;
+    try {
+      released = await this.whileHeld(claimedAt, async () => {
+        const ids = new Set<string>();
         for (const m of Object.values(MOVEMENTS)) {
           const ofKind = jobs.filter((job) => job.kind === m.type);
-          if (ofKind.length > 0) for (const id of await sql.releaseClaim(this.db, m, ofKind, claimId)) released.add(id);
+          if (ofKind.length > 0) for (const id of await sql.releaseClaim(this.db, m, ofKind, claimId)) ids.add(id);
         }
-        if (released.size === 0) return; // the claim took nothing: each is due again at its `submit_after`
-        this.log.info(
-          { released: released.size },
-          'initiations taken by a claim whose answer was lost: released, and sent again',
-        );
-        for (const job of jobs) if (released.has(job.id)) this.kick(job.kind, job.workspaceId, job.id, job.attempt);
-        return;
+        return ids;
+      });
+    } catch (err) {
+      this.log.error(
+        { err, jobs: jobs.length },
+        'could not release a claim whose answer was lost: its initiations may wait for their lease, then be taken as maybe sent',
+      );
+      return;
+    }
+    if (released.size === 0) return; // the claim took nothing: each is due again at its `submit_after`
+    this.log.info(
+      { released: released.size },
+      'initiations taken by a claim whose answer was lost: released, and sent again',
+    );
+    for (const job of jobs) if (released.has(job.id)) this.kick(job.kind, job.workspaceId, job.id, job.attempt);
+  }
+
+  /**
+   * Runs `work`, and again after a growing pause while the database is away and the lease taken at `claimedAt` still
+   * holds (`onWait` hears of the first pause); throws what stops it: another error, or the lease running out.
+   */
+  private async whileHeld<T>(claimedAt: number, work: () => Promise<T>, onWait?: (err: unknown) => void): Promise<T> {
+    const until = this.heldUntil(claimedAt);
+    let pause = 250;
+    for (let waited = false; ; waited = true) {
+      try {
+        return await work();
       } catch (err) {
-        if (!isDatabaseUnavailable(err) || Date.now() + pause > until) {
-          this.log.error(
-            { err, jobs: jobs.length },
-            'could not release a claim whose answer was lost: its initiations may wait for their lease, then be taken as maybe sent',
-          );
-          return;
-        }
+        if (!isDatabaseUnavailable(err) || Date.now() + pause > until) throw err;
+        if (!waited) onWait?.(err);
         await sleep(pause);
         pause = Math.min(pause * 2, 2000);
       }
@@ -327,25 +341,19 @@ export class Submitter {
    * whose answer was lost is harmless: the lifecycle takes a move it already made as a duplicate.
    */
   private async record(job: Job, claimedAt: number, to: ProviderAck['status'], options: MoveOptions): Promise<void> {
-    const heldUntil = this.heldUntil(claimedAt);
-    let pause = 250;
-    for (let waited = false; ;) {
-      try {
-        await this.move(job, to, options);
-        if (waited) this.log.info({ kind: job.kind, id: job.id }, 'database back: the provider answer was recorded');
-        return;
-      } catch (err) {
-        if (!isDatabaseUnavailable(err) || Date.now() + pause > heldUntil) throw err;
-        if (!waited)
-          this.log.warn(
-            { kind: job.kind, id: job.id, err: { message: (err as Error).message } },
-            'database unavailable: holding the provider answer until it is back',
-          );
+    let waited = false;
+    await this.whileHeld(
+      claimedAt,
+      () => this.move(job, to, options),
+      (err) => {
         waited = true;
-        await sleep(pause);
-        pause = Math.min(pause * 2, 2000);
-      }
-    }
+        this.log.warn(
+          { kind: job.kind, id: job.id, err: { message: (err as Error).message } },
+          'database unavailable: holding the provider answer until it is back',
+        );
+      },
+    );
+    if (waited) this.log.info({ kind: job.kind, id: job.id }, 'database back: the provider answer was recorded');
   }
 
   /**
