@@ -29,6 +29,11 @@ export type Handler = (req: FakeRequest) => FakeResponse | Promise<FakeResponse>
 export interface Fault {
   /** Only requests whose path contains this. */
   path?: string;
+  /**
+   * Only requests of this method: `POST` keeps a fault on an initiation from being taken by a status query of another
+   * payment on the same path (`GET /requesttopay/{id}` under `/requesttopay`).
+   */
+  method?: string;
   /** Answer this HTTP status (with the operator's own error body for it, or `body`) instead of the handler's answer. */
   status?: number;
   body?: unknown;
@@ -213,7 +218,12 @@ export abstract class FakeOperator {
     };
     if (request.path === '/__fake/control' && request.method === 'POST') return this.answer(res, this.runControl(json));
     this.received.push(request);
-    const fault = this.faults.find((f) => f.left > 0 && (f.path === undefined || request.path.includes(f.path)));
+    const fault = this.faults.find(
+      (f) =>
+        f.left > 0 &&
+        (f.path === undefined || request.path.includes(f.path)) &&
+        (f.method === undefined || f.method.toUpperCase() === request.method),
+    );
     if (fault) fault.left -= 1;
     this.faults = this.faults.filter((f) => f.left > 0);
     if (fault?.delayMs !== undefined) await new Promise((resolve) => setTimeout(resolve, fault.delayMs));

@@ -162,7 +162,7 @@ describe('Airtel Money collections', () => {
   });
 
   it('Airtel answering 500 at initiation: sent again under the same id, and the payer prompted once', async () => {
-    await assertPromptedOnceDespite(airtel, { path: '/merchant/v1/payments/', status: 500 });
+    await assertPromptedOnceDespite(airtel, { method: 'POST', path: '/merchant/v1/payments/', status: 500 });
   });
 
   it('Airtel acting on an initiation whose answer never came: asked about it by our id, never sent again', async () => {

@@ -174,7 +174,7 @@ describe('MTN MoMo collections', () => {
   });
 
   it('MoMo answering 500 at initiation: sent again under the same X-Reference-Id, and the payer prompted once', async () => {
-    const first = await assertPromptedOnceDespite(mtn, { path: '/requesttopay', status: 500 });
+    const first = await assertPromptedOnceDespite(mtn, { method: 'POST', path: '/requesttopay', status: 500 });
     const sent = fake
       .requests('POST', '/requesttopay')
       .filter((r) => (r.json as any)?.payer?.partyId === digits(first.phone));
@@ -186,7 +186,11 @@ describe('MTN MoMo collections', () => {
     // The answer is lost after MoMo created it (and so is its callback): the retry reads its status by the
     // X-Reference-Id we derive from our id, and sends nothing again.
     fake.callbacksPlan({ drop: 1 });
-    const second = await assertPromptedOnceDespite(mtn, { path: '/requesttopay', timeout: { processed: true } });
+    const second = await assertPromptedOnceDespite(mtn, {
+      method: 'POST',
+      path: '/requesttopay',
+      timeout: { processed: true },
+    });
     const sent = fake
       .requests('POST', '/requesttopay')
       .filter((r) => (r.json as any)?.payer?.partyId === digits(second.phone));

@@ -142,7 +142,12 @@ describe('Orange Money collections', () => {
   });
 
   it('a webpayment Orange refuses (400) fails the collection with provider_refused, and is not sent again', async () => {
-    fake.inject({ path: '/webpayment', status: 400, body: { code: 400, message: 'Bad Request', description: 'no' } });
+    fake.inject({
+      method: 'POST',
+      path: '/webpayment',
+      status: 400,
+      body: { code: 400, message: 'Bad Request', description: 'no' },
+    });
     const res = await createCollection(
       t,
       t.demoToken,
@@ -229,7 +234,7 @@ describe('Orange Money collections', () => {
   });
 
   it('Orange answering 500 at initiation: asked again, one session opened and paid once', async () => {
-    fake.inject({ path: '/webpayment', status: 500 });
+    fake.inject({ method: 'POST', path: '/webpayment', status: 500 });
     const p = payer();
     const { id, url } = await opened(p.e164);
     assert.equal(webpayments(id).length, 2, 'sent again after the 500');
@@ -239,7 +244,7 @@ describe('Orange Money collections', () => {
   });
 
   it('a webpayment whose answer never came: a new session, and the lost one, whose page nobody has, is never paid', async () => {
-    fake.inject({ path: '/webpayment', timeout: { processed: true } });
+    fake.inject({ method: 'POST', path: '/webpayment', timeout: { processed: true } });
     const p = payer();
     const { id, url, session } = await opened(p.e164);
     const sessions = fake.sessionsFor(orangeIdPart(id));

@@ -238,7 +238,7 @@ describe('Wave collections', () => {
   });
 
   it('Wave answering 500 at initiation: sent again, and the payer gets one session', async () => {
-    await assertPromptedOnceDespite(wave, { path: '/v1/checkout/sessions', status: 500 });
+    await assertPromptedOnceDespite(wave, { method: 'POST', path: '/v1/checkout/sessions', status: 500 });
   });
 
   it('Wave making the session but its answer never coming: found by our id, never made twice', async () => {
@@ -356,7 +356,7 @@ describe('Wave refunds and payouts', () => {
 
     // An answer lost on the way back: the retry asks Wave by our id (client_reference) and pays nobody twice.
     const lost = phone();
-    fake.inject({ path: '/v1/payout', timeout: { processed: true } });
+    fake.inject({ method: 'POST', path: '/v1/payout', timeout: { processed: true } });
     const again = await desk.payout(lost, 1000, 'successful');
     assert.equal([...fake.payouts.values()].filter((x) => x.mobile === lost).length, 1);
     assert.ok(

@@ -294,6 +294,19 @@ describe('the MTN MoMo fake', () => {
     assert.deepEqual([res.status, res.body.code], [503, 'SERVICE_UNAVAILABLE']);
     assert.equal((await pay({ 'x-reference-id': randomUUID() })).status, 202);
   });
+
+  it('a fault scoped to POST is not taken by a status query on the same path', async () => {
+    const control = { fault: { method: 'POST', path: '/requesttopay', status: 503 } };
+    assert.equal((await call(`${fake.url}/__fake/control`, 'POST', {}, control)).status, 200);
+    const query = await call(`${fake.url}/collection/v1_0/requesttopay/${randomUUID()}`, 'GET', {
+      ...key,
+      authorization: `Bearer ${token}`,
+      'x-target-environment': 'sandbox',
+    });
+    assert.deepEqual([query.status, query.body.code], [404, 'RESOURCE_NOT_FOUND']);
+    const res = await pay({ 'x-reference-id': randomUUID() });
+    assert.deepEqual([res.status, res.body.code], [503, 'SERVICE_UNAVAILABLE']);
+  });
 });
 
 describe('the Airtel Money fake', () => {
