@@ -45,7 +45,7 @@ after(async () => {
 async function newSession(
   overrides: Record<string, unknown> = {},
 ): Promise<{ id: string; url: string; redirect: string }> {
-  const redirect = `http://127.0.0.1:${merchant.port}/thanks?cart=9`;
+  const redirect = `${merchant.url}/thanks?cart=9`;
   const res = await request(t, 'POST', '/v1/checkout/sessions', {
     token: t.demoToken,
     body: {
@@ -141,13 +141,15 @@ describe('the hosted payment page in Chromium', { skip }, () => {
         'the result is announced by moving focus to it',
       );
       await snapBothWidths(page, shots, '4-success');
-      await page.waitForURL((u) => u.pathname === '/thanks', { timeout: 15_000 });
+      await page.waitForURL((u) => u.pathname === `${merchant.path}/thanks`, { timeout: 15_000 });
       const back = new URL(page.url());
       assert.equal(back.searchParams.get('session_id'), session.id);
       assert.equal(back.searchParams.get('status'), 'complete');
       assert.equal(back.searchParams.get('cart'), '9');
       assert.equal(await sessionStatus(session.id), 'complete');
-      const landed = merchant.requests.find((r) => r.path.startsWith('/thanks') && r.path.includes(session.id));
+      const landed = merchant.requests.find(
+        (r) => r.path.startsWith(`${merchant.path}/thanks`) && r.path.includes(session.id),
+      );
       assert.ok(landed, 'the shop received the payer');
       assert.equal(landed.headers.referer, undefined, 'no Referer: the payment link never leaks to the shop');
       assert.deepEqual(errors, []);
@@ -173,7 +175,7 @@ describe('the hosted payment page in Chromium', { skip }, () => {
       assert.equal(await page.evaluate(() => document.activeElement?.id), 'phone', 'focus returns to the number');
       await page.getByLabel('Mobile money number').fill('712340000');
       await page.getByRole('button', { name: /^Pay / }).click();
-      await page.waitForURL((u) => u.pathname === '/thanks', { timeout: 20_000 });
+      await page.waitForURL((u) => u.pathname === `${merchant.path}/thanks`, { timeout: 20_000 });
       assert.equal(new URL(page.url()).searchParams.get('status'), 'complete');
       const final = (await request(t, 'GET', `/v1/checkout/sessions/${session.id}`, { token: t.demoToken })).body;
       assert.equal(final.status, 'complete');
@@ -292,7 +294,7 @@ describe('the hosted payment page in Chromium', { skip }, () => {
       assert.equal(new URL(page.url()).pathname.startsWith('/checkout/'), true, 'the payer stayed');
       assert.match((await page.locator('#success-text').textContent()) ?? '', /when you are ready/);
       await page.keyboard.press('Enter');
-      await page.waitForURL((u) => u.pathname === '/thanks', { timeout: 15_000 });
+      await page.waitForURL((u) => u.pathname === `${merchant.path}/thanks`, { timeout: 15_000 });
       assert.equal(new URL(page.url()).searchParams.get('status'), 'complete');
       const final = (await request(t, 'GET', `/v1/checkout/sessions/${session.id}`, { token: t.demoToken })).body;
       assert.equal(final.rail, 'airtel_money');

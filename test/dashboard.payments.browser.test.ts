@@ -215,7 +215,7 @@ describe('dashboard: collections', { skip }, () => {
     const shown = await timeline.innerText();
     assert.match(
       shown,
-      /succeeded Webhook to http:\/\/127\.0\.0\.1:\d+\/hook · 1 attempt, last answer HTTP 200/,
+      /succeeded Webhook to http:\/\/127\.0\.0\.1:\d+\/hook\/[0-9a-f]{12} · 1 attempt, last answer HTTP 200/,
       shown,
     );
     await assertPageQuality(page, 'collection');

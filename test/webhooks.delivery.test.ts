@@ -53,6 +53,7 @@ const startWebhookApp = (schedule: string, env: Record<string, string> = {}): Pr
 interface Endpoint {
   id: string;
   secret: string;
+  url: string;
 }
 
 async function addEndpoint(t: Api, token: string, url: string, enabledEvents?: string[]): Promise<Endpoint> {
@@ -62,7 +63,7 @@ async function addEndpoint(t: Api, token: string, url: string, enabledEvents?: s
   });
   assert.equal(res.status, 201, res.text);
   assert.match(res.body.secret, /^whsec_/);
-  return { id: res.body.id, secret: res.body.secret };
+  return { id: res.body.id, secret: res.body.secret, url };
 }
 
 async function newCollection(t: Api, token: string, overrides: Record<string, unknown> = {}): Promise<string> {
@@ -156,10 +157,11 @@ async function createdEventAt(t: Api, token: string, url: string): Promise<{ end
 const waitSucceeded = (t: Api, token: string, eventId: string, endpointId: string): Promise<any> =>
   waitDelivery(t, token, eventId, endpointId, 'succeeded', (d) => d.status === 'succeeded');
 
-/** Checks the Standard Webhooks signature with the package integrators use; returns the parsed body. */
-function verified(secret: string, r: ReceivedRequest): any {
+/** Checks that it came to the endpoint's URL, with the Standard Webhooks signature (the package integrators use); returns the parsed body. */
+function verified(endpoint: Endpoint, r: ReceivedRequest): any {
+  const { secret } = endpoint;
   assert.equal(r.method, 'POST');
-  assert.equal(r.path, '/hook');
+  assert.equal(r.path, new URL(endpoint.url).pathname + new URL(endpoint.url).search);
   assert.match(r.headers['content-type'] ?? '', /^application\/json/);
   assert.doesNotThrow(
     () => new Webhook(secret).verify(r.body, r.headers),
@@ -227,7 +229,7 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
         `received: ${receiver.requests.map((r) => JSON.parse(r.body).type).join(', ')}`,
       );
 
-      const bodies = receiver.requests.map((r) => verified(endpoint.secret, r));
+      const bodies = receiver.requests.map((r) => verified(endpoint, r));
       assert.deepEqual(bodies.map((b) => b.type).sort(), [...expected].sort(), 'one event per transition');
       assert.equal(new Set(bodies.map((b) => b.id)).size, expected.length, 'distinct event ids');
       for (const body of bodies) {
@@ -261,7 +263,7 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
       await sleep(700); // more than a retry delay: nothing more may come
       const got = receiver.requests;
       assert.equal(got.length, 4, 'three failures, then one success, then nothing');
-      for (const r of got) assert.deepEqual(verified(endpoint.secret, r), event);
+      for (const r of got) assert.deepEqual(verified(endpoint, r), event);
       assert.deepEqual(
         got.map((r) => r.headers['webhook-id']),
         [event.id, event.id, event.id, event.id],
@@ -330,7 +332,7 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
       const [first, second] = receiver.requests as [ReceivedRequest, ReceivedRequest];
       assert.equal(second.headers['webhook-id'], first.headers['webhook-id']);
       assert.equal(second.headers['webhook-id'], event.id);
-      assert.deepEqual(verified(endpoint.secret, second), verified(endpoint.secret, first));
+      assert.deepEqual(verified(endpoint, second), verified(endpoint, first));
 
       const resent = await waitFor(
         'the resend logged',
@@ -376,8 +378,8 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
         `the fast endpoint got all its events after ${elapsed} ms, not before the slow one's 3000 ms timeout`,
       );
       assert.ok(slow.requests.length > 0, 'the slow endpoint was being called meanwhile');
-      for (const r of fast.requests) verified(fastEndpoint.secret, r);
-      for (const r of slow.requests) verified(slowEndpoint.secret, r);
+      for (const r of fast.requests) verified(fastEndpoint, r);
+      for (const r of slow.requests) verified(slowEndpoint, r);
       assert.equal(
         new Set(fast.requests.map((r) => r.headers['webhook-id'])).size,
         fast.requests.length,
@@ -459,7 +461,7 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
       const ids_ = receiver.requests.map((r) => r.headers['webhook-id']);
       assert.equal(receiver.requests.length, expected, `${receiver.requests.length} requests for ${expected} events`);
       assert.equal(new Set(ids_).size, expected, 'every webhook-id exactly once');
-      for (const r of receiver.requests) verified(endpoint.secret, r);
+      for (const r of receiver.requests) verified(endpoint, r);
       const { rows } = await t.db.query<{ id: string; attempts: number; logged: number }>(
         `SELECT d.id, d.attempts, (SELECT count(*)::int FROM webhook_attempts a WHERE a.delivery_id = d.id) AS logged
          FROM webhook_deliveries d WHERE d.workspace_id = $1`,
@@ -507,7 +509,7 @@ describe('webhooks on the main schedule (0s,300ms,600ms,300ms,300ms; 3 s timeout
       await sleep(300);
       assert.equal(receiver.requests.length, count, 'no attempt twice');
       assert.equal(new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size, count, 'every event once');
-      for (const r of receiver.requests) verified(endpoint.secret, r);
+      for (const r of receiver.requests) verified(endpoint, r);
       assert.equal(
         most,
         t.config.webhookEndpointConcurrency,
@@ -602,7 +604,7 @@ describe('webhooks on a short schedule (0s,100ms: three attempts in all)', () =>
         (between[1] as number) >= 90 - 2,
         `the second retry waits 100 ms (−10%), yet came after ${between[1]} ms`,
       );
-      for (const r of receiver.requests) assert.deepEqual(verified(endpoint.secret, r), event);
+      for (const r of receiver.requests) assert.deepEqual(verified(endpoint, r), event);
       assert.equal(delivery.next_attempt_at, null);
       assert.equal(typeof delivery.last_error, 'string');
       assert.deepEqual(
@@ -632,7 +634,7 @@ describe('webhooks on a short schedule (0s,100ms: three attempts in all)', () =>
       const { endpoint, event } = await createdEventAt(t, ws.token, receiver.url);
       const delivery = await waitSucceeded(t, ws.token, event.id, endpoint.id);
       assert.equal(receiver.requests.length, 3);
-      for (const r of receiver.requests) assert.deepEqual(verified(endpoint.secret, r), event);
+      for (const r of receiver.requests) assert.deepEqual(verified(endpoint, r), event);
       const between = gaps(receiver.requests);
       console.log(`Retry-After gaps (ms): ${between.join(', ')}`);
       assert.ok(
@@ -728,7 +730,7 @@ describe('webhooks: 410 Gone (schedule 0s,30s)', () => {
       assert.deepEqual(await deliveriesOf(t, ws.token, third.id), []);
       assert.equal(receiver.requests.length, before_, 'nothing more reached the disabled endpoint');
       assert.equal(requestsFor(receiver, third.id).length, 0);
-      for (const r of receiver.requests) verified(endpoint.secret, r);
+      for (const r of receiver.requests) verified(endpoint, r);
     } finally {
       await receiver.close();
     }

@@ -13,6 +13,7 @@ import {
   t,
   receiverBase,
   received,
+  receiver,
   patchEndpoint,
   deleteEndpoint,
   deliveries,
@@ -167,7 +168,9 @@ describe('deliveries and resend', () => {
     assert.equal(sent.attempts[0].succeeded, true);
     assert.equal(sent.attempts[0].status_code, 200);
 
-    const copies = received.filter((r) => r.path === pathSuccess && r.headers['webhook-id'] === successfulEvent.id);
+    const copies = received.filter(
+      (r) => r.path === receiver.path + pathSuccess && r.headers['webhook-id'] === successfulEvent.id,
+    );
     assert.equal(copies.length, 2, 'the original delivery and the resend');
     assert.deepEqual(JSON.parse((copies[1] as ReceivedRequest).body), successfulEvent);
     new Webhook(successOnly.secret).verify(
@@ -223,7 +226,7 @@ describe('deliveries and resend', () => {
       WAIT_MS,
     );
     assert.ok(
-      !received.some((r) => r.path === pathRefunds),
+      !received.some((r) => r.path === receiver.path + pathRefunds),
       'the refund-only endpoint never received a collection event',
     );
   });

@@ -10,6 +10,7 @@ import {
   t,
   receiverBase,
   received,
+  receiver,
   rotate,
   getEvent,
   newEndpoint,
@@ -34,7 +35,7 @@ describe('secret rotation end to end', () => {
     const mine = await waitFor(
       'the four lifecycle events delivered',
       async () => {
-        const got = received.filter((r) => r.path === path);
+        const got = received.filter((r) => r.path === receiver.path + path);
         return got.length >= 4 ? got : undefined;
       },
       WAIT_MS,
@@ -90,7 +91,7 @@ describe('rotating often', () => {
     const [delivery] = await waitFor(
       'the delivery',
       async () => {
-        const got = received.filter((r) => r.path === path);
+        const got = received.filter((r) => r.path === receiver.path + path);
         return got.length >= 1 ? got : undefined;
       },
       WAIT_MS,

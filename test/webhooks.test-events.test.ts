@@ -92,7 +92,7 @@ describe("test events and an endpoint's delivery log", () => {
     assert.equal(event.status, 200, event.text);
     assert.equal(event.body.type, 'webhook.test');
     assert.deepEqual(event.body.data, withoutSecret(endpoint));
-    const arrived = received.filter((r) => r.path === path && r.headers['webhook-id'] === d.event_id);
+    const arrived = received.filter((r) => r.path === receiver.path + path && r.headers['webhook-id'] === d.event_id);
     assert.equal(arrived.length, 1);
     const body = (arrived[0] as ReceivedRequest).body;
     assert.deepEqual(JSON.parse(body), event.body);
@@ -103,7 +103,7 @@ describe("test events and an endpoint's delivery log", () => {
       String(Math.floor(Date.parse(sent.attempts[0].created_at) / 1000)),
     );
     assert.equal(
-      received.filter((r) => r.path === otherPath).length,
+      received.filter((r) => r.path === receiver.path + otherPath).length,
       0,
       'the other endpoint, subscribed to everything, gets nothing',
     );
@@ -140,7 +140,9 @@ describe("test events and an endpoint's delivery log", () => {
   it('the delivery log: newest first across events and kinds, paged by cursor, filtered by status', async () => {
     const failing = await newEndpoint(ws.token, { url: `${receiverBase}/test-event/failing/${randomUUID()}` });
     receiver.setHandler((req) =>
-      req.path.startsWith('/test-event/failing/') ? { status: 500, body: 'boom' } : { status: 200, body: 'ok' },
+      req.path.startsWith(`${receiver.path}/test-event/failing/`)
+        ? { status: 500, body: 'boom' }
+        : { status: 200, body: 'ok' },
     );
     try {
       const made: string[] = [];

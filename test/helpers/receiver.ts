@@ -1,5 +1,10 @@
 // A local webhook receiver for tests: a node:http server on 127.0.0.1 (any free port) that records every
-// request ({method, path, headers, body, at}) and answers as the test's handler says, per request.
+// request to its own path ({method, path, headers, body, at}) and answers as the test's handler says, per request.
+// The path is random, `/hook/<12 hex>`: a port is reused within seconds by the test files running in parallel, and
+// another process's app may still retry deliveries to an endpoint of its own at this port. Requests to other paths
+// are answered 200 (that app stops retrying; a browser's /favicon.ico gets no error) and are not recorded, so a test
+// never reads another's delivery (one signed with that app's secrets).
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 
 export interface ReceivedRequest {
@@ -28,10 +33,12 @@ export interface Reply {
 export type ReplyHandler = (req: ReceivedRequest, index: number) => Reply | undefined | Promise<Reply | undefined>;
 
 export interface Receiver {
-  /** Base URL with the path `/hook`, e.g. http://127.0.0.1:12345/hook. */
+  /** Base URL with the receiver's own path, e.g. http://127.0.0.1:12345/hook/0a1b2c3d4e5f; paths under it are its own too. */
   url: string;
+  /** The receiver's own path, e.g. /hook/0a1b2c3d4e5f. */
+  path: string;
   port: number;
-  /** Every request received, in order of arrival. */
+  /** Every request received on its own path (or under it), in order of arrival. */
   requests: ReceivedRequest[];
   /** Replaces the handler for the requests that arrive from now on. */
   setHandler(handler: ReplyHandler): void;
@@ -51,7 +58,14 @@ export async function startReceiver(handler: ReplyHandler = () => ({ status: 200
   let current = handler;
   const requests: ReceivedRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
+  const own = `/hook/${randomBytes(6).toString('hex')}`;
   const server = http.createServer((req, res) => {
+    const pathname = (req.url ?? '').split('?')[0] ?? '';
+    if (pathname !== own && !pathname.startsWith(`${own}/`)) {
+      req.resume();
+      res.writeHead(200).end();
+      return;
+    }
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -90,7 +104,8 @@ export async function startReceiver(handler: ReplyHandler = () => ({ status: 200
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   return {
-    url: `http://127.0.0.1:${port}/hook`,
+    url: `http://127.0.0.1:${port}${own}`,
+    path: own,
     port,
     requests,
     setHandler(h) {

@@ -53,7 +53,7 @@ export const SUCCEEDS = { customer: { phone_number: '+254712340000' } };
 export let t: TestApp;
 /** The local receiver every endpoint of these tests points at (answers 200 "ok" unless a test sets a handler). */
 export let receiver: Receiver;
-/** http://127.0.0.1:<the receiver's port> */
+/** The receiver's URL (its own path, http://127.0.0.1:<port>/hook/<random>): endpoints add a path of their own under it. */
 export let receiverBase = '';
 /** Every request the receiver got, in order. */
 export let received: ReceivedRequest[] = [];
@@ -62,7 +62,7 @@ export let received: ReceivedRequest[] = [];
 export function startWebhooksApp(): void {
   before(async () => {
     receiver = await startReceiver(() => ({ status: 200, headers: { 'content-type': 'text/plain' }, body: 'ok' }));
-    receiverBase = `http://127.0.0.1:${receiver.port}`;
+    receiverBase = receiver.url;
     received = receiver.requests;
     t = await startTestApp({ ...FAST_LIFECYCLE, WEBHOOK_POLL_MS: '20' }, { workers: true });
   });
