@@ -32,6 +32,37 @@ async function connect(url: string): Promise<pg.Client> {
   return client;
 }
 
+/**
+ * Sets `synchronous_standby_names` for the whole server and returns once the postmaster has reloaded it (a new
+ * session shows the value): pg_reload_conf() only signals the postmaster, and on a loaded machine a request sent at
+ * once could still commit under the old value. The postmaster signals every backend as it reloads, and an idle one
+ * applies the new value before it runs its next command.
+ */
+async function setStandbyNames(serverUrl: string, value: string | null): Promise<void> {
+  const settings = await connect(serverUrl);
+  try {
+    await settings.query(
+      value === null
+        ? 'ALTER SYSTEM RESET synchronous_standby_names'
+        : `ALTER SYSTEM SET synchronous_standby_names = '${value}'`,
+    );
+    await settings.query('SELECT pg_reload_conf()');
+  } finally {
+    await settings.end();
+  }
+  await waitFor(`synchronous_standby_names to be ${value ?? 'reset'}`, async () => {
+    const fresh = await connect(serverUrl);
+    try {
+      const { rows } = await fresh.query<{ v: string }>('SELECT current_setting($1) AS v', [
+        'synchronous_standby_names',
+      ]);
+      return rows[0]?.v === (value ?? '') ? true : undefined;
+    } finally {
+      await fresh.end();
+    }
+  });
+}
+
 /** The service's backends on `database` that wait as `waitEvent` says (a lock, synchronous replication). */
 async function serviceBackendsWaiting(admin: pg.Client, database: string, waitEventType: string): Promise<number[]> {
   const { rows } = await admin.query<{ pid: number }>(
@@ -185,13 +216,11 @@ describe('on a PostgreSQL of the test its own', () => {
   test('a COMMIT cut off after it committed: 503, then the same key answers the stored outcome', async () => {
     const t = await startTestApp({}, { server: server.url });
     const admin = await connect(t.config.databaseUrl as string);
-    const settings = await connect(server.url);
     try {
       const key = newKey();
       const body = validCollection();
       // A synchronous standby that never answers: every COMMIT is written locally, then waits for it.
-      await settings.query(`ALTER SYSTEM SET synchronous_standby_names = 'nobody'`);
-      await settings.query('SELECT pg_reload_conf()');
+      await setStandbyNames(server.url, 'nobody');
       const pending = request(t, 'POST', CREATE, { token: t.demoToken, body, idempotencyKey: key });
       const waiting = await waitFor('the COMMIT to wait for the standby', async () => {
         const pids = await serviceBackendsWaiting(admin, t.databaseName, 'IPC');
@@ -200,8 +229,7 @@ describe('on a PostgreSQL of the test its own', () => {
       // A failover now: the session ends with its commit made but never acknowledged to the service.
       await endServiceSessions(admin, t.databaseName, waiting);
       const cut = await pending;
-      await settings.query('ALTER SYSTEM RESET synchronous_standby_names');
-      await settings.query('SELECT pg_reload_conf()');
+      await setStandbyNames(server.url, null);
       assertProblem(cut, 503, 'database_unavailable');
       assert.equal(await collectionsWithReference(admin, body.reference), 1, 'the commit was made');
 
@@ -210,9 +238,7 @@ describe('on a PostgreSQL of the test its own', () => {
       assert.equal(retried.headers.get('idempotent-replayed'), 'true', 'answered from the stored outcome');
       assert.equal(await collectionsWithReference(admin, body.reference), 1, 'and not made twice');
     } finally {
-      await settings.query('ALTER SYSTEM RESET synchronous_standby_names').catch(() => undefined);
-      await settings.query('SELECT pg_reload_conf()').catch(() => undefined);
-      await settings.end();
+      await setStandbyNames(server.url, null).catch(() => undefined);
       await admin.end();
       await t.close();
     }
