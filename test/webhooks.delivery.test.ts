@@ -158,10 +158,10 @@ const waitSucceeded = (t: Api, token: string, eventId: string, endpointId: strin
   waitDelivery(t, token, eventId, endpointId, 'succeeded', (d) => d.status === 'succeeded');
 
 /** Checks that it came to the endpoint's URL, with the Standard Webhooks signature (the package integrators use); returns the parsed body. */
-function verified(endpoint: Endpoint, r: ReceivedRequest): any {
-  const { secret } = endpoint;
+function verified({ secret, url }: Endpoint, r: ReceivedRequest): any {
+  const { pathname, search } = new URL(url);
   assert.equal(r.method, 'POST');
-  assert.equal(r.path, new URL(endpoint.url).pathname + new URL(endpoint.url).search);
+  assert.equal(r.path, pathname + search);
   assert.match(r.headers['content-type'] ?? '', /^application\/json/);
   assert.doesNotThrow(
     () => new Webhook(secret).verify(r.body, r.headers),
