@@ -15,6 +15,7 @@ import {
   startTestApp,
   waitFor,
   tokenSession,
+  validCollection,
   type TestApp,
 } from './helpers/harness.js';
 import { isWrite, statementsSent } from './helpers/statements.js';
@@ -188,6 +189,57 @@ describe('planned maintenance', () => {
       '/v1/collections/GH/rails/vodafone_cash',
     );
     assert.equal(accepted.status, 201, accepted.text);
+  });
+});
+
+describe('a retry while the rail is down', () => {
+  it('of a collection created before gets its replay, not the 503; a new key, or the key with another body, does not', async () => {
+    const body = validCollection({ currency: 'GHS', amount: 5_000, customer: { phone_number: '+233201234567' } });
+    const path = '/v1/collections/GH/rails/vodafone_cash';
+    const key = newKey();
+    const created = await request(t, 'POST', path, { token: t.demoToken, body, idempotencyKey: key });
+    assert.equal(created.status, 201, created.text);
+    // The same rail's checkout attempt, made before the maintenance too.
+    const session = await request(t, 'POST', '/v1/checkout/sessions', {
+      token: t.demoToken,
+      body: { amount: 5_000, currency: 'GHS', market: 'GH', redirect_url: 'https://shop.example/thanks' },
+    });
+    assert.equal(session.status, 201, session.text);
+    const payPath = `/v1/checkout/by-token/${String(session.body.session_url).split('/').pop()}/pay`;
+    const attemptBody = { rail: 'vodafone_cash', customer: { phone_number: '+233201234567' } };
+    const attemptKey = newKey();
+    const attempt = await request(t, 'POST', payPath, { body: attemptBody, idempotencyKey: attemptKey });
+    assert.equal(attempt.status, 201, attempt.text);
+
+    const set = await maintenance('GH', 'vodafone_cash', { starts_at: new Date().toISOString(), ends_at: inAnHour() });
+    assert.equal(set.status, 200, set.text);
+    try {
+      // The answer to the first request was lost; its retry is answered as it was, and nothing is created again.
+      const retried = await request(t, 'POST', path, { token: t.demoToken, body, idempotencyKey: key });
+      assert.equal(retried.status, 201, retried.text);
+      assert.equal(retried.headers.get('idempotent-replayed'), 'true');
+      assert.equal(retried.body.collection_id, created.body.collection_id);
+      const { rows } = await t.db.query('SELECT count(*)::int AS n FROM idempotency_keys WHERE key = $1', [key]);
+      assert.equal(rows[0].n, 1);
+      const again = await request(t, 'POST', payPath, { body: attemptBody, idempotencyKey: attemptKey });
+      assert.equal(again.status, 201, again.text);
+      assert.equal(again.headers.get('idempotent-replayed'), 'true');
+      assert.deepEqual(again.body, attempt.body);
+      // A new request is refused; the key with another body is the key's misuse, as at any other time.
+      assertProblem(
+        await request(t, 'POST', path, { token: t.demoToken, body, idempotencyKey: newKey() }),
+        503,
+        'rail_unavailable',
+      );
+      assertProblem(
+        await request(t, 'POST', path, { token: t.demoToken, body: { ...body, amount: 5_001 }, idempotencyKey: key }),
+        422,
+        'idempotency_key_reused',
+      );
+    } finally {
+      const cleared = await request(t, 'DELETE', '/v1/admin/maintenance/GH/vodafone_cash', { token: t.adminToken });
+      assert.equal(cleared.status, 204, cleared.text);
+    }
   });
 });
 

@@ -6,7 +6,7 @@ import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MomoFake } from '../fakes/mtn-momo.js';
 import { startConnectorApp } from './helpers/connectors.js';
-import { assertProblem, createCollection, waitFor } from './helpers/harness.js';
+import { assertProblem, newKey, request, validCollection, waitFor } from './helpers/harness.js';
 
 const fake = new MomoFake({ actAfterMs: 60_000, targetEnvironment: 'mtnghana' });
 const app = await startConnectorApp(
@@ -34,13 +34,12 @@ const app = await startConnectorApp(
 after(async () => app.close());
 const t = app.t;
 
-const collect = (phone: string, reference: string) =>
-  createCollection(
-    t,
-    t.demoToken,
-    { currency: 'GHS', amount: 1500, reference, customer: { phone_number: phone } },
-    '/v1/collections/GH/rails/mtn_momo',
-  );
+const collect = (phone: string, reference: string, idempotencyKey = newKey()) =>
+  request(t, 'POST', '/v1/collections/GH/rails/mtn_momo', {
+    token: t.demoToken,
+    body: validCollection({ currency: 'GHS', amount: 1500, reference, customer: { phone_number: phone } }),
+    idempotencyKey,
+  });
 
 const statusOf = async (reference: string): Promise<string | undefined> => {
   const { rows } = await t.db.query<{ status: string }>('SELECT status FROM collections WHERE reference = $1', [
@@ -56,11 +55,18 @@ test('a collection whose prompt would wait too long is refused with 503 overload
   // The operator takes 1.5 s to answer each request to pay: the first is in flight, the second queues behind it.
   fake.inject({ path: 'requesttopay', delayMs: 1500, times: 2 });
   assert.equal((await collect('+233241000001', 'burst-1')).status, 201);
-  assert.equal((await collect('+233241000002', 'burst-2')).status, 201);
+  const burst2Key = newKey();
+  const burst2 = await collect('+233241000002', 'burst-2', burst2Key);
+  assert.equal(burst2.status, 201, burst2.text);
   await sleep(400);
   assert.ok(t.services.submitter.waitingMs() > 200, 'the second initiation is still queued');
   const refused = await collect('+233241000003', 'burst-3');
   assertProblem(refused, 503, 'overloaded');
+  // A retry of a collection accepted before the refusals began is answered with its replay, not refused.
+  const retried = await collect('+233241000002', 'burst-2', burst2Key);
+  assert.equal(retried.status, 201, retried.text);
+  assert.equal(retried.headers.get('idempotent-replayed'), 'true');
+  assert.equal(retried.body.collection_id, burst2.body.collection_id);
   assert.equal(refused.headers.get('retry-after'), '1');
   assert.equal(await statusOf('burst-3'), undefined, 'nothing was created');
   // Both queued prompts go out; then the queue is empty and collections are accepted again.

@@ -219,6 +219,17 @@ export class IdempotencyEngine {
   }
 
   /**
+   * The stored answer of a request whose key has a live outcome, or undefined: for a request refused before it
+   * would write (a rail down, the service too busy), so that a retry of a request already done is still answered
+   * with its replay (or 422 `idempotency_key_reused` for another request), as the key promises. One statement,
+   * only on the refusal path.
+   */
+  async stored(workspaceId: string, key: string, requestFingerprint: string): Promise<IdempotentResult | undefined> {
+    const row = await repo.findOutcome(this.db, workspaceId, key);
+    return row?.live ? this.replay(row, requestFingerprint) : undefined;
+  }
+
+  /**
    * The stored answers of several requests at once (a bulk request's items), read in one statement: by key, the replay
    * of each live outcome, or the 422 `idempotency_key_reused` its fingerprint earns. A key absent from the map has no
    * live outcome and is for `run`, which settles any race with a request in flight.

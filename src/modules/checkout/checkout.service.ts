@@ -280,56 +280,54 @@ export class CheckoutService {
       collectionBody,
       WorkspaceRails.of(found.enabled_rails),
     );
-    this.collections.admitRail(found.market, body.rail);
-    this.collections.admit();
-    const result = await this.idempotency.run(
-      found.workspace_id,
-      `checkout:${found.id}:${key}`,
-      requestFingerprint,
-      async (tx) => {
-        const session = await repo.lockSession(tx, found.workspace_id, found.id);
-        if (!session) throw new ApiError('not_found', 'This payment link is not valid.');
-        if (session.status === 'expired' || (session.status === 'open' && session.expires_at.getTime() <= Date.now())) {
-          throw new ApiError('checkout_session_expired', 'This payment link has expired; no payment was taken.');
-        }
-        if (session.status !== 'open') {
-          throw new ApiError(
-            'checkout_session_not_open',
-            session.status === 'complete'
-              ? 'This payment is already complete.'
-              : 'A payment attempt is already in progress for this link.',
-          );
-        }
-        const collection = await this.collections.insert(
-          tx,
-          found.workspace_id,
-          found.market,
-          body.rail,
-          entries,
-          collectionBody,
-          {
-            sessionId: session.id,
-            accountName: found.merchant_name,
-          },
-        );
-        const at = stepTime(session.updated_at);
-        const next: repo.SessionRow = {
-          ...session,
-          status: 'processing',
-          collection_id: collection.collection_id,
-          rail: body.rail,
-          failure_reason: null,
-          attempts: session.attempts + 1,
-          updated_at: at,
-        };
-        await saveMove(tx, session, next);
-        return {
-          status: 201,
-          headers: {},
-          body: JSON.stringify(this.payerView(next, found, collection)),
-        };
-      },
+    const attemptKey = `checkout:${found.id}:${key}`;
+    const replay = await this.collections.admitOrReplay(found.market, body.rail, () =>
+      this.idempotency.stored(found.workspace_id, attemptKey, requestFingerprint),
     );
+    if (replay !== undefined) return replay;
+    const result = await this.idempotency.run(found.workspace_id, attemptKey, requestFingerprint, async (tx) => {
+      const session = await repo.lockSession(tx, found.workspace_id, found.id);
+      if (!session) throw new ApiError('not_found', 'This payment link is not valid.');
+      if (session.status === 'expired' || (session.status === 'open' && session.expires_at.getTime() <= Date.now())) {
+        throw new ApiError('checkout_session_expired', 'This payment link has expired; no payment was taken.');
+      }
+      if (session.status !== 'open') {
+        throw new ApiError(
+          'checkout_session_not_open',
+          session.status === 'complete'
+            ? 'This payment is already complete.'
+            : 'A payment attempt is already in progress for this link.',
+        );
+      }
+      const collection = await this.collections.insert(
+        tx,
+        found.workspace_id,
+        found.market,
+        body.rail,
+        entries,
+        collectionBody,
+        {
+          sessionId: session.id,
+          accountName: found.merchant_name,
+        },
+      );
+      const at = stepTime(session.updated_at);
+      const next: repo.SessionRow = {
+        ...session,
+        status: 'processing',
+        collection_id: collection.collection_id,
+        rail: body.rail,
+        failure_reason: null,
+        attempts: session.attempts + 1,
+        updated_at: at,
+      };
+      await saveMove(tx, session, next);
+      return {
+        status: 201,
+        headers: {},
+        body: JSON.stringify(this.payerView(next, found, collection)),
+      };
+    });
     return result;
   }
 

@@ -115,6 +115,27 @@ export class CollectionsService {
   }
 
   /**
+   * `admitRail` and `admit` for a request with an idempotency key: a refused request whose key already has a live
+   * answer gets that answer (its replay) instead of the 503, since what it asks for was done before the refusal
+   * began; the refusal stands for a new one. Nothing is read unless the request is refused.
+   */
+  async admitOrReplay(
+    marketCode: string,
+    railCode: string,
+    stored: () => Promise<IdempotentResult | undefined>,
+  ): Promise<IdempotentResult | undefined> {
+    try {
+      this.admitRail(marketCode, railCode);
+      this.admit();
+      return undefined;
+    } catch (refusal) {
+      const replay = await stored();
+      if (replay === undefined) throw refusal;
+      return replay;
+    }
+  }
+
+  /**
    * Checks a create-collection request (POST /v1/collections/{market}/rails/{rail}) against the catalogue, in the
    * order a payer's request fails it: the market exists and offers the rail (else 400 `invalid_market`,
    * `invalid_rail`), the currency is the market's, the customer fields are those the rail requires (else 400
@@ -191,8 +212,10 @@ export class CollectionsService {
     rails: WorkspaceRails = WorkspaceRails.ALL,
   ): Promise<IdempotentResult> {
     const entries = this.validateAgainstCatalogue(marketCode, railCode, body, rails);
-    this.admitRail(marketCode, railCode);
-    this.admit();
+    const replay = await this.admitOrReplay(marketCode, railCode, () =>
+      this.idempotency.stored(workspaceId, key, requestFingerprint),
+    );
+    if (replay !== undefined) return replay;
     const { collection, event, change } = this.newCollection(workspaceId, marketCode, railCode, entries, body);
     const id = collection.collection_id;
     const result = await this.idempotency.create(
