@@ -2,13 +2,17 @@
 // caught by it, a COMMIT cut off after it committed, and a PostgreSQL restarted under load. The process never ends,
 // nothing answers 500, and an Idempotency-Key retried afterwards gets the stored outcome or makes the write once.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { isDatabaseUnavailable } from '../src/db/errors.js';
 import { createPool, withTransaction } from '../src/db/pool.js';
 import { DarajaFake } from '../fakes/mpesa-daraja.js';
+import * as relayRepo from '../src/modules/webhooks/relay.repository.js';
+import { recordEvents } from './helpers/events.js';
 import { DARAJA_FAKE_ENTRY, startConnectorApp } from './helpers/connectors.js';
 import { privateServer, startService, steadyCreates, type PrivateServer } from './helpers/db-faults.js';
 import {
@@ -239,6 +243,83 @@ describe('on a PostgreSQL of the test its own', () => {
       assert.equal(await collectionsWithReference(admin, body.reference), 1, 'and not made twice');
     } finally {
       await setStandbyNames(server.url, null).catch(() => undefined);
+      await admin.end();
+      await t.close();
+    }
+  });
+
+  test("a webhook claim's lease commits without waiting for the standby; the next write on its connection waits again", async () => {
+    const t = await startTestApp({}, { server: server.url });
+    const admin = await connect(t.config.databaseUrl as string);
+    // One connection: the claims and the write after them share it, so a setting that outlived its statement would show.
+    const pool = createPool(t.config.databaseUrl as string, 1);
+    try {
+      const endpoint = await request(t, 'POST', '/v1/webhooks/endpoints', {
+        token: t.demoToken,
+        body: { url: 'https://hooks.example/payments', enabled_events: ['payout.created'] },
+      });
+      assert.equal(endpoint.status, 201, endpoint.text);
+      const endpointId = endpoint.body.id as string;
+      await recordEvents(t.db, t.demoWorkspaceId, 'payout.created', 2);
+      const { rows: events } = await admin.query<{ id: string }>(
+        "SELECT id FROM events WHERE workspace_id = $1 AND type = 'payout.created' ORDER BY id",
+        [t.demoWorkspaceId],
+      );
+      const ids = events.map(() => randomUUID());
+      await relayRepo.insertDeliveries(
+        pool,
+        {
+          ids,
+          workspaces: events.map(() => t.demoWorkspaceId),
+          events: events.map((e) => e.id),
+          endpoints: events.map(() => endpointId),
+        },
+        5,
+        new Date(Date.now() - 1000),
+      );
+      const { rows: pidRows } = await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      const pid = pidRows[0]!.pid;
+
+      // A synchronous standby that never answers: a synchronous COMMIT would wait for it for ever.
+      await setStandbyNames(server.url, 'nobody');
+      const lease = { leaseMs: 60_000, token: randomUUID() };
+      const inTime = <T>(what: string, work: Promise<T>): Promise<T> =>
+        Promise.race([
+          work,
+          sleep(10_000).then(() => {
+            throw new Error(`${what} waited for the standby`);
+          }),
+        ]);
+      const own = await inTime(
+        'the claim for the endpoint',
+        relayRepo.claimForEndpoint(pool, { endpointId, slots: 1, ...lease }),
+      );
+      const across = await inTime(
+        'the claim across endpoints',
+        relayRepo.claimAcrossEndpoints(pool, { busy: {}, share: 8, slots: 8, excluded: [], ...lease }),
+      );
+      assert.deepEqual([...own, ...across].map((d) => d.id).sort(), [...ids].sort());
+      // Committed: another session sees both leases.
+      const { rows: leased } = await admin.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM webhook_deliveries WHERE lease_token = $1 AND attempts = 1',
+        [lease.token],
+      );
+      assert.equal(leased[0]!.n, 2);
+
+      // The setting ended with each claim's own transaction: the next write on that connection waits for the standby.
+      const handedBack = relayRepo.handBack(pool, [...own, ...across]);
+      await waitFor('the hand-back to wait for the standby', async () => {
+        const { rows } = await admin.query<{ w: string | null }>(
+          'SELECT wait_event_type AS w FROM pg_stat_activity WHERE pid = $1',
+          [pid],
+        );
+        return rows[0]?.w === 'IPC' ? true : undefined;
+      });
+      await setStandbyNames(server.url, null);
+      await handedBack;
+    } finally {
+      await setStandbyNames(server.url, null).catch(() => undefined);
+      await pool.end();
       await admin.end();
       await t.close();
     }

@@ -107,6 +107,17 @@ export async function purgeFinishedDeliveries(
   return rows[0] ?? { deliveries: 0, attempts: 0 };
 }
 
+/**
+ * A claim's lease commits without waiting for the disk (or for a synchronous standby): its statement's own transaction
+ * sets `synchronous_commit` off (`set_config(…, true)` lasts until that transaction ends, and PostgreSQL applies the
+ * setting in force when a transaction commits). A lease is a hint: lost in a crash or failover before it reached the
+ * disk, its delivery is due again and is sent again, which at-least-once delivery already allows (a sender that dies
+ * mid-attempt does the same). The attempt's record, what the delivery log shows, commits synchronously, and WAL is
+ * flushed in order, so a recorded attempt's lease is never the part lost. Not for claims whose loss would repeat
+ * something that must happen once: an operator's initiation claim stays synchronous.
+ */
+const LEASE_COMMIT = `lease_commit AS (SELECT set_config('synchronous_commit', 'off', true))`;
+
 // What every claim returns and sets: the lease (its end and token), the attempt it counts, and what sending needs.
 const LEASED = `RETURNING d.id, d.workspace_id, d.event_id, d.endpoint_id, d.kind, d.attempts, d.max_attempts, d.lease_token,
                 e.type, e.data, e.created_at AS event_created_at, w.url, w.secret, w.previous_secrets,
@@ -124,7 +135,7 @@ export async function claimAcrossEndpoints(
   c: { busy: Record<string, number>; share: number; slots: number; leaseMs: number; token: string; excluded: string[] },
 ): Promise<ClaimedDelivery[]> {
   const { rows } = await db.query<ClaimedDelivery>(
-    `WITH due AS (
+    `WITH ${LEASE_COMMIT}, due AS (
        SELECT d.id, d.endpoint_id, d.next_attempt_at FROM webhook_deliveries d
        WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND (d.lease_until IS NULL OR d.lease_until < now())
          AND d.endpoint_id <> ALL($6::uuid[])
@@ -142,7 +153,7 @@ export async function claimAcrossEndpoints(
      )
      UPDATE webhook_deliveries d
      SET lease_until = now() + make_interval(secs => $4 / 1000.0), lease_token = $5, attempts = d.attempts + 1, updated_at = now()
-     FROM pick, events e, webhook_endpoints w
+     FROM pick, lease_commit, events e, webhook_endpoints w
      WHERE d.id = pick.id AND e.id = d.event_id AND w.id = d.endpoint_id
      ${LEASED}`,
     [JSON.stringify(c.busy), c.share, c.slots, c.leaseMs, c.token, c.excluded],
@@ -159,7 +170,7 @@ export async function claimForEndpoint(
   c: { endpointId: string; slots: number; leaseMs: number; token: string },
 ): Promise<ClaimedDelivery[]> {
   const { rows } = await db.query<ClaimedDelivery>(
-    `WITH pick AS (
+    `WITH ${LEASE_COMMIT}, pick AS (
        SELECT d.id FROM webhook_deliveries d
        WHERE d.endpoint_id = $1 AND d.status = 'pending' AND d.next_attempt_at <= now()
          AND (d.lease_until IS NULL OR d.lease_until < now())
@@ -169,7 +180,7 @@ export async function claimForEndpoint(
      )
      UPDATE webhook_deliveries d
      SET lease_until = now() + make_interval(secs => $3 / 1000.0), lease_token = $4, attempts = d.attempts + 1, updated_at = now()
-     FROM pick, events e, webhook_endpoints w
+     FROM pick, lease_commit, events e, webhook_endpoints w
      WHERE d.id = pick.id AND e.id = d.event_id AND w.id = d.endpoint_id
      ${LEASED}`,
     [c.endpointId, c.slots, c.leaseMs, c.token],
