@@ -62,13 +62,14 @@ test('a collection whose prompt would wait too long is refused with 503 overload
   assert.ok(t.services.submitter.waitingMs() > 200, 'the second initiation is still queued');
   const refused = await collect('+233241000003', 'burst-3');
   assertProblem(refused, 503, 'overloaded');
+  assert.equal(refused.headers.get('retry-after'), '1');
+  assert.equal(await statusOf('burst-3'), undefined, 'nothing was created');
   // A retry of a collection accepted before the refusals began is answered with its replay, not refused.
   const retried = await collect('+233241000002', 'burst-2', burst2Key);
   assert.equal(retried.status, 201, retried.text);
   assert.equal(retried.headers.get('idempotent-replayed'), 'true');
   assert.equal(retried.body.collection_id, burst2.body.collection_id);
-  assert.equal(refused.headers.get('retry-after'), '1');
-  assert.equal(await statusOf('burst-3'), undefined, 'nothing was created');
+  assert.ok(t.services.submitter.waitingMs() > 200, 'new collections were still refused when the retry came');
   // Both queued prompts go out; then the queue is empty and collections are accepted again.
   await waitFor('both initiated', async () =>
     (await statusOf('burst-1')) === 'pending' && (await statusOf('burst-2')) === 'pending' ? true : undefined,
