@@ -259,7 +259,7 @@ export interface paths {
         put?: never;
         /**
          * Create a collection (initiate an inbound payment)
-         * @description Starts a collection on one rail of one market. Requires an Idempotency-Key: a retry with the same key and body returns the stored response with `Idempotent-Replayed: true`; the same key with another body is 422 `idempotency_key_reused`. A retry sent while the first is still running waits for it to commit (the create is one statement) and gets that same replay or 422; if the first failed, the retry makes the collection. 409 `idempotency_key_in_use` (`Retry-After: 1`) only when the key keeps changing hands: an answer past its retention replaced by other requests three times in a row.
+         * @description Starts a collection on one rail of one market. Requires an Idempotency-Key: a retry with the same key and body returns the stored response with `Idempotent-Replayed: true`; the same key with another body is 422 `idempotency_key_reused`. A retry sent while the first is still running waits for it to commit (the create is one statement) and gets that same replay or 422; if the first failed, the retry makes the collection. 409 `idempotency_key_in_use` (`Retry-After: 1`) only when the key keeps changing hands: an answer past its retention replaced by other requests three times in a row. While new collections are refused (503 `overloaded` or `rail_unavailable`), a retry of one already created still gets its replay.
          *
          *     Tokens of audience `integrator` may call this; any other audience gets 403 `forbidden`.
          */
