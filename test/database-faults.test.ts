@@ -6,7 +6,6 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { isDatabaseUnavailable } from '../src/db/errors.js';
 import { createPool, withTransaction } from '../src/db/pool.js';
@@ -23,6 +22,7 @@ import {
   startTestApp,
   validCollection,
   waitFor,
+  within,
   type TestApp,
 } from './helpers/harness.js';
 
@@ -283,20 +283,15 @@ describe('on a PostgreSQL of the test its own', () => {
       // A synchronous standby that never answers: a synchronous COMMIT would wait for it for ever.
       await setStandbyNames(server.url, 'nobody');
       const lease = { leaseMs: 60_000, token: randomUUID() };
-      const inTime = <T>(what: string, work: Promise<T>): Promise<T> =>
-        Promise.race([
-          work,
-          sleep(10_000).then(() => {
-            throw new Error(`${what} waited for the standby`);
-          }),
-        ]);
-      const own = await inTime(
-        'the claim for the endpoint',
+      const own = await within(
+        'the claim for the endpoint to commit without waiting for the standby',
         relayRepo.claimForEndpoint(pool, { endpointId, slots: 1, ...lease }),
+        10_000,
       );
-      const across = await inTime(
-        'the claim across endpoints',
+      const across = await within(
+        'the claim across endpoints to commit without waiting for the standby',
         relayRepo.claimAcrossEndpoints(pool, { busy: {}, share: 8, slots: 8, excluded: [], ...lease }),
+        10_000,
       );
       assert.deepEqual([...own, ...across].map((d) => d.id).sort(), [...ids].sort());
       // Committed: another session sees both leases.

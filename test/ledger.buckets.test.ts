@@ -16,6 +16,7 @@ import {
   request,
   requestRefund,
   startTestApp,
+  within,
 } from './helpers/harness.js';
 
 // No workers: nothing settles or moves on its own, so every balance below is what the test made.
@@ -25,19 +26,6 @@ after(async () => {
   for (const tx of held) await tx.query('ROLLBACK').finally(() => tx.release());
   await t.close();
 });
-
-/** `work`, or a failure naming `what` if it has not finished within `ms` (it is left running). */
-async function within<T>(what: string, ms: number, work: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: still waiting after ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([work, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** A new collection of `amount` KES cents, still pending. */
 async function pendingCollection(token: string, amount: number): Promise<string> {
@@ -65,7 +53,6 @@ async function holdPosting(workspaceId: string, amount: number): Promise<Tx> {
   await tx.query('BEGIN');
   await within(
     'a posting while other postings of the workspace are held open',
-    3_000,
     post(tx, workspaceId, {
       kind: 'collection_successful',
       objectType: 'collection',
@@ -74,6 +61,7 @@ async function holdPosting(workspaceId: string, amount: number): Promise<Tx> {
       amount,
       at: new Date(),
     }),
+    3_000,
   );
   return tx;
 }
@@ -132,7 +120,7 @@ describe('successes of one workspace do not wait on one another', () => {
     for (const [i, amount] of amounts.entries()) {
       await holdPosting(ws.id, 7);
       const id = await pendingCollection(ws.token, amount);
-      await within(`success ${i + 1} while ${held.length} postings are held open`, 5_000, succeed(ws.token, id));
+      await within(`success ${i + 1} while ${held.length} postings are held open`, succeed(ws.token, id), 5_000);
     }
     assert.equal(held.length, 4);
     assert.equal(await rowLockWaiters(), 0, 'no transaction waits for a balance row');
@@ -178,8 +166,8 @@ describe('debits that need a check stay serialised', () => {
     // A success commits meanwhile, on another bucket.
     await within(
       'a success while a checked debit holds the check row',
-      5_000,
       succeed(ws.token, await pendingCollection(ws.token, 700)),
+      5_000,
     );
     assert.equal(await available(ws.token), 5_700);
 
@@ -208,7 +196,7 @@ describe('debits that need a check stay serialised', () => {
     await checking.query('ROLLBACK');
     held.splice(held.indexOf(checking), 1);
     checking.release();
-    assert.equal(await within('the second checked debit', 3_000, waiting), 5_700);
+    assert.equal(await within('the second checked debit', waiting, 3_000), 5_700);
     await release(second);
   });
 

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { createTestDatabase, createCollection, request, waitFor } from './helpers/harness.js';
+import { createTestDatabase, createCollection, request, waitFor, within } from './helpers/harness.js';
 import { npmStartArgs } from './helpers/start-command.js';
 import { freePort } from '../src/db/embedded.js';
 
@@ -88,21 +88,6 @@ async function startService(): Promise<Running> {
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`the service did not become ready within 90 s:\n${out}`);
-}
-
-/** `promise`, or a failure naming `what` after `ms` (the timer never keeps the process alive). */
-async function within<T>(what: string, promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>(
-        (_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms)),
-      ),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 function killGroup(running: Running): void {

@@ -200,6 +200,21 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
   }
 }
 
+/** `promise`, or a failure naming `what` after `ms` (the promise is left running; the timer never keeps the process alive). */
+export async function within<T>(what: string, promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms)),
+      ),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export interface ApiResponse<T = any> {
   status: number;
   headers: Headers;
