@@ -73,7 +73,7 @@ test('a piece that fails is refused alone: the batch is undone and the others ar
 test('a lone piece of work runs at once, in its own transaction', async () => {
   const batcher = new TransactionBatcher(db, 100, 2);
   assert.equal(await batcher.run(insert(2000)), 2000);
-  assert.deepEqual(batcher.stats, { commits: 1, applied: 1, split: 0, fallbacks: 0 });
+  assert.deepEqual(batcher.stats, { commits: 1, applied: 1, split: 0, fallbacks: 0, combined: 0, combinedPieces: 0 });
 });
 
 /** One statement inserting `id`, answering it; what it does otherwise: insert `instead` in a transaction. */
@@ -101,7 +101,7 @@ test('one statement with nothing else waiting is sent alone, with no transaction
       'no BEGIN, no COMMIT',
     );
     assert.deepEqual(heard, ['inserted 3000']);
-    assert.deepEqual(batcher.stats, { commits: 1, applied: 1, split: 0, fallbacks: 0 });
+    assert.deepEqual(batcher.stats, { commits: 1, applied: 1, split: 0, fallbacks: 0, combined: 0, combinedPieces: 0 });
   } finally {
     stop();
   }
@@ -168,4 +168,69 @@ test('a statement whose answer cannot be read is not done again the other way: i
     'the statement committed; its otherwise never ran',
   );
   assert.equal(batcher.stats.fallbacks, 0);
+});
+
+/**
+ * `oneInsert` that may go with others of its kind (`target`: what it changes): together, one statement inserts every
+ * part's id, answering each inserted one under its part.
+ */
+const togetherInsert = (id: number, instead: number, target = String(id)): OneStatement<number> => ({
+  ...oneInsert(id, instead),
+  together: {
+    kind: 'insert',
+    target,
+    part: id,
+    combine: (parts) => ({
+      text: `WITH inserted AS (
+               INSERT INTO moves (id) SELECT id FROM unnest($1::int[]) AS p(id)
+               ON CONFLICT (id) DO UPDATE SET id = excluded.id WHERE false RETURNING id)
+             SELECT p.n::int - 1 AS part, inserted.id FROM inserted JOIN unnest($1::int[]) WITH ORDINALITY AS p(id, n) USING (id)`,
+      values: [parts],
+    }),
+  },
+});
+
+test('in a batch, statements of one kind are sent as one: each answered from its rows, or done the other way', async () => {
+  await db.query('INSERT INTO moves (id) VALUES (3303)');
+  const batcher = new TransactionBatcher(db, 100, 1);
+  const heard: unknown[] = [];
+  const stop = onCommitted(db, (notes) => heard.push(...notes));
+  try {
+    // The first holds the only slot while the rest queue, and make one batch.
+    let release = (): void => undefined;
+    await new Promise<void>((running) => {
+      void batcher.run(() => new Promise<void>((resolve) => ((release = resolve), running())));
+    });
+    const { result, statements } = await statementsSent(db, async () => {
+      const queued = [
+        batcher.runStatement(togetherInsert(3301, 3391)),
+        batcher.runStatement(togetherInsert(3302, 3392)),
+        // There already: its part inserts nothing, and it inserts 3393 instead, after the statement.
+        batcher.runStatement(togetherInsert(3303, 3393)),
+        // Changes what 3301 changes: not in the same statement, but after it.
+        batcher.runStatement(togetherInsert(3304, 3394, '3301')),
+        batcher.run(insert(3305)),
+      ];
+      release();
+      return Promise.all(queued);
+    });
+    assert.deepEqual(result, [3301, 3302, 3393, 3304, 3305]);
+    assert.deepEqual(
+      statements.map((s) => s.text.trim().split(/\s/)[0]),
+      ['COMMIT', 'BEGIN', 'WITH', 'INSERT', 'INSERT', 'INSERT', 'COMMIT'],
+      "the held piece's COMMIT; then the three of one kind as one statement, 3393 instead of 3303, 3304, 3305",
+    );
+    const { rows } = await db.query<{ xacts: string }>(
+      'SELECT count(DISTINCT at_xid) AS xacts FROM moves WHERE id IN (3301, 3302, 3393, 3304, 3305)',
+    );
+    assert.equal(Number(rows[0]?.xacts), 1, 'one transaction');
+    assert.deepEqual(
+      { combined: batcher.stats.combined, pieces: batcher.stats.combinedPieces, applied: batcher.stats.applied },
+      { combined: 1, pieces: 3, applied: 6 },
+    );
+    // Notes are kept by key (one wake-up for the batch): the first applied piece's.
+    assert.deepEqual(heard, ['inserted 3301'], 'the notes of those applied, told after the commit');
+  } finally {
+    stop();
+  }
 });

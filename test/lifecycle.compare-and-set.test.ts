@@ -5,6 +5,7 @@
 // nothing shares its batch.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { TransactionBatcher } from '../src/db/batcher.js';
 import { onCommitted, withTransaction } from '../src/db/pool.js';
 import { collectionMovement } from '../src/modules/collections/collections.movement.js';
 import { COLLECTION_COLUMNS, type CollectionRow } from '../src/modules/collections/collections.repository.js';
@@ -15,6 +16,9 @@ import { statementsSent } from './helpers/statements.js';
 import { recordNotice } from '../src/modules/lifecycle/notices.repository.js';
 
 let t: TestApp;
+
+/** A save by compare-and-set: the row is changed only if it is still the version read. */
+const COMPARE_AND_SET = /t\.xmin = \(\$\d+::text\[\]\)\[r\.ordinality::int\]::xid/;
 
 /** The locked read of a collection (lockCollection). */
 const LOCKED_READ = /FROM collections WHERE workspace_id = \$1 AND id = \$2 FOR UPDATE/;
@@ -78,7 +82,7 @@ describe('a move from a row read earlier', () => {
     );
     const writes = moved.texts.filter((text) => /UPDATE collections/.test(text));
     assert.equal(writes.length, 1, moved.texts.join('\n---\n'));
-    assert.match(writes[0] ?? '', /xmin = \$\d+::xid/);
+    assert.match(writes[0] ?? '', COMPARE_AND_SET);
     assert.match(writes[0] ?? '', /INSERT INTO events/);
     const after = await read(seen.id);
     assert.equal(after.status, 'pending');
@@ -99,7 +103,7 @@ describe('a move from a row read earlier', () => {
     const moved = await toPending(seen, 'REF-CAS-2');
     assert.equal(moved.outcome, 'applied');
     // The compare-and-set found another version and wrote nothing; the locked read followed.
-    assert.equal(moved.texts.filter((text) => /xmin = \$\d+::xid/.test(text)).length, 1);
+    assert.equal(moved.texts.filter((text) => COMPARE_AND_SET.test(text)).length, 1);
     assert.equal(moved.texts.filter((text) => LOCKED_READ.test(text)).length, 1);
     const after = await read(seen.id);
     assert.equal(after.status, 'pending');
@@ -326,3 +330,87 @@ describe('a move saved alone (savedAlone)', () => {
     );
   });
 });
+
+describe('moves of one movement in a batch', () => {
+  it('are saved by one statement: 20 successes of one workspace, each answered, its balances added once', async () => {
+    // 20 collections of the demo workspace, each pending with its operator's reference, read with their versions.
+    const seen: Versioned<CollectionRow>[] = [];
+    for (let i = 0; i < 20; i++) {
+      const row = await created();
+      assert.equal((await toPending(row, `REF-BATCH-${i}`)).outcome, 'applied');
+      seen.push(await read(row.id));
+    }
+    // The last one changes after it was read: its part of the statement changes nothing, and it is moved the other
+    // way, from its locked row, in the same transaction.
+    const changed = seen[19] as Versioned<CollectionRow>;
+    await t.db.query(`UPDATE collections SET provider_receipt = 'RECEIPT-MEANWHILE' WHERE id = $1`, [changed.id]);
+    const balanceBefore = await available(changed.workspace_id, changed.currency);
+
+    // One slot, held until all 20 are waiting: they make one batch.
+    const batcher = new TransactionBatcher(t.workerDb, 100, 1);
+    let release = (): void => undefined;
+    const holding = new Promise<void>((running) => {
+      void batcher.run(() => new Promise<void>((resolve) => ((release = resolve), running())));
+    });
+    await holding;
+    const { result, statements } = await statementsSent(t.workerDb, async () => {
+      const moves = seen.map((row, i) => {
+        const options = { cause: 'test', providerReference: `REF-BATCH-${i}` };
+        const one = t.services.lifecycle.moveStatement(
+          'collection',
+          row.workspace_id,
+          row.id,
+          'successful',
+          options,
+          row,
+        );
+        assert.ok(one, 'a move that is one statement');
+        return batcher.runStatement({
+          ...one,
+          otherwise: async (tx) =>
+            (await t.services.lifecycle.move(tx, 'collection', row.workspace_id, row.id, 'successful', options))!,
+        });
+      });
+      release();
+      return Promise.all(moves);
+    });
+    assert.deepEqual(
+      result.map((m) => [m.outcome, m.row.status]),
+      seen.map(() => ['applied', 'successful']),
+    );
+    // The mechanism: the 20 went as one statement (BEGIN, it, the changed one's locked read and save, COMMIT).
+    assert.deepEqual(
+      { combined: batcher.stats.combined, pieces: batcher.stats.combinedPieces, commits: batcher.stats.commits },
+      { combined: 1, pieces: 20, commits: 2 },
+    );
+    const texts = statements.map((s) => s.text);
+    assert.equal(texts.filter((text) => COMPARE_AND_SET.test(text)).length, 1, texts.join('\n---\n'));
+    assert.equal(texts.filter((text) => LOCKED_READ.test(text)).length, 1, 'only the changed one was read locked');
+    assert.equal(texts.filter((text) => /INSERT INTO ledger_postings/.test(text)).length, 2);
+
+    for (const row of seen) {
+      const after = await read(row.id);
+      assert.equal(after.status, 'successful');
+      assert.deepEqual(await eventsOf(row.id), [
+        'collection.created',
+        'collection.pending',
+        'collection.processing',
+        'collection.successful',
+      ]);
+    }
+    assert.equal((await read(changed.id)).provider_receipt, 'RECEIPT-MEANWHILE', 'the change made meanwhile is kept');
+    const total = seen.reduce((sum, row) => sum + row.amount, 0);
+    assert.equal((await available(changed.workspace_id, changed.currency)) - balanceBefore, -total);
+    assert.deepEqual(await verifyLedger(t.db), [], 'the books balance');
+  });
+});
+
+/** The workspace's available balance (credit-normal: negative), summed over its buckets. */
+async function available(workspaceId: string, currency: string): Promise<number> {
+  const { rows } = await t.db.query<{ balance: string | null }>(
+    `SELECT sum(balance)::text AS balance FROM ledger_balances
+     WHERE workspace_id = $1 AND account = 'workspace_available' AND currency = $2`,
+    [workspaceId, currency],
+  );
+  return Number(rows[0]?.balance ?? 0);
+}

@@ -6,7 +6,9 @@
 //
 // Work that is one statement (`runStatement`: a move saved by compare-and-set with everything it writes) is sent
 // alone, outside any transaction, when no other work shares its batch: one round trip instead of BEGIN, the statement
-// and COMMIT. In a batch it is one statement of the batch's transaction like any other work.
+// and COMMIT. In a batch, statements of one kind (`together`: the moves of one movement) are sent as one statement
+// doing all their work, so a batch costs a round trip per kind of work in it, not one per piece: its transaction
+// never waits for Node between two pieces of one kind.
 import pg from 'pg';
 import { isDatabaseUnavailable } from './errors.js';
 import { noteForCommit, tellCommitted, withTransaction, type Db, type Tx } from './pool.js';
@@ -25,6 +27,22 @@ export interface OneStatement<T> {
    * statement had never been sent, which it has not, having changed nothing or rolled back.
    */
   otherwise: (tx: Tx) => Promise<T>;
+  /** Set when the statement may be sent as one with others of its kind in a batch. */
+  together?: Together;
+}
+
+/** A statement's part in one statement made of several of a kind (`combine`). */
+export interface Together {
+  /** Statements of one kind in a batch are sent as one, made by `combine` (any of them: it is the same for a kind). */
+  kind: string;
+  /** What it changes: two statements with the same target are never combined (one statement changes a row once). */
+  target: string;
+  part: unknown;
+  /**
+   * One statement doing the work of all the parts, in one round trip. Each row it answers names its part (its
+   * `part` column: the part's place in `parts`); a part's rows are what that part's `answer` is given.
+   */
+  combine(parts: unknown[]): { text: string; values: unknown[] };
 }
 
 interface Waiting {
@@ -44,12 +62,15 @@ export interface BatcherStats {
   split: number;
   /** Statements sent alone and done the other way (`otherwise`): they changed nothing, or the database refused them. */
   fallbacks: number;
+  /** Statements sent for several pieces of work together (`together`), and the pieces they carried. */
+  combined: number;
+  combinedPieces: number;
 }
 
 export class TransactionBatcher {
   private readonly waiting: Waiting[] = [];
   private running = 0;
-  readonly stats: BatcherStats = { commits: 0, applied: 0, split: 0, fallbacks: 0 };
+  readonly stats: BatcherStats = { commits: 0, applied: 0, split: 0, fallbacks: 0, combined: 0, combinedPieces: 0 };
 
   constructor(
     private readonly db: Db,
@@ -116,9 +137,12 @@ export class TransactionBatcher {
     let results: unknown[];
     try {
       results = await withTransaction(this.db, async (tx) => {
-        const out: unknown[] = [];
-        for (const item of batch) out.push(await item.work(tx));
-        return out;
+        const out = new Map<Waiting, unknown>();
+        for (const unit of units(batch)) {
+          if (unit.length === 1) out.set(unit[0] as Waiting, await (unit[0] as Waiting).work(tx));
+          else for (const [item, result] of await this.together(tx, unit)) out.set(item, result);
+        }
+        return batch.map((item) => out.get(item));
       });
     } catch (err) {
       if (isDatabaseUnavailable(err)) {
@@ -132,6 +156,30 @@ export class TransactionBatcher {
     this.stats.commits += 1;
     this.stats.applied += batch.length;
     batch.forEach((item, i) => item.resolve(results[i]));
+  }
+
+  /**
+   * Statements of one kind sent as one: each piece's answer from its rows, or, where its part changed nothing, its
+   * `otherwise` in the same transaction, after the statement.
+   */
+  private async together(tx: Tx, unit: Waiting[]): Promise<Map<Waiting, unknown>> {
+    const statements = unit.map((item) => item.statement as OneStatement<unknown>);
+    const parts = statements.map((statement) => (statement.together as Together).part);
+    const combined = (statements[0]?.together as Together).combine(parts);
+    const { rows } = await tx.query<{ part: number }>(combined.text, combined.values);
+    this.stats.combined += 1;
+    this.stats.combinedPieces += unit.length;
+    const results = new Map<Waiting, unknown>();
+    for (const [i, item] of unit.entries()) {
+      const statement = statements[i] as OneStatement<unknown>;
+      const answer = statement.answer(rows.filter((row) => row.part === i));
+      if (answer === undefined) results.set(item, await statement.otherwise(tx));
+      else {
+        for (const [key, note] of statement.notes) noteForCommit(tx, key, note);
+        results.set(item, answer);
+      }
+    }
+    return results;
   }
 
   private async alone(item: Waiting): Promise<void> {
@@ -181,4 +229,29 @@ export class TransactionBatcher {
     tellCommitted(this.db, [...statement.notes.values()]);
     item.resolve(answer);
   }
+}
+
+/**
+ * A batch in the order its work runs: each piece alone, but statements of one kind together, in the place of the
+ * first of them; a statement whose target is already in its kind's group starts a new group after it.
+ */
+function units(batch: readonly Waiting[]): Waiting[][] {
+  const out: Waiting[][] = [];
+  const open = new Map<string, { unit: Waiting[]; targets: Set<string> }>();
+  for (const item of batch) {
+    const together = item.statement?.together;
+    if (together === undefined) {
+      out.push([item]);
+      continue;
+    }
+    let group = open.get(together.kind);
+    if (group === undefined || group.targets.has(together.target)) {
+      group = { unit: [], targets: new Set() };
+      open.set(together.kind, group);
+      out.push(group.unit);
+    }
+    group.unit.push(item);
+    group.targets.add(together.target);
+  }
+  return out;
 }

@@ -3,6 +3,7 @@
 // so the event goes out at once rather than at the relay's next poll.
 import type { Tx } from '../../db/pool.js';
 import { emitOnCommit } from '../../platform/after-commit.js';
+import type { Param } from '../../db/parameters.js';
 import { uuidv7 } from '../../platform/ids.js';
 
 export interface RecordedEvent {
@@ -49,92 +50,72 @@ export async function recordEvent(
  * then the event's. For a caller that sends it itself, inside a larger statement (a create adds its stored idempotent
  * answer to it); that caller wakes the relay itself once it has committed (`afterCommit.emit({ kind: 'events' })`).
  */
-export function eventStatement(
-  workspaceId: string,
-  event: EventInput & { id: string },
-  change?: Statement,
-  options: { ifChanged?: boolean; alongside?: Alongside | undefined; also?: Alongside[] } = {},
-): Statement {
+export function eventStatement(workspaceId: string, event: EventInput & { id: string }, change?: Statement): Statement {
   const before = change?.values ?? [];
-  const eventValues = [
-    event.id,
-    workspaceId,
-    event.type,
-    event.objectType,
-    event.objectId,
-    JSON.stringify(event.data),
-    event.at,
-  ];
-  const ifChanged = change !== undefined && options.ifChanged === true;
-  // The writes made only if the change changed a row, each numbered after the parameters before it.
-  let offset = before.length + eventValues.length;
-  const numbered = (write: Alongside): Statement => {
-    const statement = write(offset);
-    offset += statement.values.length;
-    return statement;
-  };
-  const alongside = ifChanged && options.alongside ? numbered(options.alongside) : undefined;
-  const also = ifChanged ? (options.also ?? []).map(numbered) : [];
-  const ctes = [
-    ...(change ? [`change AS (${change.text})`] : []),
-    ...(alongside ? [`alongside AS (${alongside.text})`] : []),
-    ...also.map((write, i) => `also${i} AS (${write.text})`),
-    eventSql(before.length, ifChanged, alongside !== undefined),
-  ];
+  const p = (n: number): string => `$${before.length + n}`;
   return {
-    text: `WITH ${ctes.join(', ')}`,
-    values: [...before, ...eventValues, ...(alongside?.values ?? []), ...also.flatMap((write) => write.values)],
+    text: `WITH ${change ? `change AS (${change.text}), ` : ''}e AS (
+       INSERT INTO events (id, workspace_id, type, object_type, object_id, data, created_at)
+       VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}) RETURNING id, workspace_id, created_at)
+     INSERT INTO outbox (workspace_id, event_id, created_at) SELECT workspace_id, id, created_at FROM e`,
+    values: [
+      ...before,
+      event.id,
+      workspaceId,
+      event.type,
+      event.objectType,
+      event.objectId,
+      JSON.stringify(event.data),
+      event.at,
+    ],
   };
 }
 
-/**
- * A write made in the statement that saves a change, only if the change changed a row (a provider notice's record):
- * an INSERT … SELECT … WHERE EXISTS (SELECT 1 FROM change) … RETURNING 1, its parameters numbered after `offset`.
- */
-export type Alongside = (offset: number) => Statement;
-
-/**
- * Saves `change` (an UPDATE … RETURNING, which may match no row: a compare-and-set) with the event that announces it,
- * its outbox row, `alongside` and `also`, all in one statement, built and not sent; the event, its outbox row and the
- * other writes are made only if the change changed a row. `savedBy` reads its answer. Its sender wakes the relay once
- * it has committed.
- */
-export function saveStatement(
-  workspaceId: string,
-  event: EventInput,
-  change: Statement,
-  alongside?: Alongside,
-  also: Alongside[] = [],
-): Statement {
-  const id = uuidv7(event.at.getTime());
-  return eventStatement(workspaceId, { ...event, id }, change, { ifChanged: true, alongside, also });
-}
-
-/** What a `saveStatement` did: whether its change changed a row, and whether `alongside` wrote its row. */
-export function savedBy(rows: readonly unknown[]): { changed: boolean; alongsideWritten: boolean } {
-  const saved = rows[0] as { alongside: number } | undefined;
-  if (saved === undefined) return { changed: false, alongsideWritten: false };
-  return { changed: true, alongsideWritten: saved.alongside > 0 };
+/** An event of one of the moves a statement saves (`part`), its id chosen by the caller. */
+export interface PartEvent {
+  part: number;
+  workspaceId: string;
+  event: EventInput & { id: string };
 }
 
 /**
- * The event and outbox inserts, their parameters numbered after `offset` others. Told `ifChanged`, only if `change`
- * changed a row, and answering one row (`alongside`: how many rows that write made) when they are written.
+ * The writes (`name AS (…)`, for a data-modifying WITH) of events and their outbox rows, made only for the parts
+ * that `written` (an SQL query of part numbers) names: in the statement that saves moves, those whose move was saved.
  */
-function eventSql(offset: number, ifChanged = false, alongside = false): string {
-  const p = (n: number): string => `$${offset + n}`;
-  const row = ifChanged
-    ? // Typed here: in a SELECT the parameters do not take the columns' types as VALUES' do.
-      `SELECT ${p(1)}::uuid, ${p(2)}::uuid, ${p(3)}::text, ${p(4)}::text, ${p(5)}::uuid, ${p(6)}::jsonb, ${p(7)}::timestamptz
-       WHERE EXISTS (SELECT 1 FROM change)`
-    : `VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)})`;
-  const answer = ifChanged
-    ? ` RETURNING ${alongside ? '(SELECT count(*) FROM alongside)::int' : '0'} AS alongside`
-    : '';
-  return `e AS (
+export function eventWrites(events: readonly PartEvent[], written: string, param: Param): string[] {
+  const column = <T>(f: (e: PartEvent) => T): T[] => events.map(f);
+  return [
+    `new_events AS (
        INSERT INTO events (id, workspace_id, type, object_type, object_id, data, created_at)
-       ${row} RETURNING id, workspace_id, created_at)
-     INSERT INTO outbox (workspace_id, event_id, created_at) SELECT workspace_id, id, created_at FROM e${answer}`;
+       SELECT e.id, e.workspace_id, e.type, e.object_type, e.object_id, e.data, e.created_at
+       FROM unnest(${param(
+         column((e) => e.part),
+         'int[]',
+       )}, ${param(
+         column((e) => e.event.id),
+         'uuid[]',
+       )}, ${param(
+         column((e) => e.workspaceId),
+         'uuid[]',
+       )}, ${param(
+         column((e) => e.event.type),
+         'text[]',
+       )}, ${param(
+         column((e) => e.event.objectType),
+         'text[]',
+       )}, ${param(
+         column((e) => e.event.objectId),
+         'uuid[]',
+       )}, ${param(
+         column((e) => JSON.stringify(e.event.data)),
+         'jsonb[]',
+       )}, ${param(
+         column((e) => e.event.at),
+         'timestamptz[]',
+       )}) AS e(part, id, workspace_id, type, object_type, object_id, data, created_at)
+       WHERE e.part IN (${written}) RETURNING id, workspace_id, created_at)`,
+    `new_outbox AS (INSERT INTO outbox (workspace_id, event_id, created_at) SELECT workspace_id, id, created_at FROM new_events)`,
+  ];
 }
 
 export interface EventRow {

@@ -2,7 +2,7 @@
 // transaction, each split across bucket rows summed on read (no hot row). Debits are positive, credits negative.
 import type { Queryable, Tx } from '../../db/pool.js';
 import { uuidv7 } from '../../platform/ids.js';
-import type { Statement } from '../events/events.repository.js';
+import { parameters, type Param } from '../../db/parameters.js';
 
 /** What the rail providers hold for us (debit-normal); payouts are paid out of it. */
 export const PROVIDER_RECEIVABLE = 'provider_receivable';
@@ -138,116 +138,125 @@ export function preparePostings(workspaceId: string, postings: Posting[], at: Da
   return { workspaceId, at, postings, ids, lines, deltas: [...deltas.values()].sort(lockOrder) };
 }
 
-/**
- * The two inserts of prepared postings, the postings and their lines, each made only under `condition` (an SQL
- * condition: in the statement that saves a move, that the save changed its row), with parameters numbered after
- * `offset`. Run together in one statement (the lines' key to their posting is checked at its end).
- */
-export function postingInserts(
-  prepared: PreparedPostings,
-  condition = 'true',
-): [(offset: number) => Statement, (offset: number) => Statement] {
-  const { workspaceId, at, postings, ids, lines } = prepared;
-  const numbered = (offset: number) => (n: number) => `$${offset + n}`;
-  return [
-    (offset) => {
-      const p = numbered(offset);
-      return {
-        text: `INSERT INTO ledger_postings (id, workspace_id, kind, object_type, object_id, currency, created_at)
-       SELECT p.id, ${p(1)}::uuid, p.kind, p.object_type, p.object_id, p.currency, ${p(2)}::timestamptz
-       FROM unnest(${p(3)}::uuid[], ${p(4)}::text[], ${p(5)}::text[], ${p(6)}::uuid[], ${p(7)}::text[])
-         AS p(id, kind, object_type, object_id, currency)
-       WHERE ${condition} RETURNING id`,
-        values: [
-          workspaceId,
-          at,
-          ids,
-          postings.map((x) => x.kind),
-          postings.map((x) => x.objectType),
-          postings.map((x) => x.objectId),
-          postings.map((x) => x.currency),
-        ],
-      };
-    },
-    (offset) => {
-      const p = numbered(offset);
-      return {
-        text: `INSERT INTO ledger_lines (posting_id, workspace_id, account, currency, amount)
-       SELECT l.posting_id, ${p(1)}::uuid, l.account, l.currency, l.amount
-       FROM unnest(${p(2)}::uuid[], ${p(3)}::text[], ${p(4)}::text[], ${p(5)}::bigint[]) AS l(posting_id, account, currency, amount)
-       WHERE ${condition}`,
-        values: [
-          workspaceId,
-          lines.map((l) => l.posting),
-          lines.map((l) => l.account),
-          lines.map((l) => l.currency),
-          lines.map((l) => l.amount),
-        ],
-      };
-    },
-  ];
+/** Prepared postings of the moves one statement saves, each under its move's number (`part`). */
+export interface PartPostings {
+  part: number;
+  prepared: PreparedPostings;
 }
 
 /**
- * Adds prepared postings' changes to the balances, every account and currency in one statement (`balanceUpsert`).
- */
-export async function addToBalances(tx: Tx, prepared: PreparedPostings): Promise<void> {
-  const { text, values } = balanceUpsert(prepared)(0);
-  await tx.query(text, values);
-}
-
-/**
- * The statement that adds prepared postings' changes to the balances, made only under `condition` (in the statement
- * that saves a move: that the save changed its row, which, asked once before any bucket is touched, also keeps the
- * lock order: the row, then the buckets), its parameters numbered after `offset`. The changes go in lock order. An
- * account spread over buckets (SPREAD_ACCOUNTS) adds to the first of:
+ * The writes (`name AS (…)`, for a data-modifying WITH) of prepared postings: the postings, their lines and the
+ * balances, made only for the parts that `written` (an SQL query of part numbers) names. In one statement with the
+ * moves that cause them, `written` is the parts whose move was saved; for postings alone, every part.
+ *
+ * The balances are what the lines written add, summed per workspace, account and currency over all the statement's
+ * parts, so several moves of one workspace add to a bucket row once (a statement may not change a row twice), and
+ * only after the lines are written (the postings' unique key, which refuses a second posting of a kind for an object,
+ * is checked before any bucket is touched). They go in lock order. An account spread over buckets (SPREAD_ACCOUNTS)
+ * adds to the first of:
  * - its lowest bucket no other transaction holds (SKIP LOCKED never waits, and does not skip a bucket this
  *   transaction holds), so one writer at a time keeps to one row and overlapping writers spread;
  * - a bucket it has not got yet: bucket 0 when it has none, so bucket 0 exists whenever the account has a balance;
- *   else the first missing one from `spare` on;
+ *   else the first missing one from a random one on (`spare`), so writers that overlap while the account grows its
+ *   buckets mostly create different ones;
  * - all 16 held: `spare`, waiting for its holder. `spare` is never 0, the check row, so a posting never waits for a
  *   payout commit or refund request (lockAvailable).
  *
- * Any other account adds to its bucket 0, waiting for a transaction that holds it. Where an account's writers start
- * looking for a bucket to create (`spare`): from the posting's id (its last digits are random), so writers that
- * overlap while the account grows its buckets mostly create different ones.
+ * Any other account adds to its bucket 0, waiting for a transaction that holds it.
  */
-export function balanceUpsert(prepared: PreparedPostings, condition = 'true'): (offset: number) => Statement {
-  const spare = 1 + (parseInt((prepared.ids[0] ?? '0').slice(-4), 16) % (BUCKETS - 1));
-  const { deltas } = prepared;
-  return (offset) => {
-    const p = (n: number): string => `$${offset + n}`;
-    return {
-      text: `INSERT INTO ledger_balances AS b (workspace_id, account, currency, bucket, balance, updated_at)
-       SELECT ${p(1)}::uuid, d.account, d.currency,
-              CASE WHEN d.spread THEN coalesce(free.bucket, missing.k, ${p(7)}::int) ELSE 0 END, d.amount, ${p(8)}::timestamptz
-       FROM unnest(${p(2)}::text[], ${p(3)}::text[], ${p(4)}::bigint[], ${p(5)}::boolean[])
-         AS d(account, currency, amount, spread)
+export function postingWrites(parts: readonly PartPostings[], written: string, param: Param): string[] {
+  const postings = parts.flatMap(({ part, prepared }) =>
+    prepared.postings.map((p, i) => ({
+      part,
+      id: prepared.ids[i],
+      p,
+      workspaceId: prepared.workspaceId,
+      at: prepared.at,
+    })),
+  );
+  const lines = parts.flatMap(({ part, prepared }) =>
+    prepared.lines.map((l) => ({ part, l, workspaceId: prepared.workspaceId })),
+  );
+  const buckets = param(BUCKETS, 'int');
+  return [
+    `new_postings AS (
+       INSERT INTO ledger_postings (id, workspace_id, kind, object_type, object_id, currency, created_at)
+       SELECT p.id, p.workspace_id, p.kind, p.object_type, p.object_id, p.currency, p.created_at
+       FROM unnest(${param(
+         postings.map((x) => x.part),
+         'int[]',
+       )}, ${param(
+         postings.map((x) => x.id),
+         'uuid[]',
+       )}, ${param(
+         postings.map((x) => x.workspaceId),
+         'uuid[]',
+       )}, ${param(
+         postings.map((x) => x.p.kind),
+         'text[]',
+       )}, ${param(
+         postings.map((x) => x.p.objectType),
+         'text[]',
+       )}, ${param(
+         postings.map((x) => x.p.objectId),
+         'uuid[]',
+       )}, ${param(
+         postings.map((x) => x.p.currency),
+         'text[]',
+       )}, ${param(
+         postings.map((x) => x.at),
+         'timestamptz[]',
+       )}) AS p(part, id, workspace_id, kind, object_type, object_id, currency, created_at)
+       WHERE p.part IN (${written}) RETURNING id, created_at)`,
+    `new_lines AS (
+       INSERT INTO ledger_lines (posting_id, workspace_id, account, currency, amount)
+       SELECT l.posting_id, l.workspace_id, l.account, l.currency, l.amount
+       FROM unnest(${param(
+         lines.map((x) => x.part),
+         'int[]',
+       )}, ${param(
+         lines.map((x) => x.l.posting),
+         'uuid[]',
+       )}, ${param(
+         lines.map((x) => x.workspaceId),
+         'uuid[]',
+       )}, ${param(
+         lines.map((x) => x.l.account),
+         'text[]',
+       )}, ${param(
+         lines.map((x) => x.l.currency),
+         'text[]',
+       )}, ${param(
+         lines.map((x) => x.l.amount),
+         'bigint[]',
+       )}) AS l(part, posting_id, workspace_id, account, currency, amount)
+       WHERE l.part IN (${written}) RETURNING posting_id, workspace_id, account, currency, amount)`,
+    `new_balances AS (
+       INSERT INTO ledger_balances AS b (workspace_id, account, currency, bucket, balance, updated_at)
+       SELECT d.workspace_id, d.account, d.currency,
+              CASE WHEN d.spread THEN coalesce(free.bucket, missing.k, d.spare) ELSE 0 END, d.amount, d.at
+       FROM (
+         SELECT l.workspace_id, l.account, l.currency, sum(l.amount)::bigint AS amount, max(p.created_at) AS at,
+                l.account = ANY(${param([...SPREAD_ACCOUNTS], 'text[]')}) AS spread,
+                1 + floor(random() * (${buckets} - 1))::int AS spare
+         FROM new_lines AS l JOIN new_postings AS p ON p.id = l.posting_id
+         GROUP BY l.workspace_id, l.account, l.currency
+         -- Lock order (lockOrder): by workspace, its available balance first, then by account and currency in code points.
+         ORDER BY l.workspace_id, l.account <> ${param(WORKSPACE_AVAILABLE, 'text')}, l.account COLLATE "C",
+                  l.currency COLLATE "C") AS d
        LEFT JOIN LATERAL (
          SELECT bucket FROM ledger_balances
-         WHERE d.spread AND workspace_id = ${p(1)}::uuid AND account = d.account AND currency = d.currency
+         WHERE d.spread AND workspace_id = d.workspace_id AND account = d.account AND currency = d.currency
          ORDER BY bucket LIMIT 1 FOR UPDATE SKIP LOCKED) AS free ON true
        LEFT JOIN LATERAL (
-         SELECT k FROM generate_series(0, ${p(6)}::int - 1) AS k
+         SELECT k FROM generate_series(0, ${buckets} - 1) AS k
          WHERE d.spread AND NOT EXISTS (
            SELECT 1 FROM ledger_balances
-           WHERE workspace_id = ${p(1)}::uuid AND account = d.account AND currency = d.currency AND bucket = k)
-         ORDER BY k > 0, (k + ${p(6)}::int - ${p(7)}::int) % ${p(6)}::int LIMIT 1) AS missing ON true
-       WHERE ${condition}
+           WHERE workspace_id = d.workspace_id AND account = d.account AND currency = d.currency AND bucket = k)
+         ORDER BY k > 0, (k + ${buckets} - d.spare) % ${buckets} LIMIT 1) AS missing ON true
        ON CONFLICT (workspace_id, account, currency, bucket)
-       DO UPDATE SET balance = b.balance + excluded.balance, updated_at = excluded.updated_at`,
-      values: [
-        prepared.workspaceId,
-        deltas.map((d) => d.account),
-        deltas.map((d) => d.currency),
-        deltas.map((d) => d.amount),
-        deltas.map((d) => SPREAD_ACCOUNTS.has(d.account)),
-        BUCKETS,
-        spare,
-        prepared.at,
-      ],
-    };
-  };
+       DO UPDATE SET balance = b.balance + excluded.balance, updated_at = excluded.updated_at)`,
+  ];
 }
 
 /**
@@ -257,20 +266,9 @@ export function balanceUpsert(prepared: PreparedPostings, condition = 'true'): (
  */
 export async function postMany(tx: Tx, workspaceId: string, postings: Posting[], at: Date): Promise<void> {
   const prepared = preparePostings(workspaceId, postings, at);
-  const [insertPostings, insertLines] = postingInserts(prepared);
-  const first = insertPostings(0);
-  const second = insertLines(first.values.length);
-  // The postings first (their unique key is what refuses a second posting), then the buckets: a CTE that nothing
-  // reads would run after the statement's own insert, so the balances' condition reads them all.
-  const third = balanceUpsert(
-    prepared,
-    '(SELECT count(*) FROM postings) > 0',
-  )(first.values.length + second.values.length);
-  await tx.query(`WITH postings AS (${first.text}), lines AS (${second.text}) ${third.text}`, [
-    ...first.values,
-    ...second.values,
-    ...third.values,
-  ]);
+  const { values, param } = parameters();
+  const writes = postingWrites([{ part: 0, prepared }], 'SELECT 0', param);
+  await tx.query(`WITH ${writes.join(', ')} SELECT 1`, values);
 }
 
 /** Posts one collection or refund movement (see linesFor) inside the caller's transaction. */

@@ -12,14 +12,8 @@ import { collectionMovement } from '../collections/collections.movement.js';
 import type { CollectionRow } from '../collections/collections.repository.js';
 import type { CollectionStatus } from '../collections/collections.schemas.js';
 import type { OneStatement } from '../../db/batcher.js';
-import { recordEvent, savedBy, saveStatement, type EventInput, type Statement } from '../events/events.repository.js';
-import {
-  addToBalances,
-  balanceUpsert,
-  postingInserts,
-  preparePostings,
-  type PreparedPostings,
-} from '../ledger/ledger.repository.js';
+import { uuidv7 } from '../../platform/ids.js';
+import { preparePostings, type PreparedPostings } from '../ledger/ledger.repository.js';
 import { payoutMovement } from '../payouts/payouts.movement.js';
 import type { PayoutRow } from '../payouts/payouts.repository.js';
 import type { PayoutStatus } from '../payouts/payouts.schemas.js';
@@ -27,7 +21,7 @@ import { refundMovement } from '../refunds/refunds.movement.js';
 import type { RefundRow } from '../refunds/refunds.repository.js';
 import type { RefundStatus } from '../refunds/refunds.states.js';
 import type { AnyMovement, Move, MoveOptions, MovementType, MovingRow, Reactions, Versioned } from './movement.js';
-import { saveStatus, statusUpdate } from './movements.repository.js';
+import { movesStatement, saveStatus, savedParts, type MovePart } from './movements.repository.js';
 
 export type { Move, MoveOptions, MoveOutcome } from './movement.js';
 
@@ -118,10 +112,11 @@ export class Lifecycle implements Reactions {
 
   /**
    * A move from `seen` that is one statement, built and not sent, for the batcher's `runStatement`: a compare-and-set
-   * move of one step (its save, event, outbox row, `alongside`, posting, lines and balances) whose movement says
-   * nothing follows it (`savedAlone`). Its answer is the applied move, or undefined when the row was no longer the
-   * version read; the caller gives the batcher what to do then (`otherwise`: `move` in a transaction). Undefined when
-   * the move is not one statement.
+   * move (its save, events, outbox rows, notice's record, postings, lines and balances) whose movement says nothing
+   * follows it (`savedAlone`). Its answer is the applied move, or undefined when the row was no longer the version
+   * read; the caller gives the batcher what to do then (`otherwise`: `move` in a transaction). In a batch, the batcher
+   * sends such moves of one movement together, as one statement (`together`). Undefined when the move is not one
+   * statement.
    */
   moveStatement<K extends MovementType>(
     type: K,
@@ -133,28 +128,33 @@ export class Lifecycle implements Reactions {
   ): Omit<OneStatement<Move<Typed[K]['row']>>, 'otherwise'> | undefined {
     const m = MOVEMENTS[type];
     if (!m.compareAndSet || m.savedAlone === undefined || seen.workspace_id !== workspaceId || seen.id !== id) return;
-    if (m.lead?.(seen.status) !== undefined) return;
     const route = this.route(m, seen, to, options);
-    if (!('steps' in route) || route.steps.length !== 1) return;
-    const planned = this.plan(m, seen, route, undefined, options, seen.version);
-    if (!m.savedAlone(planned.row, seen.status) || planned.rest.events.length > 0 || planned.rest.balances.length > 0)
-      return;
+    if (!('steps' in route)) return;
+    const part = this.plan(m, seen, route, undefined, options, seen.version);
+    if (!m.savedAlone(part.row, seen.status)) return;
+    const answer = (rows: unknown[]): Move<Typed[K]['row']> | undefined => {
+      const saved = [...savedParts(rows).values()][0];
+      if (saved === undefined) return undefined;
+      const row = part.row as Typed[K]['row'];
+      return { outcome: 'applied', row, from: seen.status, noticeWritten: saved.noticeWritten };
+    };
     return {
-      ...planned.save,
+      ...movesStatement(m, [part]),
       notes: commitNotes({ kind: 'events' }),
-      answer: (rows) => {
-        const saved = savedBy(rows);
-        if (!saved.changed) return undefined;
-        const row = planned.row as Typed[K]['row'];
-        return { outcome: 'applied', row, from: seen.status, alongsideWritten: saved.alongsideWritten };
+      answer,
+      together: {
+        // Strict notices and the others are recorded by different statements (see noticeWrites).
+        kind: `move ${m.type}${options.notice?.strict ? ' strict' : ''}`,
+        target: `${m.type} ${id}`,
+        part,
+        combine: (parts) => movesStatement(m, parts as MovePart[]),
       },
     };
   }
 
   /**
-   * Writes a move's steps (`plan`): the save, then the earlier steps' events and any balances not in the save, then
-   * what follows the movement. With `version`, the save is a compare-and-set, and undefined (nothing written) when the
-   * row is no longer that version.
+   * Writes a move's steps (`plan`) in one statement, then what follows the movement. With `version`, the save is a
+   * compare-and-set, and undefined (nothing written) when the row is no longer that version.
    */
   private async apply(
     tx: Tx,
@@ -165,21 +165,19 @@ export class Lifecycle implements Reactions {
     options: MoveOptions,
     version?: string,
   ): Promise<Move<MovingRow> | undefined> {
-    const { row, save, rest } = this.plan(m, current, started, context, options, version);
-    const saved = savedBy((await tx.query(save.text, save.values)).rows);
-    if (!saved.changed) return undefined;
+    const part = this.plan(m, current, started, context, options, version);
+    const save = movesStatement(m, [part]);
+    const saved = savedParts((await tx.query(save.text, save.values)).rows).get(0);
+    if (saved === undefined) return undefined;
     emitOnCommit(tx, { kind: 'events' });
-    for (const event of rest.events) await recordEvent(tx, current.workspace_id, event);
-    for (const step of rest.balances) await addToBalances(tx, step);
+    const { row } = part;
     await m.after?.(tx, { row, from: current.status, cause: options.cause }, this);
-    return { outcome: 'applied', row, from: current.status, alongsideWritten: saved.alongsideWritten };
+    return { outcome: 'applied', row, from: current.status, noticeWritten: saved.noticeWritten };
   }
 
   /**
-   * A move's writes, planned and not sent. The save is one statement: the row, the last step's event and its outbox
-   * row, the caller's `alongside`, the postings' rows and, for a move with one step's postings, the balances (their
-   * bucket rows locked after the row, as always). The rest: the earlier steps' events, and the balances of a move
-   * that posts at several steps (two additions to one bucket row cannot share a statement).
+   * A move's writes, planned and not sent: the row after its steps, each step's event (a late payment's lead event
+   * first), the notice's record, and the postings of the steps that post, for `movesStatement`.
    */
   private plan(
     m: AnyMovement,
@@ -188,10 +186,10 @@ export class Lifecycle implements Reactions {
     context: unknown,
     options: MoveOptions,
     version?: string,
-  ): { row: MovingRow; save: Statement; rest: { events: EventInput[]; balances: PreparedPostings[] } } {
+  ): MovePart {
     const workspaceId = current.workspace_id;
     let row = started.row;
-    const events: EventInput[] = [];
+    const events: MovePart['events'] = [];
     const postings: PreparedPostings[] = [];
     const to = started.steps[started.steps.length - 1] as string;
     const lead = m.lead?.(current.status);
@@ -207,20 +205,12 @@ export class Lifecycle implements Reactions {
       const stepPostings = m.postings(row, status);
       if (stepPostings.length > 0) postings.push(preparePostings(workspaceId, stepPostings, at));
     }
-    // A plan has at least one step: the last step's event goes with the save.
-    const last = events.pop() as EventInput;
-    const ifChanged = 'EXISTS (SELECT 1 FROM change)';
-    const oneStep = postings.length === 1 ? postings : [];
-    const also = [
-      ...postings.flatMap((p) => postingInserts(p, ifChanged)),
-      ...oneStep.map((p) => balanceUpsert(p, ifChanged)),
-    ];
-    const save = saveStatement(workspaceId, last, statusUpdate(m, row, version), options.alongside, also);
-    return { row, save, rest: { events, balances: postings.length === 1 ? [] : postings } };
+    return { row, version, events, notice: options.notice, postings };
   }
 
-  private event(m: AnyMovement, row: MovingRow, context: unknown, name: string, at: Date): EventInput {
-    return { type: `${m.type}.${name}`, objectType: m.type, objectId: row.id, data: m.toApi(row, context), at };
+  private event(m: AnyMovement, row: MovingRow, context: unknown, name: string, at: Date): MovePart['events'][number] {
+    const event = { type: `${m.type}.${name}`, objectType: m.type, objectId: row.id, data: m.toApi(row, context), at };
+    return { ...event, id: uuidv7(at.getTime()) };
   }
 
   /**

@@ -4,11 +4,11 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Queryable, Tx } from '../../db/pool.js';
 import type { TransitionTable } from '../../platform/state-machine.js';
-import type { Alongside } from '../events/events.repository.js';
 import type { Posting } from '../ledger/ledger.repository.js';
 import type { CollectionRow } from '../collections/collections.repository.js';
 import type { LatePaymentAction } from '../collections/collections.states.js';
 import type { NoticeObjectType, ProviderAck, RailProvider } from '../providers/provider.js';
+import type { AppliedNotice } from './notices.repository.js';
 
 /** The kinds of money movement the engine runs: the `object_type` of their events and provider notices. */
 export type MovementType = NoticeObjectType;
@@ -129,8 +129,8 @@ export interface Move<R> {
   from: string;
   /** Why a move was refused: the notice names another reference or amount, or the table does not allow it. */
   refusedFor?: 'reference' | 'amount' | 'transition';
-  /** Applied: whether the options' `alongside` wrote its row (false: it found its row there already). */
-  alongsideWritten?: boolean;
+  /** Applied: whether the options' `notice` had its record written (false: it found its record there already). */
+  noticeWritten?: boolean;
 }
 
 export interface MoveOptions {
@@ -144,8 +144,8 @@ export interface MoveOptions {
   receipt?: string | undefined;
   /** The amount the operator says moved (major units, as it wrote it), when it says: a move for another amount than the row's is refused. */
   amount?: string | undefined;
-  /** A write made in the statement that saves the row, if the move is applied (a provider notice's record). */
-  alongside?: Alongside | undefined;
+  /** The provider notice that causes the move, recorded in the statement that saves the row if the move is applied. */
+  notice?: AppliedNotice | undefined;
   /** The operator's page for the payer (a collection on a redirect rail), recorded in its instruction if none is recorded yet. */
   redirectUrl?: string | undefined;
 }

@@ -2,7 +2,10 @@
 // update, an initiation's claim, and the sweeps' claims of initiations due and operations gone quiet. Maintenance
 // where noted: those claims span workspaces; each change they lead to is made in its own workspace.
 import type { Queryable } from '../../db/pool.js';
-import type { Statement } from '../events/events.repository.js';
+import { parameters } from '../../db/parameters.js';
+import { eventWrites, type EventInput, type Statement } from '../events/events.repository.js';
+import { postingWrites, type PreparedPostings } from '../ledger/ledger.repository.js';
+import { noticeWrites, type AppliedNotice } from './notices.repository.js';
 import type { AnyMovement, MovementType, MovingRow, Versioned } from './movement.js';
 
 /** Columns every move writes; a description adds its own (`resolved_at`, `completed_at`). */
@@ -16,23 +19,87 @@ const MOVED = [
 ] as const;
 
 /**
- * What a move changes: status, times, failure reason, and the provider's reference and receipt once known; returns
- * the row's id if it changed it. With `version`, a compare-and-set: it changes the row only if it is still the
- * version read (`xmin`, which every update of the row changes).
+ * What a move changes when it is not saved with events (a provider reference recorded by a repeat): status, times,
+ * failure reason, and the provider's reference and receipt once known.
  */
-export function statusUpdate(m: AnyMovement, row: MovingRow, version?: string): Statement {
+export async function saveStatus(db: Queryable, m: AnyMovement, row: MovingRow): Promise<void> {
   const columns: string[] = [...MOVED, ...(m.stepColumns as string[])];
   const record = row as unknown as Record<string, unknown>;
-  const set = `UPDATE ${m.table} SET ${columns.map((c, i) => `${c} = $${i + 3}`).join(', ')} WHERE workspace_id = $1 AND id = $2`;
-  const values = [row.workspace_id, row.id, ...columns.map((c) => record[c])];
-  if (version === undefined) return { text: `${set} RETURNING id`, values };
-  return { text: `${set} AND xmin = $${values.length + 1}::xid RETURNING id`, values: [...values, version] };
+  await db.query(
+    `UPDATE ${m.table} SET ${columns.map((c, i) => `${c} = $${i + 3}`).join(', ')} WHERE workspace_id = $1 AND id = $2`,
+    [row.workspace_id, row.id, ...columns.map((c) => record[c])],
+  );
 }
 
-/** Writes `statusUpdate` alone (a change with no event of its own: a provider reference recorded by a repeat). */
-export async function saveStatus(db: Queryable, m: AnyMovement, row: MovingRow): Promise<void> {
-  const { text, values } = statusUpdate(m, row);
-  await db.query(text, values);
+/**
+ * One of the moves a statement saves (`movesStatement`): the row after it, with everything the move writes with it.
+ */
+export interface MovePart {
+  row: MovingRow;
+  /** The version the row was read at (`xmin`): saved only if it is still that version. Absent: saved as it stands. */
+  version?: string | undefined;
+  /** Its events, in order (the last announces the status it ends in), their ids chosen. */
+  events: (EventInput & { id: string })[];
+  /** The record of the provider notice that causes it. */
+  notice?: AppliedNotice | undefined;
+  postings: PreparedPostings[];
+}
+
+/**
+ * Saves moves of one movement, any number, in one statement (a data-modifying WITH), built and not sent: each row,
+ * and, for each row it changed, the move's events and their outbox rows, its notice's record and its postings, their
+ * lines and the balances they change (summed over the moves: see `postingWrites`). A move whose row is no longer the
+ * version it was read at (a compare-and-set) changes nothing, and writes nothing else. `savedParts` reads the answer.
+ * No two parts may be the same row: a statement changes a row once.
+ */
+export function movesStatement(m: AnyMovement, parts: readonly MovePart[]): Statement {
+  const { values, param } = parameters();
+  const columns: string[] = [...MOVED, ...(m.stepColumns as string[])];
+  const rows = parts.map(({ row }) => {
+    const record = row as unknown as Record<string, unknown>;
+    return Object.fromEntries(['workspace_id', 'id', ...columns].map((c) => [c, record[c]]));
+  });
+  // A compare-and-set where the parts were read with their versions; the ones without are saved as they stand.
+  const versions = parts.some((p) => p.version !== undefined)
+    ? `AND coalesce(t.xmin = (${param(
+        parts.map((p) => p.version ?? null),
+        'text[]',
+      )})[r.ordinality::int]::xid, true)`
+    : '';
+  // The rows as the table's own record type, so each column's value takes the column's type.
+  const change = `change AS (
+       UPDATE ${m.table} AS t SET ${columns.map((c) => `${c} = r.${c}`).join(', ')}
+       FROM jsonb_populate_recordset(NULL::${m.table}, ${param(JSON.stringify(rows), 'jsonb')}) WITH ORDINALITY AS r
+       WHERE t.workspace_id = r.workspace_id AND t.id = r.id ${versions}
+       RETURNING r.ordinality::int - 1 AS part, t.id)`;
+  const written = 'SELECT part FROM change';
+  const events = parts.flatMap((p, part) =>
+    p.events.map((event) => ({ part, workspaceId: p.row.workspace_id, event })),
+  );
+  const notices = parts.flatMap((p, part) => (p.notice ? [{ part, applied: p.notice }] : []));
+  const postings = parts.flatMap((p, part) => p.postings.map((prepared) => ({ part, prepared })));
+  const ctes = [
+    change,
+    ...eventWrites(events, written, param),
+    ...(notices.length > 0
+      ? [
+          noticeWrites(
+            notices,
+            written,
+            param,
+            notices.some((n) => n.applied.strict),
+          ),
+        ]
+      : []),
+    ...(postings.length > 0 ? postingWrites(postings, written, param) : []),
+  ];
+  const noted = notices.length > 0 ? '(SELECT count(*) FROM noted WHERE noted.object_id = change.id)::int' : '0';
+  return { text: `WITH ${ctes.join(',\n     ')}\n     SELECT part, ${noted} AS noted FROM change`, values };
+}
+
+/** What a `movesStatement` saved: for each part whose row it changed, whether its notice's record was written. */
+export function savedParts(rows: readonly unknown[]): Map<number, { noticeWritten: boolean }> {
+  return new Map((rows as { part: number; noted: number }[]).map((r) => [r.part, { noticeWritten: r.noted > 0 }]));
 }
 
 /** Due for its initiation: in its first status, not yet answered by its provider. */

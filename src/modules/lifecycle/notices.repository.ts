@@ -1,7 +1,7 @@
 // SQL of provider notices: the record of each notice applied, and the references operators' callbacks claim.
 // Maintenance-scoped where noted: a provider names our object id, not its workspace.
 import type { Queryable } from '../../db/pool.js';
-import type { Alongside } from '../events/events.repository.js';
+import type { Param } from '../../db/parameters.js';
 import type { NoticeObjectType } from '../providers/provider.js';
 import type { AnyMovement, MovingRow, Versioned } from './movement.js';
 
@@ -59,22 +59,57 @@ export async function recordNotice(
 }
 
 /**
- * The record of a notice as applied, written in the statement that saves the move it causes (an `Alongside`): its
+ * The record of a notice as applied, written in the statement that saves the move it causes (`noticeWrites`): its
  * row is written if that move changed the object, and not if the same notice id was recorded before. `strict`: a
  * notice id recorded before fails the statement instead, undoing the move with it (for a statement that commits on its
  * own, where nothing after it could roll the move back).
  */
-export function appliedNotice(provider: string, workspaceId: string, notice: NoticeInput, strict = false): Alongside {
-  return (offset) => {
-    const p = (n: number): string => `$${offset + n}`;
-    return {
-      text: `INSERT INTO provider_notices (${NOTICE_COLUMNS})
-       SELECT ${p(1)}::text, ${p(2)}::text, ${p(3)}::uuid, ${p(4)}::text, ${p(5)}::uuid, ${p(6)}::text, ${p(7)}::text, now()
-       WHERE EXISTS (SELECT 1 FROM change)
-       ${strict ? '' : 'ON CONFLICT (provider, notice_id) DO NOTHING'} RETURNING 1`,
-      values: noticeValues(provider, workspaceId, notice, 'applied'),
-    };
-  };
+export interface AppliedNotice {
+  provider: string;
+  workspaceId: string;
+  notice: NoticeInput;
+  strict: boolean;
+}
+
+/**
+ * The write (`noted AS (…)`, for a data-modifying WITH) of the records of notices applied, one per part, made only
+ * for the parts that `written` (an SQL query of part numbers) names; it answers the object id of each record written.
+ * `strict` holds for all of them (a statement's notices are all strict or none).
+ */
+export function noticeWrites(
+  records: readonly { part: number; applied: AppliedNotice }[],
+  written: string,
+  param: Param,
+  strict: boolean,
+): string {
+  const column = <T>(f: (r: { part: number; applied: AppliedNotice }) => T): T[] => records.map(f);
+  return `noted AS (
+       INSERT INTO provider_notices (${NOTICE_COLUMNS})
+       SELECT n.provider, n.notice_id, n.workspace_id, n.object_type, n.object_id, n.status, 'applied', now()
+       FROM unnest(${param(
+         column((r) => r.part),
+         'int[]',
+       )}, ${param(
+         column((r) => r.applied.provider),
+         'text[]',
+       )}, ${param(
+         column((r) => r.applied.notice.noticeId),
+         'text[]',
+       )}, ${param(
+         column((r) => r.applied.workspaceId),
+         'uuid[]',
+       )}, ${param(
+         column((r) => r.applied.notice.objectType),
+         'text[]',
+       )}, ${param(
+         column((r) => r.applied.notice.objectId),
+         'uuid[]',
+       )}, ${param(
+         column((r) => r.applied.notice.status),
+         'text[]',
+       )}) AS n(part, provider, notice_id, workspace_id, object_type, object_id, status)
+       WHERE n.part IN (${written})
+       ${strict ? '' : 'ON CONFLICT (provider, notice_id) DO NOTHING'} RETURNING object_id)`;
 }
 
 /** Whether a notice of that id was recorded already (applied or refused before). */

@@ -11,7 +11,6 @@ import { timingSafeEqual } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { recordEvent } from '../events/events.repository.js';
 import {
-  appliedNotice,
   noteClaimedReference,
   noticeRecorded,
   objectOwner,
@@ -318,10 +317,10 @@ export class ProviderNotices {
       );
     }
     // Applied: the notice's record was written (or found there) with the move. Otherwise the caller records it.
-    return { outcome: moved?.outcome ?? 'refused', recorded: moved?.alongsideWritten };
+    return { outcome: moved?.outcome ?? 'refused', recorded: moved?.noticeWritten };
   }
 
-  /** A notice's move: its cause, what it reports, and its record written with the move (`strict`: see appliedNotice). */
+  /** A notice's move: its cause, what it reports, and its record written with the move (`strict`: see AppliedNotice). */
   private options(providerName: string, workspaceId: string, notice: ProviderNotice, strict = false): MoveOptions {
     return {
       cause: `provider notice ${notice.noticeId}`,
@@ -329,7 +328,7 @@ export class ProviderNotices {
       providerReference: notice.reference,
       receipt: notice.receipt,
       amount: notice.amount,
-      alongside: appliedNotice(providerName, workspaceId, notice, strict),
+      notice: { provider: providerName, workspaceId, notice, strict },
       redirectUrl: notice.redirectUrl,
     };
   }
