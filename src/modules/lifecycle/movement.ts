@@ -8,7 +8,6 @@ import type { Posting } from '../ledger/ledger.repository.js';
 import type { CollectionRow } from '../collections/collections.repository.js';
 import type { LatePaymentAction } from '../collections/collections.states.js';
 import type { NoticeObjectType, ProviderAck, RailProvider } from '../providers/provider.js';
-import type { AppliedNotice } from './notices.repository.js';
 
 /** The kinds of money movement the engine runs: the `object_type` of their events and provider notices. */
 export type MovementType = NoticeObjectType;
@@ -148,6 +147,19 @@ export interface MoveOptions {
   notice?: AppliedNotice | undefined;
   /** The operator's page for the payer (a collection on a redirect rail), recorded in its instruction if none is recorded yet. */
   redirectUrl?: string | undefined;
+}
+
+/**
+ * The record of a notice as applied, written in the statement that saves the move it causes (`noticeWrites`): its
+ * row is written if that move changed the object, and not if the same notice id was recorded before. `strict`: a
+ * notice id recorded before fails the statement instead, undoing the move with it (for a statement that commits on its
+ * own, where nothing after it could roll the move back).
+ */
+export interface AppliedNotice {
+  provider: string;
+  workspaceId: string;
+  notice: { noticeId: string; objectType: NoticeObjectType; objectId: string; status: string };
+  strict: boolean;
 }
 
 /** Any description, as the engine holds them. */

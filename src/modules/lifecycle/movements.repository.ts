@@ -5,8 +5,8 @@ import type { Queryable } from '../../db/pool.js';
 import { parameters } from '../../db/parameters.js';
 import { eventWrites, type EventInput, type Statement } from '../events/events.repository.js';
 import { postingWrites, type PreparedPostings } from '../ledger/ledger.repository.js';
-import { noticeWrites, type AppliedNotice } from './notices.repository.js';
-import type { AnyMovement, MovementType, MovingRow, Versioned } from './movement.js';
+import { noticeWrites } from './notices.repository.js';
+import type { AnyMovement, AppliedNotice, MovementType, MovingRow, Versioned } from './movement.js';
 
 /** Columns every move writes; a description adds its own (`resolved_at`, `completed_at`). */
 const MOVED = [

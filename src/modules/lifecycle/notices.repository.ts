@@ -3,7 +3,7 @@
 import type { Queryable } from '../../db/pool.js';
 import type { Param } from '../../db/parameters.js';
 import type { NoticeObjectType } from '../providers/provider.js';
-import type { AnyMovement, MovingRow, Versioned } from './movement.js';
+import type { AnyMovement, AppliedNotice, MovingRow, Versioned } from './movement.js';
 
 const TABLES: Record<NoticeObjectType, string> = { collection: 'collections', refund: 'refunds', payout: 'payouts' };
 
@@ -56,19 +56,6 @@ export async function recordNotice(
     noticeValues(provider, workspaceId, notice, outcome),
   );
   return rowCount === 1;
-}
-
-/**
- * The record of a notice as applied, written in the statement that saves the move it causes (`noticeWrites`): its
- * row is written if that move changed the object, and not if the same notice id was recorded before. `strict`: a
- * notice id recorded before fails the statement instead, undoing the move with it (for a statement that commits on its
- * own, where nothing after it could roll the move back).
- */
-export interface AppliedNotice {
-  provider: string;
-  workspaceId: string;
-  notice: NoticeInput;
-  strict: boolean;
 }
 
 /**
