@@ -3,7 +3,7 @@
 // so the event goes out at once rather than at the relay's next poll.
 import type { Tx } from '../../db/pool.js';
 import { emitOnCommit } from '../../platform/after-commit.js';
-import type { Param } from '../../db/parameters.js';
+import { unnestOf, type Param } from '../../db/parameters.js';
 import { uuidv7 } from '../../platform/ids.js';
 
 export interface RecordedEvent {
@@ -83,36 +83,20 @@ export interface PartEvent {
  * that `written` (an SQL query of part numbers) names: in the statement that saves moves, those whose move was saved.
  */
 export function eventWrites(events: readonly PartEvent[], written: string, param: Param): string[] {
-  const column = <T>(f: (e: PartEvent) => T): T[] => events.map(f);
   return [
     `new_events AS (
        INSERT INTO events (id, workspace_id, type, object_type, object_id, data, created_at)
        SELECT e.id, e.workspace_id, e.type, e.object_type, e.object_id, e.data, e.created_at
-       FROM unnest(${param(
-         column((e) => e.part),
-         'int[]',
-       )}, ${param(
-         column((e) => e.event.id),
-         'uuid[]',
-       )}, ${param(
-         column((e) => e.workspaceId),
-         'uuid[]',
-       )}, ${param(
-         column((e) => e.event.type),
-         'text[]',
-       )}, ${param(
-         column((e) => e.event.objectType),
-         'text[]',
-       )}, ${param(
-         column((e) => e.event.objectId),
-         'uuid[]',
-       )}, ${param(
-         column((e) => JSON.stringify(e.event.data)),
-         'jsonb[]',
-       )}, ${param(
-         column((e) => e.event.at),
-         'timestamptz[]',
-       )}) AS e(part, id, workspace_id, type, object_type, object_id, data, created_at)
+       FROM ${unnestOf(param, events, 'e', {
+         part: [(e) => e.part, 'int'],
+         id: [(e) => e.event.id, 'uuid'],
+         workspace_id: [(e) => e.workspaceId, 'uuid'],
+         type: [(e) => e.event.type, 'text'],
+         object_type: [(e) => e.event.objectType, 'text'],
+         object_id: [(e) => e.event.objectId, 'uuid'],
+         data: [(e) => JSON.stringify(e.event.data), 'jsonb'],
+         created_at: [(e) => e.event.at, 'timestamptz'],
+       })}
        WHERE e.part IN (${written}) RETURNING id, workspace_id, created_at)`,
     `new_outbox AS (INSERT INTO outbox (workspace_id, event_id, created_at) SELECT workspace_id, id, created_at FROM new_events)`,
   ];

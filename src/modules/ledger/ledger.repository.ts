@@ -2,7 +2,7 @@
 // transaction, each split across bucket rows summed on read (no hot row). Debits are positive, credits negative.
 import type { Queryable, Tx } from '../../db/pool.js';
 import { uuidv7 } from '../../platform/ids.js';
-import { parameters, type Param } from '../../db/parameters.js';
+import { parameters, unnestOf, type Param } from '../../db/parameters.js';
 
 /** What the rail providers hold for us (debit-normal); payouts are paid out of it. */
 export const PROVIDER_RECEIVABLE = 'provider_receivable';
@@ -182,54 +182,28 @@ export function postingWrites(parts: readonly PartPostings[], written: string, p
     `new_postings AS (
        INSERT INTO ledger_postings (id, workspace_id, kind, object_type, object_id, currency, created_at)
        SELECT p.id, p.workspace_id, p.kind, p.object_type, p.object_id, p.currency, p.created_at
-       FROM unnest(${param(
-         postings.map((x) => x.part),
-         'int[]',
-       )}, ${param(
-         postings.map((x) => x.id),
-         'uuid[]',
-       )}, ${param(
-         postings.map((x) => x.workspaceId),
-         'uuid[]',
-       )}, ${param(
-         postings.map((x) => x.p.kind),
-         'text[]',
-       )}, ${param(
-         postings.map((x) => x.p.objectType),
-         'text[]',
-       )}, ${param(
-         postings.map((x) => x.p.objectId),
-         'uuid[]',
-       )}, ${param(
-         postings.map((x) => x.p.currency),
-         'text[]',
-       )}, ${param(
-         postings.map((x) => x.at),
-         'timestamptz[]',
-       )}) AS p(part, id, workspace_id, kind, object_type, object_id, currency, created_at)
+       FROM ${unnestOf(param, postings, 'p', {
+         part: [(x) => x.part, 'int'],
+         id: [(x) => x.id, 'uuid'],
+         workspace_id: [(x) => x.workspaceId, 'uuid'],
+         kind: [(x) => x.p.kind, 'text'],
+         object_type: [(x) => x.p.objectType, 'text'],
+         object_id: [(x) => x.p.objectId, 'uuid'],
+         currency: [(x) => x.p.currency, 'text'],
+         created_at: [(x) => x.at, 'timestamptz'],
+       })}
        WHERE p.part IN (${written}) RETURNING id, created_at)`,
     `new_lines AS (
        INSERT INTO ledger_lines (posting_id, workspace_id, account, currency, amount)
        SELECT l.posting_id, l.workspace_id, l.account, l.currency, l.amount
-       FROM unnest(${param(
-         lines.map((x) => x.part),
-         'int[]',
-       )}, ${param(
-         lines.map((x) => x.l.posting),
-         'uuid[]',
-       )}, ${param(
-         lines.map((x) => x.workspaceId),
-         'uuid[]',
-       )}, ${param(
-         lines.map((x) => x.l.account),
-         'text[]',
-       )}, ${param(
-         lines.map((x) => x.l.currency),
-         'text[]',
-       )}, ${param(
-         lines.map((x) => x.l.amount),
-         'bigint[]',
-       )}) AS l(part, posting_id, workspace_id, account, currency, amount)
+       FROM ${unnestOf(param, lines, 'l', {
+         part: [(x) => x.part, 'int'],
+         posting_id: [(x) => x.l.posting, 'uuid'],
+         workspace_id: [(x) => x.workspaceId, 'uuid'],
+         account: [(x) => x.l.account, 'text'],
+         currency: [(x) => x.l.currency, 'text'],
+         amount: [(x) => x.l.amount, 'bigint'],
+       })}
        WHERE l.part IN (${written}) RETURNING posting_id, workspace_id, account, currency, amount)`,
     `new_balances AS (
        INSERT INTO ledger_balances AS b (workspace_id, account, currency, bucket, balance, updated_at)

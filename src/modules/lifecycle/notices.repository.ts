@@ -1,7 +1,7 @@
 // SQL of provider notices: the record of each notice applied, and the references operators' callbacks claim.
 // Maintenance-scoped where noted: a provider names our object id, not its workspace.
 import type { Queryable } from '../../db/pool.js';
-import type { Param } from '../../db/parameters.js';
+import { unnestOf, type Param } from '../../db/parameters.js';
 import type { NoticeObjectType } from '../providers/provider.js';
 import type { AnyMovement, AppliedNotice, MovingRow, Versioned } from './movement.js';
 
@@ -69,32 +69,18 @@ export function noticeWrites(
   param: Param,
   strict: boolean,
 ): string {
-  const column = <T>(f: (r: { part: number; applied: AppliedNotice }) => T): T[] => records.map(f);
   return `noted AS (
        INSERT INTO provider_notices (${NOTICE_COLUMNS})
        SELECT n.provider, n.notice_id, n.workspace_id, n.object_type, n.object_id, n.status, 'applied', now()
-       FROM unnest(${param(
-         column((r) => r.part),
-         'int[]',
-       )}, ${param(
-         column((r) => r.applied.provider),
-         'text[]',
-       )}, ${param(
-         column((r) => r.applied.notice.noticeId),
-         'text[]',
-       )}, ${param(
-         column((r) => r.applied.workspaceId),
-         'uuid[]',
-       )}, ${param(
-         column((r) => r.applied.notice.objectType),
-         'text[]',
-       )}, ${param(
-         column((r) => r.applied.notice.objectId),
-         'uuid[]',
-       )}, ${param(
-         column((r) => r.applied.notice.status),
-         'text[]',
-       )}) AS n(part, provider, notice_id, workspace_id, object_type, object_id, status)
+       FROM ${unnestOf(param, records, 'n', {
+         part: [(r) => r.part, 'int'],
+         provider: [(r) => r.applied.provider, 'text'],
+         notice_id: [(r) => r.applied.notice.noticeId, 'text'],
+         workspace_id: [(r) => r.applied.workspaceId, 'uuid'],
+         object_type: [(r) => r.applied.notice.objectType, 'text'],
+         object_id: [(r) => r.applied.notice.objectId, 'uuid'],
+         status: [(r) => r.applied.notice.status, 'text'],
+       })}
        WHERE n.part IN (${written})
        ${strict ? '' : 'ON CONFLICT (provider, notice_id) DO NOTHING'} RETURNING object_id)`;
 }
