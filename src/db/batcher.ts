@@ -233,7 +233,9 @@ export class TransactionBatcher {
 
 /**
  * A batch in the order its work runs: each piece alone, but statements of one kind together, in the place of the
- * first of them; a statement whose target is already in its kind's group starts a new group after it.
+ * first of them; a statement whose target is already in its kind's group starts a new group after it. So a statement
+ * may run before a piece that came into the batch ahead of it. That is an order its callers allow: the pieces of a
+ * batch came in together, none of them waiting for another, as if each had run in a transaction of its own at once.
  */
 function units(batch: readonly Waiting[]): Waiting[][] {
   const out: Waiting[][] = [];

@@ -98,7 +98,11 @@ export function eventWrites(events: readonly PartEvent[], written: string, param
          created_at: [(e) => e.event.at, 'timestamptz'],
        })}
        WHERE e.part IN (${written}) RETURNING id, workspace_id, created_at)`,
-    `new_outbox AS (INSERT INTO outbox (workspace_id, event_id, created_at) SELECT workspace_id, id, created_at FROM new_events)`,
+    // The outbox rows in the order of the events' times (a move's steps are each a millisecond at least after the
+    // last), so a move of several steps is relayed in the order it happened.
+    `new_outbox AS (
+       INSERT INTO outbox (workspace_id, event_id, created_at)
+       SELECT workspace_id, id, created_at FROM new_events ORDER BY created_at, id)`,
   ];
 }
 
