@@ -66,6 +66,10 @@ export async function loadServer(args: string[], route: string, seconds: number,
 
 export async function startService(options: StartOptions): Promise<RunningService> {
   const port = await freePort();
+  // Both ports are only found free, not held, until the service binds them: the second must not be the first again
+  // (the embedded database once took the HTTP port, and the service failed to start).
+  let databasePort = await freePort();
+  while (databasePort === port) databasePort = await freePort();
   const logFile = path.join(options.dataDir, 'service.log');
   const out = openSync(logFile, 'a');
   const env: NodeJS.ProcessEnv = {
@@ -73,7 +77,7 @@ export async function startService(options: StartOptions): Promise<RunningServic
     PORT: String(port),
     HOST: '127.0.0.1',
     DATA_DIR: options.dataDir,
-    EMBEDDED_PG_PORT: String(await freePort()),
+    EMBEDDED_PG_PORT: String(databasePort),
     // The load comes from one client address: the per-client rate limit would answer 429 to almost all of it.
     RATE_LIMIT_PER_SECOND: '1000000',
     RATE_LIMIT_BURST: '1000000',
