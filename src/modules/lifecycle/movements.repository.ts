@@ -81,16 +81,7 @@ export function movesStatement(m: AnyMovement, parts: readonly MovePart[]): Stat
   const ctes = [
     change,
     ...eventWrites(events, written, param),
-    ...(notices.length > 0
-      ? [
-          noticeWrites(
-            notices,
-            written,
-            param,
-            notices.some((n) => n.applied.strict),
-          ),
-        ]
-      : []),
+    ...(notices.length > 0 ? [noticeWrites(notices, written, param)] : []),
     ...(postings.length > 0 ? postingWrites(postings, written, param) : []),
   ];
   const noted = notices.length > 0 ? '(SELECT count(*) FROM noted WHERE noted.object_id = change.id)::int' : '0';

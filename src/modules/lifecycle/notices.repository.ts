@@ -61,14 +61,14 @@ export async function recordNotice(
 /**
  * The write (`noted AS (…)`, for a data-modifying WITH) of the records of notices applied, one per part, made only
  * for the parts that `written` (an SQL query of part numbers) names; it answers the object id of each record written.
- * `strict` holds for all of them (a statement's notices are all strict or none).
+ * A statement's notices are all strict or none (the batcher combines only moves of one strictness).
  */
 export function noticeWrites(
   records: readonly { part: number; applied: AppliedNotice }[],
   written: string,
   param: Param,
-  strict: boolean,
 ): string {
+  const strict = records.some((r) => r.applied.strict);
   return `noted AS (
        INSERT INTO provider_notices (${NOTICE_COLUMNS})
        SELECT n.provider, n.notice_id, n.workspace_id, n.object_type, n.object_id, n.status, 'applied', now()
