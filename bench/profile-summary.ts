@@ -3,33 +3,12 @@
 //
 //   node --import tsx bench/profile-summary.ts bench/profiles/postgresql        every *.cpuprofile in the folder
 //   node --import tsx bench/profile-summary.ts bench/profiles/postgresql 25     the top 25 functions (default 15)
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-
-interface CpuProfile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
-
-/** The package a script belongs to, or this project's top folders (src/modules/x, src/db, …), or a V8 category. */
-function owner(url: string, functionName: string): string {
-  if (url === '') return `(${functionName || 'program'})`; // (garbage collector), (idle), (program)
-  if (url.startsWith('node:')) return 'node: built-ins';
-  const inModules = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
-  if (inModules) return inModules[1] as string;
-  const local = /\/(src\/modules\/[^/]+|src\/[^/]+|bench|fakes)\//.exec(url);
-  return local ? (local[1] as string) : url;
-}
+import { functionLabel, owner, readProfile } from './lib/profiles.js';
 
 function summarise(file: string, into: { byOwner: Map<string, number>; byFunction: Map<string, number> }): number {
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  const profile = readProfile(file);
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   let total = 0;
   profile.samples.forEach((id, i) => {
@@ -37,10 +16,9 @@ function summarise(file: string, into: { byOwner: Map<string, number>; byFunctio
     const micros = profile.timeDeltas[i] ?? 0;
     if (!node) return;
     total += micros;
-    const { functionName, url, lineNumber } = node.callFrame;
-    const who = owner(url, functionName);
+    const who = owner(node.callFrame.url, node.callFrame.functionName);
     into.byOwner.set(who, (into.byOwner.get(who) ?? 0) + micros);
-    const fn = `${functionName || '(anonymous)'} ${path.basename(url)}:${lineNumber + 1} [${who}]`;
+    const fn = functionLabel(node);
     into.byFunction.set(fn, (into.byFunction.get(fn) ?? 0) + micros);
   });
   return total;

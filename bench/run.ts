@@ -41,6 +41,7 @@ import {
 import { loadServer, nodeArgs, startService, type RunningService } from './lib/service.js';
 import { roomFor } from './lib/connections.js';
 import { describeWaits, type WaitSample } from './lib/waits.js';
+import { CREATE_BODY, CREATE_PATH, LIST_PATH, SERVICE_ENV } from './lib/requests.js';
 import { measureWebhooks, type WebhookResult } from './lib/webhooks.js';
 
 const { values: args } = parseArgs({
@@ -68,22 +69,6 @@ const MACHINE_PG = 'postgres://postgres@127.0.0.1:5432/postgres';
 const LIFECYCLE_WORKSPACES = 50;
 /** (i): how long the collections of a run may take to finish after its load stops. */
 const DRAIN_SECONDS = Math.min(120, Math.max(30, 3 * SECONDS));
-// The sandbox simulator's steps 100 ms apart (2 s by default) so that (i) measures the service's work rather than the
-// simulator's pacing. Nothing else is stepped: (a)'s payer never answers, so its collections have no next step.
-const SERVICE_ENV = { SANDBOX_STEP_MS: '100' };
-
-const CREATE_PATH = '/v1/collections/KE/rails/mpesa';
-const LIST_PATH = '/v1/collections?limit=100';
-// A payer number ending 0003: the sandbox accepts the prompt and the payer never answers (it would expire after the
-// rail's 10 minutes), as a real provider leaves a collection pending until the payer acts. Each create costs its
-// submission too, and no later step spills into the next measurement.
-const CREATE_BODY = JSON.stringify({
-  amount: 1500,
-  currency: 'KES',
-  reference: 'bench-order-42',
-  customer: { phone_number: '+254712340003' },
-  metadata: { order_id: '42', cart: { items: 2 } },
-});
 /** The same create with a payer number the sandbox takes to successful: a collection's whole life, for (i)'s counts. */
 const LIFECYCLE_BODY = JSON.stringify({
   ...(JSON.parse(CREATE_BODY) as object),

@@ -14,7 +14,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const stream = logStream();
   const options = { level: config.logLevel === 'silent' ? 'silent' : config.logLevel };
-  const log = stream ? pino(options, stream) : pino(options);
+  const log = pino(options, stream);
   // Loaded first: a bad catalogue stops the start before the database is opened.
   const catalogue = new MarketCatalogue(loadCatalogue(config.catalogueFile));
   // So is a production start with a rail no provider runs. The secrets key is loaded when the file first needs it

@@ -6,11 +6,17 @@
 import http from 'node:http';
 import { request, summarise, withCpu, type LoadOptions, type LoadResult } from './load.js';
 
-export function paced(options: LoadOptions & { rate: number }): Promise<LoadResult> {
+export interface PacedOptions extends LoadOptions {
+  rate: number;
+  /** Told of every answer: when its request was due or sent (the later; `performance.now()`), and its latency. */
+  onAnswer?: (from: number, ms: number, status: number) => void;
+}
+
+export function paced(options: PacedOptions): Promise<LoadResult> {
   return withCpu(() => run(options));
 }
 
-async function run(options: LoadOptions & { rate: number }): Promise<Omit<LoadResult, 'machine_busy_pct'>> {
+async function run(options: PacedOptions): Promise<Omit<LoadResult, 'machine_busy_pct'>> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.connections });
   const url = new URL(options.url);
   const interval = 1000 / options.rate;
@@ -28,8 +34,10 @@ async function run(options: LoadOptions & { rate: number }): Promise<Omit<LoadRe
     try {
       const res = await request(agent, url, options);
       // A push-back (the open loop does not wait for it: the next request is due regardless) is counted apart.
+      const ms = performance.now() - from;
       if (res.status === options.pushedBack) refused++;
-      else latencies.push(performance.now() - from);
+      else latencies.push(ms);
+      options.onAnswer?.(from, ms, res.status);
       if (res.status !== options.expect && res.status !== options.pushedBack) {
         unexpected++;
         first ??= `${res.status} ${res.body.slice(0, 300)}`;

@@ -1,12 +1,23 @@
 // Log settings: JSON lines (readable lines instead when stdout is a terminal), with tokens, secrets and phone
 // numbers masked before they are written.
 import type { FastifyServerOptions } from 'fastify';
+import pino from 'pino';
 import pretty from 'pino-pretty';
 
-/** Where logs go: a terminal gets readable lines; anything else (a file, a collector) gets JSON on stdout. */
-export function logStream(): NodeJS.WritableStream | undefined {
-  if (!process.stdout.isTTY) return undefined;
-  return pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true });
+let stdout: pino.DestinationStream | undefined;
+
+/**
+ * Where logs go: a terminal gets readable lines; anything else (a file, a collector) gets JSON on stdout, written
+ * asynchronously. pino's default writes each line with a blocking write on the event loop: two per request, and
+ * one that waits on the disk (a file system's journal, a full pipe) holds up every request in flight meanwhile
+ * (`npm run bench:tail` found such writes in the slowest creates; bench/README.md). Here the writes go to libuv's
+ * threads, lines queued meanwhile going in the next write, in order; pino flushes what is queued as the process
+ * exits. Only a process killed outright (SIGKILL) loses the lines still queued: the last few milliseconds' worth.
+ */
+export function logStream(): NodeJS.WritableStream | pino.DestinationStream {
+  if (process.stdout.isTTY)
+    return pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true });
+  return (stdout ??= pino.destination({ dest: 1, sync: false }));
 }
 
 /** +254712345678 → +254******678: enough to recognise, not enough to call. */
@@ -31,10 +42,9 @@ function censor(value: unknown, path: string[]): unknown {
 
 export function loggerOptions(level: string): FastifyServerOptions['logger'] {
   if (level === 'silent') return false;
-  const stream = logStream();
   return {
     level,
-    ...(stream ? { stream } : {}),
+    stream: logStream(),
     redact: {
       paths: [
         'req.headers.authorization',
