@@ -5,7 +5,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { openDatabase, type OpenDatabase } from './db/open.js';
 import { loadCatalogue, MarketCatalogue } from './modules/catalogue/catalogue.js';
 import { planProviders } from './modules/providers/providers.registry.js';
-import { logStream } from './platform/logging.js';
+import { closeLogs, logStream } from './platform/logging.js';
 import { loadSecretsKey, type LoadedSecretsKey } from './platform/secrets-key.js';
 import { createService } from './service.js';
 import { startWorkers } from './workers/index.js';
@@ -50,6 +50,7 @@ async function main(): Promise<void> {
   const abandon = async (): Promise<void> => {
     log.info({ signal: signalled }, 'stopped while starting');
     await database?.close();
+    await closeLogs();
     process.exit(0);
   };
 
@@ -107,7 +108,7 @@ async function main(): Promise<void> {
       // The last resort, should the workers or the database not stop.
       const force = setTimeout(() => {
         log.error('stopping took 30 s longer than the drain time; exiting');
-        process.exit(1);
+        void closeLogs(1000).then(() => process.exit(1));
       }, config.shutdownDrainMs + 30_000);
       force.unref();
       void (async () => {
@@ -115,6 +116,7 @@ async function main(): Promise<void> {
         await workers.stop();
         await opened.close();
         log.info('stopped cleanly');
+        await closeLogs();
         process.exit(0);
       })();
     };
@@ -127,7 +129,9 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: unknown) => {
+main().catch(async (err: unknown) => {
+  // The log lines that led here go first.
+  await closeLogs();
   const message =
     err instanceof ConfigError
       ? `configuration error: ${err.message}`

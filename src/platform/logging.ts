@@ -4,20 +4,44 @@ import type { FastifyServerOptions } from 'fastify';
 import pino from 'pino';
 import pretty from 'pino-pretty';
 
-let stdout: pino.DestinationStream | undefined;
+let stdout: ReturnType<typeof pino.destination> | undefined;
+let closing: Promise<void> | undefined;
+
+/** Lines queued and not yet written beyond which new ones are dropped (a log reader that stopped reading). */
+const MAX_QUEUED_BYTES = 16 * 1024 * 1024;
 
 /**
  * Where logs go: a terminal gets readable lines; anything else (a file, a collector) gets JSON on stdout, written
  * asynchronously. pino's default writes each line with a blocking write on the event loop: two per request, and
  * one that waits on the disk (a file system's journal, a full pipe) holds up every request in flight meanwhile
  * (`npm run bench:tail` found such writes in the slowest creates; bench/README.md). Here the writes go to libuv's
- * threads, lines queued meanwhile going in the next write, in order; pino flushes what is queued as the process
- * exits. Only a process killed outright (SIGKILL) loses the lines still queued: the last few milliseconds' worth.
+ * threads, lines queued meanwhile going in the next write, in order. A process that exits on purpose writes what is
+ * queued first (`closeLogs`). Up to MAX_QUEUED_BYTES wait for a reader that has stopped; lines beyond are dropped,
+ * rather than the service stopping for its log, or growing without bound.
  */
 export function logStream(): NodeJS.WritableStream | pino.DestinationStream {
   if (process.stdout.isTTY)
     return pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true });
-  return (stdout ??= pino.destination({ dest: 1, sync: false }));
+  return (stdout ??= pino.destination({ dest: 1, sync: false, maxLength: MAX_QUEUED_BYTES }));
+}
+
+/**
+ * Writes every queued line and waits until it is written (at most `timeoutMs`): for a process about to exit on
+ * purpose. pino's own flush at exit writes only when no write is under way, so a line whose write a full pipe
+ * refused (to be retried) would be lost, and a line cut in half. Logging after this is not written.
+ */
+export function closeLogs(timeoutMs = 5000): Promise<void> {
+  const stream = stdout;
+  if (stream === undefined) return Promise.resolve();
+  closing ??= new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, timeoutMs);
+    stream.once('close', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    stream.end();
+  });
+  return closing;
 }
 
 /** +254712345678 → +254******678: enough to recognise, not enough to call. */

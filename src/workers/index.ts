@@ -50,8 +50,9 @@ export interface WorkerServices {
  * The least time between the starts of two relay rounds woken by commits: a round within it waits. A round is a
  * transaction of four statements however many events it fans out, so under load this sets how many a second there
  * are: at 10 ms, a steady 180 creates a second (two events each) ran about 95 rounds a second; at 50 ms, 20, with
- * 0.4 fewer transactions per create and 7 % less CPU (bench/README.md, "The half-load tail"). A delivery waits at most
- * these 50 ms more for its round; a lone commit in a quiet process still starts one at once.
+ * 0.4 fewer transactions per create and 7 % less CPU (bench/README.md, "The half-load tail"). A commit's events wait
+ * at most these 50 ms for their round (was 10): a commit more than 50 ms after the last round began (the poll's
+ * rounds included) starts one at once.
  */
 const RELAY_ROUND_GAP_MS = 50;
 
