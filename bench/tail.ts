@@ -1,16 +1,19 @@
-// `npm run bench:tail`: what the slow creates of (g) wait on. The service is started as `npm run bench` starts it, on
-// the machine's PostgreSQL (or `--only embedded`), and driven as (a) then (g) drive it: a warm-up, the maximum create
-// rate for `--seconds`, then half that rate, open loop, for `--seconds`. During (g), on one clock:
+// `npm run bench:tail`: what the slow creates of (g) wait on (bench/README.md, "The half-load tail"). The service is
+// started as `npm run bench` starts it, on the machine's PostgreSQL (or `--only embedded`), and driven as (a) then (g)
+// drive it: a warm-up, the maximum create rate for `--seconds`, then half that rate (or `--rate N`), open loop, for
+// `--seconds`. During (g), on one clock:
 //   - every answer: when it was due, and its latency;
 //   - every 10 ms, pg_stat_activity of the whole server: the measured database's backends by state and wait event,
 //     and what the server's own processes (WAL writer, checkpointer, autovacuum) are doing;
-//   - every 50 ms, the machine's CPU (busy, iowait) and the service process's own CPU, from /proc;
-//   - every 100 ms, the service's event-loop delay since the last look (its /metrics: prom-client resets the
-//     monitorEventLoopDelay histogram at each collection);
-//   - pg_stat_wal and pg_stat_bgwriter, before and after.
-// Then each slow request (above --slow ms) is set beside what was happening while it was in flight, and the same for
-// the requests that were not slow, so the difference shows. Prints a report, and writes it with the raw timeline to
-// --out (bench/results/tail.{md,json} by default).
+//   - every 100 ms, the machine's CPU (busy, iowait) and every process's, from /proc: the service, this load
+//     generator, PostgreSQL's processes, any other by name;
+//   - every 250 ms, the service's event-loop delay since the last look and its garbage collection by kind (its
+//     /metrics: prom-client resets the monitorEventLoopDelay histogram at each collection);
+//   - pg_stat_wal, pg_stat_bgwriter and the database's transactions and rows, before and after;
+//   - with `--profile`, the service under `node --cpu-prof`, each sample placed on the same clock.
+// Then the slow requests (above `--slow` ms) are set beside what was happening while they were in flight, the others
+// beside the same, and each of the five worst bursts alone. Prints the report; writes it with the raw timeline to
+// `--out` (the temporary folder by default) as tail.json. `--root DIR` starts another checkout's service.
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
