@@ -22,7 +22,6 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { createScratchDatabase } from '../test/helpers/database.js';
 import { load, type LoadResult } from './lib/load.js';
 import { paced } from './lib/paced.js';
@@ -41,7 +40,8 @@ import {
 import { loadServer, nodeArgs, startService, type RunningService } from './lib/service.js';
 import { roomFor } from './lib/connections.js';
 import { describeWaits, type WaitSample } from './lib/waits.js';
-import { CREATE_BODY, CREATE_PATH, LIST_PATH, SERVICE_ENV } from './lib/requests.js';
+import { CREATE_BODY, CREATE_PATH, createLoad, LIST_PATH, SERVICE_ENV } from './lib/requests.js';
+import { analyze, settle, withClient } from './lib/settle.js';
 import { measureWebhooks, type WebhookResult } from './lib/webhooks.js';
 
 const { values: args } = parseArgs({
@@ -118,49 +118,12 @@ function hello(): Promise<LoadResult> {
   return loadServer(nodeArgs('bench/hello.ts'), '/hello', SHORT);
 }
 
-/** Runs `work` on a connection of its own to the service's database, closed afterwards. */
-async function withClient<T>(databaseUrl: string, work: (db: pg.Client) => Promise<T>): Promise<T> {
-  const db = new pg.Client({ connectionString: databaseUrl });
-  await db.connect();
-  try {
-    return await work(db);
-  } finally {
-    await db.end();
-  }
-}
-
-/** Waits until the service has handed every new collection to its provider and published every event. */
-function settle(databaseUrl: string): Promise<void> {
-  return withClient(databaseUrl, async (db) => {
-    const until = Date.now() + 120_000;
-    for (;;) {
-      const { rows } = await db.query<{ backlog: string }>(
-        `SELECT (SELECT count(*) FROM collections WHERE submitted_at IS NULL) + (SELECT count(*) FROM outbox WHERE published_at IS NULL) AS backlog`,
-      );
-      if (Number(rows[0]?.backlog) === 0) return;
-      if (Date.now() > until)
-        throw new Error(`the service still had ${rows[0]?.backlog} collections or events to process after 120 s`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  });
-}
-
 async function measure(label: string, service: RunningService): Promise<ServicePass> {
   const auth = { authorization: `Bearer ${service.demoToken}` };
-  const createLoad = (seconds: number) => ({
-    url: `${service.url}${CREATE_PATH}`,
-    method: 'POST' as const,
-    headers: { ...auth, 'content-type': 'application/json' },
-    body: CREATE_BODY,
-    freshKey: true,
-    connections: CONNECTIONS,
-    seconds,
-    expect: 201,
-    // At the maximum rate the service refuses what it could not prompt in time (503 overloaded): counted, not failed.
-    pushedBack: 503,
-  });
   const create = (seconds: number, rate?: number) =>
-    rate === undefined ? load(createLoad(seconds)) : paced({ ...createLoad(seconds), rate });
+    rate === undefined
+      ? load(createLoad(service, CONNECTIONS, seconds))
+      : paced({ ...createLoad(service, CONNECTIONS, seconds), rate });
   const rss = async () => `peak RSS so far ${Math.round((await service.peakRss()) / 1048576)} MB`;
   log(`${label}: warming up; ${await rss()}`);
   await create(Math.min(3, SHORT));
@@ -273,10 +236,6 @@ function createToInitiation(databaseUrl: string): Promise<{ p50_ms: number; p99_
     const [p50 = 0, p99 = 0] = rows[0]?.p ?? [];
     return { p50_ms: Math.round(p50), p99_ms: Math.round(p99) };
   });
-}
-
-async function analyze(databaseUrl: string): Promise<void> {
-  await withClient(databaseUrl, (db) => db.query('ANALYZE'));
 }
 
 /** What the measurements made with the service out of the way need: its database, its DATA_DIR, the demo token. */

@@ -23,7 +23,8 @@ import pg from 'pg';
 import { createScratchDatabase } from '../test/helpers/database.js';
 import { load } from './lib/load.js';
 import { paced } from './lib/paced.js';
-import { CREATE_BODY, CREATE_PATH, SERVICE_ENV } from './lib/requests.js';
+import { createLoad, SERVICE_ENV } from './lib/requests.js';
+import { analyze, settle } from './lib/settle.js';
 import { startService, type RunningService } from './lib/service.js';
 import { functionLabel, owner, readProfile, type CpuProfile } from './lib/profiles.js';
 
@@ -241,15 +242,7 @@ async function timeline(service: RunningService, database: string, rate: number)
   let result;
   try {
     result = await paced({
-      url: `${service.url}${CREATE_PATH}`,
-      method: 'POST',
-      headers: { authorization: `Bearer ${service.demoToken}`, 'content-type': 'application/json' },
-      body: CREATE_BODY,
-      freshKey: true,
-      connections: CONNECTIONS,
-      seconds: SECONDS,
-      expect: 201,
-      pushedBack: 503,
+      ...createLoad(service, CONNECTIONS, SECONDS),
       rate,
       onAnswer: (from, ms) => answers.push({ from, ms }),
     });
@@ -461,30 +454,15 @@ function bursts(slow: Answer[]): Answer[][] {
 /** (a), then (g) with its timeline; the report, the slow answers and the span of (g). */
 async function measure(service: RunningService, label: string) {
   const database = new URL(service.databaseUrl).pathname.slice(1);
-  const create = {
-    url: `${service.url}${CREATE_PATH}`,
-    method: 'POST' as const,
-    headers: { authorization: `Bearer ${service.demoToken}`, 'content-type': 'application/json' },
-    body: CREATE_BODY,
-    freshKey: true,
-    connections: CONNECTIONS,
-    expect: 201,
-    pushedBack: 503,
-  };
-  await load({ ...create, seconds: 3 });
-  const max = await load({ ...create, seconds: SECONDS });
+  // As bench/run.ts before (g): a warm-up, (a), the service caught up after each, fresh statistics.
+  await load(createLoad(service, CONNECTIONS, 3));
+  await settle(service.databaseUrl);
+  const max = await load(createLoad(service, CONNECTIONS, SECONDS));
   // (g)'s rate is half of (a)'s, as the bench's; `--rate` holds it fixed, to set two trees side by side at one load.
   const rate = args.rate ? Number(args.rate) : Math.max(1, Math.round(max.per_second / 2));
   log(`(a) ${max.per_second}/s; waiting for the service to catch up`);
-  const db = new pg.Client({ connectionString: service.databaseUrl });
-  await db.connect();
-  for (;;) {
-    const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM collections WHERE submitted_at IS NULL`);
-    if (Number(rows[0]?.n) === 0) break;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  await db.query('ANALYZE');
-  await db.end();
+  await settle(service.databaseUrl);
+  await analyze(service.databaseUrl);
   log(`(g) at ${rate}/s for ${SECONDS} s, with the timeline`);
   const t = await timeline(service, database, rate);
   const slow = t.answers.filter((a) => a.ms > SLOW_MS);

@@ -9,7 +9,7 @@ import { request, summarise, withCpu, type LoadOptions, type LoadResult } from '
 export interface PacedOptions extends LoadOptions {
   rate: number;
   /** Told of every answer: when its request was due or sent (the later; `performance.now()`), and its latency. */
-  onAnswer?: (from: number, ms: number, status: number) => void;
+  onAnswer?: (from: number, ms: number) => void;
 }
 
 export function paced(options: PacedOptions): Promise<LoadResult> {
@@ -37,7 +37,7 @@ async function run(options: PacedOptions): Promise<Omit<LoadResult, 'machine_bus
       const ms = performance.now() - from;
       if (res.status === options.pushedBack) refused++;
       else latencies.push(ms);
-      options.onAnswer?.(from, ms, res.status);
+      options.onAnswer?.(from, ms);
       if (res.status !== options.expect && res.status !== options.pushedBack) {
         unexpected++;
         first ??= `${res.status} ${res.body.slice(0, 300)}`;
