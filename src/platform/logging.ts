@@ -5,7 +5,7 @@ import pino from 'pino';
 import pretty from 'pino-pretty';
 
 let stdout: ReturnType<typeof pino.destination> | undefined;
-let closing: Promise<void> | undefined;
+let closed: Promise<void> | undefined;
 
 /** Lines queued and not yet written beyond which new ones are dropped (a log reader that stopped reading). */
 const MAX_QUEUED_BYTES = 16 * 1024 * 1024;
@@ -33,15 +33,14 @@ export function logStream(): NodeJS.WritableStream | pino.DestinationStream {
 export function closeLogs(timeoutMs = 5000): Promise<void> {
   const stream = stdout;
   if (stream === undefined) return Promise.resolve();
-  closing ??= new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, timeoutMs);
-    stream.once('close', () => {
-      clearTimeout(timer);
-      resolve();
-    });
+  // Ended once; each caller waits at most its own `timeoutMs` for it (the forced exit less than a clean stop).
+  closed ??= new Promise<void>((resolve) => {
+    stream.once('close', () => resolve());
     stream.end();
   });
-  return closing;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+  return Promise.race([closed, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** +254712345678 → +254******678: enough to recognise, not enough to call. */
