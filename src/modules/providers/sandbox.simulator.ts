@@ -26,12 +26,20 @@ export async function runSimulatorStep(
   let sent = 0;
   for (;;) {
     const due = await simulator.claimDue(BATCH, LEASE_MS);
+    // PARALLEL callbacks in flight at a time, each next one sent as soon as one is answered: a slow one holds up only
+    // its own slot, never the rest of the claim.
     const delivered: DueOperation[] = [];
-    for (let i = 0; i < due.length; i += PARALLEL) {
-      const batch = due.slice(i, i + PARALLEL);
-      const results = await Promise.all(batch.map((op) => send(simulator, notices, log, op)));
-      batch.forEach((op, k) => results[k] && delivered.push(op));
-    }
+    let next = 0;
+    const sender = async () => {
+      try {
+        for (let op = due[next++]; op !== undefined; op = due[next++])
+          if (await send(simulator, notices, log, op)) delivered.push(op);
+      } catch (err) {
+        next = due.length; // the database is away: the others send nothing more either
+        throw err;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(PARALLEL, due.length) }, sender));
     await simulator.advance(delivered);
     sent += due.length;
     if (due.length < BATCH) return sent;
