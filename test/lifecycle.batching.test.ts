@@ -58,3 +58,37 @@ test('60 collections created at once reach successful with their moves batched: 
   const one = await request(t, 'GET', `/v1/collections/${ids[0]}`, { token: t.demoToken });
   assert.equal((one.body as { status: string }).status, 'successful');
 });
+
+test('the initiations of a burst are claimed together: one claim at a time, the jobs queued meanwhile in the next', async () => {
+  const created = await Promise.all(
+    Array.from({ length: 60 }, () => createCollection(t, t.demoToken, { customer: { phone_number: '+254712340003' } })),
+  );
+  const ids = created.map((res) => {
+    assert.equal(res.status, 201);
+    return (res.body as { collection_id: string }).collection_id;
+  });
+  await waitFor(
+    'all 60 pending',
+    async () => {
+      const { rows } = await t.db.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM collections WHERE id = ANY($1::uuid[]) AND status = 'pending'",
+        [ids],
+      );
+      return rows[0]?.n === ids.length ? true : undefined;
+    },
+    30_000,
+  );
+  // Each sent to the simulator once: one operation and one pending event each.
+  const { rows } = await t.db.query<{ claims: number; operations: number; pending: number }>(
+    `SELECT count(DISTINCT c.claim_id)::int AS claims,
+            (SELECT count(*)::int FROM sandbox_operations o WHERE o.object_id = ANY($1::uuid[])) AS operations,
+            (SELECT count(*)::int FROM events e WHERE e.object_id = ANY($1::uuid[]) AND e.type = 'collection.pending') AS pending
+     FROM collections c WHERE c.id = ANY($1::uuid[])`,
+    [ids],
+  );
+  const found = rows[0];
+  assert.equal(found?.operations, 60);
+  assert.equal(found?.pending, 60);
+  // The mechanism: the 60 claims (each a durable commit before its provider call) were far fewer statements.
+  assert.ok((found?.claims ?? 60) <= 20, `60 initiations took ${found?.claims} claims`);
+});

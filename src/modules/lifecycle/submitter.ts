@@ -108,16 +108,27 @@ export class Submitter {
     if (this.active > 0) await new Promise<void>((resolve) => (this.idle = resolve));
   }
 
+  /** Whether a claim is in flight: the jobs queued meanwhile wait for its answer, then are claimed together. */
+  private claiming = false;
+
   /**
    * Takes as many queued jobs as there are free places, claims them in one statement per kind, and sends each one
-   * claimed. Under load the jobs that queue while the others are in flight are claimed together.
+   * claimed. One claim is in flight at a time: under load the jobs that queue while it is (kicked, or freed by an
+   * answer) are claimed together by the next, one commit for them all, rather than one claim each.
    */
   private pump(): void {
     const free = this.concurrency - this.active;
-    if (free <= 0 || this.queue.length === 0) return;
+    if (this.claiming || free <= 0 || this.queue.length === 0) return;
     const jobs = this.queue.splice(0, free);
     this.active += jobs.length;
+    this.claiming = true;
     void this.claimAndSubmit(jobs);
+  }
+
+  /** The claim is answered (or failed): the next may go. */
+  private claimed(): void {
+    this.claiming = false;
+    this.pump();
   }
 
   private async claimAndSubmit(jobs: Job[]): Promise<void> {
@@ -129,6 +140,7 @@ export class Submitter {
       claimed = await this.claim(claimable, claimId);
       this.databaseBack();
     } catch (err) {
+      this.claimed();
       // Nothing is sent. The claim may have taken rows all the same (its answer lost as it committed, or one kind's
       // claim failing after another's): those are released, and sent again.
       if (isDatabaseUnavailable(err)) this.databaseAway(err);
@@ -137,6 +149,7 @@ export class Submitter {
       void this.release(claimable, claimId, claimedAt);
       return;
     }
+    this.claimed();
     for (const job of jobs) {
       void this.submit(job, claimed.get(job.id), claimedAt)
         .catch(async (err: unknown) => {
