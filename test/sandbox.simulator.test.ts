@@ -66,6 +66,7 @@ test('a callback that hangs holds up only its own: the claim’s other steps are
       return t.services.notices.receive(provider, rawBody, headers);
     },
   };
+  const lookups = t.services.notices.ownerLookups();
   const step = runSimulatorStep(simulator, receiver, t.app.log);
   try {
     // While the first callback hangs, every other step is received, and each of those collections moves.
@@ -78,6 +79,10 @@ test('a callback that hangs holds up only its own: the claim’s other steps are
       15_000,
     );
     assert.equal(received.length, count);
+    // Their owner lookups, asked for while others were in flight, were read together: few statements for 99 ids.
+    const now = t.services.notices.ownerLookups();
+    assert.equal(now.keys - lookups.keys, count - 1);
+    assert.ok(now.reads - lookups.reads <= 25, `99 owner lookups took ${now.reads - lookups.reads} statements`);
     assert.equal((await statuses([held as string])).get(held as string), 'pending');
   } finally {
     release();

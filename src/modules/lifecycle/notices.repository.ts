@@ -7,20 +7,25 @@ import type { AnyMovement, AppliedNotice, MovingRow, Versioned } from './movemen
 
 const TABLES: Record<NoticeObjectType, string> = { collection: 'collections', refund: 'refunds', payout: 'payouts' };
 
-/** An object a provider names, as read by `objectOwner`: its workspace, its provider, and the rest of its row. */
+/** An object a provider names, as read by `objectOwners`: its workspace, its provider, and the rest of its row. */
 export type ObjectOwner = Versioned<MovingRow>;
 
 /**
  * Who owns a collection, refund or payout and which provider runs it, with its row as read (and its version, for a
  * move made from it by compare-and-set). Provider callbacks name our object id but not its workspace: the one lookup
- * by id alone outside maintenance. Everything after it is scoped by the workspace found here.
+ * by id alone outside maintenance. Everything after it is scoped by the workspace found here. Any number of ids in one
+ * statement (the notices of callbacks received at once: see `Coalescer`).
  */
-export async function objectOwner(db: Queryable, m: AnyMovement, id: string): Promise<ObjectOwner | undefined> {
+export async function objectOwners(
+  db: Queryable,
+  m: AnyMovement,
+  ids: readonly string[],
+): Promise<Map<string, ObjectOwner>> {
   const { rows } = await db.query<ObjectOwner>(
-    `SELECT ${m.columns}, xmin::text AS version FROM ${m.table} WHERE id = $1`,
-    [id],
+    `SELECT ${m.columns}, xmin::text AS version FROM ${m.table} WHERE id = ANY($1::uuid[])`,
+    [ids],
   );
-  return rows[0];
+  return new Map(rows.map((row) => [row.id, row]));
 }
 
 interface NoticeInput {

@@ -3,6 +3,7 @@
 // signed: it is only a claim, applied once the operator's own status query agrees with it.
 import type { FastifyBaseLogger } from 'fastify';
 import type { TransactionBatcher } from '../../db/batcher.js';
+import { Coalescer } from '../../db/coalescer.js';
 import type { Db, Tx } from '../../db/pool.js';
 import { ApiError } from '../../platform/errors.js';
 import { isUuid } from '../../platform/ids.js';
@@ -13,7 +14,7 @@ import { recordEvent } from '../events/events.repository.js';
 import {
   noteClaimedReference,
   noticeRecorded,
-  objectOwner,
+  objectOwners,
   recordNotice,
   type ObjectOwner,
 } from './notices.repository.js';
@@ -77,6 +78,12 @@ export type NoticeOutcome = MoveOutcome;
 const DUPLICATE = Symbol('duplicate notice');
 
 export class ProviderNotices {
+  /**
+   * The owner lookups of notices received at once, by kind: one statement for the ids asked for while the one before
+   * was in flight (a burst of callbacks, the simulator's steps), one round trip each otherwise.
+   */
+  private readonly owners: Record<NoticeObjectType, Coalescer<string, ObjectOwner>>;
+
   constructor(
     private readonly db: Db,
     private readonly providers: ProviderRegistry,
@@ -84,7 +91,16 @@ export class ProviderNotices {
     /** Applies notices many to a commit. */
     private readonly batcher: TransactionBatcher,
     private readonly log: FastifyBaseLogger,
-  ) {}
+  ) {
+    const owners = (type: NoticeObjectType) => new Coalescer((ids: string[]) => objectOwners(db, MOVEMENTS[type], ids));
+    this.owners = { collection: owners('collection'), refund: owners('refund'), payout: owners('payout') };
+  }
+
+  /** The owner lookups made so far: statements, and the ids they carried. */
+  ownerLookups(): { reads: number; keys: number } {
+    const all = Object.values(this.owners).map((o) => o.stats);
+    return { reads: all.reduce((n, s) => n + s.reads, 0), keys: all.reduce((n, s) => n + s.keys, 0) };
+  }
 
   /** An inbound callback: the provider's signature is checked before anything is read. */
   async receive(providerName: string, rawBody: string, headers: CallbackHeaders): Promise<NoticeOutcome> {
@@ -210,7 +226,7 @@ export class ProviderNotices {
   ): Promise<{ objectType: NoticeObjectType; row: ObjectOwner } | undefined> {
     if (!isUuid(id)) return undefined;
     for (const type of objectType === undefined ? (['collection', 'payout', 'refund'] as const) : [objectType]) {
-      const found = await objectOwner(this.db, MOVEMENTS[type], id);
+      const found = await this.owners[type].get(id);
       if (found) return { objectType: type, row: found };
     }
     return undefined;
