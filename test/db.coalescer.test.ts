@@ -73,3 +73,13 @@ test('at most maxKeys in one read; the rest in the next', async () => {
   reads[2]?.finish();
   assert.deepEqual(await Promise.all(rest), ['found:a', 'found:b', 'found:c']);
 });
+
+test('a read whose answer cannot be read fails its callers, and the next read goes on', async () => {
+  let calls = 0;
+  const c = new Coalescer<string, string>(async (keys) => {
+    calls += 1;
+    return (calls === 1 ? {} : new Map(keys.map((k) => [k, `found:${k}`]))) as Map<string, string>;
+  });
+  await assert.rejects(c.get('a'), TypeError);
+  assert.equal(await c.get('b'), 'found:b');
+});

@@ -22,7 +22,9 @@ before(async () => {
 
 after(async () => {
   await server.stop();
-  await rm(dataDir, { recursive: true, force: true });
+  // As root the cluster is under /var/tmp, beside its password and owner files.
+  for (const leftover of [server.clusterDir, `${server.clusterDir}.password`, `${server.clusterDir}.owner`, dataDir])
+    await rm(leftover, { recursive: true, force: true });
 });
 
 test('the server logs 1 MB and checkpoints while the service reads none of its output; the lines are in its log files', async () => {

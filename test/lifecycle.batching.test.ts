@@ -59,7 +59,7 @@ test('60 collections created at once reach successful with their moves batched: 
   assert.equal((one.body as { status: string }).status, 'successful');
 });
 
-test('the initiations of a burst are claimed together: one claim at a time, the jobs queued meanwhile in the next', async () => {
+test('the initiations of a burst are claimed together: two claims in flight at most, the jobs queued meanwhile in the next', async () => {
   const created = await Promise.all(
     Array.from({ length: 60 }, () => createCollection(t, t.demoToken, { customer: { phone_number: '+254712340003' } })),
   );
@@ -90,5 +90,5 @@ test('the initiations of a burst are claimed together: one claim at a time, the 
   assert.equal(found?.operations, 60);
   assert.equal(found?.pending, 60);
   // The mechanism: the 60 claims (each a durable commit before its provider call) were far fewer statements.
-  assert.ok((found?.claims ?? 60) <= 20, `60 initiations took ${found?.claims} claims`);
+  assert.ok((found?.claims ?? 60) <= 30, `60 initiations took ${found?.claims} claims`);
 });

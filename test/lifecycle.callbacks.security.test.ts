@@ -93,6 +93,13 @@ describe('callback security', () => {
     );
   });
 
+  it('a notice naming the collection in capitals is the same collection (a uuid is read in any case)', async () => {
+    const other = await makeProcessing();
+    const res = await callback(await notice(other.id.toUpperCase(), 'successful'));
+    assert.deepEqual(res.body, { received: true, outcome: 'applied' });
+    assert.equal((await get(other)).status, 'successful');
+  });
+
   it('after all that, the genuine notice still applies', async () => {
     const res = await callback(body);
     assert.deepEqual(res.body, { received: true, outcome: 'applied' });

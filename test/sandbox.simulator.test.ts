@@ -82,7 +82,7 @@ test('a callback that hangs holds up only its own: the claim’s other steps are
     // Their owner lookups, asked for while others were in flight, were read together: few statements for 99 ids.
     const now = t.services.notices.ownerLookups();
     assert.equal(now.keys - lookups.keys, count - 1);
-    assert.ok(now.reads - lookups.reads <= 25, `99 owner lookups took ${now.reads - lookups.reads} statements`);
+    assert.ok(now.reads - lookups.reads <= 40, `99 owner lookups took ${now.reads - lookups.reads} statements`);
     assert.equal((await statuses([held as string])).get(held as string), 'pending');
   } finally {
     release();

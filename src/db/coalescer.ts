@@ -35,14 +35,13 @@ export class Coalescer<K, V> {
     this.stats.keys += batch.size;
     void Promise.resolve()
       .then(() => this.readMany([...batch.keys()]))
-      .then(
-        (found) => {
-          for (const [key, callers] of batch) for (const caller of callers) caller.resolve(found.get(key));
-        },
-        (err: unknown) => {
-          for (const callers of batch.values()) for (const caller of callers) caller.reject(err);
-        },
-      )
+      .then((found) => {
+        for (const [key, callers] of batch) for (const caller of callers) caller.resolve(found.get(key));
+      })
+      // A read that failed, or whose answer could not be read: its callers fail (a caller already answered stays so).
+      .catch((err: unknown) => {
+        for (const callers of batch.values()) for (const caller of callers) caller.reject(err);
+      })
       .finally(() => {
         this.reading = false;
         this.read();

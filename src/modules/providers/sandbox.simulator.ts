@@ -39,7 +39,10 @@ export async function runSimulatorStep(
         throw err;
       }
     };
-    await Promise.all(Array.from({ length: Math.min(PARALLEL, due.length) }, sender));
+    // All settle before a failure is thrown: a stop waits for this run, so none may still be sending after it.
+    const senders = await Promise.allSettled(Array.from({ length: Math.min(PARALLEL, due.length) }, sender));
+    const failed = senders.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason;
     await simulator.advance(delivered);
     sent += due.length;
     if (due.length < BATCH) return sent;
