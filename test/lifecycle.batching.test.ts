@@ -2,7 +2,14 @@
 // are recorded many to a commit (the batcher's), each collection still moves exactly once per step, with its events.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createCollection, FAST_LIFECYCLE, request, startTestApp, waitFor, type TestApp } from './helpers/harness.js';
+import {
+  createCollectionsAtOnce,
+  FAST_LIFECYCLE,
+  request,
+  startTestApp,
+  waitFor,
+  type TestApp,
+} from './helpers/harness.js';
 
 let t: TestApp;
 
@@ -14,26 +21,25 @@ after(async () => {
   await t.close();
 });
 
-test('60 collections created at once reach successful with their moves batched: fewer commits than moves, none lost', async () => {
-  const before = { ...t.services.batcher.stats };
-  const created = await Promise.all(
-    Array.from({ length: 60 }, () => createCollection(t, t.demoToken, { customer: { phone_number: '+254712340000' } })),
-  );
-  const ids = created.map((res) => {
-    assert.equal(res.status, 201);
-    return (res.body as { collection_id: string }).collection_id;
-  });
-  await waitFor(
-    'all 60 successful',
+/** Waits (at most 30 s) until every one of the collections is in `status`. */
+function allIn(ids: string[], status: string): Promise<true> {
+  return waitFor(
+    `all ${ids.length} ${status}`,
     async () => {
-      const { rows } = await t.db.query<{ n: string }>(
-        "SELECT count(*) AS n FROM collections WHERE id = ANY($1::uuid[]) AND status = 'successful'",
-        [ids],
+      const { rows } = await t.db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM collections WHERE id = ANY($1::uuid[]) AND status = $2',
+        [ids, status],
       );
-      return Number(rows[0]?.n) === ids.length ? true : undefined;
+      return rows[0]?.n === ids.length ? true : undefined;
     },
     30_000,
   );
+}
+
+test('60 collections created at once reach successful with their moves batched: fewer commits than moves, none lost', async () => {
+  const before = { ...t.services.batcher.stats };
+  const ids = await createCollectionsAtOnce(t, t.demoToken, 60, '+254712340000');
+  await allIn(ids, 'successful');
   // Each collection: created, pending, processing, successful, and one ledger posting; no step twice.
   const { rows } = await t.db.query<{ type: string; n: string }>(
     'SELECT type, count(*) AS n FROM events WHERE object_id = ANY($1::uuid[]) GROUP BY type ORDER BY type',
@@ -60,24 +66,8 @@ test('60 collections created at once reach successful with their moves batched: 
 });
 
 test('the initiations of a burst are claimed together: two claims in flight at most, the jobs queued meanwhile in the next', async () => {
-  const created = await Promise.all(
-    Array.from({ length: 60 }, () => createCollection(t, t.demoToken, { customer: { phone_number: '+254712340003' } })),
-  );
-  const ids = created.map((res) => {
-    assert.equal(res.status, 201);
-    return (res.body as { collection_id: string }).collection_id;
-  });
-  await waitFor(
-    'all 60 pending',
-    async () => {
-      const { rows } = await t.db.query<{ n: number }>(
-        "SELECT count(*)::int AS n FROM collections WHERE id = ANY($1::uuid[]) AND status = 'pending'",
-        [ids],
-      );
-      return rows[0]?.n === ids.length ? true : undefined;
-    },
-    30_000,
-  );
+  const ids = await createCollectionsAtOnce(t, t.demoToken, 60, '+254712340003');
+  await allIn(ids, 'pending');
   // Each sent to the simulator once: one operation and one pending event each.
   const { rows } = await t.db.query<{ claims: number; operations: number; pending: number }>(
     `SELECT count(DISTINCT c.claim_id)::int AS claims,

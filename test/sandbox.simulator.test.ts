@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { runSimulatorStep } from '../src/modules/providers/sandbox.simulator.js';
 import type { CallbackHeaders } from '../src/modules/providers/provider.js';
-import { createCollection, FAST_LIFECYCLE, startTestApp, waitFor, type TestApp } from './helpers/harness.js';
+import { createCollectionsAtOnce, FAST_LIFECYCLE, startTestApp, waitFor, type TestApp } from './helpers/harness.js';
 
 let t: TestApp;
 
@@ -28,15 +28,7 @@ const statuses = async (ids: string[]): Promise<Map<string, string>> => {
 
 test('a callback that hangs holds up only its own: the claim’s other steps are received and applied meanwhile', async () => {
   const count = 100; // more than the callbacks in flight at once (64)
-  const created = await Promise.all(
-    Array.from({ length: count }, () =>
-      createCollection(t, t.demoToken, { customer: { phone_number: '+254712345678' } }),
-    ),
-  );
-  const ids = created.map((res) => {
-    assert.equal(res.status, 201);
-    return (res.body as { collection_id: string }).collection_id;
-  });
+  const ids = await createCollectionsAtOnce(t, t.demoToken, count, '+254712345678');
   // Initiated: each opens its sandbox operation (pending), whose next step (processing) is then due.
   await waitFor(
     'every collection pending',

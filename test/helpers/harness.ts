@@ -300,6 +300,17 @@ export async function createCollection(
   return request(t, 'POST', path, { token, body: validCollection(overrides), idempotencyKey: newKey() });
 }
 
+/** `count` collections created at once with this payer's number (each 201, or the test fails); their ids. */
+export async function createCollectionsAtOnce(t: { baseUrl: string }, token: string, count: number, phone: string) {
+  const created = await Promise.all(
+    Array.from({ length: count }, () => createCollection(t, token, { customer: { phone_number: phone } })),
+  );
+  return created.map((res) => {
+    assert.equal(res.status, 201, res.text);
+    return (res.body as { collection_id: string }).collection_id;
+  });
+}
+
 /** A refund of `amount` requested for the collection under a new Idempotency-Key; the answer, whatever it is. */
 export function requestRefund(t: { baseUrl: string }, token: string, collectionId: string, amount: number) {
   return request(t, 'POST', `/v1/collections/${collectionId}/refund`, {
