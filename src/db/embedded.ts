@@ -36,8 +36,8 @@ interface Binaries {
 export const DEFAULT_EMBEDDED_PORT = 54329;
 
 /**
- * The server's log goes to files of its own (PostgreSQL's collector: a week of daily files in the cluster's log/ folder,
- * each overwritten a week later), never through the service: a server writing to a pipe the service must drain stops,
+ * The server's log goes to files of its own (PostgreSQL's collector: a file a weekday in the cluster's log/ folder,
+ * emptied when its day comes round while the server runs), never through the service: a server writing to a pipe the service must drain stops,
  * checkpointer and backends alike, whenever the service does not read (a long pause, a debugger, SIGSTOP). Only what it
  * says before its collector starts comes on its stderr.
  */
