@@ -4,27 +4,21 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { startEmbedded, type EmbeddedServer } from '../src/db/embedded.js';
+import { privateServer, type PrivateServer } from './helpers/db-faults.js';
 import { PROJECT_ROOT } from './helpers/start-command.js';
 
-let server: EmbeddedServer;
-let dataDir: string;
+let server: PrivateServer;
 const relayed: string[] = [];
 
 before(async () => {
-  dataDir = await mkdtemp(path.join(os.tmpdir(), 'pg-log-'));
-  server = await startEmbedded({ dataDir, port: 0, database: 'postgres', log: (line) => relayed.push(line) });
+  server = await privateServer('log', (line) => relayed.push(line));
 });
 
 after(async () => {
   await server.stop();
-  // As root the cluster is under /var/tmp, beside its password and owner files.
-  for (const leftover of [server.clusterDir, `${server.clusterDir}.password`, `${server.clusterDir}.owner`, dataDir])
-    await rm(leftover, { recursive: true, force: true });
 });
 
 test('the server logs 1 MB and checkpoints while the service reads none of its output; the lines are in its log files', async () => {

@@ -17,6 +17,8 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 export interface PrivateServer {
   /** A URL of the server's `postgres` database (test databases are made beside it). */
   readonly url: string;
+  /** Where its cluster lives (its log files are in log/ there). */
+  readonly clusterDir: string;
   /** A plain restart: a fast shutdown (sessions ended), then a start on the same port. */
   restart(): Promise<void>;
   /** The two halves of a restart, for a test that looks in between. */
@@ -25,10 +27,16 @@ export interface PrivateServer {
   stop(): Promise<void>;
 }
 
-/** A PostgreSQL server for one test file: the embedded binaries, a cluster in a temporary folder, a free port. */
-export async function privateServer(name: string): Promise<PrivateServer> {
+/**
+ * A PostgreSQL server for one test file: the embedded binaries, a cluster in a temporary folder, a free port. `log`
+ * hears what the server says on its own output (see `EmbeddedOptions`).
+ */
+export async function privateServer(
+  name: string,
+  log: (line: string) => void = () => undefined,
+): Promise<PrivateServer> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), `pg-${name}-`));
-  const options = { dataDir, port: 0, database: 'postgres', log: () => undefined };
+  const options = { dataDir, port: 0, database: 'postgres', log };
   let server: EmbeddedServer = await startEmbedded(options);
   const port = server.port;
   const down = (): Promise<void> => server.stop();
@@ -38,6 +46,7 @@ export async function privateServer(name: string): Promise<PrivateServer> {
   };
   return {
     url: server.url,
+    clusterDir: server.clusterDir,
     async restart() {
       await down();
       await up();
